@@ -1,0 +1,293 @@
+"""A case: one kernel configuration, its seeded inputs and reference, and ``run``: poison,
+launch, synchronise, check -- repeated -- then judge and record."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+import traceback
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import torch
+
+from . import check as checking
+from .consensus import Consensus
+from .errors import CaseError, GemmcheckFailure, LaunchError
+from .options import Settings
+from .quant import Inputs, fp8_flavour, quant_mode
+from .reference import LruCache, compute_reference
+from .report import failure_message
+from .result import (BAD_OUTPUT, INCONSISTENT, NONFINITE, RAISED, UNWRITTEN, WRONG, CaseResult,
+                     LaunchRecord)
+from .verdict import CLEAN, Baseline, judge
+
+_OUT_DTYPES = {
+    "bfloat16": torch.bfloat16,
+    "bf16": torch.bfloat16,
+    "float16": torch.float16,
+    "fp16": torch.float16,
+    "half": torch.float16,
+    "float32": torch.float32,
+    "fp32": torch.float32,
+    "float": torch.float32,
+}
+
+
+def dtype_name(dtype: torch.dtype) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
+def _out_dtype(value) -> torch.dtype:
+    if isinstance(value, torch.dtype):
+        dtype = value
+    elif isinstance(value, str) and value.removeprefix("torch.") in _OUT_DTYPES:
+        dtype = _OUT_DTYPES[value.removeprefix("torch.")]
+    else:
+        raise CaseError(f"out_dtype={value!r} is not a dtype; use torch.bfloat16, torch.float16 or torch.float32")
+    if dtype not in (torch.bfloat16, torch.float16, torch.float32):
+        raise CaseError(f"out_dtype={dtype_name(dtype)} cannot hold the NaN poison or is not a GEMM output type; "
+                        "use bfloat16, float16 or float32")
+    return dtype
+
+
+def default_device() -> torch.device:
+    """The current GPU when there is one, else the CPU."""
+    if torch.cuda.is_available():
+        return torch.device("cuda", torch.cuda.current_device())
+    return torch.device("cpu")
+
+
+def case_key(identity: dict[str, Any]) -> str:
+    """A stable hash of what makes a case the case it is (not the seed, not the device)."""
+    canonical = json.dumps(identity, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+
+def synchronize(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+@dataclass
+class CaseContext:
+    """What a case needs from its test and session."""
+
+    settings: Settings
+    deterministic: bool | None = None  # the test's marker override
+    nodeid: str = ""
+    inputs_cache: LruCache = field(default_factory=LruCache)
+    reference_cache: LruCache = field(default_factory=LruCache)
+    record: Callable[[CaseResult], None] = lambda result: None
+    baseline_for: Callable[[CaseResult], Baseline] = lambda result: CLEAN
+
+
+class Case:
+    def __init__(self, context: CaseContext, kernel: str, *, m: int, n: int, k: int, quant: str = "bf16",
+                 tile: str | tuple[int, int] | None = None, out_dtype=torch.bfloat16, device=None,
+                 seed: int | None = None, fp8: str = "e4m3fn", params: dict[str, Any] | None = None,
+                 deterministic: bool | None = None, rtol: float | None = None, floor: float | None = None):
+        if not isinstance(kernel, str) or not kernel:
+            raise CaseError(f"kernel must be a non-empty name, got {kernel!r}")
+        for name, value in (("m", m), ("n", n), ("k", k)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise CaseError(f"{name} must be a whole number >= 1, got {value!r}")
+        self.context = context
+        self.kernel = kernel
+        self.m, self.n, self.k = m, n, k
+        self.mode = quant_mode(quant)
+        self.mode.validate(m, n, k)
+        self.quant = quant
+        try:
+            self.tile = checking.parse_tile(tile)
+        except ValueError as exc:
+            raise CaseError(str(exc)) from None
+        self.out_dtype = _out_dtype(out_dtype)
+        self.device = torch.device(device) if device is not None else default_device()
+        self.fp8 = fp8_flavour(fp8) if self.mode.uses_fp8 else None
+        settings = context.settings
+        self.seed = settings.seed if seed is None else int(seed)
+        self.params = dict(params or {})
+        try:
+            json.dumps(self.params, sort_keys=True)
+        except (TypeError, ValueError) as exc:
+            raise CaseError(f"params must be JSON-serialisable (they are part of the case key): {exc}") from None
+        if deterministic is None:
+            deterministic = context.deterministic
+        if deterministic is None:
+            deterministic = not settings.is_nondeterministic(kernel)
+        self.deterministic = bool(deterministic)
+        self.tolerance = checking.Tolerance(
+            rtol=settings.rtol if rtol is None else float(rtol),
+            floor=settings.floor if floor is None else float(floor),
+        )
+        if not self.tolerance.rtol > 0 or self.tolerance.floor < 0:
+            raise CaseError(f"rtol must be > 0 and floor >= 0, got rtol={rtol!r}, floor={floor!r}")
+
+    # --- identity ---------------------------------------------------------------------
+    @property
+    def tile_text(self) -> str | None:
+        return f"{self.tile[0]}x{self.tile[1]}" if self.tile else None
+
+    @property
+    def identity(self) -> dict[str, Any]:
+        return {
+            "kernel": self.kernel, "m": self.m, "n": self.n, "k": self.k, "quant": self.quant,
+            "tile": self.tile_text, "out_dtype": dtype_name(self.out_dtype), "params": self.params,
+            "fp8": self.fp8.name if self.fp8 else None,
+        }
+
+    @property
+    def key(self) -> str:
+        return case_key(self.identity)
+
+    def __repr__(self) -> str:
+        return f"<gemmcheck case {self.kernel} {self.quant} {self.m}x{self.n}x{self.k} key={self.key}>"
+
+    # --- inputs and reference -----------------------------------------------------------
+    def _inputs_key(self) -> tuple:
+        return (self.quant, self.m, self.n, self.k, self.seed, self.fp8.name if self.fp8 else None, str(self.device))
+
+    def inputs(self) -> Inputs:
+        """Seeded operands: same seed, same bytes, on any machine."""
+        return self.context.inputs_cache.get(self._inputs_key(), lambda: self.mode.make_inputs(
+            self.m, self.n, self.k, seed=self.seed, device=self.device, fp8=self.fp8))
+
+    def reference(self) -> torch.Tensor:
+        """The bf16-rounded (out dtype) fp32 reference of :meth:`inputs`, computed once."""
+        key = self._inputs_key() + (dtype_name(self.out_dtype),)
+        return self.context.reference_cache.get(key, lambda: compute_reference(self.inputs(), self.out_dtype))
+
+    # --- running ------------------------------------------------------------------------
+    def run(self, launch: Callable[[torch.Tensor], Any], *, repeat: int | None = None) -> CaseResult:
+        """Poison, launch, synchronise and check, ``repeat`` times (default: --gemmcheck-repeat);
+        record every launch; raise :class:`GemmcheckFailure` when the verdict is a regression."""
+        __tracebackhide__ = True  # a failure points at the test's case.run line, not in here
+        if not callable(launch):
+            raise CaseError(f"case.run takes a callable launch(out), got {launch!r}")
+        repeat = self.context.settings.repeat if repeat is None else int(repeat)
+        if repeat < 1:
+            raise CaseError(f"repeat must be >= 1, got {repeat}")
+        result = self._new_result()
+        raised: BaseException | None = None
+        ref = self.reference()
+        rowmax = checking.row_max(ref)
+        consensus = Consensus(rowmax, self.tile) if self.deterministic else None
+        out = torch.empty((self.m, self.n), dtype=self.out_dtype, device=self.device)
+        identity = (out.data_ptr(), tuple(out.shape), out.stride(), out.dtype)
+        pid = os.getpid()
+        try:
+            for index in range(1, repeat + 1):
+                record = LaunchRecord(index=index, pid=pid, device=str(self.device))
+                result.launches.append(record)
+                out.fill_(float("nan"))
+                synchronize(self.device)
+                start = time.perf_counter()
+                try:
+                    returned = launch(out)
+                    synchronize(self.device)
+                except Exception as exc:  # the kernel's failure is the test's evidence
+                    record.elapsed_s = time.perf_counter() - start
+                    record.add_kind(RAISED)
+                    record.error = f"{type(exc).__name__}: {exc}".strip()
+                    raised = exc
+                    break
+                record.elapsed_s = time.perf_counter() - start
+                checked = self._output_to_check(out, identity, returned, record)
+                if checked is None:
+                    continue
+                copies = consensus.copies if consensus else []
+                accuracy, diffs = checking.check_launch(checked, ref, rowmax, self.tolerance, self.tile, copies)
+                self._fill_accuracy(record, accuracy, checked)
+                if consensus is not None:
+                    consensus.observe(index, checked, diffs)
+        finally:
+            if consensus is not None:
+                self._fill_consistency(result, consensus)
+                consensus.release()
+        return self._conclude(result, raised, repeat)
+
+    def _output_to_check(self, out, identity, returned, record: LaunchRecord):
+        """The tensor this launch produced, or None (recorded as bad output) when there is none."""
+        now = (out.data_ptr(), tuple(out.shape), out.stride(), out.dtype)
+        if now != identity:
+            record.add_kind(BAD_OUTPUT)
+            record.error = (f"the kernel replaced or reshaped `out` (now shape {list(out.shape)}, "
+                            f"dtype {dtype_name(out.dtype)}, stride {out.stride()}); it must write into it in place")
+            return None
+        if isinstance(returned, torch.Tensor) and returned.data_ptr() != out.data_ptr():
+            expected = (self.m, self.n)
+            if tuple(returned.shape) != expected or returned.dtype != self.out_dtype or returned.device != self.device:
+                record.add_kind(BAD_OUTPUT)
+                record.error = (f"returned a tensor of shape {list(returned.shape)}, dtype "
+                                f"{dtype_name(returned.dtype)} on {returned.device}; expected "
+                                f"{list(expected)}, {dtype_name(self.out_dtype)} on {self.device}")
+                return None
+            record.poisoned = False  # its own allocation: checked as returned
+            return returned
+        return out
+
+    def _fill_accuracy(self, record: LaunchRecord, accuracy: checking.AccuracyStats, checked) -> None:
+        wrong = accuracy.wrong
+        record.wrong = wrong.elements
+        record.nonfinite = accuracy.nonfinite
+        record.max_abs_err = accuracy.max_abs_err
+        record.max_rel_err = accuracy.max_rel_err
+        record.rel_l2 = accuracy.rel_l2
+        record.wrong_rows = wrong.rows
+        record.wrong_tiles = wrong.tiles
+        record.worst_tile_wrong = wrong.worst_tile_elements
+        record.wrong_row_ids = wrong.row_ids
+        record.wrong_tile_ids = [list(t) for t in wrong.tile_ids]
+        if accuracy.nonfinite == checked.numel() and record.poisoned:
+            record.add_kind(UNWRITTEN)
+        elif accuracy.nonfinite:
+            record.add_kind(NONFINITE)
+        if wrong.elements > accuracy.nonfinite:
+            record.add_kind(WRONG)
+
+    def _fill_consistency(self, result: CaseResult, consensus: Consensus) -> None:
+        agreements, size, note = consensus.finish()
+        result.consensus_size = size
+        result.consensus_note = note
+        for record in result.launches:
+            agreement = agreements.get(record.index)
+            if agreement is None or agreement.in_consensus:
+                continue
+            record.add_kind(INCONSISTENT)
+            if agreement.differing is None:
+                record.differing = None
+                continue
+            diff = agreement.differing.differing
+            record.differing = diff.elements
+            record.differing_rows = diff.rows
+            record.differing_tiles = diff.tiles
+            record.differing_row_ids = diff.row_ids
+            record.max_diff_rel = agreement.differing.max_diff_rel
+
+    def _new_result(self) -> CaseResult:
+        return CaseResult(
+            key=self.key, kernel=self.kernel, m=self.m, n=self.n, k=self.k, quant=self.quant,
+            tile=self.tile_text, out_dtype=dtype_name(self.out_dtype), params=self.params,
+            fp8=self.fp8.name if self.fp8 else None, seed=self.seed, device=str(self.device),
+            deterministic=self.deterministic, rtol=self.tolerance.rtol, floor=self.tolerance.floor,
+            nodeid=self.context.nodeid,
+        )
+
+    def _conclude(self, result: CaseResult, raised: BaseException | None, repeat: int) -> CaseResult:
+        __tracebackhide__ = True
+        baseline = self.context.baseline_for(result)
+        verdict = judge(result, baseline)
+        result.verdict = verdict.kind
+        result.baseline = {"source": baseline.source, "description": baseline.description}
+        result.message = failure_message(result, verdict) if (verdict.failed or raised) else ""
+        self.context.record(result)
+        if raised is not None:
+            last = result.launches[-1]
+            trace = "".join(traceback.format_exception_only(type(raised), raised)).strip()
+            raise LaunchError(f"launch {last.index} of {repeat} raised {trace}\n{result.message}") from raised
+        if verdict.failed:
+            raise GemmcheckFailure(result.message)
+        return result

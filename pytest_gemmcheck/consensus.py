@@ -1,0 +1,94 @@
+"""The consistency detector's memory: which launches gave the same bits, and which output the
+launches agree on.
+
+A deterministic kernel gives the same bits on every launch with the same inputs. Storing
+every output would cost launches x output bytes, so outputs are grouped as they come: each
+launch is compared bitwise with the few distinct outputs kept so far (one, when the kernel is
+consistent) and joins the group it matches exactly; an output that matches none is kept while
+there is room, else grouped by checksum. At the end the largest group is the consensus and
+every launch outside it is reported with its count of differing elements. A bad *first*
+launch therefore comes out as the one that differs, not as "11 launches differ".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from .check import DiffStats, checksum, compare
+
+
+@dataclass
+class Agreement:
+    """How one launch relates to the consensus."""
+
+    differing: DiffStats | None  # None: it differs, by a count unknown (its output was not kept)
+    in_consensus: bool
+
+
+class Consensus:
+    def __init__(self, rowmax: torch.Tensor, tile: tuple[int, int] | None, max_copies: int = 4):
+        self.rowmax = rowmax
+        self.tile = tile
+        self.max_copies = max_copies
+        self.copies: list[torch.Tensor] = []
+        self._group_of: dict[int, object] = {}  # launch -> copy index, or ("sum", checksum)
+        self._first_launch: dict[object, int] = {}
+        self._diff: dict[tuple[int, int], DiffStats] = {}  # (launch, copy) -> differences
+
+    def observe(self, launch: int, out: torch.Tensor, diffs: list[DiffStats]) -> None:
+        """Record launch ``launch`` whose output ``out`` compared as ``diffs`` with ``self.copies``
+        (in order, as check_launch returned them)."""
+        group: object = None
+        for copy_index, diff in enumerate(diffs):
+            self._diff[(launch, copy_index)] = diff
+            if group is None and diff.differing.elements == 0:
+                group = copy_index
+        if group is None:
+            if len(self.copies) < self.max_copies:
+                group = len(self.copies)
+                self.copies.append(out.detach().clone())
+            else:
+                group = ("sum", checksum(out))
+        self._group_of[launch] = group
+        self._first_launch.setdefault(group, launch)
+
+    def finish(self) -> tuple[dict[int, Agreement], int, str]:
+        """Per launch, its agreement with the consensus; the consensus group's size; a note
+        for anything unusual (ties, a consensus output that was not kept)."""
+        if not self._group_of:
+            return {}, 0, ""
+        sizes: dict[object, int] = {}
+        for group in self._group_of.values():
+            sizes[group] = sizes.get(group, 0) + 1
+        # largest group; among equals, the one seen first
+        consensus = max(sizes, key=lambda g: (sizes[g], -self._first_launch[g]))
+        note = ""
+        tied = [g for g in sizes if sizes[g] == sizes[consensus]]
+        if len(tied) > 1 and len(self._group_of) > 1:
+            note = (f"no majority: {len(tied)} different outputs each from {sizes[consensus]} launches; "
+                    f"the consensus is taken as the one first seen (launch {self._first_launch[consensus]})")
+        agreements: dict[int, Agreement] = {}
+        between_copies: dict[int, DiffStats] = {}
+        for launch, group in self._group_of.items():
+            if group == consensus:
+                agreements[launch] = Agreement(None, True)
+                continue
+            differing = None
+            if isinstance(consensus, int):
+                differing = self._diff.get((launch, consensus))
+                if differing is None and isinstance(group, int):
+                    # launch came before the consensus output was kept: compare the kept copies
+                    if group not in between_copies:
+                        between_copies[group] = compare(self.copies[group], self.copies[consensus], self.rowmax, self.tile)
+                    differing = between_copies[group]
+            agreements[launch] = Agreement(differing, False)
+        if not isinstance(consensus, int):
+            extra = ("the consensus output appeared only after "
+                     f"{self.max_copies} other outputs and was not kept, so differing counts are unknown")
+            note = f"{note}; {extra}" if note else extra
+        return agreements, sizes[consensus], note
+
+    def release(self) -> None:
+        self.copies.clear()

@@ -1,0 +1,182 @@
+"""Command-line options, ini keys and the ``gemmcheck`` marker: one table, one parser each.
+
+Every option is ``--gemmcheck-NAME`` with the ini key ``gemmcheck_NAME``. The command line
+wins over the ini file, and a test's ``@pytest.mark.gemmcheck(...)`` wins over both. A bad
+value is a usage error (exit 4) that names the option or the ini key it came from.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import math
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable
+
+import pytest
+
+
+# --- value parsers: raise ValueError with a message that stands alone -------------------
+
+def parse_repeat(text: str | int) -> int:
+    try:
+        value = int(text)
+    except (TypeError, ValueError):
+        raise ValueError(f"expected a whole number of launches >= 1, got {text!r}") from None
+    if value < 1:
+        raise ValueError(f"expected a whole number of launches >= 1, got {text!r}")
+    return value
+
+
+def _parse_positive_float(text: str | float, what: str, allow_zero: bool = False) -> float:
+    try:
+        value = float(text)
+    except (TypeError, ValueError):
+        raise ValueError(f"expected {what}, got {text!r}") from None
+    if not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
+        raise ValueError(f"expected {what}, got {text!r}")
+    return value
+
+
+def parse_rtol(text: str | float) -> float:
+    return _parse_positive_float(text, "a relative tolerance > 0 (e.g. 0.05 for 5%)")
+
+
+def parse_floor(text: str | float) -> float:
+    return _parse_positive_float(text, "a fraction of the row's largest |ref| >= 0 (e.g. 1.0)", allow_zero=True)
+
+
+def parse_seed(text: str | int) -> int:
+    try:
+        value = int(text)
+    except (TypeError, ValueError):
+        raise ValueError(f"expected a whole number >= 0, got {text!r}") from None
+    if value < 0:
+        raise ValueError(f"expected a whole number >= 0, got {text!r}")
+    return value
+
+
+def parse_patterns(text: str | list[str]) -> tuple[str, ...]:
+    items = text if isinstance(text, (list, tuple)) else str(text).replace(",", " ").split()
+    return tuple(item.strip() for item in items if item.strip())
+
+
+@dataclass(frozen=True)
+class Option:
+    name: str  # --gemmcheck-<name>, ini gemmcheck_<name with _>
+    parse: Callable[[Any], Any]
+    default: Any
+    help: str
+    metavar: str = "VALUE"
+    action: str | None = None
+
+    @property
+    def flag(self) -> str:
+        return f"--gemmcheck-{self.name}"
+
+    @property
+    def ini(self) -> str:
+        return "gemmcheck_" + self.name.replace("-", "_")
+
+    @property
+    def dest(self) -> str:
+        return self.ini
+
+
+OPTIONS: tuple[Option, ...] = (
+    Option("repeat", parse_repeat, 12,
+           "launches per case, each into a freshly NaN-poisoned output (default 12, the protocol "
+           "that caught the tail race)", "N"),
+    Option("rtol", parse_rtol, 0.05,
+           "an element is wrong when off by more than RTOL of max(|ref|, FLOOR x its row's "
+           "largest |ref|) (default 0.05)", "RTOL"),
+    Option("floor", parse_floor, 1.0,
+           "the magnitude below which |ref| is not trusted, as a fraction of the row's largest "
+           "|ref| (default 1.0; lower is stricter on small outputs)", "FRACTION"),
+    Option("seed", parse_seed, 0, "seed of every case's inputs unless the case names one (default 0)", "SEED"),
+    Option("nondeterministic", parse_patterns, (),
+           "kernel names (comma-separated, glob patterns) that are nondeterministic by design "
+           "(split-K with atomics): only the accuracy check applies to them", "KERNELS"),
+)
+BY_NAME = {option.name: option for option in OPTIONS}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The resolved settings of a session (and, after marker overrides, of one test)."""
+
+    repeat: int = 12
+    rtol: float = 0.05
+    floor: float = 1.0
+    seed: int = 0
+    nondeterministic: tuple[str, ...] = field(default_factory=tuple)
+
+    def is_nondeterministic(self, kernel: str) -> bool:
+        return any(fnmatch.fnmatchcase(kernel, pattern) for pattern in self.nondeterministic)
+
+
+def _argparse_type(option: Option):
+    def convert(text):
+        try:
+            return option.parse(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    convert.__name__ = option.name  # argparse names the type in some messages
+    return convert
+
+
+def add_options(parser: pytest.Parser) -> None:
+    group = parser.getgroup("gemmcheck", "GEMM launch checking (pytest-gemmcheck)")
+    for option in OPTIONS:
+        group.addoption(option.flag, dest=option.dest, default=None, type=_argparse_type(option),
+                        metavar=option.metavar, help=option.help)
+        parser.addini(option.ini, help=f"default for {option.flag}: {option.help}", default=None)
+
+
+def resolve(config: pytest.Config) -> Settings:
+    """Settings from the command line, then the ini file, then the defaults."""
+    values = {}
+    for option in OPTIONS:
+        value = config.getoption(option.dest, default=None)
+        if value is None:
+            raw = config.getini(option.ini)
+            if raw not in (None, "", []):
+                try:
+                    value = option.parse(raw)
+                except ValueError as exc:
+                    raise pytest.UsageError(f"ini option {option.ini} (the default of {option.flag}): {exc}") from None
+        values[option.name] = option.default if value is None else value
+    return Settings(**values)
+
+
+# The marker takes the same names, plus per-test knobs that have no session-wide option.
+MARKER_KEYS = ("repeat", "rtol", "floor", "seed", "deterministic")
+MARKER_HELP = ("gemmcheck(repeat=N, rtol=R, floor=F, seed=S, deterministic=True): per-test "
+               "overrides of the --gemmcheck-* options for every case the test runs")
+
+
+@dataclass(frozen=True)
+class TestOverrides:
+    settings: Settings
+    deterministic: bool | None = None
+
+
+def apply_marker(settings: Settings, marker_kwargs: dict[str, Any]) -> TestOverrides:
+    """Overrides from ``@pytest.mark.gemmcheck(...)``; a bad key or value raises ValueError."""
+    unknown = sorted(set(marker_kwargs) - set(MARKER_KEYS))
+    if unknown:
+        raise ValueError(f"@pytest.mark.gemmcheck got unknown argument(s) {', '.join(unknown)}; "
+                         f"it takes {', '.join(MARKER_KEYS)}")
+    changes = {}
+    for key, value in marker_kwargs.items():
+        if key == "deterministic":
+            continue
+        try:
+            changes[key] = BY_NAME[key].parse(value)
+        except ValueError as exc:
+            raise ValueError(f"@pytest.mark.gemmcheck({key}=...): {exc}") from None
+    deterministic = marker_kwargs.get("deterministic")
+    if deterministic is not None and not isinstance(deterministic, bool):
+        raise ValueError(f"@pytest.mark.gemmcheck(deterministic=...): expected True or False, got {deterministic!r}")
+    return TestOverrides(replace(settings, **changes), deterministic)

@@ -1,0 +1,85 @@
+"""The pytest entry point: options, fixtures and hooks. Thin: each job lives in its own module,
+and nothing heavy (torch) is imported until a test asks for a fixture."""
+
+from __future__ import annotations
+
+import pytest
+
+from . import options
+from .session import REPORT_ATTR, GemmcheckSession
+
+SESSION_KEY = pytest.StashKey[GemmcheckSession]()
+RESULTS_KEY = pytest.StashKey[list]()
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    from . import hookspecs
+
+    pluginmanager.add_hookspecs(hookspecs)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    options.add_options(parser)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", options.MARKER_HELP)
+    session = GemmcheckSession(config, options.resolve(config))
+    config.stash[SESSION_KEY] = session
+    # the session object takes the reports and writes the summary (its own hook methods)
+    config.pluginmanager.register(session, "gemmcheck-session")
+
+
+def _session(config: pytest.Config) -> GemmcheckSession:
+    return config.stash[SESSION_KEY]
+
+
+def _overrides(request: pytest.FixtureRequest) -> options.TestOverrides:
+    settings = _session(request.config).settings
+    marker = request.node.get_closest_marker("gemmcheck")
+    try:
+        return options.apply_marker(settings, dict(marker.kwargs) if marker else {})
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
+
+
+def _results_sink(item: pytest.Item) -> list:
+    return item.stash.setdefault(RESULTS_KEY, [])
+
+
+@pytest.fixture
+def gemmcheck(request: pytest.FixtureRequest):
+    """Case factory: ``gemmcheck.case(kernel, m=, n=, k=, quant=, tile=, ...)``; then
+    ``case.inputs()`` and ``case.run(lambda out: kernel(..., out))``."""
+    from .fixtures import GemmcheckFixture
+
+    return GemmcheckFixture(_session(request.config), _overrides(request), request.node.nodeid,
+                            _results_sink(request.node))
+
+
+@pytest.fixture
+def poisoned_output():
+    """``poisoned_output(m, n, dtype=torch.bfloat16, device=None)``: a NaN-filled output."""
+    from .fixtures import PoisonedOutput
+
+    return PoisonedOutput()
+
+
+@pytest.fixture
+def bf16_reference():
+    """``bf16_reference(inputs)`` or ``bf16_reference(a, b, a_scale=, b_scale=, quant=)``: the
+    fp32 reference (TF32 off) rounded to bf16 (or ``out_dtype=``)."""
+    from .fixtures import bf16_reference as reference
+
+    return reference
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if call.when == "call":
+        payload = item.stash.get(RESULTS_KEY, None)
+        if payload:
+            # rides on the report: under xdist it reaches the controller with it
+            setattr(report, REPORT_ATTR, list(payload))

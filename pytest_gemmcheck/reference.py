@@ -1,0 +1,83 @@
+"""The reference: an fp32 GEMM of the dequantized inputs (TF32 off), rounded to the output dtype.
+
+Computed in row chunks so that the dequantized fp32 copy of A never has to exist whole, and
+cached: a case's launches, and every case with the same inputs, share one reference.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections import OrderedDict
+
+import torch
+
+from .quant import Inputs, quant_mode
+
+# Rows of A dequantized at once: bounds the temporary fp32 copy of A to rows x K floats.
+_CHUNK_ELEMENTS = 1 << 24
+
+
+@contextlib.contextmanager
+def tf32_off():
+    """Full fp32 matmuls on GPUs that would otherwise use TF32 (Ampere and later)."""
+    cuda_matmul = torch.backends.cuda.matmul.allow_tf32
+    cudnn = torch.backends.cudnn.allow_tf32
+    precision = torch.get_float32_matmul_precision()
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    torch.set_float32_matmul_precision("highest")
+    try:
+        yield
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = cuda_matmul
+        torch.backends.cudnn.allow_tf32 = cudnn
+        torch.set_float32_matmul_precision(precision)
+
+
+def compute_reference(inputs: Inputs, out_dtype: torch.dtype = torch.bfloat16) -> torch.Tensor:
+    """[M, N] reference for ``inputs`` in ``out_dtype``, on the inputs' device."""
+    mode = quant_mode(inputs.quant)
+    m, k = inputs.a.shape
+    n = inputs.b.shape[0]
+    out = torch.empty((m, n), dtype=out_dtype, device=inputs.a.device)
+    rows_per_chunk = max(1, _CHUNK_ELEMENTS // max(k, n))
+    with tf32_off(), torch.no_grad():
+        b_t = mode.dequantize_b(inputs).t()
+        for start in range(0, m, rows_per_chunk):
+            rows = slice(start, min(m, start + rows_per_chunk))
+            a = mode.dequantize_a(inputs, rows)
+            out[rows] = (a @ b_t).to(out_dtype)
+    return out
+
+
+def nbytes(value) -> int:
+    if isinstance(value, torch.Tensor):
+        return value.numel() * value.element_size()
+    return value.nbytes()
+
+
+class LruCache:
+    """Least-recently-used tensors (or Inputs), bounded by bytes: the device's memory belongs
+    to the kernel under test, so cached references and inputs must not pile up."""
+
+    def __init__(self, budget_bytes: int = 4 << 30):
+        self.budget_bytes = budget_bytes
+        self._entries: OrderedDict[tuple, object] = OrderedDict()
+        self.hits = 0
+        self.misses = 0
+
+    def get(self, key: tuple, make):
+        if key in self._entries:
+            self._entries.move_to_end(key)
+            self.hits += 1
+            return self._entries[key]
+        self.misses += 1
+        value = make()
+        if nbytes(value) <= self.budget_bytes:
+            self._entries[key] = value
+            while sum(nbytes(v) for v in self._entries.values()) > self.budget_bytes:
+                self._entries.popitem(last=False)
+        return value
+
+    def clear(self) -> None:
+        self._entries.clear()

@@ -1,0 +1,124 @@
+"""What a case's launches produced: plain records that travel (xdist reports, the database,
+JSON) without torch."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+# Failure kinds of one launch, most severe first. A launch is bad when it has any.
+RAISED = "raised"  # the kernel raised
+BAD_OUTPUT = "bad_output"  # replaced/reshaped `out`, or returned a tensor of the wrong shape/dtype/device
+UNWRITTEN = "unwritten"  # every element still holds the poison
+NONFINITE = "nonfinite"  # some elements are NaN/inf (poison never overwritten, or computed)
+WRONG = "wrong"  # finite elements off the reference by more than the tolerance
+INCONSISTENT = "inconsistent"  # bits differ from the consensus of the launches
+KINDS = (RAISED, BAD_OUTPUT, UNWRITTEN, NONFINITE, WRONG, INCONSISTENT)
+
+
+@dataclass
+class LaunchRecord:
+    index: int  # 1-based, in launch order
+    kinds: list[str] = field(default_factory=list)
+    wrong: int = 0
+    nonfinite: int = 0
+    differing: int | None = 0  # None: differs from the consensus by an unknown count (not kept)
+    max_abs_err: float = 0.0
+    max_rel_err: float = 0.0
+    rel_l2: float = 0.0
+    wrong_rows: int = 0
+    wrong_tiles: int | None = None
+    worst_tile_wrong: int = 0
+    differing_rows: int = 0
+    differing_tiles: int | None = None
+    max_diff_rel: float = 0.0
+    elapsed_s: float = 0.0
+    poisoned: bool = True
+    error: str | None = None
+    wrong_row_ids: list[int] = field(default_factory=list)
+    wrong_tile_ids: list[list[int]] = field(default_factory=list)
+    differing_row_ids: list[int] = field(default_factory=list)
+    pid: int = 0
+    device: str = ""
+    device_uuid: str = ""
+
+    @property
+    def bad(self) -> bool:
+        return bool(self.kinds)
+
+    @property
+    def status(self) -> str:
+        return self.kinds[0] if self.kinds else "clean"
+
+    def add_kind(self, kind: str) -> None:
+        if kind not in self.kinds:
+            self.kinds.append(kind)
+            self.kinds.sort(key=KINDS.index)
+
+
+@dataclass
+class CaseResult:
+    key: str
+    kernel: str
+    m: int
+    n: int
+    k: int
+    quant: str
+    tile: str | None
+    out_dtype: str
+    params: dict[str, Any]
+    fp8: str | None
+    seed: int
+    device: str
+    deterministic: bool
+    rtol: float
+    floor: float
+    nodeid: str = ""
+    launches: list[LaunchRecord] = field(default_factory=list)
+    consensus_size: int = 0  # launches that agree with the consensus output
+    consensus_note: str = ""
+    verdict: str = ""  # pass / regression / improved / known-bad
+    message: str = ""
+    baseline: dict[str, Any] = field(default_factory=dict)
+
+    # --- derived --------------------------------------------------------------------
+    @property
+    def label(self) -> str:
+        text = f"{self.kernel} {self.quant} {self.m}x{self.n}x{self.k}"
+        if self.tile:
+            text += f" tile {self.tile}"
+        if self.params:
+            text += " " + ",".join(f"{k}={v}" for k, v in sorted(self.params.items()))
+        return text
+
+    @property
+    def bad_launches(self) -> list[LaunchRecord]:
+        return [launch for launch in self.launches if launch.bad]
+
+    @property
+    def worst_wrong(self) -> int:
+        return max((launch.wrong for launch in self.launches), default=0)
+
+    @property
+    def total_wrong(self) -> int:
+        return sum(launch.wrong for launch in self.launches)
+
+    @property
+    def kinds(self) -> list[str]:
+        seen = {kind for launch in self.launches for kind in launch.kinds}
+        return [kind for kind in KINDS if kind in seen]
+
+    @property
+    def failed(self) -> bool:
+        return self.verdict == "regression"
+
+    # --- transport ------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "CaseResult":
+        data = dict(data)
+        launches = [LaunchRecord(**launch) for launch in data.pop("launches", [])]
+        return cls(**data, launches=launches)
