@@ -64,6 +64,17 @@ class Inputs:
     def device(self) -> torch.device:
         return self.a.device
 
+    def digest(self) -> str:
+        """sha256 (16 hex digits) of the operands' and scales' bytes: equal on every machine
+        and device for the same case and seed."""
+        import hashlib
+
+        h = hashlib.sha256(self.quant.encode())
+        for t in (self.a, self.b, self.a_scale, self.b_scale):
+            if t is not None:
+                h.update(t.detach().reshape(-1).contiguous().view(torch.uint8).cpu().numpy().tobytes())
+        return h.hexdigest()[:16]
+
     def nbytes(self) -> int:
         return sum(t.numel() * t.element_size() for t in (self.a, self.b, self.a_scale, self.b_scale) if t is not None)
 

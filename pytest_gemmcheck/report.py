@@ -46,8 +46,11 @@ def worst(result: CaseResult) -> str:
     if not wrong:
         return ""
     top = max(wrong, key=lambda launch: launch.wrong)
-    return (f"worst {_plural(top.wrong, 'wrong element')} in {_plural(top.wrong_rows, 'row')}"
-            f"{_tiles(top.wrong_tiles, result.tile)}; max rel err {max(l.max_rel_err for l in wrong):.3g}")
+    text = f"worst {_plural(top.wrong, 'wrong element')} in {_plural(top.wrong_rows, 'row')}{_tiles(top.wrong_tiles, result.tile)}"
+    finite_wrong = [launch for launch in wrong if launch.wrong > launch.nonfinite]
+    if finite_wrong:  # the relative error of finite elements; non-finite ones are counted apart
+        text += f"; max rel err {max(launch.max_rel_err for launch in finite_wrong):.3g}"
+    return text
 
 
 def launch_line(result: CaseResult, launch: LaunchRecord) -> str:
