@@ -1,0 +1,658 @@
+"""One wave's register state and the integer semantics of the SALU/VALU instructions.
+
+Values are tracked per lane where they are known exactly (thread ids, constants, LDS bases and
+everything computed from them) and marked unknown otherwise (kernel arguments, loaded data,
+floating point). Addresses of LDS accesses come out of this model, so it implements the integer
+and bitwise operations compilers use for address arithmetic and leaves the rest unknown.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .asm import Instruction
+from .operands import EXEC_LO, MASK32, VCC_LO, Const, Reg, decode
+
+U32 = np.int64  # values are kept as non-negative int64 below 2**32
+
+
+class Lanes:
+    """A 32-bit value per lane with a known-mask. Scalars are one-lane Lanes."""
+
+    __slots__ = ("values", "known")
+
+    def __init__(self, values: np.ndarray, known: np.ndarray):
+        self.values = values
+        self.known = known
+
+    @staticmethod
+    def constant(value: int, width: int) -> "Lanes":
+        return Lanes(np.full(width, value & MASK32, dtype=U32), np.ones(width, dtype=bool))
+
+    @staticmethod
+    def unknown(width: int) -> "Lanes":
+        return Lanes(np.zeros(width, dtype=U32), np.zeros(width, dtype=bool))
+
+    def broadcast(self, width: int) -> "Lanes":
+        if len(self.values) == width:
+            return self
+        return Lanes(np.full(width, self.values[0], dtype=U32), np.full(width, bool(self.known[0])))
+
+    @property
+    def all_known(self) -> bool:
+        return bool(self.known.all())
+
+    def scalar(self) -> int | None:
+        return int(self.values[0]) if self.known[0] else None
+
+
+def _signed(a: np.ndarray) -> np.ndarray:
+    return np.where(a >= 0x80000000, a - (1 << 32), a)
+
+
+def _u(a) -> np.ndarray:
+    return np.asarray(a, dtype=U32) & MASK32
+
+
+def _bitop3(table: int, a, b, c):
+    out = np.zeros_like(a)
+    for bit in range(32):
+        ia = (a >> bit) & 1
+        ib = (b >> bit) & 1
+        ic = (c >> bit) & 1
+        out |= ((table >> (ia * 4 + ib * 2 + ic)) & 1) << bit
+    return out
+
+
+def _bfe(a, offset, width):
+    offset = offset & 31
+    width = width & 31
+    return (a >> offset) & ((np.int64(1) << width) - 1)
+
+
+def _sext(value, bits):
+    sign = np.int64(1) << (bits - 1)
+    return ((value & ((sign << 1) - 1)) ^ sign) - sign
+
+
+# Integer operations on 32-bit lanes: name -> (number of sources, function).
+_BINARY = {
+    "add_u32": lambda a, b: a + b,
+    "add_i32": lambda a, b: a + b,
+    "add_nc_u32": lambda a, b: a + b,
+    "sub_u32": lambda a, b: a - b,
+    "sub_i32": lambda a, b: a - b,
+    "sub_nc_u32": lambda a, b: a - b,
+    "subrev_u32": lambda a, b: b - a,
+    "mul_i32": lambda a, b: a * b,
+    "mul_lo_u32": lambda a, b: a * b,
+    "mul_lo_i32": lambda a, b: a * b,
+    "mul_hi_u32": lambda a, b: ((a.astype(np.uint64) * b.astype(np.uint64)) >> np.uint64(32)).astype(U32),
+    "mul_hi_i32": lambda a, b: (_signed(a) * _signed(b)) >> 32,
+    "mul_u32_u24": lambda a, b: (a & 0xFFFFFF) * (b & 0xFFFFFF),
+    "mul_hi_u32_u24": lambda a, b: ((a & 0xFFFFFF) * (b & 0xFFFFFF)) >> 32,
+    "mul_i32_i24": lambda a, b: _sext(a, 24) * _sext(b, 24),
+    "lshl_b32": lambda a, b: a << (b & 31),
+    "lshr_b32": lambda a, b: a >> (b & 31),
+    "ashr_i32": lambda a, b: _signed(a) >> (b & 31),
+    "lshlrev_b32": lambda a, b: b << (a & 31),
+    "lshrrev_b32": lambda a, b: b >> (a & 31),
+    "ashrrev_i32": lambda a, b: _signed(b) >> (a & 31),
+    "and_b32": lambda a, b: a & b,
+    "or_b32": lambda a, b: a | b,
+    "xor_b32": lambda a, b: a ^ b,
+    "andn2_b32": lambda a, b: a & ~b,
+    "orn2_b32": lambda a, b: a | ~b,
+    "and_not1_b32": lambda a, b: a & ~b,
+    "or_not1_b32": lambda a, b: a | ~b,
+    "nand_b32": lambda a, b: ~(a & b),
+    "nor_b32": lambda a, b: ~(a | b),
+    "xnor_b32": lambda a, b: ~(a ^ b),
+    "min_u32": np.minimum,
+    "max_u32": np.maximum,
+    "min_i32": lambda a, b: np.minimum(_signed(a), _signed(b)),
+    "max_i32": lambda a, b: np.maximum(_signed(a), _signed(b)),
+    "lshl1_add_u32": lambda a, b: (a << 1) + b,
+    "lshl2_add_u32": lambda a, b: (a << 2) + b,
+    "lshl3_add_u32": lambda a, b: (a << 3) + b,
+    "lshl4_add_u32": lambda a, b: (a << 4) + b,
+    "bfe_u32_packed": lambda a, b: _bfe(a, b, b >> 16),
+    "bfe_i32_packed": lambda a, b: _sext(_bfe(a, b, b >> 16), np.maximum((b >> 16) & 31, 1)),
+    "bfm_b32": lambda a, b: ((np.int64(1) << (a & 31)) - 1) << (b & 31),
+}
+_TERNARY = {
+    "lshl_add_u32": lambda a, b, c: (a << (b & 31)) + c,
+    "add_lshl_u32": lambda a, b, c: (a + b) << (c & 31),
+    "lshl_or_b32": lambda a, b, c: (a << (b & 31)) | c,
+    "and_or_b32": lambda a, b, c: (a & b) | c,
+    "or3_b32": lambda a, b, c: a | b | c,
+    "xor3_b32": lambda a, b, c: a ^ b ^ c,
+    "add3_u32": lambda a, b, c: a + b + c,
+    "xad_u32": lambda a, b, c: (a ^ b) + c,
+    "mad_u32_u24": lambda a, b, c: (a & 0xFFFFFF) * (b & 0xFFFFFF) + c,
+    "mad_i32_i24": lambda a, b, c: _sext(a, 24) * _sext(b, 24) + _signed(c),
+    "bfe_u32": _bfe,
+    "bfe_i32": lambda a, b, c: _sext(_bfe(a, b, c), np.maximum(c & 31, 1)),
+    "bfi_b32": lambda a, b, c: (a & b) | (~a & c),
+    "alignbit_b32": lambda a, b, c: (((a << 32) | b) >> (c & 31)),
+    "alignbyte_b32": lambda a, b, c: (((a << 32) | b) >> ((c & 3) * 8)),
+    "min3_u32": lambda a, b, c: np.minimum(np.minimum(a, b), c),
+    "max3_u32": lambda a, b, c: np.maximum(np.maximum(a, b), c),
+}
+_UNARY = {
+    "mov_b32": lambda a: a,
+    "movk_i32": lambda a: _sext(a, 16),
+    "not_b32": lambda a: ~a,
+    "brev_b32": lambda a: np.array([int(f"{int(x):032b}"[::-1], 2) for x in a], dtype=U32),
+    "abs_i32": lambda a: np.abs(_signed(a)),
+    "bcnt1_i32_b32": lambda a: np.array([bin(int(x)).count("1") for x in a], dtype=U32),
+    "sext_i32_i8": lambda a: _sext(a, 8),
+    "sext_i32_i16": lambda a: _sext(a, 16),
+}
+_COMPARE = {
+    "eq": lambda a, b: a == b,
+    "ne": lambda a, b: a != b,
+    "lg": lambda a, b: a != b,
+    "lt": lambda a, b: a < b,
+    "le": lambda a, b: a <= b,
+    "gt": lambda a, b: a > b,
+    "ge": lambda a, b: a >= b,
+}
+_SCALAR_64 = {
+    "mov_b64": lambda a, b=None: a,
+    "and_b64": lambda a, b: a & b,
+    "or_b64": lambda a, b: a | b,
+    "xor_b64": lambda a, b: a ^ b,
+    "andn2_b64": lambda a, b: a & ~b & 0xFFFFFFFFFFFFFFFF,
+    "orn2_b64": lambda a, b: (a | ~b) & 0xFFFFFFFFFFFFFFFF,
+    "and_not1_b64": lambda a, b: a & ~b & 0xFFFFFFFFFFFFFFFF,
+    "nand_b64": lambda a, b: ~(a & b) & 0xFFFFFFFFFFFFFFFF,
+    "nor_b64": lambda a, b: ~(a | b) & 0xFFFFFFFFFFFFFFFF,
+    "xnor_b64": lambda a, b: ~(a ^ b) & 0xFFFFFFFFFFFFFFFF,
+    "not_b64": lambda a, b=None: ~a & 0xFFFFFFFFFFFFFFFF,
+    "lshl_b64": lambda a, b: (a << (b & 63)) & 0xFFFFFFFFFFFFFFFF,
+    "lshr_b64": lambda a, b: a >> (b & 63),
+}
+_SAVEEXEC = {
+    "and_saveexec_b64": lambda src, exec_: src & exec_,
+    "or_saveexec_b64": lambda src, exec_: src | exec_,
+    "xor_saveexec_b64": lambda src, exec_: src ^ exec_,
+    "andn2_saveexec_b64": lambda src, exec_: src & ~exec_ & 0xFFFFFFFFFFFFFFFF,
+    "orn2_saveexec_b64": lambda src, exec_: (src | ~exec_) & 0xFFFFFFFFFFFFFFFF,
+    "andn1_saveexec_b64": lambda src, exec_: ~src & exec_ & 0xFFFFFFFFFFFFFFFF,
+}
+
+# Scalar operations that leave SCC alone, and those that set it to an overflow flag.
+_KEEPS_SCC = {"mov_b32", "movk_i32", "mul_i32", "mul_hi_u32", "mul_hi_i32", "brev_b32", "bfm_b32", "sext_i32_i8", "sext_i32_i16"}
+_SCC_OVERFLOW = {"add_i32", "sub_i32", "lshl1_add_u32", "lshl2_add_u32", "lshl3_add_u32", "lshl4_add_u32"}
+
+# Instructions that write no register operand (beyond what the model handles explicitly).
+_NO_DEST_PREFIXES = (
+    "s_waitcnt",
+    "s_barrier",
+    "s_nop",
+    "s_setprio",
+    "s_sched",
+    "s_endpgm",
+    "s_branch",
+    "s_cbranch",
+    "s_sendmsg",
+    "s_sleep",
+    "s_dcache",
+    "s_icache",
+    "s_trap",
+    "s_setreg",
+    "s_set_gpr_idx",
+    "s_cmp",
+    "s_bitcmp",
+    "s_store",
+    "s_buffer_store",
+    "s_wait",
+    "buffer_store",
+    "buffer_wbl2",
+    "buffer_inv",
+    "buffer_wbinvl1",
+    "global_store",
+    "flat_store",
+    "scratch_store",
+    "ds_write",
+    "ds_store",
+    "exp",
+    "s_denorm_mode",
+    "s_round_mode",
+)
+
+
+class WaveState:
+    """Registers, exec mask and SCC of one wave, with the instruction semantics."""
+
+    def __init__(self, width: int):
+        self.width = width
+        self.sgpr: dict[int, int | None] = {}
+        self.vgpr: dict[int, Lanes] = {}  # 'v' registers
+        self.agpr: dict[int, Lanes] = {}  # 'a' registers
+        self.scc: bool | None = None
+
+    # ---- reading ----------------------------------------------------------------------------
+    def sgpr_value(self, index: int) -> int | None:
+        return self.sgpr.get(index)
+
+    def sgpr64(self, index: int) -> int | None:
+        lo, hi = self.sgpr.get(index), self.sgpr.get(index + 1)
+        if lo is None or hi is None:
+            return None
+        return lo | (hi << 32)
+
+    @property
+    def exec_mask(self) -> int | None:
+        return self.sgpr64(EXEC_LO)
+
+    def active(self) -> np.ndarray:
+        """Lanes that may be active: every lane when exec is unknown."""
+        mask = self.exec_mask
+        if mask is None:
+            return np.ones(self.width, dtype=bool)
+        return np.array([(mask >> lane) & 1 for lane in range(self.width)], dtype=bool)
+
+    def read(self, text: str, *, part: int = 0) -> Lanes:
+        """A 32-bit source operand (``part`` selects a dword of a range) as lanes or a scalar."""
+        op = decode(text)
+        if isinstance(op, Const):
+            return Lanes.constant(op.value >> (32 * part), 1)
+        if isinstance(op, Reg):
+            if op.kind == "s":
+                value = self.sgpr.get(op.index + part)
+                return Lanes.constant(value, 1) if value is not None else Lanes.unknown(1)
+            table = self.vgpr if op.kind == "v" else self.agpr
+            return table.get(op.index + part) or Lanes.unknown(self.width)
+        return Lanes.unknown(1)
+
+    def read_scalar64(self, text: str) -> int | None:
+        op = decode(text)
+        if isinstance(op, Const):
+            value = op.value
+            # a 32-bit literal used as a 64-bit operand is sign-extended
+            if value < (1 << 32) and value & 0x80000000:
+                value |= 0xFFFFFFFF00000000
+            return value
+        if isinstance(op, Reg) and op.kind == "s":
+            return self.sgpr64(op.index)
+        return None
+
+    # ---- writing ----------------------------------------------------------------------------
+    def write_sgpr(self, index: int, value: int | None) -> None:
+        self.sgpr[index] = None if value is None else int(value) & MASK32
+
+    def write_sgpr64(self, index: int, value: int | None) -> None:
+        if value is None:
+            self.write_sgpr(index, None)
+            self.write_sgpr(index + 1, None)
+        else:
+            self.write_sgpr(index, value & MASK32)
+            self.write_sgpr(index + 1, (value >> 32) & MASK32)
+
+    def write(self, text: str, value: Lanes, *, part: int = 0) -> None:
+        """Write one dword of a destination; vector writes touch active lanes only."""
+        op = decode(text)
+        if not isinstance(op, Reg):
+            return
+        index = op.index + part
+        if op.kind == "s":
+            self.write_sgpr(index, value.scalar())
+            return
+        table = self.vgpr if op.kind == "v" else self.agpr
+        new = value.broadcast(self.width)
+        old = table.get(index) or Lanes.unknown(self.width)
+        mask = self.exec_mask
+        if mask is None:
+            # exec unknown: a lane keeps a known value only if old and new agree on it
+            same = old.known & new.known & (old.values == new.values)
+            table[index] = Lanes(old.values.copy(), same)
+            return
+        active = self.active()
+        table[index] = Lanes(
+            np.where(active, _u(new.values), old.values),
+            np.where(active, new.known, old.known),
+        )
+
+    def clobber(self, text: str) -> None:
+        """Mark every dword of a destination operand unknown."""
+        op = decode(text)
+        if not isinstance(op, Reg):
+            return
+        for part in range(op.count):
+            if op.kind == "s":
+                self.write_sgpr(op.index + part, None)
+            else:
+                self.write(text, Lanes.unknown(self.width), part=part)
+
+    # ---- execution --------------------------------------------------------------------------
+    def execute(self, inst: Instruction) -> None:
+        """Apply an ALU instruction's effect on registers; unknown instructions clobber dests."""
+        name = inst.base
+        ops = inst.operands
+        if name.startswith("s_") and self._scalar(name[2:], ops):
+            return
+        if name.startswith("v_") and self._vector(name[2:], inst):
+            return
+        self._clobber_destinations(inst)
+
+    def _clobber_destinations(self, inst: Instruction) -> None:
+        name = inst.mnemonic
+        if name.startswith(_NO_DEST_PREFIXES) or "lds" in inst.modifiers:
+            return
+        if name.startswith("v_cmpx"):
+            self.write_sgpr64(EXEC_LO, None)
+        elif name.startswith("v_cmp") and name.endswith("_e32"):
+            self.write_sgpr64(VCC_LO, None)
+            return
+        if inst.operands:
+            self.clobber(inst.operands[0])
+        if ("_co_" in name or "div_scale" in name or "mad_u64" in name or "mad_i64" in name) and len(inst.operands) > 1:
+            self.clobber(inst.operands[1])
+        if ("_co_" in name or "addc" in name or "subb" in name) and name.endswith("_e32"):
+            self.write_sgpr64(VCC_LO, None)
+        if name.startswith("s_"):
+            self.scc = None
+
+    def _scalar(self, name: str, ops: tuple[str, ...]) -> bool:
+        if name in _SAVEEXEC:
+            src = self.read_scalar64(ops[1])
+            exec_ = self.exec_mask
+            self.write_sgpr64(decode(ops[0]).index, exec_)
+            new = None if src is None or exec_ is None else _SAVEEXEC[name](src, exec_)
+            self.write_sgpr64(EXEC_LO, new)
+            self.scc = None if new is None else new != 0
+            return True
+        if name in _SCALAR_64:
+            a = self.read_scalar64(ops[1])
+            b = self.read_scalar64(ops[2]) if len(ops) > 2 else 0
+            value = None if a is None or b is None else _SCALAR_64[name](a, b)
+            dest = decode(ops[0])
+            if isinstance(dest, Reg):
+                self.write_sgpr64(dest.index, value)
+            if name != "mov_b64":
+                self.scc = None if value is None else value != 0
+            return True
+        if name.startswith("cmp_") or name.startswith("cmpk_"):
+            parts = name.split("_")
+            relation, kind = parts[1], parts[2]
+            if kind == "u64":
+                a, b = self.read_scalar64(ops[0]), self.read_scalar64(ops[1])
+            else:
+                a, b = self.read(ops[0]).scalar(), self.read(ops[1]).scalar()
+                if name.startswith("cmpk_") and b is not None:
+                    b = int(_sext(np.int64(b), 16)) & MASK32 if kind == "i32" else b & 0xFFFF
+            if a is None or b is None or relation not in _COMPARE:
+                self.scc = None
+            else:
+                if kind == "i32":
+                    a, b = int(_signed(np.int64(a))), int(_signed(np.int64(b)))
+                self.scc = bool(_COMPARE[relation](a, b))
+            return True
+        if name in ("bitcmp0_b32", "bitcmp1_b32"):
+            a, b = self.read(ops[0]).scalar(), self.read(ops[1]).scalar()
+            self.scc = None if a is None or b is None else ((a >> (b & 31)) & 1) == (name == "bitcmp1_b32")
+            return True
+        if name in ("cselect_b32", "cselect_b64"):
+            if name == "cselect_b64":
+                a, b = self.read_scalar64(ops[1]), self.read_scalar64(ops[2])
+                value = None if self.scc is None else (a if self.scc else b)
+                self.write_sgpr64(decode(ops[0]).index, value)
+            else:
+                a, b = self.read(ops[1]).scalar(), self.read(ops[2]).scalar()
+                self.write_sgpr(decode(ops[0]).index, None if self.scc is None else (a if self.scc else b))
+            return True
+        if name in ("addk_i32", "mulk_i32"):
+            a, k = self.read(ops[0]).scalar(), self.read(ops[1]).scalar()
+            value = None
+            if a is not None and k is not None:
+                k = int(_sext(np.int64(k), 16))
+                value = a + k if name == "addk_i32" else a * k
+            self.write_sgpr(decode(ops[0]).index, value)
+            self.scc = None
+            return True
+        if name in ("addc_u32", "subb_u32"):
+            a, b = self.read(ops[1]).scalar(), self.read(ops[2]).scalar()
+            if a is None or b is None or self.scc is None:
+                self.write_sgpr(decode(ops[0]).index, None)
+                self.scc = None
+            else:
+                full = a + b + int(self.scc) if name == "addc_u32" else a - b - int(self.scc)
+                self.write_sgpr(decode(ops[0]).index, full)
+                self.scc = full > MASK32 if name == "addc_u32" else full < 0
+            return True
+        if name == "bfe_u32" or name == "bfe_i32":
+            return self._apply(name + "_packed", ops, scalar=True)
+        if name in _UNARY or name in _BINARY:
+            return self._apply(name, ops, scalar=True)
+        return False
+
+    def _apply(self, name: str, ops: tuple[str, ...], *, scalar: bool) -> bool:
+        arity = 1 if name in _UNARY else 2 if name in _BINARY else 3 if name in _TERNARY else None
+        if arity is None or len(ops) < arity + 1:
+            return False
+        if name in _UNARY:
+            sources = [self.read(ops[1])] if len(ops) > 1 else []
+            fn = _UNARY[name]
+        elif name in _BINARY:
+            sources = [self.read(ops[1]), self.read(ops[2])]
+            fn = _BINARY[name]
+        elif name in _TERNARY:
+            sources = [self.read(ops[1]), self.read(ops[2]), self.read(ops[3])]
+            fn = _TERNARY[name]
+        else:
+            return False
+        width = max(len(s.values) for s in sources) if sources else 1
+        sources = [s.broadcast(width) for s in sources]
+        known = np.logical_and.reduce([s.known for s in sources]) if sources else np.ones(width, bool)
+        raw = np.asarray(fn(*[s.values for s in sources]), dtype=U32)
+        result = Lanes(_u(raw), known)
+        self.write(ops[0], result)
+        if scalar:
+            value = result.scalar()
+            if name in ("add_u32", "sub_u32"):
+                a, b = sources[0].scalar(), sources[1].scalar()
+                self.scc = None if a is None or b is None else (a + b > MASK32 if name == "add_u32" else a < b)
+            elif name in _KEEPS_SCC:
+                pass
+            elif name in _SCC_OVERFLOW:
+                self.scc = None  # signed overflow: not modelled
+            else:
+                self.scc = None if value is None else value != 0
+        return True
+
+    def _vector(self, name: str, inst: Instruction) -> bool:
+        ops = inst.operands
+        if name.startswith("cmp_") or name.startswith("cmpx_"):
+            return self._vector_compare(name, inst)
+        if name == "cndmask_b32":
+            if inst.mnemonic.endswith("_e64") and len(ops) > 3:
+                select = self.read_scalar64(ops[3])
+            else:
+                select = self.sgpr64(VCC_LO)
+            a, b = self.read(ops[1]).broadcast(self.width), self.read(ops[2]).broadcast(self.width)
+            if select is None:
+                same = a.known & b.known & (a.values == b.values)
+                self.write(ops[0], Lanes(a.values.copy(), same))
+            else:
+                bits = np.array([(select >> lane) & 1 for lane in range(self.width)], dtype=bool)
+                self.write(ops[0], Lanes(np.where(bits, b.values, a.values), np.where(bits, b.known, a.known)))
+            return True
+        if name == "readfirstlane_b32":
+            self.write(ops[0], self._first_lane(self.read(ops[1])))
+            return True
+        if name == "readlane_b32":
+            lane = self.read(ops[2]).scalar()
+            src = self.read(ops[1]).broadcast(self.width)
+            if lane is None:
+                self.write(ops[0], Lanes.unknown(1))
+            else:
+                lane %= self.width
+                self.write(ops[0], Lanes(src.values[lane : lane + 1].copy(), src.known[lane : lane + 1].copy()))
+            return True
+        if name == "writelane_b32":
+            lane = self.read(ops[2]).scalar()
+            value = self.read(ops[1])
+            op = decode(ops[0])
+            if not isinstance(op, Reg):
+                return True
+            table = self.vgpr if op.kind == "v" else self.agpr
+            old = table.get(op.index) or Lanes.unknown(self.width)
+            if lane is None:
+                table[op.index] = Lanes.unknown(self.width)
+            else:
+                values, known = old.values.copy(), old.known.copy()
+                values[lane % self.width] = value.values[0]
+                known[lane % self.width] = value.known[0]
+                table[op.index] = Lanes(values, known)
+            return True
+        if name in ("mbcnt_lo_u32_b32", "mbcnt_hi_u32_b32"):
+            mask, base = self.read(ops[1]).scalar(), self.read(ops[2]).broadcast(self.width)
+            if mask is None:
+                self.write(ops[0], Lanes.unknown(self.width))
+                return True
+            lanes = np.arange(self.width)
+            shift = lanes if name == "mbcnt_lo_u32_b32" else np.maximum(lanes - 32, 0)
+            shift = np.minimum(shift, 32)
+            counts = np.array([bin(mask & ((1 << int(s)) - 1)).count("1") for s in shift], dtype=U32)
+            self.write(ops[0], Lanes(_u(counts + base.values), base.known.copy()))
+            return True
+        if name in ("accvgpr_write_b32", "accvgpr_read_b32", "accvgpr_mov_b32", "mov_b32"):
+            self.write(ops[0], self.read(ops[1]))
+            return True
+        if name == "mov_b64":
+            for part in range(2):
+                self.write(ops[0], self.read(ops[1], part=part), part=part)
+            return True
+        if name == "swap_b32":
+            a, b = self.read(ops[0]), self.read(ops[1])
+            self.write(ops[0], b)
+            self.write(ops[1], a)
+            return True
+        if name == "bitop3_b32":
+            table = inst.modifier("bitop3")
+            if table is None or len(ops) < 4:
+                return False
+            sources = [self.read(o).broadcast(self.width) for o in ops[1:4]]
+            known = sources[0].known & sources[1].known & sources[2].known
+            values = _bitop3(int(table, 0), *[s.values for s in sources])
+            self.write(ops[0], Lanes(_u(values), known))
+            return True
+        if name in ("add_co_u32", "sub_co_u32", "subrev_co_u32", "addc_co_u32", "subb_co_u32"):
+            return self._vector_carry(name, inst)
+        if name == "mad_u64_u32":
+            return self._mad_u64(inst)
+        if name == "lshl_add_u64":
+            return self._lshl_add_u64(inst)
+        if name in _UNARY or name in _BINARY or name in _TERNARY:
+            return self._apply(name, ops, scalar=False)
+        return False
+
+    def _first_lane(self, src: Lanes) -> Lanes:
+        src = src.broadcast(self.width)
+        mask = self.exec_mask
+        if mask is None or mask == 0:
+            same = src.all_known and bool((src.values == src.values[0]).all())
+            return Lanes.constant(int(src.values[0]), 1) if same else Lanes.unknown(1)
+        lane = (mask & -mask).bit_length() - 1
+        if lane >= self.width:
+            return Lanes.unknown(1)
+        return Lanes(src.values[lane : lane + 1].copy(), src.known[lane : lane + 1].copy())
+
+    def _lane_bits(self, result: np.ndarray, known: np.ndarray) -> int | None:
+        active = self.active()
+        if self.exec_mask is None or not known[active].all():
+            return None
+        mask = 0
+        for lane in range(self.width):
+            if active[lane] and result[lane]:
+                mask |= 1 << lane
+        return mask
+
+    def _vector_compare(self, name: str, inst: Instruction) -> bool:
+        ops = inst.operands
+        e64 = inst.mnemonic.endswith("_e64")
+        writes_exec = name.startswith("cmpx_")
+        sources = ops[1:3] if e64 else ops[0:2]
+        parts = name.split("_")
+        relation, kind = parts[1], parts[2] if len(parts) > 2 else ""
+        mask = None
+        if len(sources) == 2 and relation in _COMPARE and kind in ("u32", "i32", "u16", "i16"):
+            a, b = (self.read(s).broadcast(self.width) for s in sources)
+            av, bv = (a.values, b.values) if kind.startswith("u") else (_signed(a.values), _signed(b.values))
+            mask = self._lane_bits(_COMPARE[relation](av, bv), a.known & b.known)
+        if e64 and ops:
+            dest = decode(ops[0])
+            if isinstance(dest, Reg) and dest.kind == "s":
+                self.write_sgpr64(dest.index, mask)
+        elif not writes_exec:
+            self.write_sgpr64(VCC_LO, mask)
+        if writes_exec:
+            self.write_sgpr64(EXEC_LO, mask)
+            if not e64:
+                self.write_sgpr64(VCC_LO, mask)
+        return True
+
+    def _vector_carry(self, name: str, inst: Instruction) -> bool:
+        ops = inst.operands
+        e64 = inst.mnemonic.endswith("_e64")
+        # _e64: vdst, sdst, src0, src1[, carry-in]; _e32: vdst, vcc, src0, src1[, vcc]
+        carry_dest = decode(ops[1]) if len(ops) > 1 else None
+        sources = [self.read(o).broadcast(self.width) for o in ops[2:4]]
+        if len(sources) < 2:
+            return False
+        a, b = sources
+        known = a.known & b.known
+        carry_in = np.zeros(self.width, dtype=U32)
+        if name in ("addc_co_u32", "subb_co_u32"):
+            cin_mask = self.read_scalar64(ops[4]) if e64 and len(ops) > 4 else self.sgpr64(VCC_LO)
+            if cin_mask is None:
+                known = np.zeros(self.width, dtype=bool)
+            else:
+                carry_in = np.array([(cin_mask >> lane) & 1 for lane in range(self.width)], dtype=U32)
+        if name in ("add_co_u32", "addc_co_u32"):
+            full = a.values + b.values + carry_in
+            carry = full > MASK32
+        elif name == "subrev_co_u32":
+            full = b.values - a.values
+            carry = full < 0
+        else:
+            full = a.values - b.values - carry_in
+            carry = full < 0
+        self.write(ops[0], Lanes(_u(full), known))
+        mask = self._lane_bits(carry, known)
+        if isinstance(carry_dest, Reg) and carry_dest.kind == "s":
+            self.write_sgpr64(carry_dest.index, mask)
+        return True
+
+    def _mad_u64(self, inst: Instruction) -> bool:
+        ops = inst.operands  # vdst[2], sdst, src0, src1, src2[2]
+        if len(ops) < 5:
+            return False
+        a, b = (self.read(o).broadcast(self.width) for o in ops[2:4])
+        c_lo, c_hi = (self.read(ops[4], part=p).broadcast(self.width) for p in range(2))
+        known = a.known & b.known & c_lo.known & c_hi.known
+        product = a.values.astype(object) * b.values.astype(object) + (c_hi.values.astype(object) << 32) + c_lo.values
+        lo = np.array([int(x) & MASK32 for x in product], dtype=U32)
+        hi = np.array([(int(x) >> 32) & MASK32 for x in product], dtype=U32)
+        self.write(ops[0], Lanes(lo, known.copy()), part=0)
+        self.write(ops[0], Lanes(hi, known.copy()), part=1)
+        self.clobber(ops[1])
+        return True
+
+    def _lshl_add_u64(self, inst: Instruction) -> bool:
+        ops = inst.operands  # vdst[2], src0[2], shift, src2[2]
+        if len(ops) < 4:
+            return False
+        a_lo, a_hi = (self.read(ops[1], part=p).broadcast(self.width) for p in range(2))
+        shift = self.read(ops[2]).broadcast(self.width)
+        c_lo, c_hi = (self.read(ops[3], part=p).broadcast(self.width) for p in range(2))
+        known = a_lo.known & a_hi.known & shift.known & c_lo.known & c_hi.known
+        a = (a_hi.values.astype(object) << 32) + a_lo.values
+        c = (c_hi.values.astype(object) << 32) + c_lo.values
+        total = [((int(x) << (int(s) & 7)) + int(y)) & 0xFFFFFFFFFFFFFFFF for x, s, y in zip(a, shift.values, c)]
+        self.write(ops[0], Lanes(np.array([t & MASK32 for t in total], dtype=U32), known.copy()), part=0)
+        self.write(ops[0], Lanes(np.array([t >> 32 for t in total], dtype=U32), known.copy()), part=1)
+        return True
+
