@@ -82,6 +82,7 @@ class CaseContext:
     reference_cache: LruCache = field(default_factory=LruCache)
     record: Callable[[CaseResult], None] = lambda result: None
     baseline_for: Callable[[CaseResult], Baseline] = lambda result: CLEAN
+    stack_info: Callable[[], dict] = dict
 
 
 class Case:
@@ -273,7 +274,7 @@ class Case:
             tile=self.tile_text, out_dtype=dtype_name(self.out_dtype), params=self.params,
             fp8=self.fp8.name if self.fp8 else None, seed=self.seed, device=str(self.device),
             deterministic=self.deterministic, rtol=self.tolerance.rtol, floor=self.tolerance.floor,
-            nodeid=self.context.nodeid,
+            nodeid=self.context.nodeid, stack=self.context.stack_info(),
         )
 
     def _conclude(self, result: CaseResult, raised: BaseException | None, repeat: int) -> CaseResult:

@@ -25,6 +25,7 @@ class GemmcheckFixture:
         self._context = CaseContext(
             settings=overrides.settings, deterministic=overrides.deterministic, nodeid=nodeid,
             inputs_cache=session.caches[0], reference_cache=session.caches[1], record=self._record,
+            stack_info=session.stack_info,
         )
         self._sink = sink
         self.results: list[CaseResult] = []

@@ -14,3 +14,13 @@ def pytest_gemmcheck_quant_modes():
     Called before a case is built, so modes from conftest.py files anywhere are seen. A mode
     whose name is already registered by a different class is refused.
     """
+
+
+@hookspec
+def pytest_gemmcheck_stack_info(info):
+    """Add fields to the stack fingerprint of the process that runs the cases.
+
+    ``info`` is a dict to update in place (e.g. ``info["rocm_smi"] = "6.3.1"``, ``info["ccl"] =
+    "rccl 2.21"``). Values should be short strings or numbers: they are part of the stack's
+    fingerprint and stored in the ``stack.extra`` column.
+    """

@@ -56,6 +56,22 @@ def parse_seed(text: str | int) -> int:
     return value
 
 
+def parse_text(text: str) -> str | None:
+    value = str(text).strip()
+    return value or None
+
+
+def parse_flag(value) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("1", "true", "yes", "on"):
+        return True
+    if text in ("0", "false", "no", "off", ""):
+        return False
+    raise ValueError(f"expected true or false, got {value!r}")
+
+
 def parse_patterns(text: str | list[str]) -> tuple[str, ...]:
     items = text if isinstance(text, (list, tuple)) else str(text).replace(",", " ").split()
     return tuple(item.strip() for item in items if item.strip())
@@ -68,7 +84,8 @@ class Option:
     default: Any
     help: str
     metavar: str = "VALUE"
-    action: str | None = None
+    flag_only: bool = False  # a switch: --gemmcheck-NAME takes no value
+    env: str | None = None  # environment variable between the command line and the ini file
 
     @property
     def flag(self) -> str:
@@ -97,6 +114,12 @@ OPTIONS: tuple[Option, ...] = (
     Option("nondeterministic", parse_patterns, (),
            "kernel names (comma-separated, glob patterns) that are nondeterministic by design "
            "(split-K with atomics): only the accuracy check applies to them", "KERNELS"),
+    Option("db", parse_text, None,
+           "history database: a SQLAlchemy URL or a SQLite file path (default "
+           ".gemmcheck/history.db under the rootdir; env GEMMCHECK_DB)", "URL|PATH", env="GEMMCHECK_DB"),
+    Option("tag", parse_text, None, "a label stored with this run (a branch, a PR, a machine)", "TAG"),
+    Option("no-record", parse_flag, False, "check and judge, but write nothing to the history database",
+           flag_only=True),
 )
 BY_NAME = {option.name: option for option in OPTIONS}
 
@@ -110,6 +133,9 @@ class Settings:
     floor: float = 1.0
     seed: int = 0
     nondeterministic: tuple[str, ...] = field(default_factory=tuple)
+    db: str | None = None
+    tag: str | None = None
+    no_record: bool = False
 
     def is_nondeterministic(self, kernel: str) -> bool:
         return any(fnmatch.fnmatchcase(kernel, pattern) for pattern in self.nondeterministic)
@@ -129,24 +155,36 @@ def _argparse_type(option: Option):
 def add_options(parser: pytest.Parser) -> None:
     group = parser.getgroup("gemmcheck", "GEMM launch checking (pytest-gemmcheck)")
     for option in OPTIONS:
-        group.addoption(option.flag, dest=option.dest, default=None, type=_argparse_type(option),
-                        metavar=option.metavar, help=option.help)
+        if option.flag_only:
+            group.addoption(option.flag, dest=option.dest, default=None, action="store_true", help=option.help)
+        else:
+            group.addoption(option.flag, dest=option.dest, default=None, type=_argparse_type(option),
+                            metavar=option.metavar, help=option.help)
         parser.addini(option.ini, help=f"default for {option.flag}: {option.help}", default=None)
 
 
-def resolve(config: pytest.Config) -> Settings:
-    """Settings from the command line, then the ini file, then the defaults."""
+def resolve(config: pytest.Config, environ=None) -> Settings:
+    """Settings from the command line, then the environment (where an option has a variable),
+    then the ini file, then the defaults."""
+    import os
+
+    environ = os.environ if environ is None else environ
     values = {}
     for option in OPTIONS:
         value = config.getoption(option.dest, default=None)
-        if value is None:
-            raw = config.getini(option.ini)
-            if raw not in (None, "", []):
-                try:
-                    value = option.parse(raw)
-                except ValueError as exc:
-                    raise pytest.UsageError(f"ini option {option.ini} (the default of {option.flag}): {exc}") from None
-        values[option.name] = option.default if value is None else value
+        sources = []
+        if option.env and environ.get(option.env):
+            sources.append((environ[option.env], f"environment variable {option.env}"))
+        raw = config.getini(option.ini)
+        if raw not in (None, "", []):
+            sources.append((raw, f"ini option {option.ini} (the default of {option.flag})"))
+        if value is None and sources:
+            raw, where = sources[0]
+            try:
+                value = option.parse(raw)
+            except ValueError as exc:
+                raise pytest.UsageError(f"{where}: {exc}") from None
+        values[option.name.replace("-", "_")] = option.default if value is None else value
     return Settings(**values)
 
 

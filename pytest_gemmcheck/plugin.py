@@ -28,6 +28,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[SESSION_KEY] = session
     # the session object takes the reports and writes the summary (its own hook methods)
     config.pluginmanager.register(session, "gemmcheck-session")
+    session.start_recording()
 
 
 def _session(config: pytest.Config) -> GemmcheckSession:

@@ -81,6 +81,7 @@ class CaseResult:
     verdict: str = ""  # pass / regression / improved / known-bad
     message: str = ""
     baseline: dict[str, Any] = field(default_factory=dict)
+    stack: dict[str, Any] = field(default_factory=dict)  # of the process that ran the launches
 
     # --- derived --------------------------------------------------------------------
     @property

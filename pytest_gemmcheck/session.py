@@ -1,6 +1,6 @@
-"""A pytest session's gemmcheck state: settings, caches, and the results that reach this
-process (every result in a plain run; on an xdist controller, the results its workers send
-on their reports)."""
+"""A pytest session's gemmcheck state: settings, caches, the results that reach this process
+(every result in a plain run; on an xdist controller, those its workers send on their
+reports), and the recorder that writes them to the history."""
 
 from __future__ import annotations
 
@@ -11,9 +11,14 @@ import pytest
 from .options import Settings
 
 if TYPE_CHECKING:  # torch-backed modules are imported only when a case is made
+    from .recorder import Recorder
     from .result import CaseResult
 
 REPORT_ATTR = "gemmcheck_results"
+
+
+def is_xdist_worker(config: pytest.Config) -> bool:
+    return hasattr(config, "workerinput")
 
 
 class GemmcheckSession:
@@ -21,7 +26,9 @@ class GemmcheckSession:
         self.config = config
         self.settings = settings
         self.results: list[CaseResult] = []
+        self.recorder: Recorder | None = None
         self._caches = None
+        self._stack = None
 
     @property
     def caches(self):
@@ -31,11 +38,42 @@ class GemmcheckSession:
             self._caches = (LruCache(), LruCache())
         return self._caches
 
+    def stack_info(self) -> dict:
+        if self._stack is None:
+            from .stack import collect
+
+            self._stack = collect(self.config.hook)
+        return self._stack
+
     def register_quant_modes(self) -> None:
         from .quant import register_all
 
         for modes in self.config.hook.pytest_gemmcheck_quant_modes():
             register_all(modes or ())
+
+    def start_recording(self) -> None:
+        """In the process that owns the session: set up the recorder, and check a database
+        that was named or already exists (a bad one is a usage error before anything runs)."""
+        if self.settings.no_record or is_xdist_worker(self.config):
+            return
+        from .errors import GemmcheckError
+        from .options import BY_NAME
+        from .recorder import Recorder, masked_command
+
+        params = self.config.invocation_params
+        numprocesses = getattr(self.config.option, "numprocesses", None)
+        options = {name: value for name, value in vars(self.settings).items() if name not in ("db",)}
+        options["nondeterministic"] = list(self.settings.nondeterministic)
+        try:
+            self.recorder = Recorder(
+                url_value=self.settings.db, explicit=self.settings.db is not None,
+                rootdir=self.config.rootpath, invocation_dir=params.dir, tag=self.settings.tag,
+                command=masked_command(["pytest", *params.args]), options=options,
+                workers=numprocesses if isinstance(numprocesses, int) else 0,
+            )
+            self.recorder.check_early()
+        except GemmcheckError as exc:
+            raise pytest.UsageError(f"{BY_NAME['db'].flag}: {exc}") from None
 
     # --- hooks (this object is registered as a plugin) -----------------------------------
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -45,11 +83,20 @@ class GemmcheckSession:
             return
         from .result import CaseResult
 
-        self.results.extend(CaseResult.from_dict(data) for data in payload)
+        for data in payload:
+            result = CaseResult.from_dict(data)
+            self.results.append(result)
+            if self.recorder is not None:
+                self.recorder.add(result)
+
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus) -> None:
+        if self.recorder is not None:
+            self.recorder.finish(int(exitstatus), interrupted=exitstatus == pytest.ExitCode.INTERRUPTED)
 
     def pytest_terminal_summary(self, terminalreporter) -> None:
         terminal = terminalreporter
-        if not self.results:
+        recorded = self.recorder.summary() if self.recorder is not None else ""
+        if not self.results and not recorded:
             return
         from .report import summary_line
 
@@ -57,3 +104,6 @@ class GemmcheckSession:
         for result in self.results:
             markup = {"red": True} if result.failed else ({"yellow": True} if result.bad_launches else {"green": True})
             terminal.write_line(summary_line(result) + f"  ({result.nodeid})", **markup)
+        if recorded:
+            failed = self.recorder.failure is not None
+            terminal.write_line(recorded, **({"red": True, "bold": True} if failed else {}))

@@ -1,0 +1,173 @@
+"""The history schema (SQLAlchemy 2 ORM). Users query these tables directly: the names and
+columns are documented in docs/schema.md and change only through a migration."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any
+
+from sqlalchemy import (JSON, Boolean, DateTime, Float, ForeignKey, Index, Integer, MetaData, String,
+                        Text, UniqueConstraint)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+# Stable constraint names, so that migrations can refer to them on every backend.
+NAMING = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING)
+
+
+class Stack(Base):
+    """Where results were produced. One row per distinct fingerprint."""
+
+    __tablename__ = "stack"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    fingerprint: Mapped[str] = mapped_column(String(32), unique=True)
+    host: Mapped[str | None] = mapped_column(String(255))
+    os: Mapped[str | None] = mapped_column(String(255))
+    python: Mapped[str | None] = mapped_column(String(64))
+    torch: Mapped[str | None] = mapped_column(String(64))
+    cuda: Mapped[str | None] = mapped_column(String(64))
+    hip: Mapped[str | None] = mapped_column(String(64))
+    gpu_name: Mapped[str | None] = mapped_column(String(255))
+    gpu_arch: Mapped[str | None] = mapped_column(String(64), index=True)
+    gpu_count: Mapped[int | None] = mapped_column(Integer)
+    driver: Mapped[str | None] = mapped_column(String(64))
+    triton: Mapped[str | None] = mapped_column(String(64))
+    flydsl: Mapped[str | None] = mapped_column(String(64))
+    extra: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class Run(Base):
+    """One pytest session (however many xdist workers)."""
+
+    __tablename__ = "run"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    stack_id: Mapped[int | None] = mapped_column(ForeignKey("stack.id"))
+    status: Mapped[str] = mapped_column(String(16), default="running")  # running/complete/interrupted
+    exit_status: Mapped[int | None] = mapped_column(Integer)
+    started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, index=True)
+    ended_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    heartbeat_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    tag: Mapped[str | None] = mapped_column(String(255), index=True)
+    revision: Mapped[str | None] = mapped_column(String(64))
+    dirty: Mapped[bool | None] = mapped_column(Boolean)
+    command: Mapped[str | None] = mapped_column(Text)
+    rootdir: Mapped[str | None] = mapped_column(Text)
+    options: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    host: Mapped[str | None] = mapped_column(String(255))
+    pid: Mapped[int | None] = mapped_column(Integer)
+    pid_start: Mapped[str | None] = mapped_column(String(32))  # process start time: pid reuse guard
+    workers: Mapped[int] = mapped_column(Integer, default=0)
+    version: Mapped[str | None] = mapped_column(String(32))  # pytest-gemmcheck's
+
+    stack: Mapped[Stack | None] = relationship()
+
+
+class Case(Base):
+    """A kernel configuration, identified by its key (a hash of the other columns)."""
+
+    __tablename__ = "case"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    key: Mapped[str] = mapped_column(String(32), unique=True)
+    kernel: Mapped[str] = mapped_column(String(255), index=True)
+    m: Mapped[int] = mapped_column(Integer)
+    n: Mapped[int] = mapped_column(Integer)
+    k: Mapped[int] = mapped_column(Integer)
+    quant: Mapped[str] = mapped_column(String(32))
+    tile: Mapped[str | None] = mapped_column(String(32))
+    out_dtype: Mapped[str] = mapped_column(String(32))
+    fp8: Mapped[str | None] = mapped_column(String(16))
+    params: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+
+
+class Result(Base):
+    """A case within one run: its launches summed up, and the verdict."""
+
+    __tablename__ = "result"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("run.id", ondelete="CASCADE"))
+    case_id: Mapped[int] = mapped_column(ForeignKey("case.id"))
+    stack_id: Mapped[int | None] = mapped_column(ForeignKey("stack.id"))
+    nodeid: Mapped[str | None] = mapped_column(Text)
+    seed: Mapped[int] = mapped_column(Integer)
+    device: Mapped[str | None] = mapped_column(String(64))
+    deterministic: Mapped[bool] = mapped_column(Boolean)
+    rtol: Mapped[float] = mapped_column(Float)
+    floor: Mapped[float] = mapped_column(Float)
+    launches: Mapped[int] = mapped_column(Integer)
+    bad_launches: Mapped[int] = mapped_column(Integer)
+    worst_wrong: Mapped[int] = mapped_column(Integer)
+    total_wrong: Mapped[int] = mapped_column(Integer)
+    kinds: Mapped[str] = mapped_column(String(255), default="")  # comma-separated failure kinds
+    consensus_size: Mapped[int] = mapped_column(Integer, default=0)
+    verdict: Mapped[str] = mapped_column(String(16))
+    baseline_source: Mapped[str | None] = mapped_column(Text)
+    message: Mapped[str | None] = mapped_column(Text)
+    recorded_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+    case: Mapped[Case] = relationship()
+    run: Mapped[Run] = relationship()
+
+    __table_args__ = (
+        Index("ix_result_case_id_run_id", "case_id", "run_id"),
+        Index("ix_result_run_id", "run_id"),
+    )
+
+
+class Launch(Base):
+    """One launch of a case: one poisoned output, one check."""
+
+    __tablename__ = "launch"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    result_id: Mapped[int] = mapped_column(ForeignKey("result.id", ondelete="CASCADE"))
+    launch_index: Mapped[int] = mapped_column(Integer)  # 1-based, in launch order
+    kinds: Mapped[str] = mapped_column(String(255), default="")  # empty: clean
+    wrong: Mapped[int] = mapped_column(Integer, default=0)
+    nonfinite: Mapped[int] = mapped_column(Integer, default=0)
+    differing: Mapped[int | None] = mapped_column(Integer)  # NULL: differs, count unknown
+    max_abs_err: Mapped[float] = mapped_column(Float, default=0.0)
+    max_rel_err: Mapped[float] = mapped_column(Float, default=0.0)
+    rel_l2: Mapped[float] = mapped_column(Float, default=0.0)
+    wrong_rows: Mapped[int] = mapped_column(Integer, default=0)
+    wrong_tiles: Mapped[int | None] = mapped_column(Integer)
+    differing_rows: Mapped[int] = mapped_column(Integer, default=0)
+    differing_tiles: Mapped[int | None] = mapped_column(Integer)
+    max_diff_rel: Mapped[float] = mapped_column(Float, default=0.0)
+    elapsed_s: Mapped[float] = mapped_column(Float, default=0.0)
+    poisoned: Mapped[bool] = mapped_column(Boolean, default=True)
+    error: Mapped[str | None] = mapped_column(Text)
+    pid: Mapped[int | None] = mapped_column(Integer)
+    device: Mapped[str | None] = mapped_column(String(64))
+
+    __table_args__ = (Index("ix_launch_result_id", "result_id"),)
+
+
+class Golden(Base):
+    """An accepted baseline for a case, mirrored from the reviewable files under goldens/."""
+
+    __tablename__ = "golden"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    case_id: Mapped[int] = mapped_column(ForeignKey("case.id"))
+    scope: Mapped[str] = mapped_column(String(16), default="any")  # any / arch / stack
+    scope_value: Mapped[str] = mapped_column(String(255), default="")
+    launches: Mapped[int] = mapped_column(Integer)
+    bad_launches: Mapped[int] = mapped_column(Integer)
+    worst_wrong: Mapped[int] = mapped_column(Integer)
+    kinds: Mapped[str] = mapped_column(String(255), default="")
+    source: Mapped[str | None] = mapped_column(Text)
+    note: Mapped[str | None] = mapped_column(Text)
+    accepted_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+    __table_args__ = (UniqueConstraint("case_id", "scope", "scope_value"),)
