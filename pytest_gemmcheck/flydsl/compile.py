@@ -123,8 +123,19 @@ def toolkit_root(linker: str, cache_dir: str | os.PathLike) -> Path:
         if os.path.realpath(target) != os.path.realpath(linker):
             target.unlink()
     if not target.exists():
-        target.symlink_to(linker)  # keeps the name ld.lld, which selects lld's ELF driver
+        try:
+            target.symlink_to(linker)  # keeps the name ld.lld, which selects lld's ELF driver
+        except FileExistsError:  # another process laid it out meanwhile
+            pass
     return root
+
+
+def cache_directory() -> Path:
+    """Where the assembled toolkit root lives between runs (``GEMMCHECK_CACHE_DIR`` overrides)."""
+    explicit = os.environ.get("GEMMCHECK_CACHE_DIR")
+    if explicit:
+        return Path(explicit)
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "gemmcheck"
 
 
 def compile_environment(arch: str, dump_dir: str, toolkit: Path, linker: str) -> dict[str, str]:
@@ -173,7 +184,7 @@ def compile_spec(
     work.mkdir(parents=True, exist_ok=True)
     dump_dir = str(work / "dump")
     shutil.rmtree(dump_dir, ignore_errors=True)
-    toolkit = toolkit_root(linker, work)
+    toolkit = toolkit_root(linker, cache_directory())
     env_vars = compile_environment(arch, dump_dir, toolkit, linker)
     command = [python, "-m", "pytest_gemmcheck.flydsl.compile", spec]
     for key, value in (params or {}).items():

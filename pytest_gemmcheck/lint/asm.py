@@ -11,6 +11,7 @@ _AMDHSA_FIELD = re.compile(r"^\.(amdhsa_\w+)\s+(-?\w+)")
 _SET_FIELD = re.compile(r"^\.set\s+\.L(.+)\.(num_vgpr|num_agpr|numbered_sgpr|private_seg_size),\s*(\d+)")
 _TARGET = re.compile(r'^\.amdgcn_target\s+"([^"]+)"')
 _ARCH = re.compile(r"(gfx[0-9a-f]+)")
+_TYPE_FUNCTION = re.compile(r"^\.type\s+([^,\s]+)\s*,\s*@function")
 
 
 @dataclass(frozen=True)
@@ -139,8 +140,9 @@ def parse(text: str, path: str = "<text>") -> AsmModule:
         m = _TARGET.match(stripped)
         if m and not target:
             target = m.group(1)
-        if stripped.startswith(".type") and "@function" in stripped:
-            functions.add(stripped.split()[1].rstrip(","))
+        t = _TYPE_FUNCTION.match(stripped)
+        if t:
+            functions.add(t.group(1))
         if stripped.startswith(".amdhsa_kernel"):
             functions.add(stripped.split()[1])
     arch_match = _ARCH.search(target)

@@ -126,7 +126,9 @@ def _hazards_of_read(waves: WaveSet, v: WaveTables, read: Event) -> list[Hazard]
             retired_before = j  # D ordered before R when it retires before R in program order
             issued_after = read_done  # R ordered before D when D is issued after R retires
         else:
-            retired_before = w.barriers[last_barrier] if 0 <= last_barrier < len(w.barriers) else -1
+            # the latest rendezvous both waves reach: a wave that ended takes part in no later one
+            k = min(last_barrier, len(w.barriers) - 1)
+            retired_before = w.barriers[k] if k >= 0 else -1
             reachable = next_barrier < len(v.barriers) and next_barrier < len(w.barriers)
             issued_after = w.barriers[next_barrier] if reachable else NEVER
         first = bisect.bisect_left(w.dma_completion, retired_before)
