@@ -574,7 +574,9 @@ class WaveState:
         ops = inst.operands
         e64 = inst.mnemonic.endswith("_e64")
         writes_exec = name.startswith("cmpx_")
-        sources = ops[1:3] if e64 else ops[0:2]
+        # LLVM prints the implicit vcc of the e32 form as the first operand: "v_cmp_eq_u32_e32 vcc, 0, v2"
+        explicit_dest = e64 or (ops and decode(ops[0]) == Reg("s", VCC_LO, 2))
+        sources = ops[1:3] if explicit_dest else ops[0:2]
         parts = name.split("_")
         relation, kind = parts[1], parts[2] if len(parts) > 2 else ""
         mask = None

@@ -116,6 +116,23 @@ def test_wave_groups_a_barrier_phase_apart(asm_kernel, snippets):
     assert "barrier phase apart" in error.why
 
 
+# How FlyDSL's compiled code spells "if wave_m == 1: s_barrier()" for 4 waves in 2 groups:
+# a vector compare into vcc, its lanes ANDed with exec, a branch on the resulting SCC.
+LEAD_LAG_VECTOR = """\tv_lshrrev_b32_e32 v7, 7, v0
+\tv_cmp_eq_u32_e32 vcc, 0, v7
+\ts_and_b64 s[14:15], vcc, exec
+\ts_cbranch_scc1 .LBB0_1
+\ts_barrier
+.LBB0_1:
+"""
+
+
+def test_wave_dependent_branch_through_vcc(asm_kernel, snippets):
+    clean = snippets["load_a"] + "\ts_waitcnt vmcnt(0)\n\ts_barrier\n" + snippets["read_next_a"]
+    [error] = findings(asm_kernel(LEAD_LAG_VECTOR + clean), "error")
+    assert error.reader_waves == [1] and "barrier phase apart" in error.why
+
+
 LOOP = """\ts_mov_b32 s12, 0
 .LBB0_2:
 \ts_mov_b32 m0, s8
