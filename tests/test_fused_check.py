@@ -216,6 +216,11 @@ def test_many_programs_and_column_splits(fc):
     config = fc.LaunchConfig(block_m=4, block_n=16, programs=8)
     for tile in [(8, 24), (5, 5)]:
         compare(fc, out, ref, tile=tile, copies=[differing_copy(out, seed=6)], config=config)
+    # the GPU's default block shape, over several column blocks per program
+    ref = reference(20, 900, torch.bfloat16, seed=6)
+    out = corrupt(within_tolerance(ref, seed=6), "scattered", seed=6)
+    config = fc.LaunchConfig(block_m=8, block_n=256, programs=6)
+    compare(fc, out, ref, tile=(16, 128), copies=[out.clone(), differing_copy(out, seed=6)], config=config)
 
 
 def test_strided_outputs(fc):
@@ -347,3 +352,64 @@ def test_package_imports_nothing_heavy():
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             env={k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"})
     assert result.stdout.strip() == "False", result.stderr
+
+
+# --- the kernels as a GPU compiler sees them ---------------------------------------------------
+
+COMPILE_FOR_HOPPER = r"""
+import inspect, re, subprocess, sys, tempfile
+import triton
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+from pytest_gemmcheck.gpu import fused_check as fc
+
+def compile_kernel(kernel, types, constexprs, aligned, num_warps=8):
+    names = list(inspect.signature(kernel.fn).parameters)
+    signature = {name: "constexpr" if name in constexprs else types(name) for name in names}
+    # what Triton's launcher tells the compiler about 16-byte aligned pointers and sizes
+    attrs = {(names.index(name),): [["tt.divisibility", 16]] for name in aligned}
+    source = ASTSource(fn=kernel, signature=signature, attrs=attrs,
+                       constexprs={(names.index(k),): v for k, v in constexprs.items()})
+    return triton.compile(source, target=GPUTarget("cuda", 90, 32), options={"num_warps": num_warps})
+
+def spills(compiled):
+    with tempfile.NamedTemporaryFile("w", suffix=".ptx", delete=False) as f:
+        f.write(compiled.asm["ptx"])
+    log = subprocess.run([triton.knobs.nvidia.ptxas.path, "-v", "--gpu-name=sm_90a", f.name, "-o", "/dev/null"],
+                         capture_output=True, text=True).stderr
+    return [int(n) for n in re.findall(r"(\d+) bytes spill", log)]
+
+for dtype, bits, vec, copies, row_scale, tile in [("bf16", 16, 8, 1, True, True), ("fp16", 16, 8, 4, True, False),
+                                                  ("fp32", 32, 4, 2, False, True)]:
+    def types(name):
+        if name in ("out_ptr", "ref_ptr") or name.startswith("copy"):
+            return "*" + dtype
+        return {"rowmax_ptr": "*fp32", "partial_ptr": "*fp64", "rtol": "fp32", "floor": "fp32"}.get(
+            name, "*i32" if name.endswith("_ptr") else "i32")
+    constexprs = dict(ACCURACY=True, ROW_SCALE=row_scale, NUM_COPIES=copies, HAS_TILE=tile, TILE_SEGMENTS=1,
+                      BITS=bits, BLOCK_M=8, BLOCK_N=512 // (bits // 8), VEC=vec, stride_out_n=1, stride_ref_n=1,
+                      stride_c0_n=1, stride_c1_n=1, stride_c2_n=1, stride_c3_n=1)
+    aligned = [n for n in inspect.signature(fc._check_kernel.fn).parameters if n.endswith("_ptr") or n == "N"
+               or (n.startswith("stride") and n.endswith("_m"))]
+    compiled = compile_kernel(fc._check_kernel, types, constexprs, aligned)
+    loads = re.findall(r"ld\.global[\w.:]*\.v4\.b32", compiled.asm["ptx"])
+    assert len(loads) == 2 + copies, (dtype, loads)  # one 16-byte load per thread and tensor
+    assert spills(compiled) == [0, 0], dtype
+compiled = compile_kernel(fc._finalize_kernel, lambda n: "*fp64" if n in ("partial_ptr", "result_ptr")
+                          else "*i32" if n.endswith("_ptr") else "i32", dict(HAS_TILE=True, BLOCK=1024), [], 4)
+assert spills(compiled) == [0, 0]
+compiled = compile_kernel(fc._checksum_kernel, lambda n: {"t_ptr": "*bf16", "total_ptr": "*i64"}.get(n, "i32"),
+                          dict(BITS=16, BLOCK_M=8, BLOCK_N=256, VEC=8, stride_n=1), ["t_ptr", "N", "stride_m"])
+assert spills(compiled) == [0, 0]
+print("compiled")
+"""
+
+
+def test_kernels_compile_for_hopper():
+    """What CI without a GPU can still say: the kernels compile for sm_90, load each tensor in
+    16-byte vectors and keep their accumulators in registers."""
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    result = subprocess.run([sys.executable, "-c", COMPILE_FOR_HOPPER], capture_output=True, text=True, env=env)
+    if "compiled" not in result.stdout and ("ptxas" in result.stderr and "No such file" in result.stderr):
+        pytest.skip("this triton has no NVIDIA toolchain")
+    assert result.stdout.strip() == "compiled", result.stderr[-3000:]

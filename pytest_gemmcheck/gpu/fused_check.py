@@ -1,26 +1,37 @@
-"""The check of one launch as Triton kernels: the same numbers as :func:`pytest_gemmcheck.check.check_launch`
-(whose docstring defines them), read from each tensor once.
+"""The check of one launch as Triton kernels: :func:`pytest_gemmcheck.check.check_launch`'s
+numbers (its docstring defines them), reading each tensor once.
 
 One pass reads ``out``, ``ref`` and up to four stored copies in [BLOCK_M, BLOCK_N] blocks and keeps
-its sums and maxima in registers. What it leaves in memory is small: one row of partial results
-per program, and per detector a count per row and per tile, which only rows and tiles that
-hold a flagged element touch (with atomics, so a clean output costs no writes at all). A second,
-one-program kernel reduces the partial results, and only for a detector that flagged something
-scans its row and tile counts for the totals and the first few coordinates. The host then reads
-one small vector: one synchronisation per check, no copy of a full tensor, no temporary of the
-output's size.
+its counts, maxima and sums in registers. It leaves little in memory: one row of partial
+results per program, and per detector a count per row and per tile, which only rows and tiles
+holding a flagged element touch (atomics: a clean output writes none). A one-program kernel
+then reduces the partial results and, only for a detector that flagged something, scans its
+row and tile counts for the totals and the first few coordinates. The host reads one small
+vector: one synchronisation per check, no copy of a full tensor, no temporary of its size.
 
-Why each number equals the torch path's: the comparisons, differences, divisions (``div_rn``:
-Triton's plain ``/`` may be approximate) and maxima are the same fp32 operations on the same
-values, NaN propagating where torch's does; counts are exact. Only the float64 sums behind
-relL2 are added in another order, so relL2 may differ in its last bits.
+Why the numbers are the torch path's:
 
-Triton decides at import whether kernels run in its interpreter (``TRITON_INTERPRET=1``, CPU
-tensors, numpy) or compile for the GPU, so set that before importing this module.
+* Counts are exact, and every float the torch path compares or takes the maximum of is computed
+  by the same fp32 operations, NaN propagating where torch's does; divisions are ``div_rn``
+  (Triton's plain ``/`` may be approximate on GPUs).
+* The GPU cannot afford a correctly rounded division per element at memory speed, and needs
+  none: with ``floor >= 1`` every element of a row has the row's scale, and rounding a
+  quotient is monotonic, so ``fl(err / scale) > rtol`` is ``err > t`` for a per-row threshold
+  ``t`` found once per row, and the row's largest relative error is its largest error divided
+  once. Should some |ref| exceed its row's scale after all (a ``rowmax`` that is not ref's
+  row maximum), the check notices and runs again dividing per element, as it does for
+  ``floor < 1``.
+* relL2's float64 sums of exact float64 squares are only added in another order: equal to the
+  last few bits.
+
+Triton decides when it is imported, and again on the first launch, whether kernels run in
+its interpreter (``TRITON_INTERPRET=1``: CPU tensors, numpy) or compile for the GPU; set the
+flag before importing triton for the interpreter.
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import torch
@@ -37,7 +48,7 @@ INTERPRETED = bool(triton.knobs.runtime.interpret)
 # reading ``out`` again; the consensus keeps at most four, so one pass is the usual case.
 COPIES_PER_PASS = 4
 
-# Per-program partial results, float64: one row of _P_WIDTH per program and pass.
+# Per-program partial results, float64: one row of P_WIDTH per program and pass.
 P_WRONG: tl.constexpr = tl.constexpr(0)
 P_NONFINITE: tl.constexpr = tl.constexpr(1)
 P_MAX_ABS: tl.constexpr = tl.constexpr(2)
@@ -97,8 +108,8 @@ def _max_all(x):
 
 @triton.jit
 def _magnitude_key(x):
-    """A float that is >= 0 or NaN as an int32 that orders the same way, NaN above +inf: an
-    integer max over keys is then a NaN-propagating max, and folds with tl.max."""
+    """|x| as an int32 that orders as |x| does, NaN above +inf: an integer max over keys is a
+    NaN-propagating max of magnitudes, and folds with tl.max."""
     return x.to(tl.int32, bitcast=True) & 0x7FFFFFFF
 
 
@@ -491,11 +502,16 @@ class _Plan:
         return self.grid[0] * self.grid[1]
 
 
+@functools.lru_cache(maxsize=None)
+def _multiprocessors(device: torch.device) -> int:
+    return torch.cuda.get_device_properties(device).multi_processor_count
+
+
 def _target_programs(device: torch.device, config: LaunchConfig) -> int:
     if config.programs is not None:
         return config.programs
     if device.type == "cuda" and not INTERPRETED:
-        return config.programs_per_sm * torch.cuda.get_device_properties(device).multi_processor_count
+        return config.programs_per_sm * _multiprocessors(device)
     return 1  # the interpreter runs programs one after another: fewest is fastest
 
 
@@ -541,8 +557,8 @@ def _validate(out, ref, rowmax, copies) -> None:
         raise ValueError(f"out {list(out.shape)} and ref {list(ref.shape)} must be the same [M, N]")
     if out.dtype not in (torch.bfloat16, torch.float16, torch.float32):
         raise ValueError(f"out dtype {out.dtype} is not bfloat16, float16 or float32")
-    if not ref.dtype.is_floating_point:
-        raise ValueError(f"ref dtype {ref.dtype} is not a floating type")
+    if ref.dtype not in (torch.bfloat16, torch.float16, torch.float32, torch.float64):
+        raise ValueError(f"ref dtype {ref.dtype} is not bfloat16, float16, float32 or float64")
     if tuple(rowmax.shape) != (out.shape[0],):
         raise ValueError(f"rowmax {list(rowmax.shape)} must have one value per row of out ({out.shape[0]})")
     for copy in copies:
