@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# Everything GPU-related for the GPU path (issue 5), in one call on a GPU machine, from the
+# repository root:
+#
+#     OUT=/some/folder bash benchmarks/gpu_run.sh
+#
+# Writes two files to $OUT (default benchmarks/out): gpu_run.log (every part's output) and
+# gpu_results.json (their numbers, one key per part). Each part runs on its own, under its own
+# time limit, and a failing part is logged and skipped. The whole run is sized for about five
+# minutes on one H200 and never runs past GPU_RUN_BUDGET_S (default 480 s): a part gets at most
+# what is left of it, and a part with too little left is skipped and logged.
+#
+# Parts, in order:
+#   environment   versions and the GPU's identity
+#   digests       case.inputs() on the GPU = on the CPU, byte for byte, every quant mode
+#   stress        each stressor alone and beside launches (bandwidth, slowdown, clean stop)
+#   examples      the GPU example suites (examples/gpu) idle, then under each stressor
+#   racy-sweep    the cp.async tail GEMM: variants x stress x settings, bad-launch counts, and
+#                 >= 1000 launches of the fixed twin idle and under each stressor
+#   overhead      --gemmcheck-repeat=100 on the fp8 GEMM at 16384x7168x2048 vs bare launches
+#   two-gpus      launches per second with pytest-xdist -n 2 vs -n 1 (only with >= 2 GPUs)
+#
+# The plugin does not need to be installed: the repository root goes first on PYTHONPATH and
+# the plugin is loaded with -p when no installed copy registers it. No history database is
+# written (--gemmcheck-no-record where the plugin has it), so SQLAlchemy is not needed.
+
+set -u
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+OUT=${OUT:-$ROOT/benchmarks/out}
+mkdir -p "$OUT"
+LOG=$OUT/gpu_run.log
+JSON=$OUT/gpu_results.json
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+: > "$LOG"
+rm -f "$JSON"
+export PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}"
+export PYTHONUNBUFFERED=1
+PY=${PYTHON:-python}
+STARTED=$(date +%s)
+BUDGET=${GPU_RUN_BUDGET_S:-480}
+
+log() { echo "[$(date +%H:%M:%S) +$(( $(date +%s) - STARTED ))s] $*" | tee -a "$LOG"; }
+
+# run_part NAME SECONDS COMMAND...: run one part under a time limit, everything to the log
+left() { echo $(( BUDGET - ($(date +%s) - STARTED) )); }
+run_part() {
+    local name=$1 limit=$2
+    shift 2
+    local remaining
+    remaining=$(left)
+    if [ "$remaining" -lt 20 ]; then
+        log "=== $name: SKIPPED, ${remaining}s of the ${BUDGET}s budget left"
+        return 0
+    fi
+    [ "$limit" -gt $(( remaining - 5 )) ] && limit=$(( remaining - 5 ))
+    log "=== $name (limit ${limit}s): $*"
+    local begin rc took
+    begin=$(date +%s)
+    timeout --kill-after=5 "$limit" "$@" >> "$LOG" 2>&1
+    rc=$?
+    took=$(( $(date +%s) - begin ))
+    if [ $rc -eq 0 ]; then
+        log "=== $name: ok in ${took}s"
+    elif [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+        log "=== $name: TIMED OUT after ${took}s (rc $rc)"
+    else
+        log "=== $name: FAILED with rc $rc after ${took}s"
+    fi
+    return 0
+}
+
+MEASURE=("$PY" benchmarks/gpu_measure.py --json "$JSON")
+
+log "gpu_run.sh in $ROOT, output to $OUT"
+nvidia-smi >> "$LOG" 2>&1 || rocm-smi >> "$LOG" 2>&1 || log "no nvidia-smi or rocm-smi"
+GPUS=$("$PY" -c "import torch; print(torch.cuda.device_count() if torch.cuda.is_available() else 0)" 2>>"$LOG")
+GPUS=${GPUS:-0}
+log "visible GPUs: $GPUS"
+
+# How to load the plugin, and which of its options this revision has.
+PLUGIN_ARGS=()
+if ! "$PY" -c "
+import sys
+from importlib import metadata
+sys.exit(0 if any(e.name == 'gemmcheck' for e in metadata.entry_points(group='pytest11')) else 1)" 2>>"$LOG"; then
+    PLUGIN_ARGS=(-p pytest_gemmcheck.plugin)
+fi
+HELP=$("$PY" -m pytest "${PLUGIN_ARGS[@]}" --help 2>>"$LOG")
+has_option() { grep -q -- "$1" <<< "$HELP"; }
+COMMON=(-p no:cacheprovider -rA -q "${PLUGIN_ARGS[@]}")
+has_option --gemmcheck-no-record && COMMON+=(--gemmcheck-no-record)
+if has_option --gemmcheck-stress && has_option --gemmcheck-devices; then
+    USE_SHIM=0
+else
+    USE_SHIM=1
+    export PYTHONPATH="$ROOT/benchmarks:$PYTHONPATH"
+    log "the plugin lacks --gemmcheck-stress/--gemmcheck-devices: using benchmarks/gpu_pytest_shim.py"
+fi
+# stress_flags KIND / device_flags SPEC: pytest arguments for a background load, for GPUs per
+# worker (with the shim, its environment variables carry KIND and SPEC)
+stress_flags() { if [ $USE_SHIM -eq 0 ]; then echo "--gemmcheck-stress=$1"; else echo "-p gpu_pytest_shim"; fi; }
+device_flags() { if [ $USE_SHIM -eq 0 ]; then echo "--gemmcheck-devices=$1"; else echo "-p gpu_pytest_shim"; fi; }
+
+run_part environment 40 "${MEASURE[@]}" environment
+run_part digests 40 "${MEASURE[@]}" digests
+run_part stress 40 "${MEASURE[@]}" stress
+
+for kind in none copy compute; do
+    # shellcheck disable=SC2046  # the flags are words on purpose
+    run_part "examples stress=$kind" 90 env GEMMCHECK_SHIM_STRESS="$kind" \
+        "$PY" -m pytest examples/gpu "${COMMON[@]}" $(stress_flags "$kind") --junitxml="$WORK/examples_$kind.xml"
+done
+run_part "examples summary" 20 "${MEASURE[@]}" junit-summary "$WORK"/examples_none.xml "$WORK"/examples_copy.xml "$WORK"/examples_compute.xml
+
+sweep_budget=$(( $(left) - 90 ))  # keeps a minute and a half for the overhead part
+[ $sweep_budget -gt 100 ] && sweep_budget=100
+[ $sweep_budget -lt 0 ] && sweep_budget=0
+run_part racy-sweep $(( sweep_budget + 40 )) "${MEASURE[@]}" racy-sweep --budget-s "$sweep_budget"
+run_part overhead 75 "${MEASURE[@]}" overhead
+
+if [ "$GPUS" -ge 2 ]; then
+    for workers in 1 2; do
+        rm -f "$WORK/n$workers.jsonl"
+        # shellcheck disable=SC2046
+        run_part "two-gpus -n $workers" 120 env GEMMCHECK_THROUGHPUT_LOG="$WORK/n$workers.jsonl" GEMMCHECK_SHIM_DEVICES=0,1 \
+            "$PY" -m pytest benchmarks/gpu_throughput_cases.py "${COMMON[@]}" $(device_flags 0,1) -n "$workers"
+    done
+    run_part "two-gpus summary" 20 "${MEASURE[@]}" throughput-summary "$WORK/n1.jsonl" "$WORK/n2.jsonl"
+else
+    log "=== two-gpus: skipped ($GPUS GPU visible; needs 2)"
+fi
+
+log "done in $(( $(date +%s) - STARTED ))s; numbers in $JSON"
