@@ -67,6 +67,12 @@ typedef unsigned long long u64;
 #error "BLOCK_K must be a positive multiple of 16"
 #endif
 
+// --- the GPU primitives: cp.async, the SM clock, a compiler fence ---------------------------
+// racy_gemm_emulation.cpp defines CPU stand-ins for exactly these and includes this file, so
+// that the tests can run the kernel's logic without a GPU.
+#ifndef TAIL_GEMM_EMULATION
+#define DYNAMIC_SHARED(name) extern __shared__ __align__(16) u8 name[]
+
 __device__ __forceinline__ u32 shared_address(const void* pointer) {
     u32 address;
     asm volatile("{ .reg .u64 a; cvta.to.shared.u64 a, %1; cvt.u32.u64 %0, a; }" : "=r"(address) : "l"(pointer));
@@ -94,6 +100,11 @@ __device__ __forceinline__ long long clock_now() {
     asm volatile("mov.u64 %0, %%clock64;" : "=l"(t));
     return t;
 }
+
+// Keeps the compiler from moving memory accesses across this point.
+__device__ __forceinline__ void compiler_fence() { asm volatile("" ::: "memory"); }
+#endif  // TAIL_GEMM_EMULATION
+// ------------------------------------------------------------------------------------------
 
 __device__ __forceinline__ void spin(long long cycles) {
     if (cycles <= 0) return;
@@ -180,7 +191,7 @@ __device__ __forceinline__ void multiply_tile(const float* lut, const u8* stage,
 extern "C" __global__ void __launch_bounds__(THREADS)
 tail_gemm(const u8* __restrict__ A, const u8* __restrict__ B, const float* __restrict__ a_scale,
           const float* __restrict__ b_scale, u16* __restrict__ out, int M, int N, int K, long long slack) {
-    extern __shared__ __align__(16) u8 smem[];
+    DYNAMIC_SHARED(smem);
     float* lut = reinterpret_cast<float*>(smem);
     u8* stages = smem + LUT_BYTES;
     const int m0 = blockIdx.y * BLOCK_M, n0 = blockIdx.x * BLOCK_N;
@@ -231,7 +242,7 @@ tail_gemm(const u8* __restrict__ A, const u8* __restrict__ B, const float* __res
 #endif
     Slice pre_read;
     read_slice(final_stage, 0, pre_read);  // pre-reads the FINAL tile's first slice
-    asm volatile("" ::: "memory");         // keeps the compiler from sinking it into the next step
+    compiler_fence();                      // keeps the compiler from sinking it into the next step
     multiply_tile(lut, stage_at(stages, kt), 0, acc);
 
     // Step k_tiles-1.
