@@ -37,7 +37,7 @@ trap 'rm -rf "$WORK"' EXIT
 rm -f "$JSON"
 export PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}"
 export PYTHONUNBUFFERED=1
-PY=${PYTHON:-python}
+PY=${PYTHON:-$(command -v python3 || command -v python)}
 STARTED=$(date +%s)
 BUDGET=${GPU_RUN_BUDGET_S:-480}
 
