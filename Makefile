@@ -7,7 +7,7 @@ TORCH ?= torch==2.13.0
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test clean
+.PHONY: venv demo test clean
 
 $(STAMP): pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
@@ -15,8 +15,12 @@ $(STAMP): pyproject.toml Makefile
 	$(BIN)/python -m pip install -q -e '.[test]'
 	touch $(STAMP)
 
+venv: $(STAMP)
+
+# the example suites into the embedded SQLite history (.gemmcheck/history.db), then its dashboard
 demo: $(STAMP)
-	$(BIN)/python -m pytest examples/cpu -p no:cacheprovider
+	$(BIN)/python -m pytest examples -p no:cacheprovider
+	$(BIN)/gemmcheck history
 
 test: $(STAMP)
 	$(BIN)/python -m pytest tests

@@ -42,11 +42,17 @@ def _database_url(args):
 
 def _open_for_reading(args):
     from .db.engine import open_database
+    from .db.store import HistoryStore
 
     url = _database_url(args)
     if is_sqlite(url) and not Path(url.database).exists():
         raise DatabaseError(f"no history database at {url.database}")
-    return open_database(url, auto_upgrade=is_sqlite(url))
+    engine = open_database(url, auto_upgrade=is_sqlite(url))
+    try:  # show runs whose process died as interrupted, not as still running
+        HistoryStore(engine).mark_dead_runs_interrupted()
+    except Exception:  # a read-only database is still worth reading
+        pass
+    return engine
 
 
 def _table(headers: list[str], rows: list[list[str]]) -> str:
@@ -144,15 +150,15 @@ def build_parser() -> argparse.ArgumentParser:
     history.add_argument("--case", help="one case (key or key prefix): its runs, newest first")
     history.add_argument("--limit", type=int, default=200)
     history.add_argument("--json", action="store_true", help="machine-readable output")
-    history.set_defaults(handler=cmd_history)
+    history.set_defaults(func=cmd_history)
 
     runs = commands.add_parser("runs", help="recent runs")
     runs.add_argument("--limit", type=int, default=20)
-    runs.set_defaults(handler=cmd_runs)
+    runs.set_defaults(func=cmd_runs)
 
     db = commands.add_parser("db", help="the database's schema")
     db.add_argument("action", choices=["upgrade", "current"])
-    db.set_defaults(handler=cmd_db)
+    db.set_defaults(func=cmd_db)
 
     try:  # the assembly lint is an optional part of the package
         from .lint.cli import add_lint_parser
@@ -167,9 +173,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        if getattr(args, "handler", None) is None and hasattr(args, "func"):
-            return int(args.func(args) or 0)
-        return int(args.handler(args) or 0)
+        return int(args.func(args) or 0)
     except DatabaseError as exc:
         print(f"gemmcheck: {exc}", file=sys.stderr)
         return 1

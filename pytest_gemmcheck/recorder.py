@@ -6,6 +6,8 @@ cases never creates one -- except that a database named explicitly, or one that 
 exists, is checked at start-up: a corrupt or newer-schema database is a one-line usage error
 before any kernel runs. Results are written in batches (by count, launches and time); if the
 database fails mid-session, pending results go to a JSON file beside it and nothing is lost.
+Nothing is left pending while a test runs (pending results are written before the next test
+starts), so a session killed during a long test loses at most that test's results.
 """
 
 from __future__ import annotations
@@ -13,7 +15,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import time
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -21,7 +22,6 @@ from .result import CaseResult
 
 BATCH_RESULTS = 64
 BATCH_LAUNCHES = 20_000
-BATCH_SECONDS = 1.0
 
 
 def git_state(path: Path) -> tuple[str | None, bool | None]:
@@ -39,12 +39,12 @@ def git_state(path: Path) -> tuple[str | None, bool | None]:
 
 def masked_command(args) -> str:
     """The command line with passwords in any URL hidden."""
-    from .db.engine import safe_url
-
     masked = []
     for arg in args:
         arg = str(arg)
         if "://" in arg:
+            from .db.engine import safe_url
+
             prefix, _, url = arg.rpartition("=") if arg.startswith("--") else ("", "", arg)
             arg = f"{prefix}={safe_url(url)}" if prefix else safe_url(url)
         masked.append(arg)
@@ -71,7 +71,6 @@ class Recorder:
         self.failure: str | None = None  # why recording stopped, one line
         self.fallback: Path | None = None
         self._unrecorded: list[CaseResult] = []
-        self._last_flush = time.monotonic()
 
     @property
     def where(self) -> str:
@@ -111,28 +110,22 @@ class Recorder:
             self._unrecorded.append(result)
             return
         self.pending.append(result)
-        launches = sum(len(r.launches) for r in self.pending)
-        if (len(self.pending) >= BATCH_RESULTS or launches >= BATCH_LAUNCHES
-                or time.monotonic() - self._last_flush >= BATCH_SECONDS):
+        if len(self.pending) >= BATCH_RESULTS or sum(len(r.launches) for r in self.pending) >= BATCH_LAUNCHES:
             self.flush()
 
     def flush(self) -> None:
         if not self.pending or self.failure is not None:
             return
-        from .errors import GemmcheckError
-
         try:
             if self.run_id is None:
                 self._begin(self.pending[0])
             self.store.add_results(self.run_id, self.pending)
             self.recorded += len(self.pending)
             self.pending = []
-        except (GemmcheckError, Exception) as exc:  # a broken store must not take the results with it
+        except Exception as exc:  # a broken store must not take the results with it
             self.failure = _one_line(exc)
             self._unrecorded.extend(self.pending)
             self.pending = []
-        finally:
-            self._last_flush = time.monotonic()
 
     def finish(self, exit_status: int, interrupted: bool) -> None:
         self.flush()

@@ -89,6 +89,10 @@ class GemmcheckSession:
             if self.recorder is not None:
                 self.recorder.add(result)
 
+    def pytest_runtest_logstart(self, nodeid, location) -> None:
+        if self.recorder is not None:
+            self.recorder.flush()  # nothing pending while the next test runs
+
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus) -> None:
         if self.recorder is not None:
             self.recorder.finish(int(exitstatus), interrupted=exitstatus == pytest.ExitCode.INTERRUPTED)

@@ -73,7 +73,27 @@ def _base_info() -> dict:
             info["gpu_arch"] = gpu_arch(props)
             info["gpu_count"] = torch.cuda.device_count()
             info["driver"] = _driver_version()
+    if "flydsl" in sys.modules:  # a FlyDSL user: its HIP, compile arch and toolkit matter too
+        from .flydsl.adapter import stack_fields
+
+        for key, value in stack_fields().items():
+            if info.get(key) is None:
+                info[key] = value
     return info
+
+
+def _plain(value):
+    """Plain str/int/float/bool/None: stack info travels through xdist's serializer, which
+    refuses subclasses such as torch's TorchVersion."""
+    if value is None or type(value) in (str, int, float, bool):
+        return value
+    if isinstance(value, bool):
+        return bool(value)
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return float(value)
+    return str(value)
 
 
 def collect(hook=None) -> dict:
@@ -82,8 +102,8 @@ def collect(hook=None) -> dict:
     if hook is not None:
         extra: dict = {}
         hook.pytest_gemmcheck_stack_info(info=extra)
-        for key, value in extra.items():
-            info[str(key)] = value if isinstance(value, (str, int, float, bool, type(None))) else str(value)
+        info.update({str(key): value for key, value in extra.items()})
+    info = {key: _plain(value) for key, value in info.items()}
     info["fingerprint"] = fingerprint(info)
     return info
 
