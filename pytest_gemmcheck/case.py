@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import socket
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -66,9 +67,29 @@ def case_key(identity: dict[str, Any]) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
 
-def synchronize(device: torch.device) -> None:
+def synchronize(device: torch.device, *, current_stream_only: bool = False) -> None:
+    """Wait for the launch. Device-wide by default (a kernel may use streams of its own); only
+    the current stream while a background load runs, whose stream would otherwise be waited for
+    too."""
     if device.type == "cuda":
-        torch.cuda.synchronize(device)
+        if current_stream_only:
+            torch.cuda.current_stream(device).synchronize()
+        else:
+            torch.cuda.synchronize(device)
+
+
+def select_checker(backend: str, out: torch.Tensor):
+    """(check_launch, checksum) of the chosen backend for tensors like ``out``."""
+    from . import gpu
+
+    if backend == "triton" or (backend == "auto" and out.device.type == "cuda" and gpu.available(out)):
+        if not gpu.available(out):
+            raise CaseError("--gemmcheck-check-backend=triton needs triton installed and the output on a GPU "
+                            "(or TRITON_INTERPRET=1)")
+        from .gpu import fused_check
+
+        return "triton", fused_check.check_launch, fused_check.checksum
+    return "torch", checking.check_launch, checking.checksum
 
 
 @dataclass
@@ -83,6 +104,7 @@ class CaseContext:
     record: Callable[[CaseResult], None] = lambda result: None
     baseline_for: Callable[[CaseResult], Baseline] = lambda result: CLEAN
     stack_info: Callable[[], dict] = dict
+    device_identity: Callable[[torch.device], dict] = lambda device: {}
 
 
 class Case:
@@ -171,43 +193,51 @@ class Case:
         repeat = self.context.settings.repeat if repeat is None else int(repeat)
         if repeat < 1:
             raise CaseError(f"repeat must be >= 1, got {repeat}")
+        from . import stress
+
+        settings = self.context.settings
         result = self._new_result()
         raised: BaseException | None = None
         ref = self.reference()
         rowmax = checking.row_max(ref)
-        consensus = Consensus(rowmax, self.tile) if self.deterministic else None
         out = torch.empty((self.m, self.n), dtype=self.out_dtype, device=self.device)
+        result.check_backend, check_launch, checksum = select_checker(settings.check_backend, out)
+        consensus = Consensus(rowmax, self.tile, checksum=checksum) if self.deterministic else None
         identity = (out.data_ptr(), tuple(out.shape), out.stride(), out.dtype)
-        pid = os.getpid()
-        try:
-            for index in range(1, repeat + 1):
-                record = LaunchRecord(index=index, pid=pid, device=str(self.device))
-                result.launches.append(record)
-                out.fill_(float("nan"))
-                synchronize(self.device)
-                start = time.perf_counter()
-                try:
-                    returned = launch(out)
-                    synchronize(self.device)
-                except Exception as exc:  # the kernel's failure is the test's evidence
+        where = {"pid": os.getpid(), "host": socket.gethostname(), "device": str(self.device),
+                 "device_uuid": self.context.device_identity(self.device).get("uuid") or ""}
+        with stress.load(settings.stress, self.device) as background:
+            stressed = background.active
+            try:
+                for index in range(1, repeat + 1):
+                    record = LaunchRecord(index=index, **where)
+                    result.launches.append(record)
+                    out.fill_(float("nan"))
+                    synchronize(self.device, current_stream_only=stressed)
+                    start = time.perf_counter()
+                    try:
+                        returned = launch(out)
+                        synchronize(self.device, current_stream_only=stressed)
+                    except Exception as exc:  # the kernel's failure is the test's evidence
+                        record.elapsed_s = time.perf_counter() - start
+                        record.add_kind(RAISED)
+                        record.error = f"{type(exc).__name__}: {exc}".strip()
+                        raised = exc
+                        break
                     record.elapsed_s = time.perf_counter() - start
-                    record.add_kind(RAISED)
-                    record.error = f"{type(exc).__name__}: {exc}".strip()
-                    raised = exc
-                    break
-                record.elapsed_s = time.perf_counter() - start
-                checked = self._output_to_check(out, identity, returned, record)
-                if checked is None:
-                    continue
-                copies = consensus.copies if consensus else []
-                accuracy, diffs = checking.check_launch(checked, ref, rowmax, self.tolerance, self.tile, copies)
-                self._fill_accuracy(record, accuracy, checked)
+                    checked = self._output_to_check(out, identity, returned, record)
+                    if checked is None:
+                        continue
+                    copies = consensus.copies if consensus else []
+                    accuracy, diffs = check_launch(checked, ref, rowmax, self.tolerance, self.tile, copies)
+                    self._fill_accuracy(record, accuracy, checked)
+                    if consensus is not None:
+                        consensus.observe(index, checked, diffs)
+            finally:
                 if consensus is not None:
-                    consensus.observe(index, checked, diffs)
-        finally:
-            if consensus is not None:
-                self._fill_consistency(result, consensus)
-                consensus.release()
+                    self._fill_consistency(result, consensus)
+                    consensus.release()
+        result.stress = background.describe()
         return self._conclude(result, raised, repeat)
 
     def _output_to_check(self, out, identity, returned, record: LaunchRecord):

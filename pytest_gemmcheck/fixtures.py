@@ -25,7 +25,7 @@ class GemmcheckFixture:
         self._context = CaseContext(
             settings=overrides.settings, deterministic=overrides.deterministic, nodeid=nodeid,
             inputs_cache=session.caches[0], reference_cache=session.caches[1], record=self._record,
-            stack_info=session.stack_info,
+            stack_info=session.stack_info, device_identity=session.device_identity,
         )
         self._sink = sink
         self.results: list[CaseResult] = []
@@ -35,6 +35,7 @@ class GemmcheckFixture:
         self._sink.append(result.to_dict())
 
     def case(self, kernel: str, **kwargs: Any) -> Case:
+        self._session.select_device()
         self._session.register_quant_modes()
         return Case(self._context, kernel, **kwargs)
 

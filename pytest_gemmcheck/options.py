@@ -72,6 +72,32 @@ def parse_flag(value) -> bool:
     raise ValueError(f"expected true or false, got {value!r}")
 
 
+def parse_stress(text) -> str:
+    kinds = ("none", "copy", "compute")
+    value = str(text).strip().lower()
+    if value not in kinds:
+        raise ValueError(f"expected one of {', '.join(kinds)}, got {text!r}")
+    return value
+
+
+def parse_devices(text) -> str | None:
+    """Checked for syntax here (no torch at start-up); against the visible GPUs when a case
+    first needs one."""
+    from .devices import parse_devices as check_syntax
+
+    value = str(text).strip()
+    check_syntax(value)  # ValueError names the option
+    return value or None
+
+
+def parse_backend(text) -> str:
+    backends = ("auto", "torch", "triton")
+    value = str(text).strip().lower()
+    if value not in backends:
+        raise ValueError(f"expected one of {', '.join(backends)}, got {text!r}")
+    return value
+
+
 def parse_patterns(text: str | list[str]) -> tuple[str, ...]:
     items = text if isinstance(text, (list, tuple)) else str(text).replace(",", " ").split()
     return tuple(item.strip() for item in items if item.strip())
@@ -114,6 +140,15 @@ OPTIONS: tuple[Option, ...] = (
     Option("nondeterministic", parse_patterns, (),
            "kernel names (comma-separated, glob patterns) that are nondeterministic by design "
            "(split-K with atomics): only the accuracy check applies to them", "KERNELS"),
+    Option("stress", parse_stress, "none",
+           "background load on the same GPU while a case's launches run: none, copy (a large "
+           "device-to-device copy loop) or compute (an elementwise kernel loop)", "KIND"),
+    Option("devices", parse_devices, None,
+           "GPUs to use (e.g. 0,1,3 or 0-3; default all visible): each pytest-xdist worker takes "
+           "its own, round-robin", "LIST"),
+    Option("check-backend", parse_backend, "auto",
+           "how outputs are checked: triton (one fused pass on the GPU), torch (chunked torch "
+           "ops, any device) or auto (triton for GPU outputs when it is installed)", "BACKEND"),
     Option("db", parse_text, None,
            "history database: a SQLAlchemy URL or a SQLite file path (default "
            ".gemmcheck/history.db under the rootdir; env GEMMCHECK_DB)", "URL|PATH", env="GEMMCHECK_DB"),
@@ -133,6 +168,9 @@ class Settings:
     floor: float = 1.0
     seed: int = 0
     nondeterministic: tuple[str, ...] = field(default_factory=tuple)
+    stress: str = "none"
+    devices: str | None = None
+    check_backend: str = "auto"
     db: str | None = None
     tag: str | None = None
     no_record: bool = False
@@ -189,8 +227,8 @@ def resolve(config: pytest.Config, environ=None) -> Settings:
 
 
 # The marker takes the same names, plus per-test knobs that have no session-wide option.
-MARKER_KEYS = ("repeat", "rtol", "floor", "seed", "deterministic")
-MARKER_HELP = ("gemmcheck(repeat=N, rtol=R, floor=F, seed=S, deterministic=True): per-test "
+MARKER_KEYS = ("repeat", "rtol", "floor", "seed", "stress", "deterministic")
+MARKER_HELP = ("gemmcheck(repeat=N, rtol=R, floor=F, seed=S, stress=KIND, deterministic=True): per-test "
                "overrides of the --gemmcheck-* options for every case the test runs")
 
 

@@ -40,8 +40,9 @@ class LaunchRecord:
     wrong_tile_ids: list[list[int]] = field(default_factory=list)
     differing_row_ids: list[int] = field(default_factory=list)
     pid: int = 0
+    host: str = ""
     device: str = ""
-    device_uuid: str = ""
+    device_uuid: str = ""  # the physical GPU, which survives CUDA_VISIBLE_DEVICES renumbering
 
     @property
     def bad(self) -> bool:
@@ -82,6 +83,8 @@ class CaseResult:
     message: str = ""
     baseline: dict[str, Any] = field(default_factory=dict)
     stack: dict[str, Any] = field(default_factory=dict)  # of the process that ran the launches
+    stress: dict[str, Any] = field(default_factory=dict)  # the background load, as it ran
+    check_backend: str = ""  # torch or triton
 
     # --- derived --------------------------------------------------------------------
     @property

@@ -29,6 +29,8 @@ class GemmcheckSession:
         self.recorder: Recorder | None = None
         self._caches = None
         self._stack = None
+        self._device_chosen = False
+        self._identities: dict[str, dict] = {}
 
     @property
     def caches(self):
@@ -44,6 +46,34 @@ class GemmcheckSession:
 
             self._stack = collect(self.config.hook)
         return self._stack
+
+    def select_device(self) -> None:
+        """Once per process, before the first case: this process's GPU (an xdist worker takes
+        its own, round-robin over --gemmcheck-devices). Imports torch, so never at start-up."""
+        if self._device_chosen:
+            return
+        self._device_chosen = True
+        import torch
+
+        from .devices import device_for_worker
+        from .errors import CaseError
+
+        worker = self.config.workerinput.get("workerid") if is_xdist_worker(self.config) else None
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        try:
+            index = device_for_worker(worker, self.settings.devices, count)
+        except ValueError as exc:
+            raise CaseError(str(exc)) from None
+        if index is not None:
+            torch.cuda.set_device(index)
+
+    def device_identity(self, device) -> dict:
+        key = str(device)
+        if key not in self._identities:
+            from .devices import gpu_identity
+
+            self._identities[key] = gpu_identity(device) if getattr(device, "type", "cpu") == "cuda" else {}
+        return self._identities[key]
 
     def register_quant_modes(self) -> None:
         from .quant import register_all

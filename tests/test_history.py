@@ -172,7 +172,7 @@ def test_passwords_are_never_printed_or_stored(suite, postgres_url):
 def test_postgres_without_the_schema_says_how_to_upgrade(suite, postgres_url):
     result = suite.runpytest("-k", "bf16 and 32", f"--gemmcheck-db={postgres_url}")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["ERROR: --gemmcheck-db: * has no gemmcheck schema (head 0001); run: gemmcheck db upgrade --db *"])
+    result.stderr.fnmatch_lines(["ERROR: --gemmcheck-db: * has no gemmcheck schema (head 0002); run: gemmcheck db upgrade --db *"])
 
 
 def test_a_newer_schema_is_refused_in_one_line(suite, db_url, history, capsys):
@@ -249,9 +249,9 @@ def test_migrations_match_the_models(db_url):
 
 def test_db_commands(db_url, capsys):
     assert gemmcheck_cli(["--db", db_url, "db", "current"]) == 0
-    assert "revision 0001 (up to date)" in capsys.readouterr().out
+    assert "revision 0002 (up to date)" in capsys.readouterr().out
     assert gemmcheck_cli(["--db", db_url, "db", "upgrade"]) == 0
-    assert "already at 0001" in capsys.readouterr().out
+    assert "already at 0002" in capsys.readouterr().out
 
 
 def test_history_dashboard_shows_each_case_and_its_runs(suite, tmp_path, capsys):
@@ -273,3 +273,24 @@ def test_history_dashboard_shows_each_case_and_its_runs(suite, tmp_path, capsys)
     assert "again" in out and "0/5" in out and "0/3" in out
     assert gemmcheck_cli(["--db", str(tmp_path / "missing.db"), "history"]) == 1
     assert "no history database at" in capsys.readouterr().err
+
+
+def test_an_older_sqlite_history_is_migrated_in_place_keeping_its_rows(suite, tmp_path):
+    from alembic import command
+
+    from pytest_gemmcheck.db.engine import _alembic_config
+
+    db = tmp_path / "old.db"
+    engine = create_engine(f"sqlite:///{db}")
+    with engine.begin() as connection:
+        command.upgrade(_alembic_config(connection), "0001")
+        connection.execute(text("INSERT INTO run (status, started_at, options, workers) "
+                                "VALUES ('complete', '2026-01-01 00:00:00', '{}', 0)"))
+    suite.runpytest("-k", "bf16 and 32", "--gemmcheck-repeat=2", f"--gemmcheck-db={db}").assert_outcomes(passed=1)
+    with engine.connect() as connection:
+        assert connection.execute(text("SELECT version_num FROM alembic_version")).scalar() == "0002"
+        assert connection.execute(text("SELECT count(*) FROM run")).scalar() == 2
+        host, uuid = connection.execute(text("SELECT host, device_uuid FROM launch LIMIT 1")).one()
+    engine.dispose()
+    assert host  # the new columns are filled from now on
+    assert uuid is None  # a CPU launch has no GPU

@@ -115,6 +115,8 @@ class Result(Base):
     verdict: Mapped[str] = mapped_column(String(16))
     baseline_source: Mapped[str | None] = mapped_column(Text)
     message: Mapped[str | None] = mapped_column(Text)
+    stress: Mapped[dict[str, Any] | None] = mapped_column(JSON)  # the background load as it ran
+    check_backend: Mapped[str | None] = mapped_column(String(16))
     recorded_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
     case: Mapped[Case] = relationship()
@@ -150,6 +152,8 @@ class Launch(Base):
     error: Mapped[str | None] = mapped_column(Text)
     pid: Mapped[int | None] = mapped_column(Integer)
     device: Mapped[str | None] = mapped_column(String(64))
+    host: Mapped[str | None] = mapped_column(String(255))
+    device_uuid: Mapped[str | None] = mapped_column(String(64))  # the physical GPU
 
     __table_args__ = (Index("ix_launch_result_id", "result_id"),)
 

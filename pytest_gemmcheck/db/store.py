@@ -177,7 +177,7 @@ def _result_row(run_id: int, case_id: int, stack_id: int | None, result: CaseRes
         "worst_wrong": result.worst_wrong, "total_wrong": result.total_wrong, "kinds": ",".join(result.kinds),
         "consensus_size": result.consensus_size, "verdict": result.verdict,
         "baseline_source": (result.baseline or {}).get("source"), "message": result.message or None,
-        "recorded_at": utcnow(),
+        "stress": result.stress or None, "check_backend": result.check_backend or None, "recorded_at": utcnow(),
     }
 
 
@@ -189,6 +189,6 @@ def _launch_row(result_id: int, launch) -> dict:
         "wrong_tiles": launch.wrong_tiles, "differing_rows": launch.differing_rows,
         "differing_tiles": launch.differing_tiles, "max_diff_rel": launch.max_diff_rel,
         "elapsed_s": launch.elapsed_s, "poisoned": launch.poisoned, "error": launch.error, "pid": launch.pid,
-        "device": launch.device,
+        "device": launch.device, "host": launch.host or None, "device_uuid": launch.device_uuid or None,
     }
 
