@@ -19,6 +19,12 @@
 #                 >= 1000 launches of the fixed twin idle and under each stressor
 #   overhead      --gemmcheck-repeat=100 on the fp8 GEMM at 16384x7168x2048 vs bare launches
 #   two-gpus      launches per second with pytest-xdist -n 2 vs -n 1 (only with >= 2 GPUs)
+#   accuracy      how far correct GPU GEMMs stray from the reference (benchmarks/gpu_accuracy.py)
+#   check-speed   the fused check against copy bandwidth and assert_close (benchmarks/check_speed.py)
+#   fused-check-tests, recorded-examples, dashboard, stack
+#                 the fused check's tests on the GPU; a recorded run of the GPU examples
+#
+# GPU_RUN_PARTS="accuracy check-speed" runs only the parts whose names start with those words.
 #
 # The plugin does not need to be installed: the repository root goes first on PYTHONPATH and
 # the plugin is loaded with -p when no installed copy registers it. No history database is
@@ -39,15 +45,25 @@ export PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}"
 export PYTHONUNBUFFERED=1
 PY=${PYTHON:-$(command -v python3 || command -v python)}
 STARTED=$(date +%s)
-BUDGET=${GPU_RUN_BUDGET_S:-480}
+BUDGET=${GPU_RUN_BUDGET_S:-540}
 
 log() { echo "[$(date +%H:%M:%S) +$(( $(date +%s) - STARTED ))s] $*" | tee -a "$LOG"; }
 
 # run_part NAME SECONDS COMMAND...: run one part under a time limit, everything to the log
 left() { echo $(( BUDGET - ($(date +%s) - STARTED) )); }
+# GPU_RUN_PARTS="examples overhead ...": run only parts whose name starts with one of these words
+wanted() {
+    [ -z "${GPU_RUN_PARTS:-}" ] && return 0
+    local word
+    for word in $GPU_RUN_PARTS; do
+        case "$1" in "$word"*) return 0 ;; esac
+    done
+    return 1
+}
 run_part() {
     local name=$1 limit=$2
     shift 2
+    wanted "$name" || return 0
     local remaining
     remaining=$(left)
     if [ "$remaining" -lt 20 ]; then
@@ -130,6 +146,18 @@ if [ "$GPUS" -ge 2 ]; then
     run_part "two-gpus summary" 20 "${MEASURE[@]}" throughput-summary "$WORK/n1.jsonl" "$WORK/n2.jsonl"
 else
     log "=== two-gpus: skipped ($GPUS GPU visible; needs 2)"
+fi
+
+run_part accuracy 90 "$PY" benchmarks/gpu_accuracy.py --json "$OUT/gpu_accuracy.json"
+run_part check-speed 90 "$PY" benchmarks/check_speed.py
+# the fused check's equality tests on real atomics and many programs, then a recorded run of the
+# GPU examples (needs SQLAlchemy and Alembic: carried as wheels) and its dashboard
+run_part fused-check-tests 60 "$PY" -m pytest tests/test_fused_check.py -q -p no:cacheprovider
+if "$PY" -c "import sqlalchemy, alembic" 2>>"$LOG"; then
+    run_part recorded-examples 60 "$PY" -m pytest examples/gpu/test_gpu_torch.py -q -p no:cacheprovider \
+        "${PLUGIN_ARGS[@]}" --gemmcheck-repeat=5 --gemmcheck-db="$WORK/history.db"
+    run_part dashboard 20 "$PY" -m pytest_gemmcheck.cli --db "$WORK/history.db" history
+    run_part stack 20 "$PY" -c "import sqlite3; c = sqlite3.connect('$WORK/history.db'); print(c.execute('select * from stack').fetchall()); print(c.execute('select distinct host, device, device_uuid from launch').fetchall())"
 fi
 
 log "done in $(( $(date +%s) - STARTED ))s; numbers in $JSON"
