@@ -44,9 +44,12 @@ def _driver_version() -> str | None:
 
 
 def gpu_arch(props) -> str:
-    """'sm_90' on NVIDIA, 'gfx942' (without feature suffixes) on AMD."""
+    """'sm_90' on NVIDIA, 'gfx942' (without feature suffixes) on AMD. CUDA builds of torch
+    have a gcnArchName too (holding the device's name), so it counts only on ROCm."""
+    torch = sys.modules.get("torch")
+    on_rocm = torch is not None and getattr(torch.version, "hip", None)
     arch = getattr(props, "gcnArchName", None)
-    if arch:
+    if on_rocm and arch:
         return arch.split(":")[0]
     return f"sm_{props.major}{props.minor}"
 

@@ -13,7 +13,16 @@ pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(),
 # The background's shape, a square one, and one that is no multiple of any tile size.
 SHAPES = [(4096, 7168, 256), (2048, 2048, 1024), (1008, 1552, 768)]
 # fp8 through _scaled_mm: row-wise (ptpc) at every shape; block-wise where torch supports it
-FP8_CASES = [("ptpc", *shape) for shape in SHAPES] + [("blockscale", 4096, 7168, 256), ("blockscale", 2048, 1536, 2048)]
+# torch._scaled_mm's block-wise recipe gave wrong outputs at K=256 (two K blocks) on an H200
+# with torch 2.11 / CUDA 13: every launch of a process the same, different between processes
+# (13.2M, then 3.5M wrong elements of 29M; K=1024 and up were clean), as if it read scales past
+# their end. Kept as a known failure: the case this plugin exists to catch, in a shipped kernel.
+BLOCKSCALE_K256 = pytest.param(
+    "blockscale", 4096, 7168, 256,
+    marks=pytest.mark.xfail(reason="torch._scaled_mm block-wise scaling is wrong at K=256 on H200 (torch 2.11, CUDA 13)",
+                            strict=False),
+)
+FP8_CASES = [("ptpc", *shape) for shape in SHAPES] + [BLOCKSCALE_K256, ("blockscale", 2048, 1536, 2048)]
 SCALES = {"ptpc": torch_gemms.ptpc_scales, "blockscale": torch_gemms.blockscale_scales}
 
 
