@@ -15,15 +15,19 @@ from typing import Any, Callable
 import torch
 
 from . import check as checking
+from .baseline import CLEAN, Baseline
 from .consensus import Consensus
 from .errors import CaseError, GemmcheckFailure, LaunchError
-from .options import Settings
+from .options import AUTO, Settings
 from .quant import Inputs, fp8_flavour, quant_mode
 from .reference import LruCache, compute_reference
 from .report import failure_message
 from .result import (BAD_OUTPUT, INCONSISTENT, NONFINITE, RAISED, UNWRITTEN, WRONG, CaseResult,
                      LaunchRecord)
-from .verdict import CLEAN, Baseline, judge
+from .stats import format_percent, rate_upper_bound
+from .verdict import Verdict, judge
+
+AUTO_MAX_LAUNCHES = 1_000_000
 
 _OUT_DTYPES = {
     "bfloat16": torch.bfloat16,
@@ -105,6 +109,19 @@ class CaseContext:
     baseline_for: Callable[[CaseResult], Baseline] = lambda result: CLEAN
     stack_info: Callable[[], dict] = dict
     device_identity: Callable[[torch.device], dict] = lambda device: {}
+    judge: bool = True  # False in a --gemmcheck-processes child: its parent judges the aggregate
+
+
+def conclude(result: CaseResult, settings: Settings, baseline_for) -> Verdict:
+    """Judge ``result`` against its baseline and write the verdict and message onto it."""
+    baseline = baseline_for(result)
+    verdict = judge(result, baseline, alpha=settings.alpha, worst_factor=settings.worst_factor)
+    result.verdict = verdict.kind
+    result.baseline = {"source": baseline.source, "description": baseline.description,
+                       "launches": baseline.evidence.launches, "bad_launches": baseline.evidence.bad}
+    raised = any(launch.error and "raised" in launch.kinds for launch in result.launches)
+    result.message = failure_message(result, verdict) if (verdict.kind != "pass" or raised) else ""
+    return verdict
 
 
 class Case:
@@ -190,9 +207,11 @@ class Case:
         __tracebackhide__ = True  # a failure points at the test's case.run line, not in here
         if not callable(launch):
             raise CaseError(f"case.run takes a callable launch(out), got {launch!r}")
-        repeat = self.context.settings.repeat if repeat is None else int(repeat)
-        if repeat < 1:
-            raise CaseError(f"repeat must be >= 1, got {repeat}")
+        repeat = self.context.settings.repeat if repeat is None else repeat
+        auto = repeat == AUTO
+        if not auto:
+            if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
+                raise CaseError(f"repeat must be a whole number >= 1 or 'auto', got {repeat!r}")
         from . import stress
 
         settings = self.context.settings
@@ -206,10 +225,13 @@ class Case:
         identity = (out.data_ptr(), tuple(out.shape), out.stride(), out.dtype)
         where = {"pid": os.getpid(), "host": socket.gethostname(), "device": str(self.device),
                  "device_uuid": self.context.device_identity(self.device).get("uuid") or ""}
+        started = time.monotonic()
         with stress.load(settings.stress, self.device) as background:
             stressed = background.active
             try:
-                for index in range(1, repeat + 1):
+                for index in range(1, (AUTO_MAX_LAUNCHES if auto else repeat) + 1):
+                    if auto and index > 1 and self._enough(result, started):
+                        break
                     record = LaunchRecord(index=index, **where)
                     result.launches.append(record)
                     out.fill_(float("nan"))
@@ -236,9 +258,31 @@ class Case:
             finally:
                 if consensus is not None:
                     self._fill_consistency(result, consensus)
+                    if not self.context.judge:  # a --gemmcheck-processes child: the parent compares these
+                        copy = consensus.consensus_copy()
+                        result.consensus_checksum = checksum(copy) if copy is not None else None
                     consensus.release()
         result.stress = background.describe()
-        return self._conclude(result, raised, repeat)
+        if auto and not result.stopped:
+            result.stopped = f"stopped at the cap of {AUTO_MAX_LAUNCHES:,} launches"
+        return self._conclude(result, raised, len(result.launches) if auto else repeat)
+
+    def _enough(self, result: CaseResult, started: float) -> bool:
+        """--gemmcheck-repeat=auto: whether the rate's bound reached the target or time ran out;
+        notes which on the result."""
+        settings = self.context.settings
+        launches, bad = len(result.launches), len(result.bad_launches)
+        bound = rate_upper_bound(bad, launches)
+        if bound < settings.target_rate:
+            result.stopped = (f"stopped after {launches:,} launches: rate < {format_percent(bound)} reached the "
+                              f"target {format_percent(settings.target_rate)}")
+            return True
+        elapsed = time.monotonic() - started
+        if elapsed >= settings.budget:
+            result.stopped = (f"stopped after {launches:,} launches: the {settings.budget:g} s budget ran out with the "
+                              f"rate shown only below {format_percent(bound)} (target {format_percent(settings.target_rate)})")
+            return True
+        return False
 
     def _output_to_check(self, out, identity, returned, record: LaunchRecord):
         """The tensor this launch produced, or None (recorded as bad output) when there is none."""
@@ -309,16 +353,16 @@ class Case:
 
     def _conclude(self, result: CaseResult, raised: BaseException | None, repeat: int) -> CaseResult:
         __tracebackhide__ = True
-        baseline = self.context.baseline_for(result)
-        verdict = judge(result, baseline)
-        result.verdict = verdict.kind
-        result.baseline = {"source": baseline.source, "description": baseline.description}
-        result.message = failure_message(result, verdict) if (verdict.failed or raised) else ""
+        settings = self.context.settings
+        # a child of --gemmcheck-processes does not judge: its parent judges the aggregate
+        verdict = conclude(result, settings, self.context.baseline_for) if self.context.judge else None
         self.context.record(result)
+        if verdict is None:
+            return result
         if raised is not None:
             last = result.launches[-1]
             trace = "".join(traceback.format_exception_only(type(raised), raised)).strip()
             raise LaunchError(f"launch {last.index} of {repeat} raised {trace}\n{result.message}") from raised
-        if verdict.failed:
+        if verdict.failed and not settings.accept:  # accepting: this run becomes the baseline instead
             raise GemmcheckFailure(result.message)
         return result

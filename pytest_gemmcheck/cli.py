@@ -138,6 +138,48 @@ def cmd_db(args) -> int:
         engine.dispose()
 
 
+def cmd_goldens_export(args) -> int:
+    """Goldens from the recorded history: one entry per case and scope value."""
+    from sqlalchemy import select
+
+    from .db.models import Case, Result, Stack
+    from .db.queries import history_evidence
+    from .goldens import GoldenEntry, GoldenStore
+
+    engine = _open_for_reading(args)
+    store = GoldenStore(Path(args.dir))
+    written = 0
+    try:
+        query = (select(Case, Stack.gpu_arch, Stack.fingerprint).join(Result, Result.case_id == Case.id)
+                 .outerjoin(Stack, Stack.id == Result.stack_id).where(Result.verdict != "regression").distinct())
+        if args.kernel:
+            query = query.where(Case.kernel.like(args.kernel.replace("*", "%")))
+        from sqlalchemy.orm import Session
+
+        with Session(engine) as session:
+            rows = session.execute(query).all()
+            groups: dict[tuple, tuple] = {}
+            for case, arch, fingerprint in rows:
+                scope = {"any": "any", "arch": f"arch:{arch or 'cpu'}", "stack": f"stack:{fingerprint}"}[args.scope]
+                groups.setdefault((case.key, scope), (case, arch, fingerprint))
+            for (key, scope), (case, arch, fingerprint) in sorted(groups.items()):
+                evidence, runs, _ = history_evidence(engine, key, scope=args.scope, gpu_arch=arch, fingerprint=fingerprint)
+                if not evidence.launches:
+                    continue
+                description = {"kernel": case.kernel, "m": case.m, "n": case.n, "k": case.k, "quant": case.quant,
+                               "tile": case.tile, "out_dtype": case.out_dtype, "fp8": case.fp8, "params": case.params}
+                store.put(case.kernel, GoldenEntry(key=key, case=description, scope=scope, evidence=evidence,
+                                                   note=f"exported from {runs} recorded run{'s' if runs != 1 else ''}"))
+                written += 1
+        for kernel in store.kernels():
+            print(f"wrote {store.write(kernel)}")
+        if not written:
+            print("no recorded cases match")
+        return 0
+    finally:
+        engine.dispose()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="gemmcheck", description="pytest-gemmcheck's history and tools")
     parser.add_argument("--db", help=f"database URL or SQLite path (default: ${ENV_VAR}, else the nearest {DEFAULT_PATH})")
@@ -159,6 +201,15 @@ def build_parser() -> argparse.ArgumentParser:
     db = commands.add_parser("db", help="the database's schema")
     db.add_argument("action", choices=["upgrade", "current"])
     db.set_defaults(func=cmd_db)
+
+    goldens = commands.add_parser("goldens", help="accepted baselines under goldens/")
+    golden_commands = goldens.add_subparsers(dest="goldens_command", required=True, metavar="ACTION")
+    export = golden_commands.add_parser("export", help="write goldens from the recorded history")
+    export.add_argument("--kernel", help="kernel name (* wildcards)")
+    export.add_argument("--dir", default="goldens", help="the goldens directory (default: goldens)")
+    export.add_argument("--scope", choices=["arch", "stack", "any"], default="arch",
+                        help="one entry per GPU arch (default), per stack, or one for all")
+    export.set_defaults(func=cmd_goldens_export)
 
     try:  # the assembly lint is an optional part of the package
         from .lint.cli import add_lint_parser

@@ -92,5 +92,15 @@ class Consensus:
             note = f"{note}; {extra}" if note else extra
         return agreements, sizes[consensus], note
 
+    def consensus_copy(self) -> torch.Tensor | None:
+        """The kept output most launches agree with (None when it was not kept)."""
+        if not self._group_of:
+            return None
+        sizes: dict[object, int] = {}
+        for group in self._group_of.values():
+            sizes[group] = sizes.get(group, 0) + 1
+        consensus = max(sizes, key=lambda g: (sizes[g], -self._first_launch[g]))
+        return self.copies[consensus] if isinstance(consensus, int) else None
+
     def release(self) -> None:
         self.copies.clear()

@@ -10,6 +10,7 @@ import torch
 from .case import Case, CaseContext, _out_dtype, default_device
 from .errors import CaseError
 from .options import TestOverrides
+from .processes import is_child
 from .quant import Inputs, quant_mode
 from .reference import compute_reference
 from .result import CaseResult
@@ -26,6 +27,7 @@ class GemmcheckFixture:
             settings=overrides.settings, deterministic=overrides.deterministic, nodeid=nodeid,
             inputs_cache=session.caches[0], reference_cache=session.caches[1], record=self._record,
             stack_info=session.stack_info, device_identity=session.device_identity,
+            baseline_for=session.baseline_for, judge=not is_child(),
         )
         self._sink = sink
         self.results: list[CaseResult] = []

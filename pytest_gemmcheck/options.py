@@ -18,13 +18,69 @@ import pytest
 
 # --- value parsers: raise ValueError with a message that stands alone -------------------
 
-def parse_repeat(text: str | int) -> int:
+AUTO = "auto"
+
+
+def parse_repeat(text: str | int) -> int | str:
+    if isinstance(text, str) and text.strip().lower() == AUTO:
+        return AUTO
     try:
         value = int(text)
     except (TypeError, ValueError):
-        raise ValueError(f"expected a whole number of launches >= 1, got {text!r}") from None
+        raise ValueError(f"expected a whole number of launches >= 1 or 'auto', got {text!r}") from None
     if value < 1:
-        raise ValueError(f"expected a whole number of launches >= 1, got {text!r}")
+        raise ValueError(f"expected a whole number of launches >= 1 or 'auto', got {text!r}")
+    return value
+
+
+def _parse_whole(text, what: str, minimum: int) -> int:
+    try:
+        value = int(text)
+    except (TypeError, ValueError):
+        raise ValueError(f"expected {what}, got {text!r}") from None
+    if value < minimum:
+        raise ValueError(f"expected {what}, got {text!r}")
+    return value
+
+
+def parse_processes(text) -> int:
+    return _parse_whole(text, "a whole number of processes >= 1", 1)
+
+
+def _parse_fraction(text, what: str) -> float:
+    try:
+        value = float(text)
+    except (TypeError, ValueError):
+        raise ValueError(f"expected {what}, got {text!r}") from None
+    if not 0.0 < value < 1.0:
+        raise ValueError(f"expected {what}, got {text!r}")
+    return value
+
+
+def parse_alpha(text) -> float:
+    return _parse_fraction(text, "a significance level between 0 and 1 (e.g. 0.05)")
+
+
+def parse_target_rate(text) -> float:
+    return _parse_fraction(text, "a bad-launch rate between 0 and 1 (e.g. 0.01 for 1%)")
+
+
+def parse_budget(text) -> float:
+    return _parse_positive_float(text, "a number of seconds > 0")
+
+
+def parse_worst_factor(text) -> float:
+    value = _parse_positive_float(text, "a factor >= 1 (e.g. 2)")
+    if value < 1:
+        raise ValueError(f"expected a factor >= 1 (e.g. 2), got {text!r}")
+    return value
+
+
+def parse_scope(text) -> str:
+    scopes = ("arch", "stack", "any")
+    value = str(text).strip().lower()
+    if value not in scopes:
+        raise ValueError(f"expected one of {', '.join(scopes)}, got {text!r}")
     return value
 
 
@@ -129,7 +185,15 @@ class Option:
 OPTIONS: tuple[Option, ...] = (
     Option("repeat", parse_repeat, 12,
            "launches per case, each into a freshly NaN-poisoned output (default 12, the protocol "
-           "that caught the tail race)", "N"),
+           "that caught the tail race); 'auto' launches until the rate's 95% upper bound is below "
+           "--gemmcheck-target-rate or --gemmcheck-budget seconds pass", "N|auto"),
+    Option("target-rate", parse_target_rate, 0.01,
+           "with --gemmcheck-repeat=auto: stop once the bad-launch rate is shown below this (default 0.01)", "RATE"),
+    Option("budget", parse_budget, 60.0,
+           "with --gemmcheck-repeat=auto: seconds of launching per case at most (default 60)", "SECONDS"),
+    Option("processes", parse_processes, 1,
+           "spread each case's launches over N fresh processes (spawned, never forked), aggregated "
+           "into one result: races decided per process need several (default 1: in this process)", "N"),
     Option("rtol", parse_rtol, 0.05,
            "an element is wrong when off by more than RTOL of max(|ref|, FLOOR x its row's "
            "largest |ref|) (default 0.05)", "RTOL"),
@@ -149,6 +213,18 @@ OPTIONS: tuple[Option, ...] = (
     Option("check-backend", parse_backend, "auto",
            "how outputs are checked: triton (one fused pass on the GPU), torch (chunked torch "
            "ops, any device) or auto (triton for GPU outputs when it is installed)", "BACKEND"),
+    Option("scope", parse_scope, "arch",
+           "history a result is judged against: same GPU arch (default), same stack, or any", "SCOPE"),
+    Option("alpha", parse_alpha, 0.05,
+           "significance of the one-sided test that a bad-launch rate got worse (default 0.05)", "ALPHA"),
+    Option("worst-factor", parse_worst_factor, 2.0,
+           "the worst launch's wrong elements (or wrong tiles) regress when they grow by more than "
+           "this factor over the baseline's (default 2)", "FACTOR"),
+    Option("goldens", parse_text, None,
+           "directory of golden files (default goldens/ under the rootdir)", "DIR"),
+    Option("accept", parse_flag, False,
+           "accept this run's results as goldens (written to the goldens directory); the run does "
+           "not fail on regressions", flag_only=True),
     Option("db", parse_text, None,
            "history database: a SQLAlchemy URL or a SQLite file path (default "
            ".gemmcheck/history.db under the rootdir; env GEMMCHECK_DB)", "URL|PATH", env="GEMMCHECK_DB"),
@@ -163,7 +239,10 @@ BY_NAME = {option.name: option for option in OPTIONS}
 class Settings:
     """The resolved settings of a session (and, after marker overrides, of one test)."""
 
-    repeat: int = 12
+    repeat: int | str = 12
+    target_rate: float = 0.01
+    budget: float = 60.0
+    processes: int = 1
     rtol: float = 0.05
     floor: float = 1.0
     seed: int = 0
@@ -171,6 +250,11 @@ class Settings:
     stress: str = "none"
     devices: str | None = None
     check_backend: str = "auto"
+    scope: str = "arch"
+    alpha: float = 0.05
+    worst_factor: float = 2.0
+    goldens: str | None = None
+    accept: bool = False
     db: str | None = None
     tag: str | None = None
     no_record: bool = False
@@ -227,8 +311,8 @@ def resolve(config: pytest.Config, environ=None) -> Settings:
 
 
 # The marker takes the same names, plus per-test knobs that have no session-wide option.
-MARKER_KEYS = ("repeat", "rtol", "floor", "seed", "stress", "deterministic")
-MARKER_HELP = ("gemmcheck(repeat=N, rtol=R, floor=F, seed=S, stress=KIND, deterministic=True): per-test "
+MARKER_KEYS = ("repeat", "rtol", "floor", "seed", "stress", "processes", "deterministic")
+MARKER_HELP = ("gemmcheck(repeat=N, rtol=R, floor=F, seed=S, stress=KIND, processes=N, deterministic=True): per-test "
                "overrides of the --gemmcheck-* options for every case the test runs")
 
 

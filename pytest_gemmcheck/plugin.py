@@ -35,9 +35,9 @@ def _session(config: pytest.Config) -> GemmcheckSession:
     return config.stash[SESSION_KEY]
 
 
-def _overrides(request: pytest.FixtureRequest) -> options.TestOverrides:
-    settings = _session(request.config).settings
-    marker = request.node.get_closest_marker("gemmcheck")
+def _overrides(config: pytest.Config, node: pytest.Item) -> options.TestOverrides:
+    settings = _session(config).settings
+    marker = node.get_closest_marker("gemmcheck")
     try:
         return options.apply_marker(settings, dict(marker.kwargs) if marker else {})
     except ValueError as exc:
@@ -54,7 +54,7 @@ def gemmcheck(request: pytest.FixtureRequest):
     ``case.inputs()`` and ``case.run(lambda out: kernel(..., out))``."""
     from .fixtures import GemmcheckFixture
 
-    return GemmcheckFixture(_session(request.config), _overrides(request), request.node.nodeid,
+    return GemmcheckFixture(_session(request.config), _overrides(request.config, request.node), request.node.nodeid,
                             _results_sink(request.node))
 
 
@@ -73,6 +73,16 @@ def bf16_reference():
     from .fixtures import bf16_reference as reference
 
     return reference
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function):
+    """--gemmcheck-processes: the test's launches run in fresh child processes instead."""
+    if "gemmcheck" not in pyfuncitem.fixturenames:
+        return None
+    handled = _session(pyfuncitem.config).run_in_processes(
+        pyfuncitem, _overrides(pyfuncitem.config, pyfuncitem), _results_sink(pyfuncitem))
+    return True if handled else None
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -31,12 +31,13 @@ def evidence(result: CaseResult) -> str:
     """'3/12 launches bad (launches 2, 5, 9); rate < 55.2% (95%), 1 process'."""
     launches = len(result.launches)
     bad = result.bad_launches
-    processes = len({launch.pid for launch in result.launches}) or 1
     text = f"{len(bad)}/{launches} launches bad"
     if bad:
         text += f" (launch{'es' if len(bad) > 1 else ''} {_ids([b.index for b in bad[:12]], len(bad))})"
     text += f"; rate < {format_percent(rate_upper_bound(len(bad), launches))} (95%)"
-    text += f", {_plural(processes, 'process', 'processes')}"
+    text += f", {_plural(result.processes, 'process', 'processes')}"
+    if result.gpus > 1:
+        text += f", {result.gpus} GPUs"
     return text
 
 
@@ -94,6 +95,8 @@ def failure_message(result: CaseResult, verdict: Verdict, max_launch_lines: int 
     lines = [f"gemmcheck: {result.label}: {verdict.kind}"]
     lines += [f"  {reason}" for reason in verdict.reasons]
     lines.append(f"  {evidence(result)}")
+    if result.stopped:
+        lines.append(f"  {result.stopped}")
     worst_line = worst(result)
     if worst_line:
         lines.append(f"  {worst_line}")
@@ -107,6 +110,7 @@ def failure_message(result: CaseResult, verdict: Verdict, max_launch_lines: int 
     unpoisoned = [launch for launch in result.launches if not launch.poisoned and not launch.bad]
     if unpoisoned:
         lines.append("  note: the kernel returned its own output; it was checked as returned, and poisoning could not apply to it")
+    lines += [f"  {line}" for line in verdict.lines]
     lines.append(f"  inputs: seed {result.seed}, {result.fp8 or 'no fp8'}, out {result.out_dtype}, on {result.device}; "
                  f"rule: off by > {result.rtol:g} x max(|ref|, {result.floor:g} x row max)"
                  + ("" if result.deterministic else "; declared nondeterministic (consistency not checked)"))
@@ -121,4 +125,6 @@ def summary_line(result: CaseResult) -> str:
         text += f"; {worst_line}"
     if result.kinds:
         text += f" [{', '.join(result.kinds)}]"
+    if result.verdict not in ("pass", "") and result.baseline.get("source") not in (None, "clean"):
+        text += f" vs {result.baseline['bad_launches']}/{result.baseline['launches']} ({result.baseline['source']})"
     return text

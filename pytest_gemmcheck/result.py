@@ -85,6 +85,8 @@ class CaseResult:
     stack: dict[str, Any] = field(default_factory=dict)  # of the process that ran the launches
     stress: dict[str, Any] = field(default_factory=dict)  # the background load, as it ran
     check_backend: str = ""  # torch or triton
+    stopped: str = ""  # why --gemmcheck-repeat=auto stopped launching
+    consensus_checksum: int | None = None  # of the consensus output (compared across processes)
 
     # --- derived --------------------------------------------------------------------
     @property
@@ -116,6 +118,14 @@ class CaseResult:
     @property
     def failed(self) -> bool:
         return self.verdict == "regression"
+
+    @property
+    def processes(self) -> int:
+        return len({(launch.host, launch.pid) for launch in self.launches}) or 1
+
+    @property
+    def gpus(self) -> int:
+        return len({launch.device_uuid or launch.device for launch in self.launches if launch.device}) or 1
 
     # --- transport ------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:

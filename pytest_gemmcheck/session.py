@@ -4,6 +4,7 @@ reports), and the recorder that writes them to the history."""
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
 import pytest
@@ -31,6 +32,9 @@ class GemmcheckSession:
         self._stack = None
         self._device_chosen = False
         self._identities: dict[str, dict] = {}
+        self._goldens = None
+        self._history = None  # engine for reading baselines; False: there is no history
+        self.accepted: list[str] = []  # golden files written by --gemmcheck-accept
 
     @property
     def caches(self):
@@ -58,10 +62,15 @@ class GemmcheckSession:
         from .devices import device_for_worker
         from .errors import CaseError
 
+        from .processes import CHILD_DEVICE
+
         worker = self.config.workerinput.get("workerid") if is_xdist_worker(self.config) else None
         count = torch.cuda.device_count() if torch.cuda.is_available() else 0
         try:
-            index = device_for_worker(worker, self.settings.devices, count)
+            if os.environ.get(CHILD_DEVICE):  # a --gemmcheck-processes child: its parent chose
+                index = int(os.environ[CHILD_DEVICE]) if count else None
+            else:
+                index = device_for_worker(worker, self.settings.devices, count)
         except ValueError as exc:
             raise CaseError(str(exc)) from None
         if index is not None:
@@ -74,6 +83,119 @@ class GemmcheckSession:
 
             self._identities[key] = gpu_identity(device) if getattr(device, "type", "cpu") == "cuda" else {}
         return self._identities[key]
+
+    # --- baselines -----------------------------------------------------------------------
+    @property
+    def goldens(self):
+        if self._goldens is None:
+            from pathlib import Path
+
+            from .goldens import GoldenStore
+
+            folder = Path(self.settings.goldens) if self.settings.goldens else self.config.rootpath / "goldens"
+            if not folder.is_absolute():
+                folder = self.config.invocation_params.dir / folder
+            self._goldens = GoldenStore(folder)
+        return self._goldens
+
+    def _history_engine(self):
+        """The history database for reading baselines, or None when there is none yet (this
+        never creates one: a worker reads, only the controller's recorder writes)."""
+        if self._history is None:
+            from pathlib import Path
+
+            from .db.engine import is_sqlite, open_database, resolve_url
+
+            value = self.settings.db
+            url = resolve_url(value, self.config.invocation_params.dir if value else self.config.rootpath)
+            if is_sqlite(url) and not Path(url.database).exists():
+                return None  # checked again next time: the recorder may create it meanwhile
+            self._history = open_database(url, auto_upgrade=is_sqlite(url))
+        return self._history or None
+
+    def baseline_for(self, result):
+        """The golden, else the history on a compatible stack, else clean."""
+        from .baseline import Baseline, choose
+        from .errors import CaseError, GemmcheckError
+
+        try:
+            golden = self.goldens.lookup(result)
+            history = None
+            if golden is None:
+                engine = self._history_engine()
+                if engine is not None:
+                    from .db.queries import history_evidence
+
+                    stack = result.stack or {}
+                    run_id = self.recorder.run_id if self.recorder is not None else None
+                    evidence, runs, stacks = history_evidence(
+                        engine, result.key, scope=self.settings.scope, gpu_arch=stack.get("gpu_arch"),
+                        fingerprint=stack.get("fingerprint"), exclude_run=run_id)
+                    if evidence.launches:
+                        scope = {"arch": f"on {stack.get('gpu_arch') or 'cpu'}", "stack": "on this stack",
+                                 "any": "on any stack"}[self.settings.scope]
+                        where = f"history: {runs} earlier run{'s' if runs != 1 else ''} {scope} ({'; '.join(stacks[:3])})"
+                        history = Baseline(source="history", description=where, evidence=evidence)
+        except GemmcheckError as exc:
+            raise CaseError(f"cannot find the baseline of {result.label}: {exc}") from None
+        return choose(result, golden=golden, history=history)
+
+    def run_in_processes(self, item: pytest.Function, overrides, sink: list) -> bool:
+        """--gemmcheck-processes=N for one test: run it in N children, judge and record the
+        aggregate here. False when the test runs here as usual."""
+        from .processes import is_child
+
+        settings = overrides.settings
+        if settings.processes <= 1 or is_child() or "gemmcheck" not in item.fixturenames:
+            return False
+        from .case import conclude
+        from .devices import parse_devices
+        from .errors import GemmcheckFailure, LaunchError
+        from .processes import ChildFailure, aggregate, run_children
+
+        devices: list[int | None] = [None]  # the child's default device
+        if settings.devices is not None:  # spread the children over the named (or all) GPUs
+            named = parse_devices(settings.devices)
+            devices = list(named) if named is not None else (list(range(self._visible_gpus())) or [None])
+        try:
+            children = run_children(item.nodeid, settings, rootdir=self.config.rootpath,
+                                    invocation_dir=self.config.invocation_params.dir, devices=devices)
+        except ChildFailure as exc:
+            raise GemmcheckFailure(f"gemmcheck: --gemmcheck-processes={settings.processes}: {exc}") from None
+        failures = []
+        for result in aggregate(children):
+            result.nodeid = item.nodeid
+            verdict = conclude(result, settings, self.baseline_for)
+            sink.append(result.to_dict())
+            if any("raised" in launch.kinds for launch in result.launches):
+                failures.append((LaunchError, result.message))
+            elif verdict.failed and not settings.accept:
+                failures.append((GemmcheckFailure, result.message))
+        if failures:
+            kind = LaunchError if any(k is LaunchError for k, _ in failures) else GemmcheckFailure
+            raise kind("\n".join(message for _, message in failures))
+        return True
+
+    def _visible_gpus(self) -> int:
+        import torch
+
+        return torch.cuda.device_count() if torch.cuda.is_available() else 0
+
+    def accept_results(self) -> None:
+        """--gemmcheck-accept: this run's results become the goldens of their cases."""
+        if not self.settings.accept or not self.results:
+            return
+        from .recorder import git_state
+
+        revision, dirty = git_state(self.config.rootpath)
+        note = "accepted" + (f" at {revision[:10]}{'+' if dirty else ''}" if revision else "")
+        if self.settings.tag:
+            note += f" ({self.settings.tag})"
+        kernels = set()
+        for result in self.results:
+            self.goldens.accept(result, self.settings.scope, note)
+            kernels.add(result.kernel)
+        self.accepted = [str(self.goldens.write(kernel)) for kernel in sorted(kernels)]
 
     def register_quant_modes(self) -> None:
         from .quant import register_all
@@ -124,8 +246,18 @@ class GemmcheckSession:
             self.recorder.flush()  # nothing pending while the next test runs
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus) -> None:
+        from .processes import is_child, write_child_results
+
+        if is_child():
+            write_child_results(self.results)
+            return
+        if is_xdist_worker(self.config):
+            return
         if self.recorder is not None:
             self.recorder.finish(int(exitstatus), interrupted=exitstatus == pytest.ExitCode.INTERRUPTED)
+        self.accept_results()
+        if self._history:
+            self._history.dispose()
 
     def pytest_terminal_summary(self, terminalreporter) -> None:
         terminal = terminalreporter
@@ -141,3 +273,5 @@ class GemmcheckSession:
         if recorded:
             failed = self.recorder.failure is not None
             terminal.write_line(recorded, **({"red": True, "bold": True} if failed else {}))
+        for path in self.accepted:
+            terminal.write_line(f"gemmcheck: accepted as goldens: {path}")

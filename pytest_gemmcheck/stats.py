@@ -68,3 +68,70 @@ def format_percent(value: float) -> str:
     if pct >= 0.1:
         return f"{pct:.2f}%"
     return f"{pct:.2g}%"
+
+
+# --- comparing a result with its baseline -------------------------------------------------
+
+def _log_comb(n: int, k: int) -> float:
+    return math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)
+
+
+def fisher_greater(bad: int, launches: int, base_bad: int, base_launches: int) -> float:
+    """One-sided Fisher exact test: the p-value of seeing at least ``bad`` of the pooled bad
+    launches among the current ``launches`` if the current and baseline rates were equal.
+    Small when the current rate is worse than the baseline's.
+
+    Fisher rather than a binomial test against the baseline's rate: the baseline's rate is an
+    estimate too (0/12 is not "never"), and Fisher's test conditions on both samples, so a
+    short history cannot make a verdict look more certain than it is.
+    """
+    if launches <= 0 or base_launches <= 0:
+        return 1.0
+    total = launches + base_launches
+    total_bad = bad + base_bad
+    low = max(bad, total_bad - base_launches)
+    high = min(launches, total_bad)
+    denominator = _log_comb(total, launches)
+    p = sum(math.exp(_log_comb(total_bad, x) + _log_comb(total - total_bad, launches - x) - denominator)
+            for x in range(low, high + 1))
+    return min(1.0, p)
+
+
+def fisher_less(bad: int, launches: int, base_bad: int, base_launches: int) -> float:
+    """The other side: small when the current rate is better than the baseline's."""
+    return fisher_greater(base_bad, base_launches, bad, launches)
+
+
+def design_effect(per_process: list[tuple[int, int]]) -> float:
+    """How much clustering by process inflates the variance of a bad-launch rate.
+
+    ``per_process`` holds (bad, launches) per process. A race that is decided per process
+    (at load or JIT time) makes launches of one process agree with each other, so n launches
+    carry less evidence than n independent ones. Estimated as the Pearson overdispersion
+    phi = sum((k_i - n_i p)^2 / (n_i p (1 - p))) / (P - 1) of the per-process counts around the
+    pooled rate p (the quasi-binomial dispersion; Rao and Scott's design effect), never below
+    1. With one process, or a rate of 0 or 1, nothing can be estimated and 1 is returned: the
+    report then says that the evidence rests on what it rests on.
+    """
+    processes = [(k, n) for k, n in per_process if n > 0]
+    if len(processes) < 2:
+        return 1.0
+    launches = sum(n for _, n in processes)
+    bad = sum(k for k, _ in processes)
+    p = bad / launches
+    if p <= 0.0 or p >= 1.0:
+        return 1.0
+    chi2 = sum((k - n * p) ** 2 / (n * p * (1 - p)) for k, n in processes)
+    return max(1.0, chi2 / (len(processes) - 1))
+
+
+def effective_counts(bad: int, launches: int, deff: float) -> tuple[int, int]:
+    """(bad, launches) divided by the design effect: the independent launches they are worth.
+    A bad launch never rounds away to none."""
+    if deff <= 1.0:
+        return bad, launches
+    eff_launches = max(1, round(launches / deff))
+    eff_bad = min(eff_launches, round(bad / deff))
+    if bad > 0:
+        eff_bad = max(1, eff_bad)
+    return eff_bad, eff_launches

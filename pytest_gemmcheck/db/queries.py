@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from sqlalchemy import Integer as Integer_
 from sqlalchemy import Select, and_, func, select
 from sqlalchemy.engine import Engine
 
@@ -123,3 +124,52 @@ def runs(engine: Engine, *, limit: int = 20) -> list[tuple]:
              .outerjoin(Result, Result.run_id == Run.id).group_by(Run.id).order_by(Run.id.desc()).limit(limit))
     with engine.connect() as connection:
         return connection.execute(query).all()
+
+
+def history_evidence(engine: Engine, key: str, *, scope: str, gpu_arch: str | None, fingerprint: str | None,
+                     exclude_run: int | None = None):
+    """The evidence of a case's stored history on a compatible stack, for its baseline:
+    (Evidence, runs, stacks described). Results that were regressions are left out."""
+    from ..baseline import Evidence
+    from .models import Launch
+
+    conditions = [Case.key == key, Result.verdict != "regression"]
+    if exclude_run is not None:
+        conditions.append(Result.run_id != exclude_run)
+    if scope == "arch":
+        conditions.append(Stack.gpu_arch == gpu_arch if gpu_arch else Stack.gpu_arch.is_(None))
+    elif scope == "stack":
+        conditions.append(Stack.fingerprint == fingerprint)
+    bad_flag = func.sum(func.cast(Launch.kinds != "", Integer_()))
+    per_process = (
+        select(Result.run_id, Launch.host, Launch.pid, func.count(Launch.id), bad_flag,
+               func.max(Launch.wrong), func.max(func.coalesce(Launch.wrong_tiles, 0)))
+        .select_from(Launch).join(Result, Result.id == Launch.result_id).join(Case, Case.id == Result.case_id)
+        .outerjoin(Stack, Stack.id == Result.stack_id).where(and_(*conditions))
+        .group_by(Result.run_id, Launch.host, Launch.pid)
+    )
+    facts = (
+        select(func.count(func.distinct(Result.run_id)), func.count(func.distinct(Launch.device_uuid)))
+        .select_from(Launch).join(Result, Result.id == Launch.result_id).join(Case, Case.id == Result.case_id)
+        .outerjoin(Stack, Stack.id == Result.stack_id).where(and_(*conditions))
+    )
+    kinds_query = (select(Result.kinds).join(Case, Case.id == Result.case_id)
+                   .outerjoin(Stack, Stack.id == Result.stack_id).where(and_(*conditions)).distinct())
+    stacks_query = (select(Stack.gpu_name, Stack.gpu_arch, Stack.torch).join(Result, Result.stack_id == Stack.id)
+                    .join(Case, Case.id == Result.case_id).where(and_(*conditions)).distinct())
+    with engine.connect() as connection:
+        rows = connection.execute(per_process).all()
+        runs, gpus = connection.execute(facts).one()
+        kinds = {kind for (text_,) in connection.execute(kinds_query) for kind in (text_ or "").split(",") if kind}
+        stacks = [f"{name or 'cpu'} ({arch or 'cpu'}, torch {torch_version})"
+                  for name, arch, torch_version in connection.execute(stacks_query)]
+    from ..result import KINDS
+
+    evidence = Evidence(
+        launches=sum(row[3] for row in rows), bad=sum(int(row[4] or 0) for row in rows),
+        per_process=sorted((int(row[4] or 0), int(row[3])) for row in rows), gpus=max(int(gpus or 0), 1),
+        worst_wrong=max((int(row[5] or 0) for row in rows), default=0),
+        worst_tiles=max((int(row[6] or 0) for row in rows), default=0),
+        kinds=[kind for kind in KINDS if kind in kinds],
+    )
+    return evidence, int(runs or 0), sorted(stacks)
