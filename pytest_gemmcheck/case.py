@@ -259,7 +259,7 @@ class Case:
                 if consensus is not None:
                     self._fill_consistency(result, consensus)
                     if not self.context.judge:  # a --gemmcheck-processes child: the parent compares these
-                        copy = consensus.consensus_copy()
+                        copy = consensus.consensus_copy(self._accurate(result))
                         result.consensus_checksum = checksum(copy) if copy is not None else None
                     consensus.release()
         result.stress = background.describe()
@@ -324,7 +324,7 @@ class Case:
             record.add_kind(WRONG)
 
     def _fill_consistency(self, result: CaseResult, consensus: Consensus) -> None:
-        agreements, size, note = consensus.finish()
+        agreements, size, note = consensus.finish(self._accurate(result))
         result.consensus_size = size
         result.consensus_note = note
         for record in result.launches:
@@ -341,6 +341,11 @@ class Case:
             record.differing_tiles = diff.tiles
             record.differing_row_ids = diff.row_ids
             record.max_diff_rel = agreement.differing.max_diff_rel
+
+    @staticmethod
+    def _accurate(result: CaseResult) -> set[int]:
+        """Launches with no failure so far (before consistency is judged: accuracy only)."""
+        return {launch.index for launch in result.launches if not launch.kinds}
 
     def _new_result(self) -> CaseResult:
         return CaseResult(

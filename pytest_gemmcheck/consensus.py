@@ -56,21 +56,29 @@ class Consensus:
         self._group_of[launch] = group
         self._first_launch.setdefault(group, launch)
 
-    def finish(self) -> tuple[dict[int, Agreement], int, str]:
+    def _consensus_group(self, accurate: set[int] = frozenset()):
+        """The largest group; among equals, the one with more accurate launches, then the one
+        seen first (so that a tie between a bad and a good output does not blame the good one)."""
+        sizes: dict[object, int] = {}
+        accurate_in: dict[object, int] = {}
+        for launch, group in self._group_of.items():
+            sizes[group] = sizes.get(group, 0) + 1
+            accurate_in[group] = accurate_in.get(group, 0) + (launch in accurate)
+        consensus = max(sizes, key=lambda g: (sizes[g], accurate_in[g], -self._first_launch[g]))
+        return consensus, sizes
+
+    def finish(self, accurate: set[int] = frozenset()) -> tuple[dict[int, Agreement], int, str]:
         """Per launch, its agreement with the consensus; the consensus group's size; a note
-        for anything unusual (ties, a consensus output that was not kept)."""
+        for anything unusual (ties, a consensus output that was not kept). ``accurate`` holds
+        the launches the accuracy detector passed, to break ties."""
         if not self._group_of:
             return {}, 0, ""
-        sizes: dict[object, int] = {}
-        for group in self._group_of.values():
-            sizes[group] = sizes.get(group, 0) + 1
-        # largest group; among equals, the one seen first
-        consensus = max(sizes, key=lambda g: (sizes[g], -self._first_launch[g]))
+        consensus, sizes = self._consensus_group(accurate)
         note = ""
         tied = [g for g in sizes if sizes[g] == sizes[consensus]]
         if len(tied) > 1 and len(self._group_of) > 1:
             note = (f"no majority: {len(tied)} different outputs each from {sizes[consensus]} launches; "
-                    f"the consensus is taken as the one first seen (launch {self._first_launch[consensus]})")
+                    f"the consensus is taken as the one launch {self._first_launch[consensus]} gave")
         agreements: dict[int, Agreement] = {}
         between_copies: dict[int, DiffStats] = {}
         for launch, group in self._group_of.items():
@@ -92,14 +100,11 @@ class Consensus:
             note = f"{note}; {extra}" if note else extra
         return agreements, sizes[consensus], note
 
-    def consensus_copy(self) -> torch.Tensor | None:
+    def consensus_copy(self, accurate: set[int] = frozenset()) -> torch.Tensor | None:
         """The kept output most launches agree with (None when it was not kept)."""
         if not self._group_of:
             return None
-        sizes: dict[object, int] = {}
-        for group in self._group_of.values():
-            sizes[group] = sizes.get(group, 0) + 1
-        consensus = max(sizes, key=lambda g: (sizes[g], -self._first_launch[g]))
+        consensus, _ = self._consensus_group(accurate)
         return self.copies[consensus] if isinstance(consensus, int) else None
 
     def release(self) -> None:
