@@ -66,6 +66,7 @@ class Baseline:
     source: str = "clean"  # clean / golden / history
     description: str = "a clean baseline (no bad launch expected)"
     evidence: Evidence = field(default_factory=Evidence)
+    static: dict | None = None  # the case's last recorded static record (metrics, lint)
 
     @property
     def accepts_bad(self) -> bool:
@@ -76,9 +77,13 @@ class Baseline:
 CLEAN = Baseline()
 
 
-def choose(result: CaseResult, *, golden: Baseline | None, history: Baseline | None) -> Baseline:
+def choose(result: CaseResult, *, golden: Baseline | None, history: Baseline | None,
+           static: dict | None = None) -> Baseline:
     if golden is not None:
-        return golden
-    if history is not None and history.evidence.launches > 0:
-        return history
-    return CLEAN
+        chosen = golden
+    elif history is not None and history.evidence.launches > 0:
+        chosen = history
+    else:
+        chosen = Baseline()
+    chosen.static = static
+    return chosen

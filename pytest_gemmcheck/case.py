@@ -115,7 +115,8 @@ class CaseContext:
 def conclude(result: CaseResult, settings: Settings, baseline_for) -> Verdict:
     """Judge ``result`` against its baseline and write the verdict and message onto it."""
     baseline = baseline_for(result)
-    verdict = judge(result, baseline, alpha=settings.alpha, worst_factor=settings.worst_factor)
+    verdict = judge(result, baseline, alpha=settings.alpha, worst_factor=settings.worst_factor,
+                    static_policy=settings.static)
     result.verdict = verdict.kind
     result.baseline = {"source": baseline.source, "description": baseline.description,
                        "launches": baseline.evidence.launches, "bad_launches": baseline.evidence.bad}
@@ -199,6 +200,29 @@ class Case:
         """The bf16-rounded (out dtype) fp32 reference of :meth:`inputs`, computed once."""
         key = self._inputs_key() + (dtype_name(self.out_dtype),)
         return self.context.reference_cache.get(key, lambda: compute_reference(self.inputs(), self.out_dtype))
+
+    # --- compiled, not run ----------------------------------------------------------------
+    def compile_flydsl(self, spec: str, *, params: dict | None = None, arch: str = "gfx950",
+                       lint: bool = True) -> CaseResult:
+        """Compile a FlyDSL kernel ('path/to/module.py:function') for ``arch`` in a child process
+        (no GPU needed), record its static metrics and lint findings with this case, and judge
+        them against the case's last record (--gemmcheck-static)."""
+        from .static import compile_flydsl
+
+        return self.check_assembly(compile_flydsl(spec, params, arch), lint=lint, source=f"{spec} for {arch}")
+
+    def check_assembly(self, assemblies: list[tuple[str, str]], *, lint: bool = True, source: str = "") -> CaseResult:
+        """The same for AMDGPU assembly texts, given as (name, text) pairs."""
+        __tracebackhide__ = True
+        from .static import analyse
+
+        result = self._new_result()
+        result.static = analyse(assemblies, lint=lint, source=source)
+        verdict = conclude(result, self.context.settings, self.context.baseline_for)
+        self.context.record(result)
+        if verdict.failed and not self.context.settings.accept:
+            raise GemmcheckFailure(result.message)
+        return result
 
     # --- running ------------------------------------------------------------------------
     def run(self, launch: Callable[[torch.Tensor], Any], *, repeat: int | None = None) -> CaseResult:

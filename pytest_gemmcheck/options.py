@@ -154,6 +154,14 @@ def parse_backend(text) -> str:
     return value
 
 
+def parse_static(text) -> str:
+    policies = ("report", "fail")
+    value = str(text).strip().lower()
+    if value not in policies:
+        raise ValueError(f"expected one of {', '.join(policies)}, got {text!r}")
+    return value
+
+
 def parse_patterns(text: str | list[str]) -> tuple[str, ...]:
     items = text if isinstance(text, (list, tuple)) else str(text).replace(",", " ").split()
     return tuple(item.strip() for item in items if item.strip())
@@ -220,6 +228,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("worst-factor", parse_worst_factor, 2.0,
            "the worst launch's wrong elements (or wrong tiles) regress when they grow by more than "
            "this factor over the baseline's (default 2)", "FACTOR"),
+    Option("static", parse_static, "report",
+           "compiled kernels (case.compile_flydsl, case.check_assembly): 'report' lint errors and "
+           "changed static metrics (spills, LDS bytes, registers), or 'fail' the test on them", "POLICY"),
     Option("goldens", parse_text, None,
            "directory of golden files (default goldens/ under the rootdir)", "DIR"),
     Option("accept", parse_flag, False,
@@ -253,6 +264,7 @@ class Settings:
     scope: str = "arch"
     alpha: float = 0.05
     worst_factor: float = 2.0
+    static: str = "report"
     goldens: str | None = None
     accept: bool = False
     db: str | None = None

@@ -94,6 +94,10 @@ def launch_line(result: CaseResult, launch: LaunchRecord) -> str:
 def failure_message(result: CaseResult, verdict: Verdict, max_launch_lines: int = 12) -> str:
     lines = [f"gemmcheck: {result.label}: {verdict.kind}"]
     lines += [f"  {reason}" for reason in verdict.reasons]
+    if not result.launches and result.static:
+        lines.append(f"  {static_words(result)}")
+        lines += [f"  {line}" for line in verdict.lines]
+        return "\n".join(lines)
     lines.append(f"  {evidence(result)}")
     if result.stopped:
         lines.append(f"  {result.stopped}")
@@ -117,8 +121,20 @@ def failure_message(result: CaseResult, verdict: Verdict, max_launch_lines: int 
     return "\n".join(lines)
 
 
+def static_words(result: CaseResult) -> str:
+    """'compiled for gfx950: 3 kernels, lint 16 errors, 0 warnings'."""
+    static = result.static
+    text = f"compiled ({static.get('source') or 'assembly'}): {_plural(len(static.get('metrics', {})), 'kernel')}"
+    lint = static.get("lint")
+    if lint is not None:
+        text += f", lint {_plural(lint['errors'], 'error')}, {_plural(lint['warnings'], 'warning')}"
+    return text
+
+
 def summary_line(result: CaseResult) -> str:
     verdict = result.verdict.upper() if result.verdict else "?"
+    if not result.launches and result.static:
+        return f"{verdict:<10} {result.label}: {static_words(result)}"
     text = f"{verdict:<10} {result.label}: {evidence(result)}"
     worst_line = worst(result)
     if worst_line:

@@ -87,6 +87,7 @@ class CaseResult:
     check_backend: str = ""  # torch or triton
     stopped: str = ""  # why --gemmcheck-repeat=auto stopped launching
     consensus_checksum: int | None = None  # of the consensus output (compared across processes)
+    static: dict[str, Any] = field(default_factory=dict)  # compiled kernels' metrics and lint (static.py)
 
     # --- derived --------------------------------------------------------------------
     @property

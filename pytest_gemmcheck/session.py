@@ -121,6 +121,14 @@ class GemmcheckSession:
         try:
             golden = self.goldens.lookup(result)
             history = None
+            static = None
+            if result.static:
+                engine = self._history_engine()
+                if engine is not None:
+                    from .db.queries import latest_static
+
+                    static = latest_static(engine, result.key, result.static.get("source", ""),
+                                           exclude_run=self.recorder.run_id if self.recorder is not None else None)
             if golden is None:
                 engine = self._history_engine()
                 if engine is not None:
@@ -138,7 +146,7 @@ class GemmcheckSession:
                         history = Baseline(source="history", description=where, evidence=evidence)
         except GemmcheckError as exc:
             raise CaseError(f"cannot find the baseline of {result.label}: {exc}") from None
-        return choose(result, golden=golden, history=history)
+        return choose(result, golden=golden, history=history, static=static)
 
     def run_in_processes(self, item: pytest.Function, overrides, sink: list) -> bool:
         """--gemmcheck-processes=N for one test: run it in N children, judge and record the

@@ -50,7 +50,10 @@ class Verdict:
         return self.kind == REGRESSION
 
 
-def judge(result: CaseResult, baseline: Baseline = CLEAN, *, alpha: float = 0.05, worst_factor: float = 2.0) -> Verdict:
+def judge(result: CaseResult, baseline: Baseline = CLEAN, *, alpha: float = 0.05, worst_factor: float = 2.0,
+          static_policy: str = "report") -> Verdict:
+    if not result.launches and result.static:
+        return judge_static(result, baseline, static_policy)
     current = Evidence.of(result)
     base = baseline.evidence
     reasons: list[str] = []
@@ -115,6 +118,31 @@ def judge(result: CaseResult, baseline: Baseline = CLEAN, *, alpha: float = 0.05
         if baseline.accepts_bad:
             return Verdict(KNOWN_BAD, [f"a known bad rate, accepted by {baseline.description}, holds"], p_value, lines)
     return Verdict(PASS, [], p_value, lines)
+
+
+def judge_static(result: CaseResult, baseline: Baseline, policy: str) -> Verdict:
+    """A compiled kernel, not run: its lint findings and what changed in its metrics since the
+    case's last record. ``policy`` "fail" makes either a regression; "report" only states it."""
+    from .static import changes
+
+    static = result.static
+    lines, problems = [], []
+    lint = static.get("lint")
+    if lint is not None:
+        lines.append(f"lint: {lint['errors']} error(s), {lint['warnings']} warning(s)")
+        lines += ["  " + finding.splitlines()[0] for finding in lint["findings"]]
+        if lint["errors"]:
+            problems.append(f"the LDS-race lint found {lint['errors']} read(s) of LDS that a DMA load may not have "
+                            "finished writing")
+    moved = changes(baseline.static, static)
+    if baseline.static:
+        lines.append("static metrics since the last record: " + ("; ".join(moved) if moved else "unchanged"))
+        problems += [f"static metrics changed: {change}" for change in moved]
+    else:
+        lines.append("static metrics: first record of this case")
+    if problems and policy == "fail":
+        return Verdict(REGRESSION, problems, None, lines)
+    return Verdict(PASS, [], None, lines + [f"(reported, not failed: {problem})" for problem in problems])
 
 
 def _baseline_words(baseline: Baseline) -> str:

@@ -13,6 +13,9 @@ import pytest
 from sqlalchemy import create_engine, text
 
 from pytest_gemmcheck.cli import main as gemmcheck_cli
+from pytest_gemmcheck.db.engine import head_revision
+
+HEAD = head_revision()
 
 SUITE = textwrap.dedent("""
     import pytest
@@ -172,7 +175,7 @@ def test_passwords_are_never_printed_or_stored(suite, postgres_url):
 def test_postgres_without_the_schema_says_how_to_upgrade(suite, postgres_url):
     result = suite.runpytest("-k", "bf16 and 32", f"--gemmcheck-db={postgres_url}")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["ERROR: --gemmcheck-db: * has no gemmcheck schema (head 0002); run: gemmcheck db upgrade --db *"])
+    result.stderr.fnmatch_lines([f"ERROR: --gemmcheck-db: * has no gemmcheck schema (head {HEAD}); run: gemmcheck db upgrade --db *"])
 
 
 def test_a_newer_schema_is_refused_in_one_line(suite, db_url, history, capsys):
@@ -249,9 +252,9 @@ def test_migrations_match_the_models(db_url):
 
 def test_db_commands(db_url, capsys):
     assert gemmcheck_cli(["--db", db_url, "db", "current"]) == 0
-    assert "revision 0002 (up to date)" in capsys.readouterr().out
+    assert f"revision {HEAD} (up to date)" in capsys.readouterr().out
     assert gemmcheck_cli(["--db", db_url, "db", "upgrade"]) == 0
-    assert "already at 0002" in capsys.readouterr().out
+    assert f"already at {HEAD}" in capsys.readouterr().out
 
 
 def test_history_dashboard_shows_each_case_and_its_runs(suite, tmp_path, capsys):
@@ -288,7 +291,7 @@ def test_an_older_sqlite_history_is_migrated_in_place_keeping_its_rows(suite, tm
                                 "VALUES ('complete', '2026-01-01 00:00:00', '{}', 0)"))
     suite.runpytest("-k", "bf16 and 32", "--gemmcheck-repeat=2", f"--gemmcheck-db={db}").assert_outcomes(passed=1)
     with engine.connect() as connection:
-        assert connection.execute(text("SELECT version_num FROM alembic_version")).scalar() == "0002"
+        assert connection.execute(text("SELECT version_num FROM alembic_version")).scalar() == HEAD
         assert connection.execute(text("SELECT count(*) FROM run")).scalar() == 2
         host, uuid = connection.execute(text("SELECT host, device_uuid FROM launch LIMIT 1")).one()
     engine.dispose()

@@ -117,6 +117,7 @@ class Result(Base):
     message: Mapped[str | None] = mapped_column(Text)
     stress: Mapped[dict[str, Any] | None] = mapped_column(JSON)  # the background load as it ran
     check_backend: Mapped[str | None] = mapped_column(String(16))
+    static: Mapped[dict[str, Any] | None] = mapped_column(JSON)  # compiled kernels: metrics and lint
     recorded_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
     case: Mapped[Case] = relationship()

@@ -173,3 +173,16 @@ def history_evidence(engine: Engine, key: str, *, scope: str, gpu_arch: str | No
         kinds=[kind for kind in KINDS if kind in kinds],
     )
     return evidence, int(runs or 0), sorted(stacks)
+
+
+def latest_static(engine: Engine, key: str, source: str, *, exclude_run: int | None = None, look_back: int = 50) -> dict | None:
+    """The case's most recent static record (metrics, lint) from the same source and arch."""
+    query = (select(Result.static).join(Case, Case.id == Result.case_id)
+             .where(Case.key == key, Result.static.is_not(None)).order_by(Result.id.desc()).limit(look_back))
+    if exclude_run is not None:
+        query = query.where(Result.run_id != exclude_run)
+    with engine.connect() as connection:
+        for (static,) in connection.execute(query):
+            if static and static.get("source") == source:
+                return static
+    return None

@@ -177,7 +177,8 @@ def _result_row(run_id: int, case_id: int, stack_id: int | None, result: CaseRes
         "worst_wrong": result.worst_wrong, "total_wrong": result.total_wrong, "kinds": ",".join(result.kinds),
         "consensus_size": result.consensus_size, "verdict": result.verdict,
         "baseline_source": (result.baseline or {}).get("source"), "message": result.message or None,
-        "stress": result.stress or None, "check_backend": result.check_backend or None, "recorded_at": utcnow(),
+        "stress": result.stress or None, "check_backend": result.check_backend or None, "static": result.static or None,
+        "recorded_at": utcnow(),
     }
 
 
