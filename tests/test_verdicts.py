@@ -256,7 +256,8 @@ def test_repeat_auto_stops_when_the_bound_reaches_the_target(suite):
 
 def test_repeat_auto_reports_a_budget_that_ran_out(suite, monkeypatch):
     monkeypatch.setenv("BAD_LAUNCHES", "1")
-    result = suite.runpytest("--gemmcheck-repeat=auto", "--gemmcheck-budget=0.3", "--gemmcheck-no-record")
+    result = suite.runpytest("--gemmcheck-repeat=auto", "--gemmcheck-budget=0.3", "--gemmcheck-target-rate=0.0001",
+                             "--gemmcheck-no-record")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*stopped after * launches: the 0.3 s budget ran out with the rate shown only below *"])
 
