@@ -192,9 +192,19 @@ class Case:
         return (self.quant, self.m, self.n, self.k, self.seed, self.fp8.name if self.fp8 else None, str(self.device))
 
     def inputs(self) -> Inputs:
-        """Seeded operands: same seed, same bytes, on any machine."""
-        return self.context.inputs_cache.get(self._inputs_key(), lambda: self.mode.make_inputs(
-            self.m, self.n, self.k, seed=self.seed, device=self.device, fp8=self.fp8))
+        """Seeded operands: same seed, same bytes, on any machine and device."""
+        return self.context.inputs_cache.get(self._inputs_key(), self._make_inputs)
+
+    def _make_inputs(self) -> Inputs:
+        # Made on the CPU, then moved: a GPU's division by a scale may round differently (torch
+        # multiplies by a reciprocal there), so only the CPU gives the same bytes everywhere.
+        inputs = self.mode.make_inputs(self.m, self.n, self.k, seed=self.seed, device=torch.device("cpu"), fp8=self.fp8)
+        if self.device.type != "cpu":
+            for name in ("a", "b", "a_scale", "b_scale"):
+                tensor = getattr(inputs, name)
+                if tensor is not None:
+                    setattr(inputs, name, tensor.to(self.device))
+        return inputs
 
     def reference(self) -> torch.Tensor:
         """The bf16-rounded (out dtype) fp32 reference of :meth:`inputs`, computed once."""
