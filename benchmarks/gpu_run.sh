@@ -158,6 +158,15 @@ if "$PY" -c "import sqlalchemy, alembic" 2>>"$LOG"; then
         "${PLUGIN_ARGS[@]}" --gemmcheck-repeat=5 --gemmcheck-db="$WORK/history.db"
     run_part dashboard 20 "$PY" -m pytest_gemmcheck.cli --db "$WORK/history.db" history
     run_part stack 20 "$PY" -c "import sqlite3; c = sqlite3.connect('$WORK/history.db'); print(c.execute('select * from stack').fetchall()); print(c.execute('select distinct host, device, device_uuid from launch').fetchall())"
+    # a case's launches over 4 fresh processes (and, with 2 GPUs, over both), one recorded result
+    run_part processes 90 "$PY" -m pytest examples/gpu/test_gpu_torch.py -q -p no:cacheprovider "${PLUGIN_ARGS[@]}" \
+        -k "ptpc and 2048" --gemmcheck-repeat=16 --gemmcheck-processes=4 --gemmcheck-devices=all --gemmcheck-db="$WORK/proc.db"
+    run_part processes-rows 20 "$PY" -c "import sqlite3; c = sqlite3.connect('$WORK/proc.db'); print('results, launches, processes, gpus per result:', c.execute('select r.id, count(*), count(distinct l.pid), count(distinct l.device_uuid) from launch l join result r on r.id = l.result_id group by r.id').fetchall())"
+    if [ "$GPUS" -ge 2 ]; then
+        run_part xdist-devices 90 "$PY" -m pytest examples/gpu/test_gpu_torch.py -q -p no:cacheprovider "${PLUGIN_ARGS[@]}" \
+            -n 2 --gemmcheck-devices=0,1 --gemmcheck-repeat=5 --gemmcheck-db="$WORK/xdist.db"
+        run_part xdist-devices-rows 20 "$PY" -c "import sqlite3; c = sqlite3.connect('$WORK/xdist.db'); print('runs:', c.execute('select count(*) from run').fetchall(), 'launches per worker pid and GPU:', c.execute('select pid, device, device_uuid, count(*) from launch group by pid, device, device_uuid').fetchall())"
+    fi
 fi
 
 log "done in $(( $(date +%s) - STARTED ))s; numbers in $JSON"
