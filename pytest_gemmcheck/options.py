@@ -21,18 +21,6 @@ import pytest
 AUTO = "auto"
 
 
-def parse_repeat(text: str | int) -> int | str:
-    if isinstance(text, str) and text.strip().lower() == AUTO:
-        return AUTO
-    try:
-        value = int(text)
-    except (TypeError, ValueError):
-        raise ValueError(f"expected a whole number of launches >= 1 or 'auto', got {text!r}") from None
-    if value < 1:
-        raise ValueError(f"expected a whole number of launches >= 1 or 'auto', got {text!r}")
-    return value
-
-
 def _parse_whole(text, what: str, minimum: int) -> int:
     try:
         value = int(text)
@@ -43,16 +31,19 @@ def _parse_whole(text, what: str, minimum: int) -> int:
     return value
 
 
+def parse_repeat(text: str | int) -> int | str:
+    if isinstance(text, str) and text.strip().lower() == AUTO:
+        return AUTO
+    return _parse_whole(text, "a whole number of launches >= 1 or 'auto'", 1)
+
+
 def parse_processes(text) -> int:
     return _parse_whole(text, "a whole number of processes >= 1", 1)
 
 
 def _parse_fraction(text, what: str) -> float:
-    try:
-        value = float(text)
-    except (TypeError, ValueError):
-        raise ValueError(f"expected {what}, got {text!r}") from None
-    if not 0.0 < value < 1.0:
+    value = _parse_positive_float(text, what)
+    if value >= 1.0:
         raise ValueError(f"expected {what}, got {text!r}")
     return value
 
@@ -103,13 +94,7 @@ def parse_floor(text: str | float) -> float:
 
 
 def parse_seed(text: str | int) -> int:
-    try:
-        value = int(text)
-    except (TypeError, ValueError):
-        raise ValueError(f"expected a whole number >= 0, got {text!r}") from None
-    if value < 0:
-        raise ValueError(f"expected a whole number >= 0, got {text!r}")
-    return value
+    return _parse_whole(text, "a whole number >= 0", 0)
 
 
 def parse_text(text: str) -> str | None:

@@ -87,22 +87,31 @@ def test_bad_first_launch_is_reported_as_the_bad_one(make_case):
     assert "consensus of 11 launches in 20 elements" in failure
 
 
-def test_bad_first_launch_with_bad_launches_after_it(make_case):
-    # launches 1-3 each differ in their own way, 4-12 agree: copies kept as they come
+def run_tampered(make_case, tamper, *, m, n, k, repeat=12):
+    """A correct bf16 kernel whose output ``tamper(launch_number, out)`` changes; the failing
+    result."""
     case_results = []
-    case = make_case("race", m=64, n=64, k=128, quant="bf16", record=case_results.append)
+    case = make_case("race", m=m, n=n, k=k, quant="bf16", repeat=repeat, record=case_results.append)
     x = case.inputs()
     count = [0]
 
     def launch(out):
         count[0] += 1
         bf16_matmul(x, out)
-        if count[0] <= 3:
-            out[count[0], :count[0]] += 1.0
+        tamper(count[0], out)
 
     with pytest.raises(GemmcheckFailure):
         case.run(launch)
-    (result,) = case_results
+    return case_results[0]
+
+
+def test_bad_first_launch_with_bad_launches_after_it(make_case):
+    # launches 1-3 each differ in their own way, 4-12 agree: copies kept as they come
+    def tamper(number, out):
+        if number <= 3:
+            out[number, :number] += 1.0
+
+    result = run_tampered(make_case, tamper, m=64, n=64, k=128)
     assert [b.index for b in result.bad_launches] == [1, 2, 3]
     assert [b.differing for b in result.bad_launches] == [1, 2, 3]
     assert result.consensus_size == 9
@@ -110,20 +119,11 @@ def test_bad_first_launch_with_bad_launches_after_it(make_case):
 
 def test_consensus_beyond_kept_copies_is_reported_honestly(make_case):
     # five different outputs before the majority appears: more than the copies kept
-    case_results = []
-    case = make_case("race", m=32, n=32, k=64, quant="bf16", record=case_results.append)
-    x = case.inputs()
-    count = [0]
+    def tamper(number, out):
+        if number <= 5:
+            out[0, number] += 1.0
 
-    def launch(out):
-        count[0] += 1
-        bf16_matmul(x, out)
-        if count[0] <= 5:
-            out[0, count[0]] += 1.0
-
-    with pytest.raises(GemmcheckFailure):
-        case.run(launch)
-    (result,) = case_results
+    result = run_tampered(make_case, tamper, m=32, n=32, k=64)
     assert [b.index for b in result.bad_launches] == [1, 2, 3, 4, 5]
     assert result.consensus_size == 7
     assert "not kept" in result.consensus_note
@@ -132,20 +132,11 @@ def test_consensus_beyond_kept_copies_is_reported_honestly(make_case):
 
 
 def test_no_majority_is_noted(make_case):
-    case_results = []
-    case = make_case("flip", m=16, n=16, k=32, quant="bf16", repeat=4, record=case_results.append)
-    x = case.inputs()
-    count = [0]
-
-    def launch(out):
-        count[0] += 1
-        bf16_matmul(x, out)
-        if count[0] % 2 == 0:
+    def tamper(number, out):
+        if number % 2 == 0:
             out[0, 0] += 1.0
 
-    with pytest.raises(GemmcheckFailure):
-        case.run(launch)
-    assert "no majority" in case_results[0].consensus_note
+    assert "no majority" in run_tampered(make_case, tamper, m=16, n=16, k=32, repeat=4).consensus_note
 
 
 def test_clean_kernel_over_many_launches_passes(make_case):
