@@ -82,8 +82,21 @@ def synchronize(device: torch.device, *, current_stream_only: bool = False) -> N
             torch.cuda.synchronize(device)
 
 
-def select_checker(backend: str, out: torch.Tensor):
-    """(check_launch, checksum) of the chosen backend for tensors like ``out``."""
+@dataclass(frozen=True)
+class Checker:
+    """How outputs are checked. A fused backend also offers accuracy and a checksum from one
+    read of the output, so that consistency costs a stored copy's read only for a launch whose
+    checksum differs from every kept output's."""
+
+    name: str
+    check_launch: Callable
+    checksum: Callable
+    check_and_checksum: Callable | None = None
+    compare_copies: Callable | None = None
+
+
+def select_checker(backend: str, out: torch.Tensor) -> Checker:
+    """The chosen backend for tensors like ``out``."""
     from . import gpu
 
     if backend == "triton" or (backend == "auto" and out.device.type == "cuda" and gpu.available(out)):
@@ -92,8 +105,9 @@ def select_checker(backend: str, out: torch.Tensor):
                             "(or TRITON_INTERPRET=1)")
         from .gpu import fused_check
 
-        return "triton", fused_check.check_launch, fused_check.checksum
-    return "torch", checking.check_launch, checking.checksum
+        return Checker("triton", fused_check.check_launch, fused_check.checksum,
+                       fused_check.check_launch_and_checksum, fused_check.compare_copies)
+    return Checker("torch", checking.check_launch, checking.checksum)
 
 
 @dataclass
@@ -254,8 +268,9 @@ class Case:
         ref = self.reference()
         rowmax = checking.row_max(ref)
         out = torch.empty((self.m, self.n), dtype=self.out_dtype, device=self.device)
-        result.check_backend, check_launch, checksum = select_checker(settings.check_backend, out)
-        consensus = Consensus(rowmax, self.tile, checksum=checksum) if self.deterministic else None
+        checker = select_checker(settings.check_backend, out)
+        result.check_backend = checker.name
+        consensus = Consensus(rowmax, self.tile, checksum=checker.checksum) if self.deterministic else None
         identity = (out.data_ptr(), tuple(out.shape), out.stride(), out.dtype)
         where = {"pid": os.getpid(), "host": socket.gethostname(), "device": str(self.device),
                  "device_uuid": self.context.device_identity(self.device).get("uuid") or ""}
@@ -284,22 +299,33 @@ class Case:
                     checked = self._output_to_check(out, identity, returned, record)
                     if checked is None:
                         continue
-                    copies = consensus.copies if consensus else []
-                    accuracy, diffs = check_launch(checked, ref, rowmax, self.tolerance, self.tile, copies)
+                    accuracy = self._check(checker, checked, ref, rowmax, consensus, index)
                     self._fill_accuracy(record, accuracy, checked)
-                    if consensus is not None:
-                        consensus.observe(index, checked, diffs)
             finally:
                 if consensus is not None:
                     self._fill_consistency(result, consensus)
                     if not self.context.judge:  # a --gemmcheck-processes child: the parent compares these
                         copy = consensus.consensus_copy(self._accurate(result))
-                        result.consensus_checksum = checksum(copy) if copy is not None else None
+                        result.consensus_checksum = checker.checksum(copy) if copy is not None else None
                     consensus.release()
         result.stress = background.describe()
         if auto and not result.stopped:
             result.stopped = f"stopped at the cap of {AUTO_MAX_LAUNCHES:,} launches"
         return self._conclude(result, raised, len(result.launches) if auto else repeat)
+
+    def _check(self, checker: Checker, out, ref, rowmax, consensus: Consensus | None, index: int):
+        """Both detectors on one launch's output; the accuracy stats (consistency goes to
+        ``consensus``)."""
+        if consensus is None:
+            accuracy, _ = checker.check_launch(out, ref, rowmax, self.tolerance, self.tile, [])
+        elif checker.check_and_checksum is not None:
+            accuracy, out_sum = checker.check_and_checksum(out, ref, rowmax, self.tolerance, self.tile)
+            diffs = None if consensus.matches(out_sum) else checker.compare_copies(out, consensus.copies, rowmax, self.tile)
+            consensus.observe(index, out, diffs, checksum=out_sum)
+        else:
+            accuracy, diffs = checker.check_launch(out, ref, rowmax, self.tolerance, self.tile, consensus.copies)
+            consensus.observe(index, out, diffs)
+        return accuracy
 
     def _enough(self, result: CaseResult, started: float) -> bool:
         """--gemmcheck-repeat=auto: whether the rate's bound reached the target or time ran out;
