@@ -1,13 +1,23 @@
 """The check of one launch as Triton kernels: :func:`pytest_gemmcheck.check.check_launch`'s
 numbers (its docstring defines them), reading each tensor once.
 
-One pass reads ``out``, ``ref`` and up to four stored copies in [BLOCK_M, BLOCK_N] blocks and keeps
-its counts, maxima and sums in registers. It leaves little in memory: one row of partial
-results per program, and per detector a count per row and per tile, which only rows and tiles
-holding a flagged element touch (atomics: a clean output writes none). A one-program kernel
-then reduces the partial results and, only for a detector that flagged something, scans its
-row and tile counts for the totals and the first few coordinates. The host reads one small
-vector: one synchronisation per check, no copy of a full tensor, no temporary of its size.
+Three kernels on one stream, then one synchronisation:
+
+* ``_check_kernel`` streams ``out``, ``ref`` and up to four stored copies once. Its programs are
+  persistent (a few per multiprocessor) and take tasks in turn: BLOCK_M rows by up to
+  MAX_TASK_BLOCKS column blocks of BLOCK_N. Counts, maxima and sums stay in registers; a task
+  writes one count per row and detector, a program one row of partial results. Per element it
+  does only what a clean output needs; where flagged elements are is worked out afterwards, and
+  only for rows that have any.
+* ``_tile_kernel`` (with a tile) counts flagged elements per tile, reading again only the rows
+  with a flagged element: on a clean output it reads one count per row and stops.
+* ``_finalize_kernel``, one program per detector, reduces the partial results and, for a
+  detector that flagged anything, counts its rows and tiles and takes the first few of each.
+
+No scratch buffer needs initialising by the host: every element a kernel reads was written
+earlier in the same call (the tile counts are zeroed by ``_check_kernel``), so results never
+depend on what the memory held before; the tests run with scratch filled with garbage and
+fenced by guard regions to hold the kernels to that.
 
 Why the numbers are the torch path's:
 
@@ -21,8 +31,22 @@ Why the numbers are the torch path's:
   once. Should some |ref| exceed its row's scale after all (a ``rowmax`` that is not ref's
   row maximum), the check notices and runs again dividing per element, as it does for
   ``floor < 1``.
-* relL2's float64 sums of exact float64 squares are only added in another order: equal to the
-  last few bits.
+* relL2 is the one number that is not bit for bit the torch path's, which sums float64 squares.
+  Converting every element to float64 would cost more than reading it, so squares are summed
+  in fp32, each row scaled by the power of two that brings its rowmax into [1, 2) (exact), and
+  added in float64 per row and task. A task's fp32 sum of non-negative terms passes at most
+  VEC + MAX_TASK_BLOCKS + log2(BLOCK_N / VEC) + 1 <= 8 + 32 + 7 + 1 = 48 roundings, so each sum
+  is within 48 * 2**-24 = 2.9e-6 of exact, and relL2 = sqrt(err_sq / ref_sq) within 2.9e-6
+  relative (the tests allow 1e-5). Scaled squares lost to underflow (errors below 2**-63 of
+  the row's scale) move it by at most 1e-15 absolute. A task whose scaled sums reach 2**100
+  (only with errors beyond 2**42 times the row's scale) or are not finite (inf or NaN values)
+  adds its squares again in float64, as the torch path does: overflow and non-finite values
+  give its numbers exactly.
+
+Besides :func:`check_launch`: :func:`check_launch_and_checksum`, the accuracy half and the
+output's :func:`pytest_gemmcheck.check.checksum` from one read of ``out`` and ``ref``, for
+judging consistency by checksum rather than by reading a stored copy; and
+:func:`compare_copies`, the consistency half, for when the checksums differ.
 
 Triton decides when it is imported, and again on the first launch, whether kernels run in
 its interpreter (``TRITON_INTERPRET=1``: CPU tensors, numpy) or compile for the GPU; set the
@@ -31,6 +55,7 @@ flag before importing triton for the interpreter.
 
 from __future__ import annotations
 
+import array
 import functools
 from dataclasses import dataclass
 
@@ -47,6 +72,13 @@ INTERPRETED = bool(triton.knobs.runtime.interpret)
 # Copies compared in one pass (each is a kernel argument). More copies take more passes, each
 # reading ``out`` again; the consensus keeps at most four, so one pass is the usual case.
 COPIES_PER_PASS = 4
+# Column blocks in one task at most: bounds the fp32 sums' rounding (see the module docstring).
+MAX_TASK_BLOCKS = 32
+# Tasks per program the plan aims for, so that programs finish close together.
+TASKS_PER_PROGRAM = 4
+# Diagnosis: wait for each kernel as it is launched, so that a fault is reported by the kernel
+# that caused it rather than at the final read (the tests set it on GPUs).
+SYNCHRONIZE_EACH_KERNEL = False
 
 # Per-program partial results, float64: one row of P_WIDTH per program and pass.
 P_WRONG: tl.constexpr = tl.constexpr(0)
@@ -56,18 +88,20 @@ P_MAX_REL: tl.constexpr = tl.constexpr(3)
 P_ERR_SQ: tl.constexpr = tl.constexpr(4)
 P_REF_SQ: tl.constexpr = tl.constexpr(5)
 P_OUTSIDE: tl.constexpr = tl.constexpr(6)  # rows with a |ref| beyond the row's scale (see ROW_SCALE)
-P_COPIES: tl.constexpr = tl.constexpr(7)  # then (differing, worst) for each copy of the pass
-P_WIDTH: tl.constexpr = tl.constexpr(7 + 2 * COPIES_PER_PASS)
+P_CHECKSUM: tl.constexpr = tl.constexpr(7)  # the int64 checksum's bits
+P_COPIES: tl.constexpr = tl.constexpr(8)  # then (differing, worst) for each copy of the pass
+P_WIDTH: tl.constexpr = tl.constexpr(8 + 2 * COPIES_PER_PASS)
 PASS_COPIES: tl.constexpr = tl.constexpr(COPIES_PER_PASS)
 
-# The result vector the host reads, float64: five scalars, then one record per detector (the
-# accuracy detector, then each copy).
+# The result vector the host reads, float64 (the checksum as int64 bits): six scalars, then one
+# record per detector (the accuracy detector, then each copy).
 R_NONFINITE: tl.constexpr = tl.constexpr(0)
 R_MAX_ABS: tl.constexpr = tl.constexpr(1)
 R_ERR_SQ: tl.constexpr = tl.constexpr(2)
 R_REF_SQ: tl.constexpr = tl.constexpr(3)
 R_OUTSIDE: tl.constexpr = tl.constexpr(4)
-R_RECORDS: tl.constexpr = tl.constexpr(5)
+R_CHECKSUM: tl.constexpr = tl.constexpr(5)
+R_RECORDS: tl.constexpr = tl.constexpr(6)
 D_ELEMENTS: tl.constexpr = tl.constexpr(0)
 D_WORST: tl.constexpr = tl.constexpr(1)  # max_rel_err for accuracy, max_diff_rel for a copy
 D_ROWS: tl.constexpr = tl.constexpr(2)
@@ -80,15 +114,34 @@ SAMPLE_IDS: tl.constexpr = tl.constexpr(SAMPLE)
 
 FLT_MAX: tl.constexpr = tl.constexpr(3.4028234663852886e38)
 INF_BITS: tl.constexpr = tl.constexpr(0x7F800000)
+# A task's scaled fp32 sums of squares at or above this are redone in float64.
+SQUARES_LIMIT: tl.constexpr = tl.constexpr(2.0**100)
+NO_INDEX: tl.constexpr = tl.constexpr(2**31 - 1)
 _INT32_MAX = 2**31 - 1
 
+# Every new combination of the arguments a kernel is specialised on compiles it again (about a
+# second each), so only what pays is specialised on: the main pass's N, strides and tensor
+# pointers, whose divisibility lets loads be 16-byte vectors. Sizes, scratch pointers, and
+# everything of the kernels that run only on the slow path or once per check, are not.
+_SCRATCH = ["rowmax_ptr", "partial_ptr", "accuracy_rows_ptr", "copy_rows_ptr", "zero_ptr"]
+_TILE_SIZES = ["M", "N", "stride_out_m", "stride_out_n", "stride_ref_m", "stride_ref_n", "stride_c0_m", "stride_c0_n",
+               "stride_c1_m", "stride_c1_n", "stride_c2_m", "stride_c2_n", "stride_c3_m", "stride_c3_n",
+               "row_blocks", "col_chunks", "tile_m", "tile_n", "tile_cols", "tile_total",
+               "accuracy", "row_scale", "num_copies", "row_atomics"]
+_TILE_POINTERS = ["out_ptr", "ref_ptr", "rowmax_ptr", "copy0_ptr", "copy1_ptr", "copy2_ptr", "copy3_ptr",
+                  "accuracy_rows_ptr", "copy_rows_ptr", "accuracy_tiles_ptr", "copy_tiles_ptr"]
+
+# Kernels build zeros with tl.full rather than tl.zeros, and divide without tl.cdiv: in the
+# interpreter every call of a jitted function, the standard library's included, costs about a
+# millisecond of re-patching, and the builtins do not.
+#
 # _LOOPS: kernels loop with `while`, not `for ... in range(runtime bound)`: Triton 3.6's
 # interpreter turns a runtime bound into a Python int through a conversion numpy >= 2.4
 # refuses (triton-lang/triton#9171, fixed after 3.6). Compiled, the two are the same loop.
 
 
 # --------------------------------------------------------------------------------------------
-# kernels
+# element-wise pieces shared by the kernels
 
 
 @triton.jit
@@ -98,31 +151,17 @@ def _nan_max(a, b):
 
 
 @triton.jit
-def _max_all(x):
-    """Largest element of a block, NaN if any is NaN, as torch's ``max()``. tl.max skips NaN
-    (on GPUs and in the interpreter alike), so NaN is looked for separately."""
-    largest = tl.max(x, axis=None)
-    nan_seen = tl.max((x != x).to(tl.int32), axis=None)
-    return tl.where(nan_seen > 0, float("nan"), largest)
-
-
-@triton.jit
 def _magnitude_key(x):
     """|x| as an int32 that orders as |x| does, NaN above +inf: an integer max over keys is a
-    NaN-propagating max of magnitudes, and folds with tl.max."""
+    NaN-propagating max of magnitudes."""
     return x.to(tl.int32, bitcast=True) & 0x7FFFFFFF
 
 
 @triton.jit
 def _fold_sum(x, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, VEC: tl.constexpr):
     # each thread holds VEC consecutive elements of a row: fold them in registers, so that an
-    # accumulator costs one register per thread, not VEC
+    # accumulator costs one register per thread and vector, not VEC
     return tl.sum(tl.reshape(x, [BLOCK_M, BLOCK_N // VEC, VEC]), axis=2)
-
-
-@triton.jit
-def _fold_max(x, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, VEC: tl.constexpr):
-    return tl.max(tl.reshape(x, [BLOCK_M, BLOCK_N // VEC, VEC]), axis=2)
 
 
 @triton.jit
@@ -137,9 +176,9 @@ def _bits(x, BITS: tl.constexpr):
 
 @triton.jit
 def _divide(x, scale):
-    """fl(x / scale) per row as check.py has it: a zero scale makes any error infinitely
-    relative. Exact (div_rn): by monotonicity, dividing a row's largest x gives the row's
-    largest quotient, so rows divide once instead of every element."""
+    """fl(x / scale) as check.py has it: a zero scale makes any error infinitely relative.
+    Exact (div_rn): by monotonicity, dividing a row's largest x gives the row's largest
+    quotient, so rows divide once instead of every element."""
     quotient = tl.math.div_rn(x, tl.where(scale > 0, scale, 1.0))
     return tl.where(scale > 0, quotient, tl.where(x > 0, float("inf"), 0.0))
 
@@ -163,271 +202,68 @@ def _row_threshold(scale, rtol):
 
 
 @triton.jit
-def _count_tiles(tile_ptr, flag, tile_base, cols, col0, tile_n, TILE_SEGMENTS: tl.constexpr):
-    """Add a block's flagged elements to their tiles' counts: per row and per tile column the
-    block spans, one atomic for each row that has any (none on a clean block)."""
-    first_col = col0 // tile_n
-    if TILE_SEGMENTS == 1:  # the block lies within one tile column
-        per_row = tl.sum(flag.to(tl.int32), axis=1)
-        tl.atomic_add(tile_ptr + tile_base + first_col, per_row, mask=per_row > 0, sem="relaxed")
+def _square_scales(rowmax):
+    """Per row, a power of two s bringing rowmax into [1, 2) and 1 / s, both exact (1 for a
+    zero, subnormal, infinite or NaN rowmax): squares of scaled values neither overflow nor
+    underflow in fp32."""
+    exponent = (rowmax.to(tl.int32, bitcast=True) >> 23) & 0xFF
+    usable = (exponent > 0) & (exponent < 255)
+    field = tl.where(usable, tl.minimum(tl.maximum(254 - exponent, 1), 253), 127)
+    scale = (field << 23).to(tl.float32, bitcast=True)
+    inverse = ((254 - field) << 23).to(tl.float32, bitcast=True)
+    return scale, inverse
+
+
+@triton.jit
+def _accuracy_terms(out_val, ref_val, threshold, floor_scale, rtol, ROW_SCALE: tl.constexpr):
+    """check.check_launch's per-element accuracy test: (finite, err, rel, flagged). With
+    ROW_SCALE, ``rel`` is not computed (err stands in for it) and ``threshold`` decides."""
+    finite = tl.abs(out_val) <= FLT_MAX  # false for NaN and both infinities
+    err = tl.where(finite, tl.abs(out_val - ref_val), 0.0)
+    if ROW_SCALE:
+        rel = err
+        flagged = (~finite) | (err > threshold)
     else:
-        col_tiles = cols // tile_n
-        for segment in tl.static_range(TILE_SEGMENTS):
-            in_tile = flag & (col_tiles == first_col + segment)[None, :]
-            per_row = tl.sum(in_tile.to(tl.int32), axis=1)
-            tl.atomic_add(tile_ptr + tile_base + first_col + segment, per_row, mask=per_row > 0, sem="relaxed")
+        scale = _nan_max(tl.abs(ref_val), floor_scale)
+        rel = _divide(err, scale)
+        flagged = (~finite) | (rel > rtol)
+    return finite, err, rel, flagged
 
 
 @triton.jit
-def _finish_count(counts, row_counts_ptr, rows, slot_ptr):
-    """Per-row counts to their rows (atomics only where non-zero) and the program's total."""
-    per_row = tl.sum(counts, axis=1)
-    tl.atomic_add(row_counts_ptr + rows, per_row, mask=per_row > 0, sem="relaxed")
-    tl.store(slot_ptr, tl.sum(per_row, axis=0).to(tl.float64))
+def _accuracy_block(out_val, ref_val, threshold, floor_scale, rtol, square_scale, wrong, err_sq, ref_sq, first_key,
+                    second_key, ROW_SCALE: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                    VEC: tl.constexpr):
+    """One block of the accuracy detector into its per-lane accumulators: wrong elements, scaled
+    squares, and two magnitude-key maxima (ROW_SCALE: largest error and largest |ref|; else
+    largest error and largest relative error). Folds are written out rather than called: in
+    the interpreter every call of a jitted function costs a millisecond."""
+    finite, err, rel, flagged = _accuracy_terms(out_val, ref_val, threshold, floor_scale, rtol, ROW_SCALE)
+    if ROW_SCALE:
+        second = ref_val
+    else:
+        second = rel
+    err_key = err.to(tl.int32, bitcast=True) & 0x7FFFFFFF
+    second_key_block = second.to(tl.int32, bitcast=True) & 0x7FFFFFFF
+    first_key = tl.maximum(first_key, tl.max(tl.reshape(err_key, [BLOCK_M, BLOCK_N // VEC, VEC]), axis=2))
+    second_key = tl.maximum(second_key, tl.max(tl.reshape(second_key_block, [BLOCK_M, BLOCK_N // VEC, VEC]), axis=2))
+    wrong += tl.sum(tl.reshape(flagged.to(tl.int32), [BLOCK_M, BLOCK_N // VEC, VEC]), axis=2)
+    scaled_err = err * square_scale[:, None]
+    scaled_ref = ref_val * square_scale[:, None]
+    err_sq += tl.sum(tl.reshape(scaled_err * scaled_err, [BLOCK_M, BLOCK_N // VEC, VEC]), axis=2)
+    ref_sq += tl.sum(tl.reshape(scaled_ref * scaled_ref, [BLOCK_M, BLOCK_N // VEC, VEC]), axis=2)
+    return wrong, err_sq, ref_sq, first_key, second_key
 
 
 @triton.jit
-def _compare_copy(copy_ptr, stride_m, stride_n, rows64, cols64, mask, out_raw, out_val,
-                  differing, largest, tile_ptr, tile_base, cols, col0, tile_n,
-                  HAS_TILE: tl.constexpr, TILE_SEGMENTS: tl.constexpr, BITS: tl.constexpr,
-                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, VEC: tl.constexpr):
-    """One block of the bitwise comparison with one stored copy (check._DiffAccumulator.add):
-    counts of differing elements and the largest |difference| as a magnitude key (mapped and
-    divided per row at the end, see _finish_copy)."""
+def _load_block(ptr, stride_m, stride_n, rows64, cols64, mask):
     offsets = (rows64 * stride_m)[:, None] + (cols64 * stride_n)[None, :]
-    copy_raw = tl.load(copy_ptr + offsets, mask=mask, other=0.0, eviction_policy="evict_first")
-    differ = _bits(out_raw, BITS) != _bits(copy_raw, BITS)
-    delta = _magnitude_key(out_val - copy_raw.to(tl.float32))
-    largest = tl.maximum(largest, _fold_max(tl.where(differ, delta, 0), BLOCK_M, BLOCK_N, VEC))
-    differing += _fold_sum(differ.to(tl.int32), BLOCK_M, BLOCK_N, VEC)
-    if HAS_TILE:
-        _count_tiles(tile_ptr, differ, tile_base, cols, col0, tile_n, TILE_SEGMENTS)
-    return differing, largest
+    return tl.load(ptr + offsets, mask=mask, other=0.0, eviction_policy="evict_first")
 
 
 @triton.jit
-def _finish_copy(differing, largest, diff_scale, row_counts_ptr, rows, slot_ptr):
-    _finish_count(differing, row_counts_ptr, rows, slot_ptr)
-    key = tl.max(largest, axis=1)
-    # torch.nan_to_num(delta, nan=inf) as check.py has it: NaN -> inf, and +inf -> the largest
-    # float. Both maps keep the order of keys, so mapping the row's largest key is enough.
-    delta = tl.where(key > INF_BITS, float("inf"),
-                     tl.where(key == INF_BITS, FLT_MAX, key.to(tl.float32, bitcast=True)))
-    row_worst = tl.math.div_rn(delta, diff_scale)
-    tl.store(slot_ptr + 1, _max_all(row_worst).to(tl.float64))
-
-
-@triton.jit
-def _check_kernel(
-    out_ptr, ref_ptr, rowmax_ptr,
-    copy0_ptr, copy1_ptr, copy2_ptr, copy3_ptr,
-    partial_ptr, row_counts_ptr, tile_counts_ptr,
-    M, N,
-    stride_out_m, stride_out_n, stride_ref_m, stride_ref_n,
-    stride_c0_m, stride_c0_n, stride_c1_m, stride_c1_n,
-    stride_c2_m, stride_c2_n, stride_c3_m, stride_c3_n,
-    rtol, floor,
-    tile_m, tile_n, tile_cols, tile_total,
-    blocks_per_program,
-    ACCURACY: tl.constexpr, ROW_SCALE: tl.constexpr, NUM_COPIES: tl.constexpr,
-    HAS_TILE: tl.constexpr, TILE_SEGMENTS: tl.constexpr, BITS: tl.constexpr,
-    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, VEC: tl.constexpr,
-):
-    """One program: BLOCK_M rows by ``blocks_per_program`` column blocks of BLOCK_N.
-
-    ROW_SCALE: every |ref| is assumed within floor * rowmax (true when floor >= 1 and rowmax is
-    the row's largest |ref|), so each element's scale is its row's and the per-element
-    division becomes a comparison with a per-row threshold. Rows where that does not hold
-    are counted (P_OUTSIDE) and the host checks again without it.
-
-    Detector slots in ``row_counts_ptr`` ([slot, M]) and ``tile_counts_ptr`` ([slot, tile_total]):
-    0 is accuracy, 1 + j is copy j of this pass."""
-    pid_m = tl.program_id(0)
-    pid_n = tl.program_id(1)
-    rows = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
-    row_ok = rows < M
-    rows64 = rows.to(tl.int64)  # offsets in int64: outputs may exceed 2**31 elements
-    rowmax = tl.load(rowmax_ptr + rows, mask=row_ok, other=0.0)
-    row_scale = floor * rowmax
-    threshold = _row_threshold(row_scale, rtol)[:, None]
-    floor_scale = row_scale[:, None]
-    diff_scale = tl.where(rowmax > 0, rowmax, 1.0)
-    tile_base = (rows // tile_m) * tile_cols
-    FOLDED: tl.constexpr = BLOCK_N // VEC
-
-    wrong = tl.zeros([BLOCK_M, FOLDED], tl.int32)
-    nonfinite = tl.zeros([BLOCK_M, FOLDED], tl.int32)
-    ref_key = tl.zeros([BLOCK_M, FOLDED], tl.int32)  # ROW_SCALE: largest |ref|, NaN included
-    max_err = tl.zeros([BLOCK_M, FOLDED], tl.float32)  # ROW_SCALE: never NaN there
-    abs_key = tl.zeros([BLOCK_M, FOLDED], tl.int32)  # otherwise: NaN-propagating maxima
-    rel_key = tl.zeros([BLOCK_M, FOLDED], tl.int32)
-    err_sq = tl.zeros([BLOCK_M, FOLDED], tl.float64)
-    ref_sq = tl.zeros([BLOCK_M, FOLDED], tl.float64)
-    differing0 = tl.zeros([BLOCK_M, FOLDED], tl.int32)
-    differing1 = tl.zeros([BLOCK_M, FOLDED], tl.int32)
-    differing2 = tl.zeros([BLOCK_M, FOLDED], tl.int32)
-    differing3 = tl.zeros([BLOCK_M, FOLDED], tl.int32)
-    largest0 = tl.zeros([BLOCK_M, FOLDED], tl.int32)
-    largest1 = tl.zeros([BLOCK_M, FOLDED], tl.int32)
-    largest2 = tl.zeros([BLOCK_M, FOLDED], tl.int32)
-    largest3 = tl.zeros([BLOCK_M, FOLDED], tl.int32)
-
-    first = pid_n * blocks_per_program
-    last = tl.minimum(first + blocks_per_program, tl.cdiv(N, BLOCK_N))
-    # Masked-out elements load as 0, which no detector flags: the mask guards the loads only.
-    block = first
-    while block < last:  # not range(): see _LOOPS
-        col0 = block * BLOCK_N
-        cols = col0 + tl.arange(0, BLOCK_N)
-        cols64 = cols.to(tl.int64)
-        mask = row_ok[:, None] & (cols < N)[None, :]
-        out_offsets = (rows64 * stride_out_m)[:, None] + (cols64 * stride_out_n)[None, :]
-        out_raw = tl.load(out_ptr + out_offsets, mask=mask, other=0.0, eviction_policy="evict_first")
-        out_val = out_raw.to(tl.float32)
-        if ACCURACY:
-            ref_offsets = (rows64 * stride_ref_m)[:, None] + (cols64 * stride_ref_n)[None, :]
-            ref_val = tl.load(ref_ptr + ref_offsets, mask=mask, other=0.0, eviction_policy="evict_first").to(tl.float32)
-            finite = tl.abs(out_val) <= FLT_MAX  # false for NaN and both infinities
-            err = tl.where(finite, tl.abs(out_val - ref_val), 0.0)
-            if ROW_SCALE:
-                flagged = (~finite) | (err > threshold)
-                max_err = tl.maximum(max_err, _fold_max(err, BLOCK_M, BLOCK_N, VEC))
-                ref_key = tl.maximum(ref_key, _fold_max(_magnitude_key(ref_val), BLOCK_M, BLOCK_N, VEC))
-            else:
-                scale = _nan_max(tl.abs(ref_val), floor_scale)
-                rel = _divide(err, scale)
-                flagged = (~finite) | (rel > rtol)
-                abs_key = tl.maximum(abs_key, _fold_max(_magnitude_key(err), BLOCK_M, BLOCK_N, VEC))
-                rel_key = tl.maximum(rel_key, _fold_max(_magnitude_key(rel), BLOCK_M, BLOCK_N, VEC))
-            wrong += _fold_sum(flagged.to(tl.int32), BLOCK_M, BLOCK_N, VEC)
-            nonfinite += _fold_sum((~finite).to(tl.int32), BLOCK_M, BLOCK_N, VEC)
-            err64 = err.to(tl.float64)
-            ref64 = ref_val.to(tl.float64)
-            err_sq += _fold_sum(err64 * err64, BLOCK_M, BLOCK_N, VEC)  # exact squares: fp32 fits twice in fp64
-            ref_sq += _fold_sum(ref64 * ref64, BLOCK_M, BLOCK_N, VEC)
-            if HAS_TILE:
-                _count_tiles(tile_counts_ptr, flagged, tile_base, cols, col0, tile_n, TILE_SEGMENTS)
-        if NUM_COPIES > 0:
-            differing0, largest0 = _compare_copy(
-                copy0_ptr, stride_c0_m, stride_c0_n, rows64, cols64, mask, out_raw, out_val,
-                differing0, largest0, tile_counts_ptr + tile_total, tile_base, cols, col0, tile_n,
-                HAS_TILE, TILE_SEGMENTS, BITS, BLOCK_M, BLOCK_N, VEC)
-        if NUM_COPIES > 1:
-            differing1, largest1 = _compare_copy(
-                copy1_ptr, stride_c1_m, stride_c1_n, rows64, cols64, mask, out_raw, out_val,
-                differing1, largest1, tile_counts_ptr + 2 * tile_total, tile_base, cols, col0, tile_n,
-                HAS_TILE, TILE_SEGMENTS, BITS, BLOCK_M, BLOCK_N, VEC)
-        if NUM_COPIES > 2:
-            differing2, largest2 = _compare_copy(
-                copy2_ptr, stride_c2_m, stride_c2_n, rows64, cols64, mask, out_raw, out_val,
-                differing2, largest2, tile_counts_ptr + 3 * tile_total, tile_base, cols, col0, tile_n,
-                HAS_TILE, TILE_SEGMENTS, BITS, BLOCK_M, BLOCK_N, VEC)
-        if NUM_COPIES > 3:
-            differing3, largest3 = _compare_copy(
-                copy3_ptr, stride_c3_m, stride_c3_n, rows64, cols64, mask, out_raw, out_val,
-                differing3, largest3, tile_counts_ptr + 4 * tile_total, tile_base, cols, col0, tile_n,
-                HAS_TILE, TILE_SEGMENTS, BITS, BLOCK_M, BLOCK_N, VEC)
-        block += 1
-
-    partial = partial_ptr + (pid_m * tl.num_programs(1) + pid_n) * P_WIDTH
-    if ACCURACY:
-        _finish_count(wrong, row_counts_ptr, rows, partial + P_WRONG)
-        tl.store(partial + P_NONFINITE, tl.sum(tl.sum(nonfinite, axis=1), axis=0).to(tl.float64))
-        if ROW_SCALE:
-            row_err = tl.max(max_err, axis=1)
-            tl.store(partial + P_MAX_ABS, tl.max(row_err, axis=0).to(tl.float64))
-            tl.store(partial + P_MAX_REL, _max_all(_divide(row_err, row_scale)).to(tl.float64))
-            row_ref = tl.max(ref_key, axis=1).to(tl.float32, bitcast=True)
-            outside = (~(row_ref <= row_scale)).to(tl.int32)  # NaN included
-            tl.store(partial + P_OUTSIDE, tl.sum(outside, axis=0).to(tl.float64))
-        else:
-            tl.store(partial + P_MAX_ABS, tl.max(abs_key, axis=None).to(tl.float32, bitcast=True).to(tl.float64))
-            tl.store(partial + P_MAX_REL, tl.max(rel_key, axis=None).to(tl.float32, bitcast=True).to(tl.float64))
-            tl.store(partial + P_OUTSIDE, 0.0)
-        tl.store(partial + P_ERR_SQ, tl.sum(tl.sum(err_sq, axis=1), axis=0))
-        tl.store(partial + P_REF_SQ, tl.sum(tl.sum(ref_sq, axis=1), axis=0))
-    if NUM_COPIES > 0:
-        _finish_copy(differing0, largest0, diff_scale, row_counts_ptr + M, rows, partial + P_COPIES)
-    if NUM_COPIES > 1:
-        _finish_copy(differing1, largest1, diff_scale, row_counts_ptr + 2 * M, rows, partial + P_COPIES + 2)
-    if NUM_COPIES > 2:
-        _finish_copy(differing2, largest2, diff_scale, row_counts_ptr + 3 * M, rows, partial + P_COPIES + 4)
-    if NUM_COPIES > 3:
-        _finish_copy(differing3, largest3, diff_scale, row_counts_ptr + 4 * M, rows, partial + P_COPIES + 6)
-
-
-@triton.jit
-def _scan_flagged(counts_ptr, size, ids_ptr, BLOCK: tl.constexpr):
-    """How many of ``size`` counts are non-zero, the first SAMPLE_IDS of their indices (to
-    ``ids_ptr``, ascending, as torch.nonzero gives them) and the largest count."""
-    offsets = tl.arange(0, BLOCK)
-    found = 0
-    largest = 0
-    start = 0
-    while start < size:
-        index = start + offsets
-        counts = tl.load(counts_ptr + index, mask=index < size, other=0)
-        flagged = (counts > 0).to(tl.int32)
-        position = found + tl.cumsum(flagged, axis=0) - 1
-        tl.store(ids_ptr + position, index.to(tl.float64), mask=(flagged > 0) & (position < SAMPLE_IDS))
-        found += tl.sum(flagged, axis=0)
-        largest = tl.maximum(largest, tl.max(counts, axis=0))
-        start += BLOCK
-    return found, largest
-
-
-@triton.jit
-def _column(partial_ptr, programs, column, LARGEST: tl.constexpr, BLOCK: tl.constexpr):
-    """One partial-result column over the programs: its sum, or with LARGEST its largest
-    value (NaN if any is NaN)."""
-    acc = tl.zeros([BLOCK], tl.float64)
-    start = 0
-    while start < programs:
-        index = start + tl.arange(0, BLOCK)
-        values = tl.load(partial_ptr + index * P_WIDTH + column, mask=index < programs, other=0.0)
-        acc = _nan_max(acc, values) if LARGEST else acc + values
-        start += BLOCK
-    return _max_all(acc) if LARGEST else tl.sum(acc, axis=0)
-
-
-@triton.jit
-def _finish_detector(partial_ptr, programs, count_col, worst_col, row_counts_ptr, tile_counts_ptr,
-                     M, tile_total, record_ptr, HAS_TILE: tl.constexpr, BLOCK: tl.constexpr):
-    """One detector's record: totals over the programs and, when it flagged anything, where."""
-    elements = _column(partial_ptr, programs, count_col, False, BLOCK)
-    tl.store(record_ptr + D_ELEMENTS, elements)
-    tl.store(record_ptr + D_WORST, _column(partial_ptr, programs, worst_col, True, BLOCK))
-    tl.store(record_ptr + D_ROWS, 0.0)
-    tl.store(record_ptr + D_TILES, 0.0)
-    tl.store(record_ptr + D_WORST_TILE, 0.0)
-    if elements > 0:
-        rows, _ = _scan_flagged(row_counts_ptr, M, record_ptr + D_ROW_IDS, BLOCK)
-        tl.store(record_ptr + D_ROWS, rows.to(tl.float64))
-        if HAS_TILE:
-            tiles, worst_tile = _scan_flagged(tile_counts_ptr, tile_total, record_ptr + D_TILE_IDS, BLOCK)
-            tl.store(record_ptr + D_TILES, tiles.to(tl.float64))
-            tl.store(record_ptr + D_WORST_TILE, worst_tile.to(tl.float64))
-
-
-@triton.jit
-def _finalize_kernel(partial_ptr, programs, row_counts_ptr, tile_counts_ptr, result_ptr,
-                     M, tile_total, num_copies,
-                     HAS_TILE: tl.constexpr, BLOCK: tl.constexpr):
-    """One program: the partial results of every program reduced into the result vector."""
-    tl.store(result_ptr + R_NONFINITE, _column(partial_ptr, programs, P_NONFINITE, False, BLOCK))
-    tl.store(result_ptr + R_MAX_ABS, _column(partial_ptr, programs, P_MAX_ABS, True, BLOCK))
-    tl.store(result_ptr + R_ERR_SQ, _column(partial_ptr, programs, P_ERR_SQ, False, BLOCK))
-    tl.store(result_ptr + R_REF_SQ, _column(partial_ptr, programs, P_REF_SQ, False, BLOCK))
-    tl.store(result_ptr + R_OUTSIDE, _column(partial_ptr, programs, P_OUTSIDE, False, BLOCK))
-    _finish_detector(partial_ptr, programs, P_WRONG, P_MAX_REL, row_counts_ptr, tile_counts_ptr,
-                     M, tile_total, result_ptr + R_RECORDS, HAS_TILE, BLOCK)
-    copy = 0
-    while copy < num_copies:
-        column = P_COPIES + 2 * (copy % PASS_COPIES)
-        _finish_detector(partial_ptr + (copy // PASS_COPIES) * programs * P_WIDTH, programs, column, column + 1,
-                         row_counts_ptr + (copy + 1) * M, tile_counts_ptr + (copy + 1) * tile_total,
-                         M, tile_total, result_ptr + R_RECORDS + (copy + 1) * D_WIDTH, HAS_TILE, BLOCK)
-        copy += 1
+def _differ(out_raw, copy_raw, BITS: tl.constexpr):
+    return _bits(out_raw, BITS) != _bits(copy_raw, BITS)
 
 
 @triton.jit
@@ -442,30 +278,591 @@ def _mix32(x):
 
 
 @triton.jit
-def _checksum_kernel(t_ptr, total_ptr, M, N, stride_m, stride_n, blocks_per_program,
-                     BITS: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, VEC: tl.constexpr):
-    """check.checksum: sum over elements of bits * weight(flat index), modulo 2**64."""
-    rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
-    rows64 = rows.to(tl.int64)
-    total = tl.zeros([BLOCK_M, BLOCK_N // VEC], tl.uint64)
-    first = tl.program_id(1) * blocks_per_program
-    last = tl.minimum(first + blocks_per_program, tl.cdiv(N, BLOCK_N))
-    block = first
-    while block < last:
-        cols = block * BLOCK_N + tl.arange(0, BLOCK_N)
-        cols64 = cols.to(tl.int64)
-        mask = (rows < M)[:, None] & (cols < N)[None, :]
-        raw = tl.load(t_ptr + (rows64 * stride_m)[:, None] + (cols64 * stride_n)[None, :], mask=mask, other=0.0)
-        if BITS == 16:
-            bits = raw.to(tl.uint16, bitcast=True).to(tl.uint64)
-        else:
-            bits = raw.to(tl.uint32, bitcast=True).to(tl.uint64)
-        low = (rows64[:, None] * N + cols64[None, :]).to(tl.uint32)  # the index's low 32 bits
-        weight = (_mix32(low).to(tl.uint64) << 32) | _mix32(low ^ 0x5BD1E995).to(tl.uint64) | 1
-        total += _fold_sum(bits * weight, BLOCK_M, BLOCK_N, VEC)  # masked elements load as 0: add 0
+def _checksum_terms(out_raw, rows64, cols64, N, BITS: tl.constexpr):
+    """check.checksum's terms: bits * weight(flat index), as uint64 (sums wrap modulo 2**64).
+    Masked elements load as 0 and add 0."""
+    if BITS == 16:
+        bits = out_raw.to(tl.uint16, bitcast=True).to(tl.uint64)
+    else:
+        bits = out_raw.to(tl.uint32, bitcast=True).to(tl.uint64)
+    low = (rows64[:, None] * N + cols64[None, :]).to(tl.uint32)  # the flat index's low 32 bits
+    weight = (_mix32(low).to(tl.uint64) << 32) | _mix32(low ^ 0x5BD1E995).to(tl.uint64) | 1
+    return bits * weight
+
+
+# --------------------------------------------------------------------------------------------
+# the pass over the tensors
+
+
+@triton.jit
+def _task_block(block, rows64, row_ok, N, last_block, BLOCK_N: tl.constexpr):
+    # a task's column block: its columns and which of its elements exist
+    cols64 = (block * BLOCK_N + tl.arange(0, BLOCK_N)).to(tl.int64)
+    return cols64, row_ok[:, None] & ((cols64 < N) & (block < last_block))[None, :]
+
+
+@triton.jit
+def _load_step(block, out_ptr, ref_ptr, copy0_ptr, copy1_ptr, copy2_ptr, copy3_ptr, stride_out_m, stride_out_n,
+               stride_ref_m, stride_ref_n, stride_c0_m, stride_c0_n, stride_c1_m, stride_c1_n, stride_c2_m, stride_c2_n,
+               stride_c3_m, stride_c3_n, rows64, row_ok, N, last_block,
+               ACCURACY: tl.constexpr, NUM_COPIES: tl.constexpr, BLOCK_N: tl.constexpr):
+    """A task's column block of every tensor the pass reads (a scalar 0 for those it does not).
+    The check loads the next block before working on this one, registers serving as a second
+    buffer: twice the bytes in flight per thread, which memory bandwidth needs more than
+    programs per multiprocessor. Masked-out elements load as 0, which no detector flags; past
+    the task's last block the mask is all false and nothing is read."""
+    cols64, mask = _task_block(block, rows64, row_ok, N, last_block, BLOCK_N)
+    out = _load_block(out_ptr, stride_out_m, stride_out_n, rows64, cols64, mask)
+    ref = tl.full([], 0, tl.int8)
+    c0 = tl.full([], 0, tl.int8)
+    c1 = tl.full([], 0, tl.int8)
+    c2 = tl.full([], 0, tl.int8)
+    c3 = tl.full([], 0, tl.int8)
+    if ACCURACY:
+        ref = _load_block(ref_ptr, stride_ref_m, stride_ref_n, rows64, cols64, mask)
+    if NUM_COPIES > 0:
+        c0 = _load_block(copy0_ptr, stride_c0_m, stride_c0_n, rows64, cols64, mask)
+    if NUM_COPIES > 1:
+        c1 = _load_block(copy1_ptr, stride_c1_m, stride_c1_n, rows64, cols64, mask)
+    if NUM_COPIES > 2:
+        c2 = _load_block(copy2_ptr, stride_c2_m, stride_c2_n, rows64, cols64, mask)
+    if NUM_COPIES > 3:
+        c3 = _load_block(copy3_ptr, stride_c3_m, stride_c3_n, rows64, cols64, mask)
+    return out, ref, c0, c1, c2, c3
+
+
+@triton.jit
+def _task_nonfinite(out_ptr, stride_m, stride_n, rows64, row_ok, N, first_block, last_block,
+                    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """Per row, a task's non-finite elements: read again only for tasks with a wrong element
+    (non-finite ones are wrong), so that a clean output never counts them."""
+    count = tl.full([BLOCK_M], 0, tl.int32)
+    block = first_block
+    while block < last_block:  # not range(): see _LOOPS
+        cols64, mask = _task_block(block, rows64, row_ok, N, last_block, BLOCK_N)
+        out_val = _load_block(out_ptr, stride_m, stride_n, rows64, cols64, mask).to(tl.float32)
+        count += tl.sum((~(tl.abs(out_val) <= FLT_MAX)).to(tl.int32), axis=1)  # masked: 0, finite
         block += 1
-    # a sum modulo 2**64 does not depend on the order of the additions: atomics keep it exact
-    tl.atomic_add(total_ptr, tl.sum(tl.sum(total, axis=1), axis=0).to(tl.int64, bitcast=True), sem="relaxed")
+    return count
+
+
+@triton.jit
+def _task_largest_difference(out_ptr, stride_out_m, stride_out_n, copy_ptr, stride_m, stride_n, rows64, row_ok, N,
+                             first_block, last_block, BITS: tl.constexpr, BLOCK_M: tl.constexpr,
+                             BLOCK_N: tl.constexpr):
+    """Per row, a task's largest |out - copy| over differing elements, as a magnitude key:
+    read again only for tasks where the copy differs, so that an equal copy costs one
+    comparison per element."""
+    largest = tl.full([BLOCK_M], 0, tl.int32)
+    block = first_block
+    while block < last_block:  # not range(): see _LOOPS
+        cols64, mask = _task_block(block, rows64, row_ok, N, last_block, BLOCK_N)
+        out_raw = _load_block(out_ptr, stride_out_m, stride_out_n, rows64, cols64, mask)
+        copy_raw = _load_block(copy_ptr, stride_m, stride_n, rows64, cols64, mask)
+        delta = _magnitude_key(out_raw.to(tl.float32) - copy_raw.to(tl.float32))
+        largest = tl.maximum(largest, tl.max(tl.where(_differ(out_raw, copy_raw, BITS), delta, 0), axis=1))
+        block += 1
+    return largest
+
+
+@triton.jit
+def _exact_squares(out_ptr, ref_ptr, stride_out_m, stride_out_n, stride_ref_m, stride_ref_n, rows64, row_ok,
+                   N, first_block, last_block, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """Per row, a task's sums of squared errors and squared references in float64, as the torch
+    path adds them: for tasks whose scaled fp32 sums are not comfortably finite."""
+    err_sq = tl.full([BLOCK_M], 0, tl.float64)
+    ref_sq = tl.full([BLOCK_M], 0, tl.float64)
+    block = first_block
+    while block < last_block:  # not range(): see _LOOPS
+        cols64, mask = _task_block(block, rows64, row_ok, N, last_block, BLOCK_N)
+        out_val = _load_block(out_ptr, stride_out_m, stride_out_n, rows64, cols64, mask).to(tl.float32)
+        ref_val = _load_block(ref_ptr, stride_ref_m, stride_ref_n, rows64, cols64, mask).to(tl.float32)
+        err = tl.where(tl.abs(out_val) <= FLT_MAX, tl.abs(out_val - ref_val), 0.0).to(tl.float64)
+        ref64 = ref_val.to(tl.float64)
+        err_sq += tl.sum(err * err, axis=1)
+        ref_sq += tl.sum(ref64 * ref64, axis=1)
+        block += 1
+    return err_sq, ref_sq
+
+
+@triton.jit
+def _copy_task_end(differing, out_ptr, stride_out_m, stride_out_n, copy_ptr, stride_m, stride_n, counts_ptr,
+                   diff_scale, rows, rows64, row_ok, N, first_block, last_block, row_total, row_worst_key,
+                   BITS: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """A task's per-row counts of one copy's differences to their slot; per-row totals and
+    worst relative difference (as a magnitude key) carried over the program's tasks."""
+    per_row = tl.sum(differing, axis=1)
+    tl.store(counts_ptr + rows, per_row, mask=row_ok)
+    key = tl.full([BLOCK_M], 0, tl.int32)
+    if tl.sum(per_row, axis=0) > 0:
+        key = _task_largest_difference(out_ptr, stride_out_m, stride_out_n, copy_ptr, stride_m, stride_n, rows64,
+                                       row_ok, N, first_block, last_block, BITS, BLOCK_M, BLOCK_N)
+    # torch.nan_to_num(delta, nan=inf) as check.py has it: NaN -> inf, and +inf -> the largest
+    # float. Both maps keep the order of keys, so mapping the row's largest key is enough.
+    delta = tl.where(key > INF_BITS, float("inf"), tl.where(key == INF_BITS, FLT_MAX, key.to(tl.float32, bitcast=True)))
+    worst = _magnitude_key(tl.math.div_rn(delta, diff_scale))
+    return row_total + per_row.to(tl.int64), tl.maximum(row_worst_key, tl.where(row_ok, worst, 0))
+
+
+@triton.jit
+def _store_zeros(row_ptr, first: tl.constexpr, end: tl.constexpr):
+    # every program writes its whole row of partial results, zeros for what its pass does not
+    # compute: the reduction reads nothing that was not written in this call
+    for column in tl.static_range(first, end):
+        tl.store(row_ptr + column, 0.0)
+
+
+@triton.jit(do_not_specialize=["M", "num_tasks", "col_chunks", "task_blocks", "zero_count"],
+            do_not_specialize_on_alignment=_SCRATCH)
+def _check_kernel(
+    out_ptr, ref_ptr, rowmax_ptr,
+    copy0_ptr, copy1_ptr, copy2_ptr, copy3_ptr,
+    partial_ptr, accuracy_rows_ptr, copy_rows_ptr, zero_ptr,
+    M, N,
+    stride_out_m, stride_out_n, stride_ref_m, stride_ref_n,
+    stride_c0_m, stride_c0_n, stride_c1_m, stride_c1_n,
+    stride_c2_m, stride_c2_n, stride_c3_m, stride_c3_n,
+    rtol, floor,
+    num_tasks, col_chunks, task_blocks, zero_count,
+    ACCURACY: tl.constexpr, ROW_SCALE: tl.constexpr, NUM_COPIES: tl.constexpr, CHECKSUM: tl.constexpr,
+    BITS: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, VEC: tl.constexpr,
+):
+    """A persistent program: tasks pid, pid + programs, ... of BLOCK_M rows by ``task_blocks``
+    column blocks (task t: row block t // col_chunks, column chunk t % col_chunks).
+
+    ROW_SCALE: every |ref| is assumed within floor * rowmax (true when floor >= 1 and rowmax is
+    the row's largest |ref|), so each element's scale is its row's and the per-element
+    division becomes a comparison with a per-row threshold. Rows where that does not hold
+    are counted (P_OUTSIDE) and the host checks again without it.
+
+    Per element, only what a clean output needs: wrong and differing elements are counted.
+    Non-finite elements are counted, and copies' differences sized, by reading a task again,
+    only when it has wrong or differing elements.
+
+    Per-row counts go to [col_chunks, M] slots, each written by exactly one task:
+    ``accuracy_rows_ptr`` for the accuracy detector, ``copy_rows_ptr + j * col_chunks * M`` for
+    copy j of this pass. The program also zeroes its share of ``zero_count`` int32 at
+    ``zero_ptr`` (this pass's tile counts, which _tile_kernel adds to)."""
+    pid = tl.program_id(0)
+    programs = tl.num_programs(0)
+    FOLDED: tl.constexpr = BLOCK_N // VEC
+    ZERO_BLOCK: tl.constexpr = 1024
+
+    start = pid * ZERO_BLOCK
+    while start < zero_count:  # not range(): see _LOOPS
+        index = start + tl.arange(0, ZERO_BLOCK)
+        tl.store(zero_ptr + index, tl.full([ZERO_BLOCK], 0, tl.int32), mask=index < zero_count)
+        start += programs * ZERO_BLOCK
+
+    # the program's totals, per row slot: no reductions across threads per task; only what
+    # this pass computes is carried (registers are what bounds the programs per multiprocessor)
+    slots = tl.arange(0, BLOCK_M)
+    if ACCURACY:
+        wrong_total = tl.full([BLOCK_M], 0, tl.int64)
+        nonfinite_total = tl.full([BLOCK_M], 0, tl.int64)
+        outside_total = tl.full([BLOCK_M], 0, tl.int32)
+        abs_total = tl.full([BLOCK_M], 0, tl.int32)  # magnitude keys
+        rel_total = tl.full([BLOCK_M], 0, tl.int32)
+        err_sq_total = tl.full([BLOCK_M], 0, tl.float64)
+        ref_sq_total = tl.full([BLOCK_M], 0, tl.float64)
+    if CHECKSUM:
+        checksum_total = tl.full([BLOCK_M], 0, tl.uint64)
+    if NUM_COPIES > 0:
+        diff0_total = tl.full([BLOCK_M], 0, tl.int64)
+        worst0_total = tl.full([BLOCK_M], 0, tl.int32)
+    if NUM_COPIES > 1:
+        diff1_total = tl.full([BLOCK_M], 0, tl.int64)
+        worst1_total = tl.full([BLOCK_M], 0, tl.int32)
+    if NUM_COPIES > 2:
+        diff2_total = tl.full([BLOCK_M], 0, tl.int64)
+        worst2_total = tl.full([BLOCK_M], 0, tl.int32)
+    if NUM_COPIES > 3:
+        diff3_total = tl.full([BLOCK_M], 0, tl.int64)
+        worst3_total = tl.full([BLOCK_M], 0, tl.int32)
+    copy_stride = col_chunks.to(tl.int64) * M  # between copies' row-count slots
+
+    task = pid
+    while task < num_tasks:  # not range(): see _LOOPS
+        row_block = task // col_chunks
+        chunk = task - row_block * col_chunks
+        rows = row_block * BLOCK_M + slots
+        row_ok = rows < M
+        rows64 = rows.to(tl.int64)
+        slot_offset = chunk.to(tl.int64) * M  # this task's row-count slot
+        first_block = chunk * task_blocks
+        last_block = tl.minimum(first_block + task_blocks, (N + BLOCK_N - 1) // BLOCK_N)
+        if ACCURACY:
+            rowmax = tl.load(rowmax_ptr + rows, mask=row_ok, other=0.0)
+            row_scale = floor * rowmax
+            floor_scale = row_scale[:, None]
+            threshold = _row_threshold(row_scale, rtol)[:, None]
+            square_scale, square_unscale = _square_scales(rowmax)
+            wrong = tl.full([BLOCK_M, FOLDED], 0, tl.int32)
+            err_sq = tl.full([BLOCK_M, FOLDED], 0, tl.float32)  # scaled by square_scale
+            ref_sq = tl.full([BLOCK_M, FOLDED], 0, tl.float32)
+            err_key = tl.full([BLOCK_M, FOLDED], 0, tl.int32)  # magnitude keys: NaN-propagating maxima
+            second_key = tl.full([BLOCK_M, FOLDED], 0, tl.int32)  # ROW_SCALE: of |ref|; else of rel
+        if CHECKSUM:
+            checksum = tl.full([BLOCK_M, FOLDED], 0, tl.uint64)
+        if NUM_COPIES > 0:
+            diff_scale = tl.load(rowmax_ptr + rows, mask=row_ok, other=0.0)
+            diff_scale = tl.where(diff_scale > 0, diff_scale, 1.0)
+            differing0 = tl.full([BLOCK_M, FOLDED], 0, tl.int32)
+        if NUM_COPIES > 1:
+            differing1 = tl.full([BLOCK_M, FOLDED], 0, tl.int32)
+        if NUM_COPIES > 2:
+            differing2 = tl.full([BLOCK_M, FOLDED], 0, tl.int32)
+        if NUM_COPIES > 3:
+            differing3 = tl.full([BLOCK_M, FOLDED], 0, tl.int32)
+
+        # each step loads the next block before working on this one (see _load_step)
+        next_out, next_ref, next_c0, next_c1, next_c2, next_c3 = _load_step(
+            first_block, out_ptr, ref_ptr, copy0_ptr, copy1_ptr, copy2_ptr, copy3_ptr, stride_out_m, stride_out_n,
+            stride_ref_m, stride_ref_n, stride_c0_m, stride_c0_n, stride_c1_m, stride_c1_n, stride_c2_m, stride_c2_n,
+            stride_c3_m, stride_c3_n, rows64, row_ok, N, last_block, ACCURACY, NUM_COPIES, BLOCK_N)
+        block = first_block
+        while block < last_block:  # not range(): see _LOOPS
+            out_raw, ref_raw, c0_raw, c1_raw, c2_raw, c3_raw = next_out, next_ref, next_c0, next_c1, next_c2, next_c3
+            next_out, next_ref, next_c0, next_c1, next_c2, next_c3 = _load_step(
+                block + 1, out_ptr, ref_ptr, copy0_ptr, copy1_ptr, copy2_ptr, copy3_ptr, stride_out_m,
+                stride_out_n, stride_ref_m, stride_ref_n, stride_c0_m, stride_c0_n, stride_c1_m, stride_c1_n,
+                stride_c2_m, stride_c2_n, stride_c3_m, stride_c3_n, rows64, row_ok, N, last_block, ACCURACY,
+                NUM_COPIES, BLOCK_N)
+            cols64 = (block * BLOCK_N + tl.arange(0, BLOCK_N)).to(tl.int64)
+
+            if ACCURACY:
+                wrong, err_sq, ref_sq, err_key, second_key = _accuracy_block(
+                    out_raw.to(tl.float32), ref_raw.to(tl.float32), threshold, floor_scale, rtol, square_scale, wrong,
+                    err_sq, ref_sq, err_key, second_key, ROW_SCALE, BLOCK_M, BLOCK_N, VEC)
+            if CHECKSUM:
+                checksum += _fold_sum(_checksum_terms(out_raw, rows64, cols64, N, BITS), BLOCK_M, BLOCK_N, VEC)
+            if NUM_COPIES > 0:  # bits compared, no conversions: the clean path's whole cost per copy
+                out_bits = _bits(out_raw, BITS)
+                differing0 += _fold_sum((out_bits != _bits(c0_raw, BITS)).to(tl.int32), BLOCK_M, BLOCK_N, VEC)
+            if NUM_COPIES > 1:
+                differing1 += _fold_sum((out_bits != _bits(c1_raw, BITS)).to(tl.int32), BLOCK_M, BLOCK_N, VEC)
+            if NUM_COPIES > 2:
+                differing2 += _fold_sum((out_bits != _bits(c2_raw, BITS)).to(tl.int32), BLOCK_M, BLOCK_N, VEC)
+            if NUM_COPIES > 3:
+                differing3 += _fold_sum((out_bits != _bits(c3_raw, BITS)).to(tl.int32), BLOCK_M, BLOCK_N, VEC)
+            block += 1
+
+        # the task's rows: counts to their slots, everything else into the program's totals
+        if ACCURACY:
+            per_row = tl.sum(wrong, axis=1)
+            tl.store(accuracy_rows_ptr + slot_offset + rows, per_row, mask=row_ok)
+            wrong_total += per_row.to(tl.int64)
+            if tl.sum(per_row, axis=0) > 0:
+                nonfinite_total += _task_nonfinite(out_ptr, stride_out_m, stride_out_n, rows64, row_ok, N,
+                                                   first_block, last_block, BLOCK_M, BLOCK_N).to(tl.int64)
+            row_err_key = tl.max(err_key, axis=1)
+            abs_total = tl.maximum(abs_total, row_err_key)
+            if ROW_SCALE:
+                # the row's largest relative error is its largest error divided once (monotonic)
+                row_rel = _divide(row_err_key.to(tl.float32, bitcast=True), row_scale)
+                rel_total = tl.maximum(rel_total, tl.where(row_ok, _magnitude_key(row_rel), 0))
+                row_ref = tl.max(second_key, axis=1).to(tl.float32, bitcast=True)
+                outside_total += (row_ok & ~(row_ref <= row_scale)).to(tl.int32)  # NaN included
+            else:
+                rel_total = tl.maximum(rel_total, tl.max(second_key, axis=1))
+            row_err_sq = tl.sum(err_sq, axis=1)
+            row_ref_sq = tl.sum(ref_sq, axis=1)
+            unscale = square_unscale.to(tl.float64)
+            unwieldy = tl.sum((~(row_err_sq < SQUARES_LIMIT) | ~(row_ref_sq < SQUARES_LIMIT)).to(tl.int32), axis=0)
+            if unwieldy == 0:
+                err_sq_total += row_err_sq.to(tl.float64) * unscale * unscale
+                ref_sq_total += row_ref_sq.to(tl.float64) * unscale * unscale
+            else:  # rare: an error far beyond its row's scale, inf or NaN
+                exact_err, exact_ref = _exact_squares(out_ptr, ref_ptr, stride_out_m, stride_out_n, stride_ref_m,
+                                                      stride_ref_n, rows64, row_ok, N, first_block, last_block,
+                                                      BLOCK_M, BLOCK_N)
+                err_sq_total += exact_err
+                ref_sq_total += exact_ref
+        if CHECKSUM:
+            checksum_total += tl.sum(checksum, axis=1)
+        if NUM_COPIES > 0:
+            diff0_total, worst0_total = _copy_task_end(
+                differing0, out_ptr, stride_out_m, stride_out_n, copy0_ptr, stride_c0_m, stride_c0_n,
+                copy_rows_ptr + slot_offset, diff_scale, rows, rows64, row_ok, N, first_block, last_block,
+                diff0_total, worst0_total, BITS, BLOCK_M, BLOCK_N)
+        if NUM_COPIES > 1:
+            diff1_total, worst1_total = _copy_task_end(
+                differing1, out_ptr, stride_out_m, stride_out_n, copy1_ptr, stride_c1_m, stride_c1_n,
+                copy_rows_ptr + copy_stride + slot_offset, diff_scale, rows, rows64, row_ok, N, first_block,
+                last_block, diff1_total, worst1_total, BITS, BLOCK_M, BLOCK_N)
+        if NUM_COPIES > 2:
+            diff2_total, worst2_total = _copy_task_end(
+                differing2, out_ptr, stride_out_m, stride_out_n, copy2_ptr, stride_c2_m, stride_c2_n,
+                copy_rows_ptr + 2 * copy_stride + slot_offset, diff_scale, rows, rows64, row_ok, N, first_block,
+                last_block, diff2_total, worst2_total, BITS, BLOCK_M, BLOCK_N)
+        if NUM_COPIES > 3:
+            diff3_total, worst3_total = _copy_task_end(
+                differing3, out_ptr, stride_out_m, stride_out_n, copy3_ptr, stride_c3_m, stride_c3_n,
+                copy_rows_ptr + 3 * copy_stride + slot_offset, diff_scale, rows, rows64, row_ok, N, first_block,
+                last_block, diff3_total, worst3_total, BITS, BLOCK_M, BLOCK_N)
+        task += programs
+
+    partial = partial_ptr + pid * P_WIDTH
+    if ACCURACY:
+        tl.store(partial + P_WRONG, tl.sum(wrong_total, axis=0).to(tl.float64))
+        tl.store(partial + P_NONFINITE, tl.sum(nonfinite_total, axis=0).to(tl.float64))
+        tl.store(partial + P_MAX_ABS, tl.max(abs_total, axis=0).to(tl.float32, bitcast=True).to(tl.float64))
+        tl.store(partial + P_MAX_REL, tl.max(rel_total, axis=0).to(tl.float32, bitcast=True).to(tl.float64))
+        tl.store(partial + P_ERR_SQ, tl.sum(err_sq_total, axis=0))
+        tl.store(partial + P_REF_SQ, tl.sum(ref_sq_total, axis=0))
+        tl.store(partial + P_OUTSIDE, tl.sum(outside_total, axis=0).to(tl.float64))
+    else:
+        _store_zeros(partial, P_WRONG, P_CHECKSUM)
+    if CHECKSUM:
+        # a sum modulo 2**64 does not depend on the order of the additions
+        checksum_bits = tl.sum(checksum_total, axis=0).to(tl.int64, bitcast=True)
+        tl.store(partial + P_CHECKSUM, checksum_bits.to(tl.float64, bitcast=True))
+    else:
+        tl.store(partial + P_CHECKSUM, 0.0)
+    if NUM_COPIES > 0:
+        tl.store(partial + P_COPIES, tl.sum(diff0_total, axis=0).to(tl.float64))
+        tl.store(partial + P_COPIES + 1, tl.max(worst0_total, axis=0).to(tl.float32, bitcast=True).to(tl.float64))
+    if NUM_COPIES > 1:
+        tl.store(partial + P_COPIES + 2, tl.sum(diff1_total, axis=0).to(tl.float64))
+        tl.store(partial + P_COPIES + 3, tl.max(worst1_total, axis=0).to(tl.float32, bitcast=True).to(tl.float64))
+    if NUM_COPIES > 2:
+        tl.store(partial + P_COPIES + 4, tl.sum(diff2_total, axis=0).to(tl.float64))
+        tl.store(partial + P_COPIES + 5, tl.max(worst2_total, axis=0).to(tl.float32, bitcast=True).to(tl.float64))
+    if NUM_COPIES > 3:
+        tl.store(partial + P_COPIES + 6, tl.sum(diff3_total, axis=0).to(tl.float64))
+        tl.store(partial + P_COPIES + 7, tl.max(worst3_total, axis=0).to(tl.float32, bitcast=True).to(tl.float64))
+    _store_zeros(partial, P_COPIES + 2 * NUM_COPIES, P_WIDTH)  # slots of copies this pass lacks
+
+
+# --------------------------------------------------------------------------------------------
+# per-tile counts, for rows with a flagged element only
+
+
+@triton.jit
+def _rows_flagged(counts_ptr, rows, row_ok, M, col_chunks):
+    """Whether each row has a flagged element: any of its col_chunks slots non-zero."""
+    flagged = tl.full(rows.shape, 0, tl.int1)
+    chunk = 0
+    while chunk < col_chunks:  # not range(): see _LOOPS
+        counts = tl.load(counts_ptr + chunk.to(tl.int64) * M + rows, mask=row_ok, other=0)
+        flagged = flagged | (counts > 0)
+        chunk += 1
+    return flagged
+
+
+@triton.jit
+def _count_tiles(tile_ptr, flag, rows, row_ok, cols, col0, tile_m, tile_n, tile_cols, row_atomics):
+    """Add a block's flagged elements to their tiles' counts: with ``row_atomics`` (the block
+    lies in one tile column) one atomic per row that has any, else one per flagged element."""
+    tile_rows = (rows // tile_m).to(tl.int64) * tile_cols
+    if row_atomics:
+        per_row = tl.sum(flag.to(tl.int32), axis=1)
+        tl.atomic_add(tile_ptr + tile_rows + col0 // tile_n, per_row, mask=row_ok & (per_row > 0), sem="relaxed")
+    else:
+        target = tile_rows[:, None] + (cols // tile_n)[None, :]
+        tl.atomic_add(tile_ptr + target, tl.full(flag.shape, 1, tl.int32), mask=flag, sem="relaxed")
+
+
+@triton.jit
+def _copy_tiles(copy_ptr, stride_m, stride_n, rows_flagged, out_raw, tile_ptr, rows, rows64, row_ok, cols, cols64,
+                col_ok, col0, tile_m, tile_n, tile_cols, row_atomics, BITS: tl.constexpr):
+    # one copy's differing elements of a block, in the rows where it differs, to their tiles
+    mask = rows_flagged[:, None] & col_ok
+    copy_raw = _load_block(copy_ptr, stride_m, stride_n, rows64, cols64, mask)
+    _count_tiles(tile_ptr, _differ(out_raw, copy_raw, BITS) & mask, rows, row_ok, cols, col0, tile_m, tile_n,
+                 tile_cols, row_atomics)
+
+
+@triton.jit(do_not_specialize=_TILE_SIZES, do_not_specialize_on_alignment=_TILE_POINTERS)
+def _tile_kernel(
+    out_ptr, ref_ptr, rowmax_ptr,
+    copy0_ptr, copy1_ptr, copy2_ptr, copy3_ptr,
+    accuracy_rows_ptr, copy_rows_ptr, accuracy_tiles_ptr, copy_tiles_ptr,
+    M, N,
+    stride_out_m, stride_out_n, stride_ref_m, stride_ref_n,
+    stride_c0_m, stride_c0_n, stride_c1_m, stride_c1_n,
+    stride_c2_m, stride_c2_n, stride_c3_m, stride_c3_n,
+    rtol, floor,
+    row_blocks, col_chunks, tile_m, tile_n, tile_cols, tile_total,
+    accuracy, row_scale, num_copies, row_atomics,
+    BITS: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+):
+    """Per-tile counts of one pass's detectors, after _check_kernel wrote per-row counts and
+    zeroed the tile counts. A program takes row blocks in turn and reads the tensors only for
+    rows some detector flagged, with the same per-element tests as _check_kernel. What a pass
+    does (accuracy, row_scale, num_copies, row_atomics) is decided at run time: a slow path
+    compiled once per dtype rather than once per combination."""
+    pid = tl.program_id(0)
+    programs = tl.num_programs(0)
+    copy_stride = col_chunks.to(tl.int64) * M
+    tile_stride = tile_total.to(tl.int64)
+    row_block = pid
+    while row_block < row_blocks:  # not range(): see _LOOPS
+        rows = row_block * BLOCK_M + tl.arange(0, BLOCK_M)
+        row_ok = rows < M
+        rows64 = rows.to(tl.int64)
+        nothing = tl.full([BLOCK_M], 0, tl.int1)
+        accuracy_flagged = nothing
+        flagged0 = nothing
+        flagged1 = nothing
+        flagged2 = nothing
+        flagged3 = nothing
+        if accuracy:
+            accuracy_flagged = _rows_flagged(accuracy_rows_ptr, rows, row_ok, M, col_chunks)
+        if num_copies > 0:
+            flagged0 = _rows_flagged(copy_rows_ptr, rows, row_ok, M, col_chunks)
+        if num_copies > 1:
+            flagged1 = _rows_flagged(copy_rows_ptr + copy_stride, rows, row_ok, M, col_chunks)
+        if num_copies > 2:
+            flagged2 = _rows_flagged(copy_rows_ptr + 2 * copy_stride, rows, row_ok, M, col_chunks)
+        if num_copies > 3:
+            flagged3 = _rows_flagged(copy_rows_ptr + 3 * copy_stride, rows, row_ok, M, col_chunks)
+        any_row = accuracy_flagged | flagged0 | flagged1 | flagged2 | flagged3
+        if tl.sum(any_row.to(tl.int32), axis=0) > 0:
+            row_scale_value = floor * tl.load(rowmax_ptr + rows, mask=row_ok & accuracy_flagged, other=0.0)
+            floor_scale = row_scale_value[:, None]
+            threshold = _row_threshold(row_scale_value, rtol)[:, None]
+            block = 0
+            while block < (N + BLOCK_N - 1) // BLOCK_N:  # not range(): see _LOOPS
+                col0 = block * BLOCK_N
+                cols = col0 + tl.arange(0, BLOCK_N)
+                cols64 = cols.to(tl.int64)
+                col_ok = (cols < N)[None, :]
+                out_raw = _load_block(out_ptr, stride_out_m, stride_out_n, rows64, cols64, any_row[:, None] & col_ok)
+                if accuracy:
+                    mask = accuracy_flagged[:, None] & col_ok
+                    ref_val = _load_block(ref_ptr, stride_ref_m, stride_ref_n, rows64, cols64, mask).to(tl.float32)
+                    if row_scale:
+                        _, _, _, flag = _accuracy_terms(out_raw.to(tl.float32), ref_val, threshold, floor_scale, rtol,
+                                                        True)
+                    else:
+                        _, _, _, flag = _accuracy_terms(out_raw.to(tl.float32), ref_val, threshold, floor_scale, rtol,
+                                                        False)
+                    _count_tiles(accuracy_tiles_ptr, flag & mask, rows, row_ok, cols, col0, tile_m, tile_n,
+                                 tile_cols, row_atomics)
+                if num_copies > 0:
+                    _copy_tiles(copy0_ptr, stride_c0_m, stride_c0_n, flagged0, out_raw, copy_tiles_ptr, rows, rows64,
+                                row_ok, cols, cols64, col_ok, col0, tile_m, tile_n, tile_cols, row_atomics, BITS)
+                if num_copies > 1:
+                    _copy_tiles(copy1_ptr, stride_c1_m, stride_c1_n, flagged1, out_raw, copy_tiles_ptr + tile_stride,
+                                rows, rows64, row_ok, cols, cols64, col_ok, col0, tile_m, tile_n, tile_cols,
+                                row_atomics, BITS)
+                if num_copies > 2:
+                    _copy_tiles(copy2_ptr, stride_c2_m, stride_c2_n, flagged2, out_raw,
+                                copy_tiles_ptr + 2 * tile_stride, rows, rows64, row_ok, cols, cols64, col_ok, col0,
+                                tile_m, tile_n, tile_cols, row_atomics, BITS)
+                if num_copies > 3:
+                    _copy_tiles(copy3_ptr, stride_c3_m, stride_c3_n, flagged3, out_raw,
+                                copy_tiles_ptr + 3 * tile_stride, rows, rows64, row_ok, cols, cols64, col_ok, col0,
+                                tile_m, tile_n, tile_cols, row_atomics, BITS)
+                block += 1
+        row_block += programs
+
+
+# --------------------------------------------------------------------------------------------
+# the reduction
+
+
+@triton.jit
+def _reduce_partials(partial_ptr, programs, BLOCK: tl.constexpr):
+    """A pass's partial results over its programs, every column at once: column sums,
+    column maxima (NaN if any is NaN) and the int64 sum of the checksum column's bits."""
+    columns = tl.arange(0, P_WIDTH)
+    sums = tl.full([P_WIDTH], 0, tl.float64)
+    maxima = tl.full([P_WIDTH], 0, tl.float64)
+    nan_seen = tl.full([P_WIDTH], 0, tl.int32)
+    checksum = tl.full([P_WIDTH], 0, tl.int64)
+    start = 0
+    while start < programs:  # not range(): see _LOOPS
+        index = start + tl.arange(0, BLOCK)
+        values = tl.load(partial_ptr + index[:, None] * P_WIDTH + columns[None, :], mask=(index < programs)[:, None],
+                         other=0.0)
+        sums += tl.sum(values, axis=0)
+        maxima = tl.maximum(maxima, tl.max(values, axis=0))  # NaN is tracked apart: tl.max may skip it
+        nan_seen = nan_seen | tl.max((values != values).to(tl.int32), axis=0)
+        checksum += tl.sum(values.to(tl.int64, bitcast=True), axis=0)  # wraps: a sum modulo 2**64
+        start += BLOCK
+    return sums, tl.where(nan_seen > 0, float("nan"), maxima), checksum
+
+
+@triton.jit
+def _scan_counts(counts_ptr, size, chunks, BLOCK: tl.constexpr):
+    """Over ``size`` entries, each the sum of ``chunks`` slots ``size`` apart: how many are
+    non-zero, the largest, and the first SAMPLE_IDS indices of non-zero ones in ascending order
+    (as torch.nonzero gives them; NO_INDEX where there are fewer)."""
+    offsets = tl.arange(0, BLOCK)
+    slot_ids = tl.arange(0, SAMPLE_IDS)
+    sample = tl.full([SAMPLE_IDS], NO_INDEX, tl.int32)
+    found = tl.full([], 0, tl.int32)
+    largest = tl.full([], 0, tl.int32)
+    start = 0
+    while start < size:  # not range(): see _LOOPS
+        index = start + offsets
+        in_range = index < size
+        counts = tl.full([BLOCK], 0, tl.int32)
+        chunk = 0
+        while chunk < chunks:
+            counts += tl.load(counts_ptr + chunk.to(tl.int64) * size + index, mask=in_range, other=0)
+            chunk += 1
+        flagged = in_range & (counts > 0)
+        if found < SAMPLE_IDS:
+            # the smallest flagged indices of this block, one at a time, into the free slots
+            previous = tl.full([], -1, tl.int32)
+            for k in tl.static_range(SAMPLE_IDS):
+                following = tl.min(tl.where(flagged & (index > previous), index, NO_INDEX), axis=0)
+                sample = tl.where((slot_ids == found + k) & (following < NO_INDEX), following, sample)
+                previous = following
+        found += tl.sum(flagged.to(tl.int32), axis=0)
+        largest = tl.maximum(largest, tl.max(counts, axis=0))
+        start += BLOCK
+    return found, largest, sample
+
+
+@triton.jit(do_not_specialize=["programs", "M", "col_chunks", "tile_total"],
+            do_not_specialize_on_alignment=["partial_ptr", "row_counts_ptr", "tile_counts_ptr", "result_ptr"])
+def _finalize_kernel(partial_ptr, programs, row_counts_ptr, tile_counts_ptr, result_ptr,
+                     M, col_chunks, tile_total,
+                     HAS_TILE: tl.constexpr, BLOCK: tl.constexpr, SCAN_BLOCK: tl.constexpr):
+    """Program d: detector d's record (0: accuracy, 1 + j: copy j); program 0 also the
+    scalars. Every slot of the result is written once."""
+    detector = tl.program_id(0)
+    copy = tl.maximum(detector - 1, 0)
+    sums, maxima, checksums = _reduce_partials(partial_ptr + (copy // PASS_COPIES) * programs * P_WIDTH, programs,
+                                               BLOCK)
+    columns = tl.arange(0, P_WIDTH)
+    count_col = tl.where(detector == 0, P_WRONG, P_COPIES + 2 * (copy % PASS_COPIES))
+    worst_col = tl.where(detector == 0, P_MAX_REL, P_COPIES + 2 * (copy % PASS_COPIES) + 1)
+
+    first = detector == 0  # pass 0's columns: the scalars
+    tl.store(result_ptr + R_NONFINITE, tl.sum(tl.where(columns == P_NONFINITE, sums, 0.0), axis=0), mask=first)
+    tl.store(result_ptr + R_MAX_ABS, tl.sum(tl.where(columns == P_MAX_ABS, maxima, 0.0), axis=0), mask=first)
+    tl.store(result_ptr + R_ERR_SQ, tl.sum(tl.where(columns == P_ERR_SQ, sums, 0.0), axis=0), mask=first)
+    tl.store(result_ptr + R_REF_SQ, tl.sum(tl.where(columns == P_REF_SQ, sums, 0.0), axis=0), mask=first)
+    tl.store(result_ptr + R_OUTSIDE, tl.sum(tl.where(columns == P_OUTSIDE, sums, 0.0), axis=0), mask=first)
+    checksum = tl.sum(tl.where(columns == P_CHECKSUM, checksums, 0), axis=0)
+    tl.store(result_ptr + R_CHECKSUM, checksum.to(tl.float64, bitcast=True), mask=first)
+
+    record = result_ptr + R_RECORDS + detector * D_WIDTH
+    elements = tl.sum(tl.where(columns == count_col, sums, 0.0), axis=0)
+    rows = tl.full([], 0, tl.int32)
+    row_sample = tl.full([SAMPLE_IDS], NO_INDEX, tl.int32)
+    tiles = tl.full([], 0, tl.int32)
+    worst_tile = tl.full([], 0, tl.int32)
+    tile_sample = tl.full([SAMPLE_IDS], NO_INDEX, tl.int32)
+    if elements > 0:
+        rows, _, row_sample = _scan_counts(row_counts_ptr + detector.to(tl.int64) * col_chunks * M, M,
+                                           col_chunks, SCAN_BLOCK)
+        if HAS_TILE:
+            tiles, worst_tile, tile_sample = _scan_counts(tile_counts_ptr + detector.to(tl.int64) * tile_total,
+                                                          tile_total, 1, SCAN_BLOCK)
+    tl.store(record + D_ELEMENTS, elements)
+    tl.store(record + D_WORST, tl.sum(tl.where(columns == worst_col, maxima, 0.0), axis=0))
+    tl.store(record + D_ROWS, rows.to(tl.float64))
+    tl.store(record + D_TILES, tiles.to(tl.float64))
+    tl.store(record + D_WORST_TILE, worst_tile.to(tl.float64))
+    ids = tl.arange(0, SAMPLE_IDS)
+    tl.store(record + D_ROW_IDS + ids, tl.where(row_sample < NO_INDEX, row_sample, -1).to(tl.float64))
+    tl.store(record + D_TILE_IDS + ids, tl.where(tile_sample < NO_INDEX, tile_sample, -1).to(tl.float64))
 
 
 # --------------------------------------------------------------------------------------------
@@ -474,17 +871,19 @@ def _checksum_kernel(t_ptr, total_ptr, M, N, stride_m, stride_n, blocks_per_prog
 
 @dataclass(frozen=True)
 class LaunchConfig:
-    """Block shape and parallelism of the check kernel. On a GPU the defaults give each thread
-    16 bytes of each tensor per step (one vector load) and one output row per warp; the
-    interpreter, whose cost is per step and per program, gets tall blocks and one program per
-    row block."""
+    """Block shape and parallelism of the main pass. On a GPU the defaults give each thread one
+    16-byte vector of each tensor per step (and the next step's in flight), one row per warp,
+    and a persistent grid of as many programs as fit on a multiprocessor at once (two of eight
+    warps, by registers: see benchmarks/check_speed.py --sweep); the interpreter, whose cost
+    is per step and per program, gets blocks as large as the output allows and one program."""
 
-    block_m: int | None = None  # None: 8 rows, 64 in the interpreter
-    block_n: int | None = None  # None: 512 bytes of a row (256 bf16/fp16, 128 fp32), 1024 interpreted
+    block_m: int | None = None  # None: 8 rows; in the interpreter the output's rows, up to 64
+    block_n: int | None = None  # None: 512 bytes of a row (256 bf16/fp16, 128 fp32); interpreted, up to 1024
     num_warps: int = 8
-    programs_per_sm: int = 8  # grid size target, in programs per multiprocessor
+    programs_per_sm: int = 2  # grid size target, in programs per multiprocessor
     programs: int | None = None  # grid size target; None: programs_per_sm on a GPU, 1 interpreted
-    finalize_block: int = 1024
+    task_blocks: int | None = None  # column blocks per task; None: as many as keep the programs busy
+    finalize_block: int = 128  # partial-result rows per step of the reduction (counts: 8x as many)
 
 
 @dataclass(frozen=True)
@@ -493,13 +892,23 @@ class _Plan:
     block_n: int
     vec: int  # consecutive elements per thread: one 16-byte load
     num_warps: int
-    grid: tuple[int, int]
-    blocks_per_program: int
-    tile_segments: int
+    programs: int
+    row_blocks: int
+    col_chunks: int
+    task_blocks: int
 
     @property
-    def programs(self) -> int:
-        return self.grid[0] * self.grid[1]
+    def num_tasks(self) -> int:
+        return self.row_blocks * self.col_chunks
+
+
+@dataclass(frozen=True)
+class _TilePlan:
+    block_m: int
+    block_n: int
+    programs: int
+    row_blocks: int
+    row_atomics: bool  # every block lies within one tile column
 
 
 @functools.lru_cache(maxsize=None)
@@ -519,31 +928,49 @@ def _power_of_two(value: int) -> bool:
     return value > 0 and value & (value - 1) == 0
 
 
-def _plan(m: int, n: int, element_size: int, tile, config: LaunchConfig, device: torch.device) -> _Plan:
-    block_m = config.block_m or (64 if INTERPRETED else 8)
-    block_n = config.block_n or (1024 if INTERPRETED else 512 // element_size)
-    if not (_power_of_two(block_m) and _power_of_two(block_n) and block_n >= 16):
-        raise ValueError(f"block_m={block_m} and block_n={block_n} must be powers of two, block_n >= 16")
-    segments = 1
-    if tile is not None:
-        tile_n = tile[1]
-        if tile_n < n and tile_n % block_n:
-            # keep a block within few tile columns: the largest power of two dividing tile_n
-            # when that is wide enough, else the largest power of two not above it
-            divisor = tile_n & -tile_n
-            narrower = divisor if divisor >= 32 else max(16, 1 << (tile_n.bit_length() - 1))
-            narrower = min(block_n, narrower)
-            block_m = block_m * block_n // narrower  # same elements per step
-            block_n = narrower
-            # columns of tiles a block [c, c + block_n) with c a multiple of block_n can touch
-            segments = 1 if tile_n % block_n == 0 else -(-(block_n - 1) // tile_n) + 1
+def _blocks(element_size: int, config: LaunchConfig, m: int, n: int) -> tuple[int, int]:
+    if INTERPRETED:  # its cost is per element of a block, masked or not: no taller or wider than the output
+        block_m = config.block_m or min(64, triton.next_power_of_2(m))
+        block_n = config.block_n or min(1024, max(16, triton.next_power_of_2(n)))
+    else:
+        block_m = config.block_m or 8
+        block_n = config.block_n or 512 // element_size
+    if not (_power_of_two(block_m) and _power_of_two(block_n) and 16 <= block_n <= 1024):
+        # (block_n <= 1024 keeps the fp32 squares' rounding bound of the module docstring)
+        raise ValueError(f"block_m={block_m} and block_n={block_n} must be powers of two, 16 <= block_n <= 1024")
+    return block_m, block_n
+
+
+def _plan(m: int, n: int, element_size: int, config: LaunchConfig, device: torch.device) -> _Plan:
+    block_m, block_n = _blocks(element_size, config, m, n)
+    if config.task_blocks is not None and not 1 <= config.task_blocks <= MAX_TASK_BLOCKS:
+        raise ValueError(f"task_blocks={config.task_blocks} must be within 1..{MAX_TASK_BLOCKS}")
     vec = min(block_n, max(1, 16 // element_size))
     row_blocks = -(-m // block_m)
     col_blocks = -(-n // block_n)
-    splits = min(col_blocks, max(1, -(-_target_programs(device, config) // row_blocks)))
-    per_program = -(-col_blocks // splits)
-    splits = -(-col_blocks // per_program)
-    return _Plan(block_m, block_n, vec, config.num_warps, (row_blocks, splits), per_program, segments)
+    target = _target_programs(device, config)
+    if config.task_blocks is not None:
+        task_blocks = min(config.task_blocks, col_blocks)
+    else:
+        # split rows into column chunks only as far as needed to give every program a few tasks
+        chunks = min(col_blocks, max(1, -(-TASKS_PER_PROGRAM * target // row_blocks)))
+        task_blocks = min(MAX_TASK_BLOCKS, -(-col_blocks // chunks))
+    col_chunks = -(-col_blocks // task_blocks)
+    programs = max(1, min(target, row_blocks * col_chunks))
+    return _Plan(block_m, block_n, vec, config.num_warps, programs, row_blocks, col_chunks, task_blocks)
+
+
+def _tile_plan(m: int, n: int, tile: tuple[int, int], config: LaunchConfig, device: torch.device) -> _TilePlan:
+    """Blocks of the per-tile counts: a slow path, so fixed blocks (the interpreter's as large
+    as the output, its cost being per step). A block within one tile column adds per row;
+    otherwise per flagged element."""
+    if INTERPRETED:
+        block_m, block_n = min(64, triton.next_power_of_2(m)), min(1024, max(16, triton.next_power_of_2(n)))
+    else:
+        block_m, block_n = 16, 64
+    row_blocks = -(-m // block_m)
+    return _TilePlan(block_m, block_n, max(1, min(_target_programs(device, config), row_blocks)), row_blocks,
+                     row_atomics=tile[1] >= n or tile[1] % block_n == 0)
 
 
 def _require_device(t: torch.Tensor) -> None:
@@ -570,6 +997,19 @@ def _validate(out, ref, rowmax, copies) -> None:
         raise ValueError(f"out, ref, rowmax and copies must be on one device, not {sorted(map(str, devices))}")
 
 
+def _allocate(numel: int, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+    """Scratch memory, uninitialised: the kernels write every element before reading it. (The
+    tests replace this to fill scratch with garbage and fence it with guard regions.)"""
+    return torch.empty(numel, dtype=dtype, device=device)
+
+
+def _too_large(m: int, n: int, tile, detectors: int) -> bool:
+    # counts and their offsets are int32: no tile may hold more elements, nor the tile counts of
+    # all detectors have more entries
+    return tile is not None and (min(tile[0], m) * min(tile[1], n) > _INT32_MAX
+                                 or detectors * -(-m // tile[0]) * -(-n // tile[1]) > _INT32_MAX)
+
+
 def check_launch(
     out: torch.Tensor,
     ref: torch.Tensor,
@@ -581,86 +1021,201 @@ def check_launch(
     config: LaunchConfig | None = None,
 ) -> tuple[AccuracyStats, list[DiffStats]]:
     """:func:`pytest_gemmcheck.check.check_launch` with fused kernels: same arguments, same
-    results, one synchronisation (two when ``rowmax`` turns out not to be ref's row maximum).
-    ``config`` tunes the kernel's blocks; the defaults suit current GPUs."""
+    results (relL2 to the bound in the module docstring), one synchronisation (two when
+    ``rowmax`` turns out not to be ref's row maximum). ``config`` tunes the kernels' blocks;
+    the defaults suit current GPUs."""
     copies = list(copies)
     _validate(out, ref, rowmax, copies)
     m, n = out.shape
-    if m == 0 or n == 0 or (tile is not None and min(tile[0], m) * min(tile[1], n) > _INT32_MAX):
+    if m == 0 or n == 0 or _too_large(m, n, tile, 1 + len(copies)):
         # nothing to read; or a tile too large for the int32 counts: the torch path handles both
         return torch_check.check_launch(out, ref, rowmax, tol, tile, copies)
     _require_device(out)
     run = _Run(out, ref, rowmax.to(torch.float32).contiguous(), tol, tile, copies, config or LaunchConfig())
-    # floor >= 1 puts every |ref| within its row's scale (rowmax being the row's largest |ref|):
-    # then no element needs a division of its own
-    values = run.values(row_scale=tol.floor >= 1.0)
-    if values[R_OUTSIDE.value] > 0:  # rowmax is not ref's row maximum: check again, in full
-        values = run.values(row_scale=False)
-    tile_cols = run.tile_cols
-    accuracy = AccuracyStats(
-        wrong=_locations(values, 0, tile, tile_cols),
-        nonfinite=int(values[R_NONFINITE.value]),
-        max_abs_err=values[R_MAX_ABS.value],
-        max_rel_err=_record(values, 0)[D_WORST.value],
-        rel_l2=_rel_l2(values[R_ERR_SQ.value], values[R_REF_SQ.value]),
-    )
-    diffs = [DiffStats(_locations(values, 1 + j, tile, tile_cols), _record(values, 1 + j)[D_WORST.value])
-             for j in range(len(copies))]
-    return accuracy, diffs
+    values = run.values()
+    return run.accuracy(values), run.diffs(values)
+
+
+def check_launch_and_checksum(
+    out: torch.Tensor,
+    ref: torch.Tensor,
+    rowmax: torch.Tensor,
+    tol: Tolerance,
+    tile: tuple[int, int] | None = None,
+    *,
+    config: LaunchConfig | None = None,
+) -> tuple[AccuracyStats, int]:
+    """The accuracy half of :func:`check_launch` and, from the same read of ``out``,
+    :func:`pytest_gemmcheck.check.checksum` of ``out``: for judging consistency by comparing
+    checksums instead of reading a stored copy, with :func:`compare_copies` only for an output
+    whose checksum differs from the stored one's."""
+    _validate(out, ref, rowmax, [])
+    m, n = out.shape
+    if m == 0 or n == 0 or _too_large(m, n, tile, 1):
+        accuracy, _ = torch_check.check_launch(out, ref, rowmax, tol, tile, [])
+        return accuracy, torch_check.checksum(out)
+    _require_device(out)
+    run = _Run(out, ref, rowmax.to(torch.float32).contiguous(), tol, tile, [], config or LaunchConfig(),
+               checksum=True)
+    values = run.values()
+    return run.accuracy(values), int(values[R_CHECKSUM.value])
+
+
+def compare_copies(out: torch.Tensor, copies, rowmax: torch.Tensor, tile: tuple[int, int] | None = None, *,
+                   config: LaunchConfig | None = None) -> list[DiffStats]:
+    """The consistency half of :func:`check_launch`: ``out`` compared bitwise with each of
+    ``copies`` (:func:`pytest_gemmcheck.check.compare` for each), reading ``out`` once per
+    four copies and not reading a reference."""
+    copies = list(copies)
+    _validate(out, out, rowmax, copies)
+    m, n = out.shape
+    if not copies:
+        return []
+    if m == 0 or n == 0 or _too_large(m, n, tile, 1 + len(copies)):
+        return [torch_check.compare(out, copy, rowmax, tile) for copy in copies]
+    _require_device(out)
+    run = _Run(out, out, rowmax.to(torch.float32).contiguous(), Tolerance(), tile, copies, config or LaunchConfig(),
+               accuracy=False)
+    return run.diffs(run.values())
+
+
+def checksum(t: torch.Tensor) -> int:
+    """:func:`pytest_gemmcheck.check.checksum` with the fused kernels, reading ``t`` once.
+
+    Contiguous tensors of any shape and 2-D strided ones run fused; other layouts, which a
+    GEMM output never has, go to the torch version."""
+    if t.dtype not in (torch.bfloat16, torch.float16, torch.float32) or t.numel() == 0:
+        return torch_check.checksum(t)
+    if t.is_contiguous():
+        view = t.reshape(-1, t.shape[-1]) if t.dim() >= 2 else t.reshape(1, -1)
+    elif t.dim() == 2:
+        view = t
+    else:
+        return torch_check.checksum(t)
+    _require_device(t)
+    rowmax = view[:, 0]  # never read: no accuracy, no copies
+    run = _Run(view, view, rowmax, Tolerance(), None, [], LaunchConfig(), checksum=True, accuracy=False)
+    return int(run.values()[R_CHECKSUM.value])
 
 
 class _Run:
-    """The kernels' launches for one check, over buffers whose size does not depend on N:
-    counts per row and per tile, one row of partial results per program, the result vector."""
+    """The kernels' launches for one check, over scratch whose size does not depend on N:
+    per-row counts per detector and column chunk, per-tile counts, one row of partial results
+    per program and pass, and the result vector."""
 
-    def __init__(self, out, ref, rowmax, tol: Tolerance, tile, copies, config: LaunchConfig):
+    def __init__(self, out, ref, rowmax, tol: Tolerance, tile, copies, config: LaunchConfig, *,
+                 checksum: bool = False, accuracy: bool = True):
         self.out, self.ref, self.rowmax, self.tol, self.tile, self.copies = out, ref, rowmax, tol, tile, copies
-        self.config = config
+        self.config, self.checksum, self.accuracy_on = config, checksum, accuracy
         m, n = out.shape
-        self.plan = _plan(m, n, out.element_size(), tile, config, out.device)
+        device = out.device
+        self.plan = _plan(m, n, out.element_size(), config, device)
+        self.tile_plan = _tile_plan(m, n, tile, config, device) if tile is not None else None
         self.tile_m, self.tile_n = tile if tile is not None else (1, 1)
         self.tile_cols = -(-n // self.tile_n)
         self.tile_total = -(-m // self.tile_m) * self.tile_cols if tile is not None else 0
-        detectors = 1 + len(copies)
+        self.detectors = 1 + len(copies)
         self.passes = max(1, -(-len(copies) // COPIES_PER_PASS))
-        # every count in one buffer: one fill zeroes them all
-        self.counts = torch.empty(detectors * (m + self.tile_total), dtype=torch.int32, device=out.device)
-        self.row_counts = self.counts[:detectors * m]
+        self.row_slots = self.plan.col_chunks * m  # per detector
+        counts = self.detectors * (self.row_slots + self.tile_total)
+        self.counts = _allocate(counts, torch.int32, device)
+        self.row_counts = self.counts[:self.detectors * self.row_slots]
         # without a tile nothing reads or writes tile counts; any valid pointer will do
-        self.tile_counts = self.counts[detectors * m:] if tile is not None else self.row_counts
-        self.partial = torch.empty(self.passes * self.plan.programs * P_WIDTH.value, dtype=torch.float64,
-                                   device=out.device)
-        self.result = torch.empty(R_RECORDS.value + detectors * D_WIDTH.value, dtype=torch.float64,
-                                  device=out.device)
+        self.tile_counts = self.counts[self.detectors * self.row_slots:] if tile is not None else self.row_counts
+        partial_numel = self.passes * self.plan.programs * P_WIDTH.value
+        floats = _allocate(partial_numel + R_RECORDS.value + self.detectors * D_WIDTH.value, torch.float64, device)
+        self.partial = floats[:partial_numel]
+        self.result = floats[partial_numel:]
 
-    def values(self, row_scale: bool) -> list[float]:
-        """Launch the check and the reduction; read the result vector (the one synchronisation)."""
-        out, plan, m = self.out, self.plan, self.out.shape[0]
-        self.counts.zero_()
+    def values(self) -> list[float]:
+        """The result vector; the check runs again dividing per element if the per-row
+        thresholds turned out not to apply."""
+        # floor >= 1 puts every |ref| within its row's scale (rowmax being the row's largest
+        # |ref|): then no element needs a division of its own
+        row_scale = self.tol.floor >= 1.0 and self.accuracy_on
+        values = self._launch(row_scale)
+        if row_scale and values[R_OUTSIDE.value] > 0:  # rowmax is not ref's row maximum: again, in full
+            values = self._launch(False)
+        return values
+
+    def enqueue(self, row_scale: bool) -> None:
+        """Every kernel of one check, on the current stream; nothing waits for them."""
+        out, ref, plan, m, n = self.out, self.ref, self.plan, self.out.shape[0], self.out.shape[1]
+        bits = 8 * out.element_size()
+        tol = (float(self.tol.rtol), float(self.tol.floor))
         for index in range(self.passes):
             group = self.copies[index * COPIES_PER_PASS:(index + 1) * COPIES_PER_PASS]
             slots = group + [out] * (COPIES_PER_PASS - len(group))  # unused pointers: never read
-            # pass i's copy j is detector 1 + 4i + j; the pass's slot 0 (accuracy) is pass 0's only
-            first_slot = index * COPIES_PER_PASS
-            _check_kernel[plan.grid](
-                out, self.ref, self.rowmax, *slots,
-                self.partial[index * plan.programs * P_WIDTH.value:],
-                self.row_counts[first_slot * m:],
-                self.tile_counts[first_slot * self.tile_total:] if self.tile is not None else self.row_counts,
-                m, out.shape[1], *out.stride(), *self.ref.stride(), *[s for t in slots for s in t.stride()],
-                float(self.tol.rtol), float(self.tol.floor),
-                self.tile_m, self.tile_n, self.tile_cols, self.tile_total,
-                plan.blocks_per_program,
-                ACCURACY=index == 0, ROW_SCALE=row_scale, NUM_COPIES=len(group),
-                HAS_TILE=self.tile is not None, TILE_SEGMENTS=plan.tile_segments, BITS=8 * out.element_size(),
+            strides = [s for t in slots for s in t.stride()]
+            accuracy = index == 0 and self.accuracy_on
+            # pass i's copy j is detector 1 + 4i + j; detector 0 (accuracy) is pass 0's only
+            first_copy = 1 + index * COPIES_PER_PASS
+            copy_rows = self.row_counts[first_copy * self.row_slots:] if group else self.row_counts
+            first_tile_detector = 0 if index == 0 else first_copy
+            zero_count = ((first_copy + len(group)) - first_tile_detector) * self.tile_total
+            _check_kernel[(plan.programs,)](
+                out, ref, self.rowmax, *slots,
+                self.partial[index * plan.programs * P_WIDTH.value:], self.row_counts, copy_rows,
+                self.tile_counts[first_tile_detector * self.tile_total:] if zero_count else self.row_counts,
+                m, n, *out.stride(), *ref.stride(), *strides, *tol,
+                plan.num_tasks, plan.col_chunks, plan.task_blocks, zero_count,
+                ACCURACY=accuracy, ROW_SCALE=row_scale and accuracy, NUM_COPIES=len(group),
+                CHECKSUM=self.checksum and index == 0, BITS=bits,
                 BLOCK_M=plan.block_m, BLOCK_N=plan.block_n, VEC=plan.vec, num_warps=plan.num_warps,
             )
-        _finalize_kernel[(1,)](
+            _diagnose("_check_kernel")
+            if self.tile_plan is not None and (accuracy or group):
+                tiles = self.tile_plan
+                _tile_kernel[(tiles.programs,)](
+                    out, ref, self.rowmax, *slots,
+                    self.row_counts, copy_rows,
+                    self.tile_counts, self.tile_counts[first_copy * self.tile_total:] if group else self.tile_counts,
+                    m, n, *out.stride(), *ref.stride(), *strides, *tol,
+                    tiles.row_blocks, plan.col_chunks, self.tile_m, self.tile_n, self.tile_cols, self.tile_total,
+                    int(accuracy), int(row_scale and accuracy), len(group), int(tiles.row_atomics),
+                    BITS=bits, BLOCK_M=tiles.block_m, BLOCK_N=tiles.block_n, num_warps=4,
+                )
+                _diagnose("_tile_kernel")
+        _finalize_kernel[(self.detectors,)](
             self.partial, plan.programs, self.row_counts, self.tile_counts, self.result,
-            m, self.tile_total, len(self.copies),
-            HAS_TILE=self.tile is not None, BLOCK=self.config.finalize_block, num_warps=4,
+            m, plan.col_chunks, self.tile_total,
+            HAS_TILE=self.tile is not None, BLOCK=self.config.finalize_block,
+            SCAN_BLOCK=8 * self.config.finalize_block, num_warps=4,
         )
-        return self.result.tolist()
+        _diagnose("_finalize_kernel")
+
+    def _launch(self, row_scale: bool) -> list[float]:
+        self.enqueue(row_scale)
+        return _decode(self.result.view(torch.int64).tolist())  # the one synchronisation
+
+    def accuracy(self, values: list[float]) -> AccuracyStats:
+        return AccuracyStats(
+            wrong=_locations(values, 0, self.tile, self.tile_cols),
+            nonfinite=int(values[R_NONFINITE.value]),
+            max_abs_err=values[R_MAX_ABS.value],
+            max_rel_err=_record(values, 0)[D_WORST.value],
+            rel_l2=_rel_l2(values[R_ERR_SQ.value], values[R_REF_SQ.value]),
+        )
+
+    def diffs(self, values: list[float]) -> list[DiffStats]:
+        return [DiffStats(_locations(values, 1 + j, self.tile, self.tile_cols), _record(values, 1 + j)[D_WORST.value])
+                for j in range(len(self.copies))]
+
+
+def _diagnose(name: str) -> None:
+    """With SYNCHRONIZE_EACH_KERNEL, wait for the kernel just launched and name it in a fault."""
+    if SYNCHRONIZE_EACH_KERNEL and not INTERPRETED:
+        try:
+            torch.cuda.synchronize()
+        except Exception as exc:
+            raise RuntimeError(f"{name} faulted ({type(exc).__name__}: {exc})") from exc
+
+
+def _decode(bits: list[int]) -> list:
+    """The result vector from its int64 view: floats, except the checksum, kept as its int64."""
+    floats = array.array("d", array.array("q", bits).tobytes()).tolist()
+    floats[R_CHECKSUM.value] = bits[R_CHECKSUM.value]
+    return floats
 
 
 def _rel_l2(err_sq: float, ref_sq: float) -> float:
@@ -688,29 +1243,3 @@ def _locations(values: list[float], detector: int, tile, tile_cols: int) -> Loca
         loc.tile_ids = [divmod(int(t), tile_cols) for t in record[first_tiles:first_tiles + min(loc.tiles, SAMPLE)]]
         loc.worst_tile_elements = int(record[D_WORST_TILE.value])
     return loc
-
-
-def checksum(t: torch.Tensor) -> int:
-    """:func:`pytest_gemmcheck.check.checksum` in one kernel that reads ``t`` once.
-
-    Contiguous tensors of any shape and 2-D strided ones run fused; other layouts, which a
-    GEMM output never has, go to the torch version."""
-    if t.dtype not in (torch.bfloat16, torch.float16, torch.float32) or t.numel() == 0:
-        return torch_check.checksum(t)
-    if t.is_contiguous():
-        view = t.reshape(-1, t.shape[-1]) if t.dim() >= 2 else t.reshape(1, -1)
-    elif t.dim() == 2:
-        view = t
-    else:
-        return torch_check.checksum(t)
-    _require_device(t)
-    config = LaunchConfig()
-    m, n = view.shape
-    plan = _plan(m, n, t.element_size(), None, config, t.device)
-    total = torch.zeros(1, dtype=torch.int64, device=t.device)
-    _checksum_kernel[plan.grid](
-        view, total, m, n, *view.stride(), plan.blocks_per_program,
-        BITS=8 * t.element_size(), BLOCK_M=plan.block_m, BLOCK_N=plan.block_n, VEC=plan.vec,
-        num_warps=plan.num_warps,
-    )
-    return int(total.item())
