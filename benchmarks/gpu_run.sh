@@ -150,9 +150,10 @@ fi
 
 run_part accuracy 90 "$PY" benchmarks/gpu_accuracy.py --json "$OUT/gpu_accuracy.json"
 run_part check-speed 90 "$PY" benchmarks/check_speed.py
+run_part check-speed-sweep 100 "$PY" benchmarks/check_speed.py --sweep
 # the fused check's equality tests on real atomics and many programs, then a recorded run of the
 # GPU examples (needs SQLAlchemy and Alembic: carried as wheels) and its dashboard
-run_part fused-check-tests 60 "$PY" -m pytest tests/test_fused_check.py -q -p no:cacheprovider
+run_part fused-check-tests 150 "$PY" -m pytest tests/test_fused_check.py tests/test_fused_case.py -q -p no:cacheprovider -x
 if "$PY" -c "import sqlalchemy, alembic" 2>>"$LOG"; then
     run_part recorded-examples 60 "$PY" -m pytest examples/gpu/test_gpu_torch.py -q -p no:cacheprovider \
         "${PLUGIN_ARGS[@]}" --gemmcheck-repeat=5 --gemmcheck-db="$WORK/history.db"
