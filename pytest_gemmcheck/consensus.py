@@ -35,35 +35,24 @@ class Consensus:
         self.tile = tile
         self.max_copies = max_copies
         self.copies: list[torch.Tensor] = []
-        self._copy_sums: list[int | None] = []  # checksums of the kept copies, where known
         self._group_of: dict[int, object] = {}  # launch -> copy index, or ("sum", checksum)
         self._first_launch: dict[object, int] = {}
         self._diff: dict[tuple[int, int], DiffStats] = {}  # (launch, copy) -> differences
 
-    def matches(self, checksum: int) -> bool:
-        """Whether a kept output has this checksum (then no bitwise comparison is needed)."""
-        return checksum in self._copy_sums
-
-    def observe(self, launch: int, out: torch.Tensor, diffs: list[DiffStats] | None,
-                checksum: int | None = None) -> None:
+    def observe(self, launch: int, out: torch.Tensor, diffs: list[DiffStats]) -> None:
         """Record launch ``launch`` whose output ``out`` compared as ``diffs`` with ``self.copies``
-        (in order, as check_launch returned them). With the output's ``checksum`` and no diffs,
-        it joins the kept output of the same checksum without a comparison."""
+        (in order, as check_launch returned them)."""
         group: object = None
-        if diffs is None:
-            group = self._copy_sums.index(checksum)
-        else:
-            for copy_index, diff in enumerate(diffs):
-                self._diff[(launch, copy_index)] = diff
-                if group is None and diff.differing.elements == 0:
-                    group = copy_index
+        for copy_index, diff in enumerate(diffs):
+            self._diff[(launch, copy_index)] = diff
+            if group is None and diff.differing.elements == 0:
+                group = copy_index
         if group is None:
             if len(self.copies) < self.max_copies:
                 group = len(self.copies)
                 self.copies.append(out.detach().clone())
-                self._copy_sums.append(checksum)
             else:
-                group = ("sum", checksum if checksum is not None else self.checksum(out))
+                group = ("sum", self.checksum(out))
         self._group_of[launch] = group
         self._first_launch.setdefault(group, launch)
 
@@ -120,4 +109,3 @@ class Consensus:
 
     def release(self) -> None:
         self.copies.clear()
-        self._copy_sums.clear()

@@ -57,7 +57,7 @@ class ChildFailure(Exception):
 
 
 def run_children(nodeid: str, settings: Settings, *, rootdir: Path, invocation_dir: Path,
-                 devices: list[int | None]) -> list[list[CaseResult]]:
+                 devices: list[int | None], plugin_args: list[str] = ()) -> list[list[CaseResult]]:
     """Run the test in ``settings.processes`` children; their results, child by child."""
     repeat = settings.repeat
     if repeat == AUTO:
@@ -78,7 +78,7 @@ def run_children(nodeid: str, settings: Settings, *, rootdir: Path, invocation_d
             env = dict(os.environ, **{CHILD_OUTPUT: str(out_file), CHILD_INDEX: str(index)})
             if device is not None:
                 env[CHILD_DEVICE] = str(device)
-            command = [sys.executable, "-m", "pytest", "--rootdir", str(rootdir),
+            command = [sys.executable, "-m", "pytest", "--rootdir", str(rootdir), *plugin_args,
                        *_child_args(nodeid, child_settings, plan[index])]
             done = subprocess.run(command, cwd=invocation_dir, env=env, capture_output=True, text=True)
             if out_file.exists():

@@ -121,8 +121,14 @@ def _pad_to(x: torch.Tensor, rows: int, cols: int) -> torch.Tensor:
     return torch.nn.functional.pad(x, (0, cols - x.shape[1], 0, rows - x.shape[0]))
 
 
-def _scale_from_amax(amax: torch.Tensor, fp8: Fp8Flavour) -> torch.Tensor:
-    return torch.where(amax > 0, amax / fp8.max_value, torch.ones_like(amax))
+def _scales_from_amax(amax: torch.Tensor, fp8: Fp8Flavour) -> tuple[torch.Tensor, torch.Tensor]:
+    """(scale, 1 / scale) for block maxima ``amax``, on amax's device. Worked out on the CPU:
+    a GPU divides by a Python number through a reciprocal, which rounds differently, and the
+    operands must be the same bytes on every device. Quantizing multiplies by the reciprocal
+    (an IEEE multiply rounds alike everywhere)."""
+    on_cpu = amax.detach().to("cpu", torch.float32)
+    scale = torch.where(on_cpu > 0, on_cpu / fp8.max_value, torch.ones_like(on_cpu))
+    return scale.to(amax.device), (1.0 / scale).to(amax.device)
 
 
 def _to_fp8(x: torch.Tensor, fp8: Fp8Flavour) -> torch.Tensor:
@@ -152,9 +158,9 @@ class Fp8PerTensor(QuantMode):
     def make_inputs(self, m, n, k, *, seed, device, fp8):
         a = _activations(m, k, seed, "a", device)
         b = _activations(n, k, seed, "b", device)
-        a_scale = _scale_from_amax(a.abs().amax(), fp8)
-        b_scale = _scale_from_amax(b.abs().amax(), fp8)
-        return Inputs(self.name, _to_fp8(a / a_scale, fp8), _to_fp8(b / b_scale, fp8), a_scale, b_scale, fp8.name, seed)
+        a_scale, a_inv = _scales_from_amax(a.abs().amax(), fp8)
+        b_scale, b_inv = _scales_from_amax(b.abs().amax(), fp8)
+        return Inputs(self.name, _to_fp8(a * a_inv, fp8), _to_fp8(b * b_inv, fp8), a_scale, b_scale, fp8.name, seed)
 
     def dequantize_a(self, inputs, rows):
         return inputs.a[rows].float() * inputs.a_scale
@@ -169,10 +175,10 @@ class PerTokenPerChannel(QuantMode):
     def make_inputs(self, m, n, k, *, seed, device, fp8):
         a = _activations(m, k, seed, "a", device)
         b = _activations(n, k, seed, "b", device)
-        a_scale = _scale_from_amax(a.abs().amax(dim=1), fp8)  # [M]
-        b_scale = _scale_from_amax(b.abs().amax(dim=1), fp8)  # [N]
+        a_scale, a_inv = _scales_from_amax(a.abs().amax(dim=1), fp8)  # [M]
+        b_scale, b_inv = _scales_from_amax(b.abs().amax(dim=1), fp8)  # [N]
         return Inputs(
-            self.name, _to_fp8(a / a_scale[:, None], fp8), _to_fp8(b / b_scale[:, None], fp8),
+            self.name, _to_fp8(a * a_inv[:, None], fp8), _to_fp8(b * b_inv[:, None], fp8),
             a_scale, b_scale, fp8.name, seed,
         )
 
@@ -201,10 +207,10 @@ class BlockScale(QuantMode):
         b = _with_block_gains(_activations(n, k, seed, "b", device), BLOCK_K, seed, "b")
         a_amax = _pad_to(a.abs(), m, kb * BLOCK_K).reshape(m, kb, BLOCK_K).amax(dim=2)
         b_amax = _pad_to(b.abs(), nb * BLOCK_K, kb * BLOCK_K).reshape(nb, BLOCK_K, kb, BLOCK_K).amax(dim=(1, 3))
-        a_scale = _scale_from_amax(a_amax, fp8)  # [M, ceil(K/128)]
-        b_scale = _scale_from_amax(b_amax, fp8)  # [ceil(N/128), ceil(K/128)]
-        a_q = _to_fp8(a / _expand_a(a_scale, m, k), fp8)
-        b_q = _to_fp8(b / _expand_b(b_scale, n, k), fp8)
+        a_scale, a_inv = _scales_from_amax(a_amax, fp8)  # [M, ceil(K/128)]
+        b_scale, b_inv = _scales_from_amax(b_amax, fp8)  # [ceil(N/128), ceil(K/128)]
+        a_q = _to_fp8(a * _expand_a(a_inv, m, k), fp8)
+        b_q = _to_fp8(b * _expand_b(b_inv, n, k), fp8)
         return Inputs(self.name, a_q, b_q, a_scale, b_scale, fp8.name, seed)
 
     def dequantize_a(self, inputs, rows):

@@ -166,8 +166,11 @@ class GemmcheckSession:
             named = parse_devices(settings.devices)
             devices = list(named) if named is not None else (list(range(self._visible_gpus())) or [None])
         try:
+            # a plugin loaded with -p (not installed through its entry point) must be loaded so in the children too
+            plugin_args = [] if self.config.pluginmanager.has_plugin("gemmcheck") else ["-p", "pytest_gemmcheck.plugin"]
             children = run_children(item.nodeid, settings, rootdir=self.config.rootpath,
-                                    invocation_dir=self.config.invocation_params.dir, devices=devices)
+                                    invocation_dir=self.config.invocation_params.dir, devices=devices,
+                                    plugin_args=plugin_args)
         except ChildFailure as exc:
             raise GemmcheckFailure(f"gemmcheck: --gemmcheck-processes={settings.processes}: {exc}") from None
         failures = []

@@ -1,5 +1,5 @@
-"""case.run with the fused check (checksum-first consistency) gives the torch path's verdicts,
-launch by launch. On a machine without a GPU the Triton interpreter runs the kernels."""
+"""case.run with the fused check gives the torch path's verdicts, launch by launch. On a
+machine without a GPU the Triton interpreter runs the kernels."""
 
 import pytest
 

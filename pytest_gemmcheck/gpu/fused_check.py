@@ -873,14 +873,15 @@ def _finalize_kernel(partial_ptr, programs, row_counts_ptr, tile_counts_ptr, res
 class LaunchConfig:
     """Block shape and parallelism of the main pass. On a GPU the defaults give each thread one
     16-byte vector of each tensor per step (and the next step's in flight), one row per warp,
-    and a persistent grid of as many programs as fit on a multiprocessor at once (two of eight
-    warps, by registers: see benchmarks/check_speed.py --sweep); the interpreter, whose cost
+    and a persistent grid of several programs per multiprocessor (4 rows x 512 bytes, 4 warps,
+    6 programs per SM were fastest of 90 shapes on an H200, 88% of its copy bandwidth in device
+    time: benchmarks/check_speed.py --sweep); the interpreter, whose cost
     is per step and per program, gets blocks as large as the output allows and one program."""
 
-    block_m: int | None = None  # None: 8 rows; in the interpreter the output's rows, up to 64
+    block_m: int | None = None  # None: 4 rows; in the interpreter the output's rows, up to 64
     block_n: int | None = None  # None: 512 bytes of a row (256 bf16/fp16, 128 fp32); interpreted, up to 1024
-    num_warps: int = 8
-    programs_per_sm: int = 2  # grid size target, in programs per multiprocessor
+    num_warps: int = 4
+    programs_per_sm: int = 6  # grid size target, in programs per multiprocessor
     programs: int | None = None  # grid size target; None: programs_per_sm on a GPU, 1 interpreted
     task_blocks: int | None = None  # column blocks per task; None: as many as keep the programs busy
     finalize_block: int = 128  # partial-result rows per step of the reduction (counts: 8x as many)
@@ -933,7 +934,7 @@ def _blocks(element_size: int, config: LaunchConfig, m: int, n: int) -> tuple[in
         block_m = config.block_m or min(64, triton.next_power_of_2(m))
         block_n = config.block_n or min(1024, max(16, triton.next_power_of_2(n)))
     else:
-        block_m = config.block_m or 8
+        block_m = config.block_m or 4
         block_n = config.block_n or 512 // element_size
     if not (_power_of_two(block_m) and _power_of_two(block_n) and 16 <= block_n <= 1024):
         # (block_n <= 1024 keeps the fp32 squares' rounding bound of the module docstring)
