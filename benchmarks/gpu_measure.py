@@ -420,7 +420,12 @@ def part_junit_summary(args) -> dict:
 
 
 def part_throughput_summary(args) -> dict:
-    """Launches per second of each JSON-lines log (one line per test: start, end, launches)."""
+    """Launches per second of each JSON-lines log (one line per test: worker, start, end, launches).
+
+    Two rates: over the whole span (first start to last end, whoever ran them), and summed over
+    the workers, each over its own span. The second leaves out how far apart the workers
+    started (xdist brings them up one after another), which in a short run weighs as much as
+    the launches."""
     report = {}
     for path in args.files:
         label = Path(path).stem
@@ -436,13 +441,24 @@ def part_throughput_summary(args) -> dict:
         launches = sum(line["launches"] for line in lines)
         workers = sorted({line["worker"] for line in lines})
         devices_used = sorted({line["device"] for line in lines})
+        per_worker = 0.0
+        for worker in workers:
+            own = [line for line in lines if line["worker"] == worker]
+            own_span = max(line["end"] for line in own) - min(line["start"] for line in own)
+            per_worker += sum(line["launches"] for line in own) / own_span if own_span > 0 else 0.0
         report[label] = {"launches": launches, "seconds": round(span, 3), "launches_per_s": round(launches / span, 2),
-                         "workers": workers, "devices": devices_used}
-        print(f"{label}: {launches} launches in {span:.2f} s = {launches / span:.1f}/s on {devices_used} ({len(workers)} workers)")
+                         "summed_worker_launches_per_s": round(per_worker, 2), "workers": workers,
+                         "devices": devices_used}
+        print(f"{label}: {launches} launches in {span:.2f} s = {launches / span:.1f}/s on {devices_used} "
+              f"({len(workers)} workers); summed over the workers' own spans {per_worker:.1f}/s")
     rates = {label: row.get("launches_per_s") for label, row in report.items() if row.get("launches_per_s")}
+    summed = {label: row.get("summed_worker_launches_per_s") for label, row in report.items()
+              if row.get("summed_worker_launches_per_s")}
     if "n1" in rates and "n2" in rates:
         report["speedup_n2_vs_n1"] = round(rates["n2"] / rates["n1"], 3)
-        print(f"-n 2 vs -n 1: {report['speedup_n2_vs_n1']}x the launches per second (target >= 1.8)")
+        report["summed_speedup_n2_vs_n1"] = round(summed["n2"] / summed["n1"], 3)
+        print(f"-n 2 vs -n 1: {report['speedup_n2_vs_n1']}x the launches per second over the whole span, "
+              f"{report['summed_speedup_n2_vs_n1']}x summed over the workers' own spans (target >= 1.8)")
     return report
 
 
