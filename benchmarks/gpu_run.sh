@@ -141,7 +141,7 @@ if [ "$GPUS" -ge 2 ]; then
         rm -f "$WORK/n$workers.jsonl"
         # shellcheck disable=SC2046
         run_part "two-gpus -n $workers" 120 env GEMMCHECK_THROUGHPUT_LOG="$WORK/n$workers.jsonl" GEMMCHECK_SHIM_DEVICES=0,1 \
-            "$PY" -m pytest benchmarks/gpu_throughput_cases.py "${COMMON[@]}" $(device_flags 0,1) -n "$workers"
+            "$PY" -m pytest benchmarks/gpu_throughput_cases.py "${COMMON[@]}" $(device_flags 0,1) -n "$workers" --gemmcheck-repeat=50
     done
     run_part "two-gpus summary" 20 "${MEASURE[@]}" throughput-summary "$WORK/n1.jsonl" "$WORK/n2.jsonl"
 else
