@@ -14,6 +14,19 @@ import torch
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 
 
+@pytest.fixture(scope="module", autouse=True)
+def compiled_check(request):
+    """Each worker compiles the check's kernels before it is timed: a one-time cost that one
+    worker would pay alone and two would pay at once, which is not the launch rate."""
+    if torch.cuda.is_available():
+        from pytest_gemmcheck.case import Case, CaseContext
+        from pytest_gemmcheck.options import Settings
+
+        case = Case(CaseContext(Settings(repeat=2)), "warm_up", m=8192, n=8192, k=64, quant="bf16")
+        x = case.inputs()
+        case.run(lambda out: torch.matmul(x.a, x.b.t(), out=out))
+
+
 @pytest.mark.parametrize("index", range(16))
 def test_bf16_launches(gemmcheck, index):
     case = gemmcheck.case("throughput_matmul", m=8192, n=8192, k=4096, quant="bf16", seed=index)
