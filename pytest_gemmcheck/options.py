@@ -274,11 +274,12 @@ def _argparse_type(option: Option):
 def add_options(parser: pytest.Parser) -> None:
     group = parser.getgroup("gemmcheck", "GEMM launch checking (pytest-gemmcheck)")
     for option in OPTIONS:
+        help_text = option.help.replace("%", "%%")  # argparse formats help with %
         if option.flag_only:
-            group.addoption(option.flag, dest=option.dest, default=None, action="store_true", help=option.help)
+            group.addoption(option.flag, dest=option.dest, default=None, action="store_true", help=help_text)
         else:
             group.addoption(option.flag, dest=option.dest, default=None, type=_argparse_type(option),
-                            metavar=option.metavar, help=option.help)
+                            metavar=option.metavar, help=help_text)
         parser.addini(option.ini, help=f"default for {option.flag}: {option.help}", default=None)
 
 

@@ -235,6 +235,15 @@ def test_loading_the_plugin_imports_no_torch():
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
+def test_help_lists_every_option(pytester):
+    result = pytester.runpytest("--help")
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(["*GEMM launch checking (pytest-gemmcheck)*"])
+    text = result.stdout.str()
+    assert all(option.flag in text for option in OPTIONS)
+    assert "95% upper bound" in text
+
+
 def test_readme_documents_every_option_and_ini_key(examples_dir):
     readme = (examples_dir.parent / "README.md").read_text()
     for option in OPTIONS:
