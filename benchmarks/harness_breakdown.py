@@ -1,0 +1,81 @@
+"""Where a launch's time goes inside case.run, phase by phase, on the GPU.
+
+    python benchmarks/harness_breakdown.py
+
+For two shapes (the two-GPU benchmark's bf16 8192x8192x4096 and the overhead target's fp8
+16384x7168x2048 through torch._scaled_mm), times 50 launches of each phase with a
+synchronisation around it: poison fill, the kernel, the fused check, the bookkeeping of
+case.run; then a whole case.run of 50 launches, and prints each phase as a share of it.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "examples" / "gpu"))
+
+from pytest_gemmcheck import check  # noqa: E402
+from pytest_gemmcheck.case import Case, CaseContext, select_checker  # noqa: E402
+from pytest_gemmcheck.options import Settings  # noqa: E402
+
+LAUNCHES = 50
+
+
+def timed(fn, repeat=LAUNCHES) -> float:
+    """Median milliseconds of ``fn`` with a synchronisation before and after."""
+    samples = []
+    for _ in range(repeat):
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        fn()
+        torch.cuda.synchronize()
+        samples.append((time.perf_counter() - start) * 1000)
+    return statistics.median(samples)
+
+
+def shape(name, quant, m, n, k, kernel_of):
+    case = Case(CaseContext(Settings(repeat=LAUNCHES)), name, m=m, n=n, k=k, quant=quant)
+    x = case.inputs()
+    ref = case.reference()
+    rowmax = check.row_max(ref)
+    out = torch.empty((m, n), dtype=torch.bfloat16, device=ref.device)
+    kernel = kernel_of(x)
+    checker = select_checker("auto", out)
+    kernel(out)
+    copy = out.clone()
+    fill_ms = timed(lambda: out.fill_(float("nan")))
+    kernel_ms = timed(lambda: kernel(out))
+    check_ms = timed(lambda: checker.check_launch(out, ref, rowmax, check.Tolerance(), None, [copy]))
+    case.run(kernel)  # warm: compiles, caches
+    start = time.perf_counter()
+    result = case.run(kernel)
+    whole_ms = (time.perf_counter() - start) * 1000 / LAUNCHES
+    rest = whole_ms - fill_ms - kernel_ms - check_ms
+    print(f"{name} {quant} {m}x{n}x{k} ({checker.name} check), per launch:")
+    for label, value in (("poison fill", fill_ms), ("kernel", kernel_ms), ("check", check_ms), ("the rest of case.run", rest)):
+        print(f"   {label:<22} {value:8.3f} ms  {100 * value / whole_ms:5.1f}%")
+    print(f"   {'case.run per launch':<22} {whole_ms:8.3f} ms = {whole_ms / kernel_ms:.2f}x the kernel; "
+          f"{len(result.bad_launches)} bad launches")
+
+
+def main() -> int:
+    if not torch.cuda.is_available():
+        print("no GPU: nothing to measure")
+        return 0
+    import torch_gemms
+
+    shape("matmul", "bf16", 8192, 8192, 4096, lambda x: (lambda out: torch.matmul(x.a, x.b.t(), out=out)))
+    shape("scaled_mm", "ptpc", 16384, 7168, 2048,
+          lambda x: (lambda out, s=torch_gemms.ptpc_scales(x): torch_gemms.scaled_mm(x, s, out)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
