@@ -104,7 +104,11 @@ class GemmcheckSession:
         if self._history is None:
             from pathlib import Path
 
-            from .db.engine import is_sqlite, open_database, resolve_url
+            try:
+                from .db.engine import is_sqlite, open_database, resolve_url
+            except ImportError:  # no SQLAlchemy (only possible with --gemmcheck-no-record): no history
+                self._history = False
+                return None
 
             value = self.settings.db
             url = resolve_url(value, self.config.invocation_params.dir if value else self.config.rootpath)
@@ -237,6 +241,9 @@ class GemmcheckSession:
             self.recorder.check_early()
         except GemmcheckError as exc:
             raise pytest.UsageError(f"{BY_NAME['db'].flag}: {exc}") from None
+        except ImportError as exc:  # a declared dependency, but environments get pruned
+            raise pytest.UsageError(f"pytest-gemmcheck records into a database through SQLAlchemy and Alembic, and "
+                                    f"cannot import them ({exc}): install them, or pass --gemmcheck-no-record") from None
 
     # --- hooks (this object is registered as a plugin) -----------------------------------
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:

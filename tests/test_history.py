@@ -297,3 +297,16 @@ def test_an_older_sqlite_history_is_migrated_in_place_keeping_its_rows(suite, tm
     engine.dispose()
     assert host  # the new columns are filled from now on
     assert uuid is None  # a CPU launch has no GPU
+
+
+def test_without_sqlalchemy_recording_is_a_usage_error_and_no_record_still_works(suite, tmp_path, monkeypatch):
+    shadow = tmp_path / "shadow" / "sqlalchemy"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text("raise ImportError('No module named sqlalchemy (shadowed by the test)')\n")
+    monkeypatch.setenv("PYTHONPATH", str(shadow.parent))
+    failed = suite.runpytest_subprocess("-k", "bf16 and 32", "--gemmcheck-repeat=2", "--gemmcheck-db=x.db")
+    assert failed.ret == pytest.ExitCode.USAGE_ERROR
+    failed.stderr.fnmatch_lines(["ERROR: pytest-gemmcheck records into a database through SQLAlchemy and Alembic, and "
+                                 "cannot import them (*): install them, or pass --gemmcheck-no-record"])
+    passed = suite.runpytest_subprocess("-k", "bf16 and 32", "--gemmcheck-repeat=2", "--gemmcheck-no-record")
+    passed.assert_outcomes(passed=1)
