@@ -41,6 +41,23 @@ def parse_processes(text) -> int:
     return _parse_whole(text, "a whole number of processes >= 1", 1)
 
 
+def _choice(*choices: str):
+    """A parser for one of a few words, case-insensitive."""
+    def parse(text) -> str:
+        value = str(text).strip().lower()
+        if value not in choices:
+            raise ValueError(f"expected one of {', '.join(choices)}, got {text!r}")
+        return value
+
+    return parse
+
+
+parse_scope = _choice("arch", "stack", "any")
+parse_stress = _choice("none", "copy", "compute")
+parse_backend = _choice("auto", "torch", "triton")
+parse_static = _choice("report", "fail")
+
+
 def _parse_fraction(text, what: str) -> float:
     value = _parse_positive_float(text, what)
     if value >= 1.0:
@@ -64,14 +81,6 @@ def parse_worst_factor(text) -> float:
     value = _parse_positive_float(text, "a factor >= 1 (e.g. 2)")
     if value < 1:
         raise ValueError(f"expected a factor >= 1 (e.g. 2), got {text!r}")
-    return value
-
-
-def parse_scope(text) -> str:
-    scopes = ("arch", "stack", "any")
-    value = str(text).strip().lower()
-    if value not in scopes:
-        raise ValueError(f"expected one of {', '.join(scopes)}, got {text!r}")
     return value
 
 
@@ -113,14 +122,6 @@ def parse_flag(value) -> bool:
     raise ValueError(f"expected true or false, got {value!r}")
 
 
-def parse_stress(text) -> str:
-    kinds = ("none", "copy", "compute")
-    value = str(text).strip().lower()
-    if value not in kinds:
-        raise ValueError(f"expected one of {', '.join(kinds)}, got {text!r}")
-    return value
-
-
 def parse_devices(text) -> str | None:
     """Checked for syntax here (no torch at start-up); against the visible GPUs when a case
     first needs one."""
@@ -129,22 +130,6 @@ def parse_devices(text) -> str | None:
     value = str(text).strip()
     check_syntax(value)  # ValueError names the option
     return value or None
-
-
-def parse_backend(text) -> str:
-    backends = ("auto", "torch", "triton")
-    value = str(text).strip().lower()
-    if value not in backends:
-        raise ValueError(f"expected one of {', '.join(backends)}, got {text!r}")
-    return value
-
-
-def parse_static(text) -> str:
-    policies = ("report", "fail")
-    value = str(text).strip().lower()
-    if value not in policies:
-        raise ValueError(f"expected one of {', '.join(policies)}, got {text!r}")
-    return value
 
 
 def parse_patterns(text: str | list[str]) -> tuple[str, ...]:
