@@ -52,11 +52,9 @@ def masked_command(args) -> str:
 
 
 class Recorder:
-    def __init__(self, *, url_value: str | None, explicit: bool, rootdir: Path, invocation_dir: Path,
-                 tag: str | None, command: str, options: dict, workers: int):
-        from .db.engine import resolve_url
-
-        self.url = resolve_url(url_value, invocation_dir if url_value else rootdir)
+    def __init__(self, *, url, explicit: bool, rootdir: Path, tag: str | None, command: str, options: dict,
+                 workers: int):
+        self.url = url
         self.explicit = explicit
         self.rootdir = rootdir
         self.tag = tag

@@ -105,17 +105,23 @@ class GemmcheckSession:
             from pathlib import Path
 
             try:
-                from .db.engine import is_sqlite, open_database, resolve_url
+                from .db.engine import is_sqlite, open_database
             except ImportError:  # no SQLAlchemy (only possible with --gemmcheck-no-record): no history
                 self._history = False
                 return None
 
-            value = self.settings.db
-            url = resolve_url(value, self.config.invocation_params.dir if value else self.config.rootpath)
+            url = self.database_url()
             if is_sqlite(url) and not Path(url.database).exists():
                 return None  # checked again next time: the recorder may create it meanwhile
             self._history = open_database(url, auto_upgrade=is_sqlite(url))
         return self._history or None
+
+    def database_url(self):
+        """--gemmcheck-db (relative to where pytest was started), else the default under the rootdir."""
+        from .db.engine import resolve_url
+
+        value = self.settings.db
+        return resolve_url(value, self.config.invocation_params.dir if value else self.config.rootpath)
 
     def baseline_for(self, result):
         """The golden, else the history on a compatible stack, else clean."""
@@ -233,8 +239,8 @@ class GemmcheckSession:
         options["nondeterministic"] = list(self.settings.nondeterministic)
         try:
             self.recorder = Recorder(
-                url_value=self.settings.db, explicit=self.settings.db is not None,
-                rootdir=self.config.rootpath, invocation_dir=params.dir, tag=self.settings.tag,
+                url=self.database_url(), explicit=self.settings.db is not None,
+                rootdir=self.config.rootpath, tag=self.settings.tag,
                 command=masked_command(["pytest", *params.args]), options=options,
                 workers=numprocesses if isinstance(numprocesses, int) else 0,
             )

@@ -205,10 +205,11 @@ def test_a_corrupt_database_is_one_line_not_a_traceback(suite, capsys):
 
 
 def test_a_database_failing_mid_session_loses_no_results(tmp_path):
+    from pytest_gemmcheck.db.engine import resolve_url
     from pytest_gemmcheck.recorder import Recorder
     from pytest_gemmcheck.result import CaseResult, LaunchRecord
 
-    recorder = Recorder(url_value=str(tmp_path / "h.db"), explicit=True, rootdir=tmp_path, invocation_dir=tmp_path,
+    recorder = Recorder(url=resolve_url(str(tmp_path / "h.db"), tmp_path), explicit=True, rootdir=tmp_path,
                         tag=None, command="pytest", options={}, workers=0)
 
     class BrokenStore:
