@@ -1,6 +1,7 @@
 """Cases for the launches-per-second measurement of gpu_run.sh: run under pytest-xdist with
 ``-n 1`` and ``-n 2``; each test appends (worker, device, start, end, launches) as one JSON line
-to the file named by GEMMCHECK_THROUGHPUT_LOG. benchmarks/gpu_measure.py throughput-summary
+to the file named by GEMMCHECK_THROUGHPUT_LOG (and when the test began, before its inputs and
+reference). benchmarks/gpu_measure.py throughput-summary
 turns the lines into launches per second. GPU-bound on purpose (a large bf16 GEMM and the
 check of its 64M-element output), so that a second GPU can double the rate."""
 
@@ -29,12 +30,14 @@ def compiled_check(request):
 
 @pytest.mark.parametrize("index", range(16))
 def test_bf16_launches(gemmcheck, index):
+    began = time.time()
     case = gemmcheck.case("throughput_matmul", m=8192, n=8192, k=4096, quant="bf16", seed=index)
     x = case.inputs()
     case.reference()
+    torch.cuda.synchronize()
     start = time.time()
     result = case.run(lambda out: torch.matmul(x.a, x.b.t(), out=out))
     end = time.time()
     with open(os.environ["GEMMCHECK_THROUGHPUT_LOG"], "a") as log:
         log.write(json.dumps({"worker": os.environ.get("PYTEST_XDIST_WORKER", "main"), "device": str(case.device),
-                              "start": start, "end": end, "launches": len(result.launches)}) + "\n")
+                              "began": began, "start": start, "end": end, "launches": len(result.launches)}) + "\n")

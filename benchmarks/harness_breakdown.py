@@ -3,9 +3,10 @@
     python benchmarks/harness_breakdown.py
 
 For two shapes (the two-GPU benchmark's bf16 8192x8192x4096 and the overhead target's fp8
-16384x7168x2048 through torch._scaled_mm), times 50 launches of each phase with a
-synchronisation around it: poison fill, the kernel, the fused check, the bookkeeping of
-case.run; then a whole case.run of 50 launches, and prints each phase as a share of it.
+16384x7168x2048 through torch._scaled_mm), times each phase of a launch on the GPU alone (50
+back to back between CUDA events: poison fill, the kernel, the check as case.run begins it),
+then a whole case.run of 50 launches (wall clock), and prints each phase as a share of it; what
+is left is the GPU waiting for the host (synchronisations, Python, kernel launches).
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "examples" / "gpu"))
 
 from pytest_gemmcheck import check  # noqa: E402
-from pytest_gemmcheck.case import Case, CaseContext, select_checker  # noqa: E402
+from pytest_gemmcheck.case import Case, CaseContext  # noqa: E402
+from pytest_gemmcheck.checker import select_checker  # noqa: E402
 from pytest_gemmcheck.options import Settings  # noqa: E402
 
 LAUNCHES = 50
@@ -40,6 +42,19 @@ def timed(fn, repeat=LAUNCHES) -> float:
     return statistics.median(samples)
 
 
+def device_ms(fn, repeat=LAUNCHES) -> float:
+    """Mean GPU milliseconds of ``fn`` launched ``repeat`` times back to back (CUDA events)."""
+    fn()
+    torch.cuda.synchronize()
+    begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    begin.record()
+    for _ in range(repeat):
+        fn()
+    end.record()
+    end.synchronize()
+    return begin.elapsed_time(end) / repeat
+
+
 def shape(name, quant, m, n, k, kernel_of):
     case = Case(CaseContext(Settings(repeat=LAUNCHES)), name, m=m, n=n, k=k, quant=quant)
     x = case.inputs()
@@ -49,18 +64,22 @@ def shape(name, quant, m, n, k, kernel_of):
     kernel = kernel_of(x)
     checker = select_checker("auto", out)
     kernel(out)
-    copy = out.clone()
-    fill_ms = timed(lambda: out.fill_(float("nan")))
-    kernel_ms = timed(lambda: kernel(out))
-    check_ms = timed(lambda: checker.check_launch(out, ref, rowmax, check.Tolerance(), None, [copy]))
+    tol = check.Tolerance()
+    fill_ms = device_ms(lambda: out.fill_(float("nan")))
+    kernel(out)
+    kernel_ms = device_ms(lambda: kernel(out))
+    check_ms = device_ms(lambda: checker.begin(out, ref, rowmax, tol, None, [], True))
+    check_wall_ms = timed(lambda: checker.begin(out, ref, rowmax, tol, None, [], True).result())
     case.run(kernel)  # warm: compiles, caches
     start = time.perf_counter()
     result = case.run(kernel)
     whole_ms = (time.perf_counter() - start) * 1000 / LAUNCHES
     rest = whole_ms - fill_ms - kernel_ms - check_ms
-    print(f"{name} {quant} {m}x{n}x{k} ({checker.name} check), per launch:")
-    for label, value in (("poison fill", fill_ms), ("kernel", kernel_ms), ("check", check_ms), ("the rest of case.run", rest)):
+    print(f"{name} {quant} {m}x{n}x{k} ({checker.name} check), per launch, GPU time of each phase:")
+    for label, value in (("poison fill", fill_ms), ("kernel", kernel_ms), ("check", check_ms),
+                         ("GPU waiting for host", rest)):
         print(f"   {label:<22} {value:8.3f} ms  {100 * value / whole_ms:5.1f}%")
+    print(f"   (one check called alone and waited for: {check_wall_ms:.3f} ms wall)")
     print(f"   {'case.run per launch':<22} {whole_ms:8.3f} ms = {whole_ms / kernel_ms:.2f}x the kernel; "
           f"{len(result.bad_launches)} bad launches")
 

@@ -16,6 +16,7 @@ import torch
 
 from . import check as checking
 from .baseline import CLEAN, Baseline
+from .checker import Checker, Outcome, select_checker
 from .consensus import Consensus
 from .errors import CaseError, GemmcheckFailure, LaunchError
 from .options import AUTO, Settings
@@ -82,30 +83,48 @@ def synchronize(device: torch.device, *, current_stream_only: bool = False) -> N
             torch.cuda.synchronize(device)
 
 
-@dataclass(frozen=True)
-class Checker:
-    """How outputs are checked: check_launch and checksum of check.py, or their fused twins."""
+class _OutputBuffer:
+    """An output tensor handed to launches, and what it was when made: a launch that replaces
+    or reshapes it is caught on every later use too."""
 
-    name: str
-    check_launch: Callable
-    checksum: Callable
+    def __init__(self, tensor: torch.Tensor):
+        self.tensor = tensor
+        self.identity = _layout(tensor)
 
 
-def select_checker(backend: str, out: torch.Tensor) -> Checker:
-    """The chosen backend for tensors like ``out``."""
-    from . import gpu
+def _layout(t: torch.Tensor) -> tuple:
+    return (t.data_ptr(), tuple(t.shape), t.stride(), t.dtype)
 
-    if backend == "triton" or (backend == "auto" and out.device.type == "cuda" and gpu.available(out)):
-        if not gpu.available(out):
-            raise CaseError("--gemmcheck-check-backend=triton needs triton installed and the output on a GPU "
-                            "(or TRITON_INTERPRET=1)")
-        from .gpu import fused_check
 
-        # Reading the kept copy costs less than hashing the output on the GPU (an H200 at
-        # 16384x7168: 0.22 ms of device time with the copy, 0.28 ms with the checksum instead),
-        # so the fused backend compares with the copy in its one pass.
-        return Checker("triton", fused_check.check_launch, fused_check.checksum)
-    return Checker("torch", checking.check_launch, checking.checksum)
+class LaunchTimer:
+    """A launch's time: on a GPU between two events on the current stream (so that it is the
+    launch's own time, not the poison fill's queued before it, nor the host's), else the
+    host's clock."""
+
+    def __init__(self, device: torch.device):
+        self._events = None
+        if device.type == "cuda":
+            self._events = (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+        self._started = 0.0
+
+    def start(self) -> None:
+        self._started = time.perf_counter()
+        if self._events is not None:
+            self._events[0].record()
+
+    def stop(self) -> None:
+        self._stopped = time.perf_counter()
+        if self._events is not None:
+            self._events[1].record()
+
+    def seconds(self) -> float:
+        """After the launch was waited for."""
+        if self._events is not None:
+            try:
+                return self._events[0].elapsed_time(self._events[1]) / 1000
+            except RuntimeError:  # the launch faulted: the events never completed
+                pass
+        return self._stopped - self._started
 
 
 @dataclass
@@ -257,40 +276,64 @@ class Case:
         raised: BaseException | None = None
         ref = self.reference()
         rowmax = checking.row_max(ref)
-        out = torch.empty((self.m, self.n), dtype=self.out_dtype, device=self.device)
-        checker = select_checker(settings.check_backend, out)
+        # two output buffers, used in turn: a launch's check is finished while the next launch
+        # fills the other one, so the output it read is still there to keep (see checker.py)
+        buffers = [_OutputBuffer(torch.empty((self.m, self.n), dtype=self.out_dtype, device=self.device))]
+        checker = select_checker(settings.check_backend, buffers[0].tensor)
         result.check_backend = checker.name
-        consensus = Consensus(rowmax, self.tile, checksum=checker.checksum) if self.deterministic else None
-        identity = (out.data_ptr(), tuple(out.shape), out.stride(), out.dtype)
+        consensus = (Consensus(rowmax, self.tile, checksum=checker.checksum, compare=checker.compare)
+                     if self.deterministic else None)
         where = {"pid": os.getpid(), "host": socket.gethostname(), "device": str(self.device),
                  "device_uuid": self.context.device_identity(self.device).get("uuid") or ""}
+        pending: list = []  # the launch whose check was begun and not yet finished: (record, output, check)
+
+        def finish_pending() -> None:
+            while pending:
+                record, checked, begun = pending.pop()
+                self._finish_check(record, checked, begun.result(), checker, consensus)
+
+        timer = LaunchTimer(self.device)
         started = time.monotonic()
         with stress.load(settings.stress, self.device) as background:
             stressed = background.active
             try:
                 for index in range(1, (AUTO_MAX_LAUNCHES if auto else repeat) + 1):
-                    if auto and index > 1 and self._enough(result, started):
-                        break
+                    if auto and index > 1:
+                        finish_pending()  # the stopping rule counts every launch so far
+                        if self._enough(result, started):
+                            break
                     record = LaunchRecord(index=index, **where)
                     result.launches.append(record)
+                    if index == 2:
+                        buffers.append(_OutputBuffer(torch.empty((self.m, self.n), dtype=self.out_dtype,
+                                                                 device=self.device)))
+                    buffer = buffers[(index - 1) % len(buffers)]
+                    out = buffer.tensor
+                    # No wait between the poison and the launch: both are on the current stream, and
+                    # launch(out) orders its work after that stream's, as every torch op does. The
+                    # host finishes the previous check while the GPU fills this output.
                     out.fill_(float("nan"))
-                    synchronize(self.device, current_stream_only=stressed)
-                    start = time.perf_counter()
+                    finish_pending()
                     try:
+                        timer.start()
                         returned = launch(out)
+                        timer.stop()
                         synchronize(self.device, current_stream_only=stressed)
                     except Exception as exc:  # the kernel's failure is the test's evidence
-                        record.elapsed_s = time.perf_counter() - start
+                        timer.stop()
+                        record.elapsed_s = timer.seconds()
                         record.add_kind(RAISED)
                         record.error = f"{type(exc).__name__}: {exc}".strip()
                         raised = exc
                         break
-                    record.elapsed_s = time.perf_counter() - start
-                    checked = self._output_to_check(out, identity, returned, record)
+                    record.elapsed_s = timer.seconds()
+                    checked = self._output_to_check(out, buffer.identity, returned, record)
                     if checked is None:
                         continue
-                    accuracy = self._check(checker, checked, ref, rowmax, consensus, index)
-                    self._fill_accuracy(record, accuracy, checked)
+                    copies = consensus.copies if consensus is not None and not checker.by_checksum else []
+                    pending.append((record, checked, checker.begin(checked, ref, rowmax, self.tolerance, self.tile,
+                                                                   copies, consensus is not None)))
+                finish_pending()
             finally:
                 if consensus is not None:
                     self._fill_consistency(result, consensus)
@@ -303,14 +346,16 @@ class Case:
             result.stopped = f"stopped at the cap of {AUTO_MAX_LAUNCHES:,} launches"
         return self._conclude(result, raised, len(result.launches) if auto else repeat)
 
-    def _check(self, checker: Checker, out, ref, rowmax, consensus: Consensus | None, index: int):
-        """Both detectors on one launch's output; the accuracy stats (consistency goes to
-        ``consensus``)."""
-        copies = consensus.copies if consensus is not None else []
-        accuracy, diffs = checker.check_launch(out, ref, rowmax, self.tolerance, self.tile, copies)
-        if consensus is not None:
-            consensus.observe(index, out, diffs)
-        return accuracy
+    def _finish_check(self, record: LaunchRecord, checked, outcome: Outcome, checker: Checker,
+                      consensus: Consensus | None) -> None:
+        """A launch's finished check onto its record; its output to the consistency detector."""
+        self._fill_accuracy(record, outcome.accuracy, checked)
+        if consensus is None:
+            return
+        if checker.by_checksum:
+            consensus.observe_checksum(record.index, checked, outcome.checksum)
+        else:
+            consensus.observe(record.index, checked, outcome.diffs)
 
     def _enough(self, result: CaseResult, started: float) -> bool:
         """--gemmcheck-repeat=auto: whether the rate's bound reached the target or time ran out;
@@ -331,8 +376,7 @@ class Case:
 
     def _output_to_check(self, out, identity, returned, record: LaunchRecord):
         """The tensor this launch produced, or None (recorded as bad output) when there is none."""
-        now = (out.data_ptr(), tuple(out.shape), out.stride(), out.dtype)
-        if now != identity:
+        if _layout(out) != identity:
             record.add_kind(BAD_OUTPUT)
             record.error = (f"the kernel replaced or reshaped `out` (now shape {list(out.shape)}, "
                             f"dtype {dtype_name(out.dtype)}, stride {out.stride()}); it must write into it in place")

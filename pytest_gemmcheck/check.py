@@ -214,15 +214,58 @@ def compare(a: torch.Tensor, b: torch.Tensor, rowmax: torch.Tensor, tile: tuple[
     return acc.result()
 
 
+# The checksum's weights (see checksum): odd multipliers for the column hashes, seeds for the rows'.
+CHECKSUM_COLUMN_MULTIPLIERS = (0x9E3779B1, 0x85EBCA77)
+CHECKSUM_ROW_SEEDS = (0x27D4EB2F, 0x165667B1)
+_MASK32 = 0xFFFFFFFF
+
+
+def column_hash(cols: torch.Tensor, multiplier: int) -> torch.Tensor:
+    """A cheap odd 32-bit hash of column indices (int64 holding uint32): one product and a
+    shift, so that the GPU's pass can afford it per column block."""
+    x = (cols * multiplier) & _MASK32
+    return (x ^ (x >> 16)) | 1
+
+
+def row_hash(rows: torch.Tensor, seed: int) -> torch.Tensor:
+    """A strong even 32-bit hash of row indices (computed once per row)."""
+    return mix32((rows ^ seed) & _MASK32) & 0xFFFFFFFE
+
+
+def checksum_view(t: torch.Tensor) -> torch.Tensor | None:
+    """The 2-D [rows, columns] view the checksum is defined on: a 2-D tensor as it is, a
+    contiguous one of any shape as [-1, last dimension]; None for layouts it cannot view."""
+    if t.dim() == 2:
+        return t
+    if t.is_contiguous():
+        return t.reshape(-1, t.shape[-1]) if t.dim() >= 2 else t.reshape(1, -1)
+    return None
+
+
 def checksum(t: torch.Tensor) -> int:
-    """A position-weighted 64-bit sum of the output's bits: equal outputs give equal sums;
-    different ones collide with probability about 2**-64. Groups outputs that were not kept."""
-    bits = _bits(t).reshape(-1)
-    total = torch.zeros((), dtype=torch.int64, device=t.device)
-    step = CHUNK_ELEMENTS
-    for start in range(0, bits.numel(), step):
-        chunk = bits[start:start + step].to(torch.int64) & ((1 << (8 * t.element_size())) - 1)
-        index = torch.arange(start, start + chunk.numel(), dtype=torch.int64, device=t.device)
-        weight = (mix32(index & 0xFFFFFFFF) << 32) | mix32((index ^ 0x5BD1E995) & 0xFFFFFFFF) | 1
-        total += (chunk * weight).sum()  # int64 arithmetic wraps: a sum modulo 2**64
-    return int(total)
+    """Two position-weighted 32-bit sums of the output's bits, as one signed 64-bit number:
+    sum j is the sum over elements (r, c) of bits * (column_hash(c) ^ row_hash(r)) modulo
+    2**32. Equal outputs give equal checksums. Every weight is odd, so a change to a single
+    element always changes both sums; other changes collide with probability about 2**-64.
+    Cheap enough to fold into the GPU's check pass at memory speed (a product, a xor and an
+    add per element and sum), which is how consistency is judged there without reading a
+    stored copy."""
+    view = checksum_view(t)
+    if view is None:
+        view = t.contiguous().reshape(-1, t.shape[-1])
+    if view.numel() == 0:
+        return 0
+    bits = _bits(view)
+    m, n = view.shape
+    width_mask = (1 << (8 * t.element_size())) - 1
+    cols = torch.arange(n, dtype=torch.int64, device=t.device)
+    column_weights = [column_hash(cols, multiplier) for multiplier in CHECKSUM_COLUMN_MULTIPLIERS]
+    sums = [torch.zeros((), dtype=torch.int64, device=t.device) for _ in CHECKSUM_ROW_SEEDS]
+    for rows in _row_chunks(m, n):
+        chunk = bits[rows].to(torch.int64) & width_mask
+        row_ids = torch.arange(rows.start, rows.stop, dtype=torch.int64, device=t.device)
+        for j, seed in enumerate(CHECKSUM_ROW_SEEDS):
+            weight = column_weights[j][None, :] ^ row_hash(row_ids, seed)[:, None]
+            sums[j] += ((chunk * weight) & _MASK32).sum()  # int64 sums wrap: only the low 32 bits are kept
+    packed = ((int(sums[1]) & _MASK32) << 32) | (int(sums[0]) & _MASK32)
+    return packed - (1 << 64) if packed >= 1 << 63 else packed

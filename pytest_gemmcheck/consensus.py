@@ -8,6 +8,11 @@ consistent) and joins the group it matches exactly; an output that matches none 
 there is room, else grouped by checksum. At the end the largest group is the consensus and
 every launch outside it is reported with its count of differing elements. A bad *first*
 launch therefore comes out as the one that differs, not as "11 launches differ".
+
+Outputs can also be grouped by checksum from the start (:meth:`Consensus.observe_checksum`,
+for the fused check, which computes checksums in its pass): then a launch reads no kept
+copy, and kept copies are compared with each other only at the end, for the groups that
+differ from the consensus; the counts come out the same.
 """
 
 from __future__ import annotations
@@ -29,8 +34,9 @@ class Agreement:
 
 class Consensus:
     def __init__(self, rowmax: torch.Tensor, tile: tuple[int, int] | None, max_copies: int = 4, *,
-                 checksum=checksum):
+                 checksum=checksum, compare=compare):
         self.checksum = checksum
+        self.compare = compare
         self.rowmax = rowmax
         self.tile = tile
         self.max_copies = max_copies
@@ -38,6 +44,7 @@ class Consensus:
         self._group_of: dict[int, object] = {}  # launch -> copy index, or ("sum", checksum)
         self._first_launch: dict[object, int] = {}
         self._diff: dict[tuple[int, int], DiffStats] = {}  # (launch, copy) -> differences
+        self._group_of_checksum: dict[int, object] = {}  # observe_checksum's groups
 
     def observe(self, launch: int, out: torch.Tensor, diffs: list[DiffStats]) -> None:
         """Record launch ``launch`` whose output ``out`` compared as ``diffs`` with ``self.copies``
@@ -53,6 +60,27 @@ class Consensus:
                 self.copies.append(out.detach().clone())
             else:
                 group = ("sum", self.checksum(out))
+        self._group_of[launch] = group
+        self._first_launch.setdefault(group, launch)
+
+    def observe_checksum(self, launch: int, out: torch.Tensor, total: int) -> None:
+        """Record launch ``launch`` whose output ``out`` has checksum ``total``: it joins the
+        group with that checksum; a new output is kept while there is room, and otherwise
+        compared with the kept ones now, while ``out`` still holds it."""
+        group = self._group_of_checksum.get(total)
+        if group is None:
+            if len(self.copies) < self.max_copies:
+                group = len(self.copies)
+                self.copies.append(out.detach().clone())
+            else:
+                group = ("sum", total)
+                for copy_index, copy in enumerate(self.copies):
+                    self._diff[(launch, copy_index)] = self.compare(out, copy, self.rowmax, self.tile)
+            self._group_of_checksum[total] = group
+        elif not isinstance(group, int):  # same bits as a launch already compared: same differences
+            first = self._first_launch[group]
+            for copy_index in range(len(self.copies)):
+                self._diff[(launch, copy_index)] = self._diff[(first, copy_index)]
         self._group_of[launch] = group
         self._first_launch.setdefault(group, launch)
 
@@ -91,7 +119,8 @@ class Consensus:
                 if differing is None and isinstance(group, int):
                     # launch came before the consensus output was kept: compare the kept copies
                     if group not in between_copies:
-                        between_copies[group] = compare(self.copies[group], self.copies[consensus], self.rowmax, self.tile)
+                        between_copies[group] = self.compare(self.copies[group], self.copies[consensus], self.rowmax,
+                                                             self.tile)
                     differing = between_copies[group]
             agreements[launch] = Agreement(differing, False)
         if not isinstance(consensus, int):

@@ -615,3 +615,27 @@ def test_kernels_compile_for_hopper():
     if "compiled" not in result.stdout and ("ptxas" in result.stderr and "No such file" in result.stderr):
         pytest.skip("this triton has no NVIDIA toolchain")
     assert result.stdout.strip() == "compiled", result.stderr[-3000:]
+
+
+def test_checksum_sees_every_single_change_and_swaps():
+    """Every weight is odd: any change to one element changes the checksum; so do swapped
+    elements, rows and columns, and a transposed square output."""
+    out = reference(24, 40, torch.bfloat16, seed=19)
+    base = check.checksum(out)
+    bits = out.view(torch.int16)
+    rng = random.Random(19)
+    for flat in range(out.numel()):
+        changed = bits.clone().view(-1)
+        changed[flat] ^= 1 << rng.randrange(16)
+        assert check.checksum(changed.view(24, 40).view(torch.bfloat16)) != base, flat
+    for _ in range(200):
+        (r1, c1), (r2, c2) = [(rng.randrange(24), rng.randrange(40)) for _ in range(2)]
+        if out[r1, c1].view(torch.int16) == out[r2, c2].view(torch.int16):
+            continue
+        swapped = out.clone()
+        swapped[r1, c1], swapped[r2, c2] = out[r2, c2], out[r1, c1]
+        assert check.checksum(swapped) != base
+    assert check.checksum(out[[1, 0, *range(2, 24)]]) != base
+    assert check.checksum(out[:, [1, 0, *range(2, 40)]]) != base
+    square = out[:24, :24].contiguous()
+    assert check.checksum(square.t().contiguous()) != check.checksum(square)

@@ -119,13 +119,19 @@ def test_reference_is_fp32_gemm_of_dequantized_inputs_rounded():
         assert torch.all((ref.double() - exact).abs() <= exact.abs() * 2**-7 + 1e-6), quant
 
 
-def test_reference_chunks_give_the_same_bits(monkeypatch):
+def test_reference_chunks_give_the_same_reference(monkeypatch):
+    """Rows land where they belong whatever the chunking. Not bit for bit: a CPU BLAS may sum a
+    7-row product in another order than a 300-row one, which can move an element across a bf16
+    rounding boundary (3 of 19,200 elements on one 2-core machine); at most one bf16 ulp."""
     from pytest_gemmcheck import reference
 
     x = make("ptpc", m=300, n=64, k=128)
-    whole = reference.compute_reference(x)
+    whole = reference.compute_reference(x).float()
     monkeypatch.setattr(reference, "_CHUNK_ELEMENTS", 1000)
-    assert torch.equal(reference.compute_reference(x), whole)
+    chunked = reference.compute_reference(x).float()
+    one_ulp = 2.0 ** (torch.floor(torch.log2(whole.abs().clamp_min(1e-30))) - 7)
+    assert bool(((chunked - whole).abs() <= one_ulp).all())
+    assert int((chunked != whole).sum()) <= whole.numel() // 1000
 
 
 def test_a_mode_plugs_in_by_registration():

@@ -113,6 +113,10 @@ D_WIDTH: tl.constexpr = tl.constexpr(5 + 2 * SAMPLE)
 SAMPLE_IDS: tl.constexpr = tl.constexpr(SAMPLE)
 
 FLT_MAX: tl.constexpr = tl.constexpr(3.4028234663852886e38)
+CHECKSUM_MULTIPLIER: tl.constexpr = tl.constexpr(torch_check.CHECKSUM_COLUMN_MULTIPLIERS[0])
+CHECKSUM_MULTIPLIER2: tl.constexpr = tl.constexpr(torch_check.CHECKSUM_COLUMN_MULTIPLIERS[1])
+CHECKSUM_SEED: tl.constexpr = tl.constexpr(torch_check.CHECKSUM_ROW_SEEDS[0])
+CHECKSUM_SEED2: tl.constexpr = tl.constexpr(torch_check.CHECKSUM_ROW_SEEDS[1])
 INF_BITS: tl.constexpr = tl.constexpr(0x7F800000)
 # A task's scaled fp32 sums of squares at or above this are redone in float64.
 SQUARES_LIMIT: tl.constexpr = tl.constexpr(2.0**100)
@@ -278,16 +282,26 @@ def _mix32(x):
 
 
 @triton.jit
-def _checksum_terms(out_raw, rows64, cols64, N, BITS: tl.constexpr):
-    """check.checksum's terms: bits * weight(flat index), as uint64 (sums wrap modulo 2**64).
-    Masked elements load as 0 and add 0."""
+def _checksum_bits(out_raw, BITS: tl.constexpr):
+    # the output's bits, zero-extended to uint32 (masked elements load as 0 and add nothing)
     if BITS == 16:
-        bits = out_raw.to(tl.uint16, bitcast=True).to(tl.uint64)
+        bits = out_raw.to(tl.uint16, bitcast=True).to(tl.uint32)
     else:
-        bits = out_raw.to(tl.uint32, bitcast=True).to(tl.uint64)
-    low = (rows64[:, None] * N + cols64[None, :]).to(tl.uint32)  # the flat index's low 32 bits
-    weight = (_mix32(low).to(tl.uint64) << 32) | _mix32(low ^ 0x5BD1E995).to(tl.uint64) | 1
-    return bits * weight
+        bits = out_raw.to(tl.uint32, bitcast=True)
+    return bits
+
+
+@triton.jit
+def _column_hash(cols, MULTIPLIER: tl.constexpr):
+    # check.column_hash on uint32: one product and a shift per column block, not per element
+    x = cols.to(tl.uint32) * MULTIPLIER
+    return (x ^ (x >> 16)) | 1
+
+
+@triton.jit
+def _row_hash(rows, SEED: tl.constexpr):
+    # check.row_hash, once per row of a task
+    return _mix32(rows.to(tl.uint32) ^ SEED) & 0xFFFFFFFE
 
 
 # --------------------------------------------------------------------------------------------
@@ -465,8 +479,9 @@ def _check_kernel(
         rel_total = tl.full([BLOCK_M], 0, tl.int32)
         err_sq_total = tl.full([BLOCK_M], 0, tl.float64)
         ref_sq_total = tl.full([BLOCK_M], 0, tl.float64)
-    if CHECKSUM:
-        checksum_total = tl.full([BLOCK_M], 0, tl.uint64)
+    if CHECKSUM:  # the two 32-bit sums of check.checksum (unsigned: sums wrap modulo 2**32)
+        checksum_total = tl.full([BLOCK_M], 0, tl.uint32)
+        checksum2_total = tl.full([BLOCK_M], 0, tl.uint32)
     if NUM_COPIES > 0:
         diff0_total = tl.full([BLOCK_M], 0, tl.int64)
         worst0_total = tl.full([BLOCK_M], 0, tl.int32)
@@ -503,7 +518,10 @@ def _check_kernel(
             err_key = tl.full([BLOCK_M, FOLDED], 0, tl.int32)  # magnitude keys: NaN-propagating maxima
             second_key = tl.full([BLOCK_M, FOLDED], 0, tl.int32)  # ROW_SCALE: of |ref|; else of rel
         if CHECKSUM:
-            checksum = tl.full([BLOCK_M, FOLDED], 0, tl.uint64)
+            checksum = tl.full([BLOCK_M, FOLDED], 0, tl.uint32)
+            checksum2 = tl.full([BLOCK_M, FOLDED], 0, tl.uint32)
+            row_weight = _row_hash(rows, CHECKSUM_SEED)[:, None]
+            row_weight2 = _row_hash(rows, CHECKSUM_SEED2)[:, None]
         if NUM_COPIES > 0:
             diff_scale = tl.load(rowmax_ptr + rows, mask=row_ok, other=0.0)
             diff_scale = tl.where(diff_scale > 0, diff_scale, 1.0)
@@ -534,8 +552,12 @@ def _check_kernel(
                 wrong, err_sq, ref_sq, err_key, second_key = _accuracy_block(
                     out_raw.to(tl.float32), ref_raw.to(tl.float32), threshold, floor_scale, rtol, square_scale, wrong,
                     err_sq, ref_sq, err_key, second_key, ROW_SCALE, BLOCK_M, BLOCK_N, VEC)
-            if CHECKSUM:
-                checksum += _fold_sum(_checksum_terms(out_raw, rows64, cols64, N, BITS), BLOCK_M, BLOCK_N, VEC)
+            if CHECKSUM:  # per element: a xor, a product and an add for each sum
+                out_bits = _checksum_bits(out_raw, BITS)
+                weight = _column_hash(cols64, CHECKSUM_MULTIPLIER)[None, :] ^ row_weight
+                weight2 = _column_hash(cols64, CHECKSUM_MULTIPLIER2)[None, :] ^ row_weight2
+                checksum += _fold_sum(out_bits * weight, BLOCK_M, BLOCK_N, VEC)
+                checksum2 += _fold_sum(out_bits * weight2, BLOCK_M, BLOCK_N, VEC)
             if NUM_COPIES > 0:  # bits compared, no conversions: the clean path's whole cost per copy
                 out_bits = _bits(out_raw, BITS)
                 differing0 += _fold_sum((out_bits != _bits(c0_raw, BITS)).to(tl.int32), BLOCK_M, BLOCK_N, VEC)
@@ -580,6 +602,7 @@ def _check_kernel(
                 ref_sq_total += exact_ref
         if CHECKSUM:
             checksum_total += tl.sum(checksum, axis=1)
+            checksum2_total += tl.sum(checksum2, axis=1)
         if NUM_COPIES > 0:
             diff0_total, worst0_total = _copy_task_end(
                 differing0, out_ptr, stride_out_m, stride_out_n, copy0_ptr, stride_c0_m, stride_c0_n,
@@ -614,9 +637,10 @@ def _check_kernel(
     else:
         _store_zeros(partial, P_WRONG, P_CHECKSUM)
     if CHECKSUM:
-        # a sum modulo 2**64 does not depend on the order of the additions
-        checksum_bits = tl.sum(checksum_total, axis=0).to(tl.int64, bitcast=True)
-        tl.store(partial + P_CHECKSUM, checksum_bits.to(tl.float64, bitcast=True))
+        # sums modulo 2**32 do not depend on the order of the additions; packed as check.checksum
+        # packs them (the reduction adds the halves apart)
+        packed = (tl.sum(checksum2_total, axis=0).to(tl.uint64) << 32) | tl.sum(checksum_total, axis=0).to(tl.uint64)
+        tl.store(partial + P_CHECKSUM, packed.to(tl.int64, bitcast=True).to(tl.float64, bitcast=True))
     else:
         tl.store(partial + P_CHECKSUM, 0.0)
     if NUM_COPIES > 0:
@@ -766,12 +790,14 @@ def _tile_kernel(
 @triton.jit
 def _reduce_partials(partial_ptr, programs, BLOCK: tl.constexpr):
     """A pass's partial results over its programs, every column at once: column sums,
-    column maxima (NaN if any is NaN) and the int64 sum of the checksum column's bits."""
+    column maxima (NaN if any is NaN) and the checksum column's two 32-bit halves summed apart
+    (modulo 2**32 each), packed again as int64 bits."""
     columns = tl.arange(0, P_WIDTH)
     sums = tl.full([P_WIDTH], 0, tl.float64)
     maxima = tl.full([P_WIDTH], 0, tl.float64)
     nan_seen = tl.full([P_WIDTH], 0, tl.int32)
-    checksum = tl.full([P_WIDTH], 0, tl.int64)
+    low = tl.full([P_WIDTH], 0, tl.int64)
+    high = tl.full([P_WIDTH], 0, tl.int64)
     start = 0
     while start < programs:  # not range(): see _LOOPS
         index = start + tl.arange(0, BLOCK)
@@ -780,8 +806,11 @@ def _reduce_partials(partial_ptr, programs, BLOCK: tl.constexpr):
         sums += tl.sum(values, axis=0)
         maxima = tl.maximum(maxima, tl.max(values, axis=0))  # NaN is tracked apart: tl.max may skip it
         nan_seen = nan_seen | tl.max((values != values).to(tl.int32), axis=0)
-        checksum += tl.sum(values.to(tl.int64, bitcast=True), axis=0)  # wraps: a sum modulo 2**64
+        bits = values.to(tl.int64, bitcast=True)
+        low += tl.sum(bits & 0xFFFFFFFF, axis=0)
+        high += tl.sum((bits >> 32) & 0xFFFFFFFF, axis=0)
         start += BLOCK
+    checksum = ((high & 0xFFFFFFFF) << 32) | (low & 0xFFFFFFFF)
     return sums, tl.where(nan_seen > 0, float("nan"), maxima), checksum
 
 
@@ -1011,6 +1040,61 @@ def _too_large(m: int, n: int, tile, detectors: int) -> bool:
                                  or detectors * -(-m // tile[0]) * -(-n // tile[1]) > _INT32_MAX)
 
 
+class PendingCheck:
+    """A check whose kernels are queued behind the launch and not yet waited for.
+    :meth:`result` reads its numbers back: the one synchronisation (a second only when the
+    per-row thresholds turned out not to apply and the check runs again dividing per element).
+    The tensors must stay unchanged until then."""
+
+    def __init__(self, run: _Run | None, done=None):
+        self._run = run
+        self._done = done  # the torch path's numbers, for what the kernels leave to it
+        self._row_scale = False
+        if run is not None:
+            # floor >= 1 puts every |ref| within its row's scale (rowmax being the row's largest
+            # |ref|): then no element needs a division of its own
+            self._row_scale = run.tol.floor >= 1.0 and run.accuracy_on
+            run.enqueue(self._row_scale)
+
+    def result(self) -> tuple[AccuracyStats, list[DiffStats], int | None]:
+        """(accuracy, differences from each copy, checksum of out or None)."""
+        if self._done is None:
+            run = self._run
+            values = run.read()
+            if self._row_scale and values[R_OUTSIDE.value] > 0:  # rowmax is not ref's row maximum: again, in full
+                run.enqueue(False)
+                values = run.read()
+            self._done = (run.accuracy(values) if run.accuracy_on else None, run.diffs(values),
+                          int(values[R_CHECKSUM.value]) if run.checksum else None)
+            self._run = None  # its scratch can go
+        return self._done
+
+
+def start_check(
+    out: torch.Tensor,
+    ref: torch.Tensor,
+    rowmax: torch.Tensor,
+    tol: Tolerance,
+    tile: tuple[int, int] | None = None,
+    copies=(),
+    *,
+    checksum: bool = False,
+    config: LaunchConfig | None = None,
+) -> PendingCheck:
+    """Queue :func:`check_launch`'s kernels (and with ``checksum``, :func:`pytest_gemmcheck.check.checksum`
+    of ``out`` from the same read) on the current stream and return without waiting."""
+    copies = list(copies)
+    _validate(out, ref, rowmax, copies)
+    m, n = out.shape
+    if m == 0 or n == 0 or _too_large(m, n, tile, 1 + len(copies)):
+        # nothing to read; or a tile too large for the int32 counts: the torch path handles both
+        accuracy, diffs = torch_check.check_launch(out, ref, rowmax, tol, tile, copies)
+        return PendingCheck(None, (accuracy, diffs, torch_check.checksum(out) if checksum else None))
+    _require_device(out)
+    return PendingCheck(_Run(out, ref, rowmax.to(torch.float32).contiguous(), tol, tile, copies,
+                             config or LaunchConfig(), checksum=checksum))
+
+
 def check_launch(
     out: torch.Tensor,
     ref: torch.Tensor,
@@ -1025,16 +1109,8 @@ def check_launch(
     results (relL2 to the bound in the module docstring), one synchronisation (two when
     ``rowmax`` turns out not to be ref's row maximum). ``config`` tunes the kernels' blocks;
     the defaults suit current GPUs."""
-    copies = list(copies)
-    _validate(out, ref, rowmax, copies)
-    m, n = out.shape
-    if m == 0 or n == 0 or _too_large(m, n, tile, 1 + len(copies)):
-        # nothing to read; or a tile too large for the int32 counts: the torch path handles both
-        return torch_check.check_launch(out, ref, rowmax, tol, tile, copies)
-    _require_device(out)
-    run = _Run(out, ref, rowmax.to(torch.float32).contiguous(), tol, tile, copies, config or LaunchConfig())
-    values = run.values()
-    return run.accuracy(values), run.diffs(values)
+    accuracy, diffs, _ = start_check(out, ref, rowmax, tol, tile, copies, config=config).result()
+    return accuracy, diffs
 
 
 def check_launch_and_checksum(
@@ -1048,18 +1124,10 @@ def check_launch_and_checksum(
 ) -> tuple[AccuracyStats, int]:
     """The accuracy half of :func:`check_launch` and, from the same read of ``out``,
     :func:`pytest_gemmcheck.check.checksum` of ``out``: for judging consistency by comparing
-    checksums instead of reading a stored copy, with :func:`compare_copies` only for an output
-    whose checksum differs from the stored one's."""
-    _validate(out, ref, rowmax, [])
-    m, n = out.shape
-    if m == 0 or n == 0 or _too_large(m, n, tile, 1):
-        accuracy, _ = torch_check.check_launch(out, ref, rowmax, tol, tile, [])
-        return accuracy, torch_check.checksum(out)
-    _require_device(out)
-    run = _Run(out, ref, rowmax.to(torch.float32).contiguous(), tol, tile, [], config or LaunchConfig(),
-               checksum=True)
-    values = run.values()
-    return run.accuracy(values), int(values[R_CHECKSUM.value])
+    checksums instead of reading a stored copy, with :func:`compare_copies` only for outputs
+    whose checksums differ."""
+    accuracy, _, total = start_check(out, ref, rowmax, tol, tile, checksum=True, config=config).result()
+    return accuracy, total
 
 
 def compare_copies(out: torch.Tensor, copies, rowmax: torch.Tensor, tile: tuple[int, int] | None = None, *,
@@ -1077,7 +1145,7 @@ def compare_copies(out: torch.Tensor, copies, rowmax: torch.Tensor, tile: tuple[
     _require_device(out)
     run = _Run(out, out, rowmax.to(torch.float32).contiguous(), Tolerance(), tile, copies, config or LaunchConfig(),
                accuracy=False)
-    return run.diffs(run.values())
+    return PendingCheck(run).result()[1]
 
 
 def checksum(t: torch.Tensor) -> int:
@@ -1085,18 +1153,13 @@ def checksum(t: torch.Tensor) -> int:
 
     Contiguous tensors of any shape and 2-D strided ones run fused; other layouts, which a
     GEMM output never has, go to the torch version."""
-    if t.dtype not in (torch.bfloat16, torch.float16, torch.float32) or t.numel() == 0:
-        return torch_check.checksum(t)
-    if t.is_contiguous():
-        view = t.reshape(-1, t.shape[-1]) if t.dim() >= 2 else t.reshape(1, -1)
-    elif t.dim() == 2:
-        view = t
-    else:
+    view = torch_check.checksum_view(t)
+    if t.dtype not in (torch.bfloat16, torch.float16, torch.float32) or t.numel() == 0 or view is None:
         return torch_check.checksum(t)
     _require_device(t)
     rowmax = view[:, 0]  # never read: no accuracy, no copies
     run = _Run(view, view, rowmax, Tolerance(), None, [], LaunchConfig(), checksum=True, accuracy=False)
-    return int(run.values()[R_CHECKSUM.value])
+    return PendingCheck(run).result()[2]
 
 
 class _Run:
@@ -1127,17 +1190,6 @@ class _Run:
         floats = _allocate(partial_numel + R_RECORDS.value + self.detectors * D_WIDTH.value, torch.float64, device)
         self.partial = floats[:partial_numel]
         self.result = floats[partial_numel:]
-
-    def values(self) -> list[float]:
-        """The result vector; the check runs again dividing per element if the per-row
-        thresholds turned out not to apply."""
-        # floor >= 1 puts every |ref| within its row's scale (rowmax being the row's largest
-        # |ref|): then no element needs a division of its own
-        row_scale = self.tol.floor >= 1.0 and self.accuracy_on
-        values = self._launch(row_scale)
-        if row_scale and values[R_OUTSIDE.value] > 0:  # rowmax is not ref's row maximum: again, in full
-            values = self._launch(False)
-        return values
 
     def enqueue(self, row_scale: bool) -> None:
         """Every kernel of one check, on the current stream; nothing waits for them."""
@@ -1185,9 +1237,9 @@ class _Run:
         )
         _diagnose("_finalize_kernel")
 
-    def _launch(self, row_scale: bool) -> list[float]:
-        self.enqueue(row_scale)
-        return _decode(self.result.view(torch.int64).tolist())  # the one synchronisation
+    def read(self) -> list[float]:
+        """The result vector of the kernels queued last: the synchronisation."""
+        return _decode(self.result.view(torch.int64).tolist())
 
     def accuracy(self, values: list[float]) -> AccuracyStats:
         return AccuracyStats(
