@@ -68,8 +68,8 @@ def shape(name, quant, m, n, k, kernel_of):
     fill_ms = device_ms(lambda: out.fill_(float("nan")))
     kernel(out)
     kernel_ms = device_ms(lambda: kernel(out))
-    check_ms = device_ms(lambda: checker.begin(out, ref, rowmax, tol, None, [], True))
-    check_wall_ms = timed(lambda: checker.begin(out, ref, rowmax, tol, None, [], True).result())
+    check_ms = device_ms(lambda: checker.prepare(out, ref, rowmax, tol, None, [], True).start())
+    check_wall_ms = timed(lambda: checker.prepare(out, ref, rowmax, tol, None, [], True).result())
     case.run(kernel)  # warm: compiles, caches
     start = time.perf_counter()
     result = case.run(kernel)

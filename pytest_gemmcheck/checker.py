@@ -1,10 +1,11 @@
 """How a case checks its launches' outputs: with check.py's torch path, or with the fused
 Triton pass (:mod:`pytest_gemmcheck.gpu.fused_check`) for outputs on a GPU.
 
-A check is *begun* right after its launch and *finished* later (case.run finishes it once the
-next launch's poison is queued). The fused check's kernels run behind the launch on the
-stream, and the host reads their few numbers back while the GPU fills the next output, so the
-GPU rarely waits for the host. The torch path computes its numbers when begun.
+A check is *prepared* while the GPU still runs its launch (validated, planned, scratch
+allocated), *started* once the launch is waited for, and *finished* later (case.run finishes it
+once the next launch's poison is queued). The fused check's kernels run behind the launch on
+the stream, and the host reads their few numbers back while the GPU fills the next output, so
+the GPU rarely waits for the host. The torch path computes its numbers when started.
 
 The two backends judge consistency differently, with the same results:
 
@@ -35,17 +36,27 @@ class Outcome:
     checksum: int | None = None
 
 
-class _Done:
-    def __init__(self, outcome: Outcome):
-        self._outcome = outcome
+class _TorchCheck:
+    def __init__(self, *arguments):
+        self._arguments = arguments
+        self._outcome: Outcome | None = None
+
+    def start(self) -> None:
+        if self._outcome is None:
+            accuracy, diffs = checking.check_launch(*self._arguments)
+            self._outcome = Outcome(accuracy, diffs)
 
     def result(self) -> Outcome:
+        self.start()
         return self._outcome
 
 
-class _Queued:
+class _FusedCheck:
     def __init__(self, pending):
         self._pending = pending
+
+    def start(self) -> None:
+        self._pending.start()
 
     def result(self) -> Outcome:
         accuracy, diffs, total = self._pending.result()
@@ -54,35 +65,35 @@ class _Queued:
 
 @dataclass(frozen=True)
 class Checker:
-    """A backend: ``begin(out, ref, rowmax, tol, tile, copies, consistency)`` returns an object
-    whose ``result()`` is the :class:`Outcome`; ``checksum`` and ``compare`` as check.py has them."""
+    """A backend: ``prepare(out, ref, rowmax, tol, tile, copies, consistency)`` returns a check
+    to ``start()`` and whose ``result()`` is the :class:`Outcome`; ``checksum`` and ``compare``
+    as check.py has them."""
 
     name: str
-    by_checksum: bool  # consistency from checksums (copies are never passed to begin)
-    begin: Callable
+    by_checksum: bool  # consistency from checksums (copies are never passed to prepare)
+    prepare: Callable
     checksum: Callable[[torch.Tensor], int]
     compare: Callable
 
 
-def _torch_begin(out, ref, rowmax, tol, tile, copies, consistency: bool):
-    accuracy, diffs = checking.check_launch(out, ref, rowmax, tol, tile, copies)
-    return _Done(Outcome(accuracy, diffs))
+def _torch_prepare(out, ref, rowmax, tol, tile, copies, consistency: bool):
+    return _TorchCheck(out, ref, rowmax, tol, tile, list(copies))
 
 
-TORCH = Checker("torch", by_checksum=False, begin=_torch_begin, checksum=checking.checksum,
+TORCH = Checker("torch", by_checksum=False, prepare=_torch_prepare, checksum=checking.checksum,
                 compare=checking.compare)
 
 
 def _fused() -> Checker:
     from .gpu import fused_check
 
-    def begin(out, ref, rowmax, tol, tile, copies, consistency: bool):
-        return _Queued(fused_check.start_check(out, ref, rowmax, tol, tile, checksum=consistency))
+    def prepare(out, ref, rowmax, tol, tile, copies, consistency: bool):
+        return _FusedCheck(fused_check.prepare_check(out, ref, rowmax, tol, tile, checksum=consistency))
 
     def compare(a, b, rowmax, tile):
         return fused_check.compare_copies(a, [b], rowmax, tile)[0]
 
-    return Checker("triton", by_checksum=True, begin=begin, checksum=fused_check.checksum, compare=compare)
+    return Checker("triton", by_checksum=True, prepare=prepare, checksum=fused_check.checksum, compare=compare)
 
 
 def select_checker(backend: str, out: torch.Tensor) -> Checker:

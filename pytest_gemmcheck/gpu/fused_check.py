@@ -1041,24 +1041,31 @@ def _too_large(m: int, n: int, tile, detectors: int) -> bool:
 
 
 class PendingCheck:
-    """A check whose kernels are queued behind the launch and not yet waited for.
-    :meth:`result` reads its numbers back: the one synchronisation (a second only when the
-    per-row thresholds turned out not to apply and the check runs again dividing per element).
-    The tensors must stay unchanged until then."""
+    """A check made ready (validated, planned, scratch allocated), then started: its kernels
+    queued on the current stream (:meth:`start`), not waited for. :meth:`result` reads its
+    numbers back: the one synchronisation (a second only when the per-row thresholds turned out
+    not to apply and the check runs again dividing per element). The tensors must stay
+    unchanged until then."""
 
     def __init__(self, run: _Run | None, done=None):
         self._run = run
         self._done = done  # the torch path's numbers, for what the kernels leave to it
-        self._row_scale = False
-        if run is not None:
-            # floor >= 1 puts every |ref| within its row's scale (rowmax being the row's largest
-            # |ref|): then no element needs a division of its own
-            self._row_scale = run.tol.floor >= 1.0 and run.accuracy_on
-            run.enqueue(self._row_scale)
+        self._started = False
+        # floor >= 1 puts every |ref| within its row's scale (rowmax being the row's largest
+        # |ref|): then no element needs a division of its own
+        self._row_scale = run is not None and run.tol.floor >= 1.0 and run.accuracy_on
+
+    def start(self) -> PendingCheck:
+        if self._run is not None and not self._started:
+            self._started = True
+            self._run.enqueue(self._row_scale)
+        return self
 
     def result(self) -> tuple[AccuracyStats, list[DiffStats], int | None]:
-        """(accuracy, differences from each copy, checksum of out or None)."""
+        """(accuracy, differences from each copy, checksum of out or None); starts the check
+        if it was not started."""
         if self._done is None:
+            self.start()
             run = self._run
             values = run.read()
             if self._row_scale and values[R_OUTSIDE.value] > 0:  # rowmax is not ref's row maximum: again, in full
@@ -1070,7 +1077,7 @@ class PendingCheck:
         return self._done
 
 
-def start_check(
+def prepare_check(
     out: torch.Tensor,
     ref: torch.Tensor,
     rowmax: torch.Tensor,
@@ -1081,8 +1088,9 @@ def start_check(
     checksum: bool = False,
     config: LaunchConfig | None = None,
 ) -> PendingCheck:
-    """Queue :func:`check_launch`'s kernels (and with ``checksum``, :func:`pytest_gemmcheck.check.checksum`
-    of ``out`` from the same read) on the current stream and return without waiting."""
+    """:func:`check_launch` (and with ``checksum``, :func:`pytest_gemmcheck.check.checksum` of
+    ``out`` from the same read) made ready to start: nothing is queued yet, so this may run
+    while the GPU is still writing ``out``."""
     copies = list(copies)
     _validate(out, ref, rowmax, copies)
     m, n = out.shape
@@ -1093,6 +1101,13 @@ def start_check(
     _require_device(out)
     return PendingCheck(_Run(out, ref, rowmax.to(torch.float32).contiguous(), tol, tile, copies,
                              config or LaunchConfig(), checksum=checksum))
+
+
+def start_check(out: torch.Tensor, ref: torch.Tensor, rowmax: torch.Tensor, tol: Tolerance,
+                tile: tuple[int, int] | None = None, copies=(), *, checksum: bool = False,
+                config: LaunchConfig | None = None) -> PendingCheck:
+    """:func:`prepare_check`, started: its kernels queued on the current stream, not waited for."""
+    return prepare_check(out, ref, rowmax, tol, tile, copies, checksum=checksum, config=config).start()
 
 
 def check_launch(
@@ -1109,7 +1124,7 @@ def check_launch(
     results (relL2 to the bound in the module docstring), one synchronisation (two when
     ``rowmax`` turns out not to be ref's row maximum). ``config`` tunes the kernels' blocks;
     the defaults suit current GPUs."""
-    accuracy, diffs, _ = start_check(out, ref, rowmax, tol, tile, copies, config=config).result()
+    accuracy, diffs, _ = prepare_check(out, ref, rowmax, tol, tile, copies, config=config).result()
     return accuracy, diffs
 
 
@@ -1126,7 +1141,7 @@ def check_launch_and_checksum(
     :func:`pytest_gemmcheck.check.checksum` of ``out``: for judging consistency by comparing
     checksums instead of reading a stored copy, with :func:`compare_copies` only for outputs
     whose checksums differ."""
-    accuracy, _, total = start_check(out, ref, rowmax, tol, tile, checksum=True, config=config).result()
+    accuracy, _, total = prepare_check(out, ref, rowmax, tol, tile, checksum=True, config=config).result()
     return accuracy, total
 
 
