@@ -18,6 +18,8 @@
 #   racy-sweep    the cp.async tail GEMM: variants x stress x settings, bad-launch counts, and
 #                 >= 1000 launches of the fixed twin idle and under each stressor
 #   overhead      --gemmcheck-repeat=100 on the fp8 GEMM at 16384x7168x2048 vs bare launches
+#   breakdown     a launch's phases on the GPU against case.run's time (benchmarks/harness_breakdown.py)
+#   host-overhead the host's share, piece by piece, and a profile of case.run (benchmarks/host_overhead.py)
 #   two-gpus      launches per second with pytest-xdist -n 2 vs -n 1 (only with >= 2 GPUs)
 #   accuracy      how far correct GPU GEMMs stray from the reference (benchmarks/gpu_accuracy.py)
 #   check-speed   the fused check against copy bandwidth and assert_close (benchmarks/check_speed.py)
@@ -135,6 +137,8 @@ sweep_budget=$(( $(left) - 90 ))  # keeps a minute and a half for the overhead p
 [ $sweep_budget -lt 0 ] && sweep_budget=0
 run_part racy-sweep $(( sweep_budget + 40 )) "${MEASURE[@]}" racy-sweep --budget-s "$sweep_budget"
 run_part overhead 75 "${MEASURE[@]}" overhead
+run_part breakdown 90 "$PY" benchmarks/harness_breakdown.py
+run_part host-overhead 90 "$PY" benchmarks/host_overhead.py
 
 if [ "$GPUS" -ge 2 ]; then
     for workers in 1 2; do

@@ -214,22 +214,29 @@ def compare(a: torch.Tensor, b: torch.Tensor, rowmax: torch.Tensor, tile: tuple[
     return acc.result()
 
 
-# The checksum's weights (see checksum): odd multipliers for the column hashes, seeds for the rows'.
-CHECKSUM_COLUMN_MULTIPLIERS = (0x9E3779B1, 0x85EBCA77)
-CHECKSUM_ROW_SEEDS = (0x27D4EB2F, 0x165667B1)
+# The checksum's weights (see checksum): columns in groups of CHECKSUM_GROUP, a lane weight per
+# column of a group and a group weight per row and group.
+CHECKSUM_GROUP = 128
+CHECKSUM_LANE_SEED = 0x9E3779B9
+CHECKSUM_ROW_MULTIPLIER = 0x85EBCA77
+CHECKSUM_GROUP_MULTIPLIER = 0xC2B2AE3D
+CHECKSUM_GROUP_SEED = 0x27D4EB2F
+CHECKSUM_GROUP_MIX = 0x7FEB352D
 _MASK32 = 0xFFFFFFFF
 
 
-def column_hash(cols: torch.Tensor, multiplier: int) -> torch.Tensor:
-    """A cheap odd 32-bit hash of column indices (int64 holding uint32): one product and a
-    shift, so that the GPU's pass can afford it per column block."""
-    x = (cols * multiplier) & _MASK32
-    return (x ^ (x >> 16)) | 1
+def lane_weight(lanes: torch.Tensor) -> torch.Tensor:
+    """An odd 32-bit weight for each column of a group (int64 holding uint32)."""
+    return mix32(lanes ^ CHECKSUM_LANE_SEED) | 1
 
 
-def row_hash(rows: torch.Tensor, seed: int) -> torch.Tensor:
-    """A strong even 32-bit hash of row indices (computed once per row)."""
-    return mix32((rows ^ seed) & _MASK32) & 0xFFFFFFFE
+def group_weight(rows: torch.Tensor, groups: torch.Tensor) -> torch.Tensor:
+    """An odd 32-bit weight for each (row, column group) (int64 holding uint32): a product and a
+    shift of an affine key, distinct for distinct keys (every step is a bijection of 32-bit
+    words but the final odd bit); the lane weights carry the strong hash."""
+    key = (rows * CHECKSUM_ROW_MULTIPLIER + groups * CHECKSUM_GROUP_MULTIPLIER + CHECKSUM_GROUP_SEED) & _MASK32
+    mixed = (key * CHECKSUM_GROUP_MIX) & _MASK32
+    return (mixed ^ (mixed >> 16)) | 1
 
 
 def checksum_view(t: torch.Tensor) -> torch.Tensor | None:
@@ -243,13 +250,13 @@ def checksum_view(t: torch.Tensor) -> torch.Tensor | None:
 
 
 def checksum(t: torch.Tensor) -> int:
-    """Two position-weighted 32-bit sums of the output's bits, as one signed 64-bit number:
-    sum j is the sum over elements (r, c) of bits * (column_hash(c) ^ row_hash(r)) modulo
-    2**32. Equal outputs give equal checksums. Every weight is odd, so a change to a single
-    element always changes both sums; other changes collide with probability about 2**-64.
-    Cheap enough to fold into the GPU's check pass at memory speed (a product, a xor and an
-    add per element and sum), which is how consistency is judged there without reading a
-    stored copy."""
+    """A position-weighted sum of the output's bits modulo 2**64, as a signed 64-bit number:
+    element (r, c) of the 2-D view (checksum_view) weighs group_weight(r, c // 128) *
+    lane_weight(c % 128), odd and exact in 64 bits. Equal outputs give equal checksums; a
+    change to one element always changes it, and other changes (sign flips of two fp32
+    elements included) collide with probability about 2**-32 or less. The GPU's pass folds it
+    in at one widening multiply-add per element (a group weight is applied once per 128
+    columns), which is how consistency is judged there without reading a stored copy."""
     view = checksum_view(t)
     if view is None:
         view = t.contiguous().reshape(-1, t.shape[-1])
@@ -259,13 +266,12 @@ def checksum(t: torch.Tensor) -> int:
     m, n = view.shape
     width_mask = (1 << (8 * t.element_size())) - 1
     cols = torch.arange(n, dtype=torch.int64, device=t.device)
-    column_weights = [column_hash(cols, multiplier) for multiplier in CHECKSUM_COLUMN_MULTIPLIERS]
-    sums = [torch.zeros((), dtype=torch.int64, device=t.device) for _ in CHECKSUM_ROW_SEEDS]
+    lanes = lane_weight(cols % CHECKSUM_GROUP)
+    groups = cols // CHECKSUM_GROUP
+    total = torch.zeros((), dtype=torch.int64, device=t.device)
     for rows in _row_chunks(m, n):
         chunk = bits[rows].to(torch.int64) & width_mask
         row_ids = torch.arange(rows.start, rows.stop, dtype=torch.int64, device=t.device)
-        for j, seed in enumerate(CHECKSUM_ROW_SEEDS):
-            weight = column_weights[j][None, :] ^ row_hash(row_ids, seed)[:, None]
-            sums[j] += ((chunk * weight) & _MASK32).sum()  # int64 sums wrap: only the low 32 bits are kept
-    packed = ((int(sums[1]) & _MASK32) << 32) | (int(sums[0]) & _MASK32)
-    return packed - (1 << 64) if packed >= 1 << 63 else packed
+        weight = group_weight(row_ids[:, None], groups[None, :]) * lanes[None, :]  # int64 products wrap: modulo 2**64
+        total += (chunk * weight).sum()
+    return int(total)

@@ -639,3 +639,10 @@ def test_checksum_sees_every_single_change_and_swaps():
     assert check.checksum(out[:, [1, 0, *range(2, 40)]]) != base
     square = out[:24, :24].contiguous()
     assert check.checksum(square.t().contiguous()) != check.checksum(square)
+    # two sign flips move the bits by 2**31 each: a plain 32-bit weighted sum could not see them
+    wide = reference(8, 300, torch.float32, seed=19)
+    for _ in range(200):
+        flipped = wide.clone().view(-1)
+        first, second = rng.sample(range(flipped.numel()), 2)
+        flipped[first], flipped[second] = -flipped[first], -flipped[second]
+        assert check.checksum(flipped.view(8, 300)) != check.checksum(wide)

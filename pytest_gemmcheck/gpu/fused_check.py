@@ -113,10 +113,12 @@ D_WIDTH: tl.constexpr = tl.constexpr(5 + 2 * SAMPLE)
 SAMPLE_IDS: tl.constexpr = tl.constexpr(SAMPLE)
 
 FLT_MAX: tl.constexpr = tl.constexpr(3.4028234663852886e38)
-CHECKSUM_MULTIPLIER: tl.constexpr = tl.constexpr(torch_check.CHECKSUM_COLUMN_MULTIPLIERS[0])
-CHECKSUM_MULTIPLIER2: tl.constexpr = tl.constexpr(torch_check.CHECKSUM_COLUMN_MULTIPLIERS[1])
-CHECKSUM_SEED: tl.constexpr = tl.constexpr(torch_check.CHECKSUM_ROW_SEEDS[0])
-CHECKSUM_SEED2: tl.constexpr = tl.constexpr(torch_check.CHECKSUM_ROW_SEEDS[1])
+CHECKSUM_GROUP: tl.constexpr = tl.constexpr(torch_check.CHECKSUM_GROUP)
+CHECKSUM_LANE_SEED: tl.constexpr = tl.constexpr(torch_check.CHECKSUM_LANE_SEED)
+CHECKSUM_ROW_MULTIPLIER: tl.constexpr = tl.constexpr(torch_check.CHECKSUM_ROW_MULTIPLIER)
+CHECKSUM_GROUP_MULTIPLIER: tl.constexpr = tl.constexpr(torch_check.CHECKSUM_GROUP_MULTIPLIER)
+CHECKSUM_GROUP_SEED: tl.constexpr = tl.constexpr(torch_check.CHECKSUM_GROUP_SEED)
+CHECKSUM_GROUP_MIX: tl.constexpr = tl.constexpr(torch_check.CHECKSUM_GROUP_MIX)
 INF_BITS: tl.constexpr = tl.constexpr(0x7F800000)
 # A task's scaled fp32 sums of squares at or above this are redone in float64.
 SQUARES_LIMIT: tl.constexpr = tl.constexpr(2.0**100)
@@ -292,16 +294,17 @@ def _checksum_bits(out_raw, BITS: tl.constexpr):
 
 
 @triton.jit
-def _column_hash(cols, MULTIPLIER: tl.constexpr):
-    # check.column_hash on uint32: one product and a shift per column block, not per element
-    x = cols.to(tl.uint32) * MULTIPLIER
-    return (x ^ (x >> 16)) | 1
+def _lane_weight(lanes):
+    # check.lane_weight: per column of a group, computed once per program
+    return (_mix32(lanes.to(tl.uint32) ^ CHECKSUM_LANE_SEED) | 1).to(tl.uint64)
 
 
 @triton.jit
-def _row_hash(rows, SEED: tl.constexpr):
-    # check.row_hash, once per row of a task
-    return _mix32(rows.to(tl.uint32) ^ SEED) & 0xFFFFFFFE
+def _group_weight(rows, groups):
+    # check.group_weight: per row and group of 128 columns, once per group a thread reads (VEC elements)
+    key = rows.to(tl.uint32) * CHECKSUM_ROW_MULTIPLIER + groups.to(tl.uint32) * CHECKSUM_GROUP_MULTIPLIER
+    mixed = (key + CHECKSUM_GROUP_SEED) * CHECKSUM_GROUP_MIX
+    return ((mixed ^ (mixed >> 16)) | 1).to(tl.uint64)
 
 
 # --------------------------------------------------------------------------------------------
@@ -479,9 +482,10 @@ def _check_kernel(
         rel_total = tl.full([BLOCK_M], 0, tl.int32)
         err_sq_total = tl.full([BLOCK_M], 0, tl.float64)
         ref_sq_total = tl.full([BLOCK_M], 0, tl.float64)
-    if CHECKSUM:  # the two 32-bit sums of check.checksum (unsigned: sums wrap modulo 2**32)
-        checksum_total = tl.full([BLOCK_M], 0, tl.uint32)
-        checksum2_total = tl.full([BLOCK_M], 0, tl.uint32)
+    if CHECKSUM:  # check.checksum: unsigned, sums wrap modulo 2**64
+        checksum_total = tl.full([BLOCK_M], 0, tl.uint64)
+        if tl.constexpr(BLOCK_N) % CHECKSUM_GROUP == 0:  # every block starts a group: the lanes' weights never change
+            lane_weights = _lane_weight(tl.arange(0, BLOCK_N) % CHECKSUM_GROUP)
     if NUM_COPIES > 0:
         diff0_total = tl.full([BLOCK_M], 0, tl.int64)
         worst0_total = tl.full([BLOCK_M], 0, tl.int32)
@@ -518,10 +522,7 @@ def _check_kernel(
             err_key = tl.full([BLOCK_M, FOLDED], 0, tl.int32)  # magnitude keys: NaN-propagating maxima
             second_key = tl.full([BLOCK_M, FOLDED], 0, tl.int32)  # ROW_SCALE: of |ref|; else of rel
         if CHECKSUM:
-            checksum = tl.full([BLOCK_M, FOLDED], 0, tl.uint32)
-            checksum2 = tl.full([BLOCK_M, FOLDED], 0, tl.uint32)
-            row_weight = _row_hash(rows, CHECKSUM_SEED)[:, None]
-            row_weight2 = _row_hash(rows, CHECKSUM_SEED2)[:, None]
+            checksum = tl.full([BLOCK_M, FOLDED], 0, tl.uint64)
         if NUM_COPIES > 0:
             diff_scale = tl.load(rowmax_ptr + rows, mask=row_ok, other=0.0)
             diff_scale = tl.where(diff_scale > 0, diff_scale, 1.0)
@@ -552,12 +553,13 @@ def _check_kernel(
                 wrong, err_sq, ref_sq, err_key, second_key = _accuracy_block(
                     out_raw.to(tl.float32), ref_raw.to(tl.float32), threshold, floor_scale, rtol, square_scale, wrong,
                     err_sq, ref_sq, err_key, second_key, ROW_SCALE, BLOCK_M, BLOCK_N, VEC)
-            if CHECKSUM:  # per element: a xor, a product and an add for each sum
-                out_bits = _checksum_bits(out_raw, BITS)
-                weight = _column_hash(cols64, CHECKSUM_MULTIPLIER)[None, :] ^ row_weight
-                weight2 = _column_hash(cols64, CHECKSUM_MULTIPLIER2)[None, :] ^ row_weight2
-                checksum += _fold_sum(out_bits * weight, BLOCK_M, BLOCK_N, VEC)
-                checksum2 += _fold_sum(out_bits * weight2, BLOCK_M, BLOCK_N, VEC)
+            if CHECKSUM:  # per element one widening multiply-add; per VEC elements (one group) the group's weight
+                if tl.constexpr(BLOCK_N) % CHECKSUM_GROUP != 0:
+                    lane_weights = _lane_weight(cols64 % CHECKSUM_GROUP)
+                lane_sums = _fold_sum(_checksum_bits(out_raw, BITS).to(tl.uint64) * lane_weights[None, :],
+                                      BLOCK_M, BLOCK_N, VEC)
+                groups = (block * BLOCK_N + tl.arange(0, FOLDED) * VEC) // CHECKSUM_GROUP
+                checksum += lane_sums * _group_weight(rows[:, None], groups[None, :])
             if NUM_COPIES > 0:  # bits compared, no conversions: the clean path's whole cost per copy
                 out_bits = _bits(out_raw, BITS)
                 differing0 += _fold_sum((out_bits != _bits(c0_raw, BITS)).to(tl.int32), BLOCK_M, BLOCK_N, VEC)
@@ -602,7 +604,6 @@ def _check_kernel(
                 ref_sq_total += exact_ref
         if CHECKSUM:
             checksum_total += tl.sum(checksum, axis=1)
-            checksum2_total += tl.sum(checksum2, axis=1)
         if NUM_COPIES > 0:
             diff0_total, worst0_total = _copy_task_end(
                 differing0, out_ptr, stride_out_m, stride_out_n, copy0_ptr, stride_c0_m, stride_c0_n,
@@ -637,10 +638,9 @@ def _check_kernel(
     else:
         _store_zeros(partial, P_WRONG, P_CHECKSUM)
     if CHECKSUM:
-        # sums modulo 2**32 do not depend on the order of the additions; packed as check.checksum
-        # packs them (the reduction adds the halves apart)
-        packed = (tl.sum(checksum2_total, axis=0).to(tl.uint64) << 32) | tl.sum(checksum_total, axis=0).to(tl.uint64)
-        tl.store(partial + P_CHECKSUM, packed.to(tl.int64, bitcast=True).to(tl.float64, bitcast=True))
+        # a sum modulo 2**64 does not depend on the order of the additions
+        checksum_bits = tl.sum(checksum_total, axis=0).to(tl.int64, bitcast=True)
+        tl.store(partial + P_CHECKSUM, checksum_bits.to(tl.float64, bitcast=True))
     else:
         tl.store(partial + P_CHECKSUM, 0.0)
     if NUM_COPIES > 0:
@@ -790,14 +790,12 @@ def _tile_kernel(
 @triton.jit
 def _reduce_partials(partial_ptr, programs, BLOCK: tl.constexpr):
     """A pass's partial results over its programs, every column at once: column sums,
-    column maxima (NaN if any is NaN) and the checksum column's two 32-bit halves summed apart
-    (modulo 2**32 each), packed again as int64 bits."""
+    column maxima (NaN if any is NaN) and the int64 sum of the checksum column's bits."""
     columns = tl.arange(0, P_WIDTH)
     sums = tl.full([P_WIDTH], 0, tl.float64)
     maxima = tl.full([P_WIDTH], 0, tl.float64)
     nan_seen = tl.full([P_WIDTH], 0, tl.int32)
-    low = tl.full([P_WIDTH], 0, tl.int64)
-    high = tl.full([P_WIDTH], 0, tl.int64)
+    checksum = tl.full([P_WIDTH], 0, tl.int64)
     start = 0
     while start < programs:  # not range(): see _LOOPS
         index = start + tl.arange(0, BLOCK)
@@ -806,11 +804,8 @@ def _reduce_partials(partial_ptr, programs, BLOCK: tl.constexpr):
         sums += tl.sum(values, axis=0)
         maxima = tl.maximum(maxima, tl.max(values, axis=0))  # NaN is tracked apart: tl.max may skip it
         nan_seen = nan_seen | tl.max((values != values).to(tl.int32), axis=0)
-        bits = values.to(tl.int64, bitcast=True)
-        low += tl.sum(bits & 0xFFFFFFFF, axis=0)
-        high += tl.sum((bits >> 32) & 0xFFFFFFFF, axis=0)
+        checksum += tl.sum(values.to(tl.int64, bitcast=True), axis=0)  # wraps: a sum modulo 2**64
         start += BLOCK
-    checksum = ((high & 0xFFFFFFFF) << 32) | (low & 0xFFFFFFFF)
     return sums, tl.where(nan_seen > 0, float("nan"), maxima), checksum
 
 
