@@ -268,6 +268,13 @@ def main(argv=None) -> int:
     queued = queued_seconds(lambda: fused_check.start_check(out, ref, rowmax, TOL, tile, checksum=True),
                             max(args.repeat, 50 if ON_GPU else 2))
     timings["fused check + checksum, queued (case.run)"] = (queued, None, read_bytes * 2 // 3)
+    from pytest_gemmcheck.gpu import launch
+
+    launch.DIRECT = False  # the same through Triton's own launch path (gpu/launch.py)
+    timings["  the same, Triton's launch path"] = (
+        queued_seconds(lambda: fused_check.start_check(out, ref, rowmax, TOL, tile, checksum=True),
+                       max(args.repeat, 50 if ON_GPU else 2)), None, read_bytes * 2 // 3)
+    launch.DIRECT = True
     base = timings["fused check (Triton)"][0]
     print(f"\n{'':34s} {'wall ms':>8s} {'device ms':>9s} {'reads MB':>8s} {'of copy bw':>10s} {'wall/fused':>10s}")
     for name, (seconds, device_time, nbytes) in timings.items():

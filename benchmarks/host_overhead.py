@@ -47,6 +47,17 @@ def host_us(fn, calls: int = CALLS) -> float:
     return statistics.median(samples)
 
 
+def triton_path(fn):
+    """``fn()`` with gpu/launch.py's direct launches off."""
+    from pytest_gemmcheck.gpu import launch
+
+    launch.DIRECT = False
+    try:
+        return fn()
+    finally:
+        launch.DIRECT = True
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--profile-rows", type=int, default=30)
@@ -77,9 +88,11 @@ def main(argv=None) -> int:
         "cuda event record": host_us(event.record),
         "_Run(...) (plan, scratch)": host_us(
             lambda: fused_check._Run(out, ref, rowmax, tol, None, [], fused_check.LaunchConfig(), checksum=True)),
-        "_Run.enqueue (2 Triton launches)": host_us(lambda: run.enqueue(True)),
+        "_Run.enqueue (2 kernel launches)": host_us(lambda: run.enqueue(True)),
         "start_check (validate + _Run + enqueue)": host_us(
             lambda: fused_check.start_check(out, ref, rowmax, tol, None, checksum=True)),
+        "start_check, Triton's own launch path": host_us(lambda: triton_path(
+            lambda: fused_check.start_check(out, ref, rowmax, tol, None, checksum=True))),
         "_Run.read (tolist, decode)": host_us(run.read),
         "_Run.accuracy (numbers to stats)": host_us(lambda: run.accuracy(values)),
     }

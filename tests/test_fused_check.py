@@ -646,3 +646,24 @@ def test_checksum_sees_every_single_change_and_swaps():
         first, second = rng.sample(range(flipped.numel()), 2)
         flipped[first], flipped[second] = -flipped[first], -flipped[second]
         assert check.checksum(flipped.view(8, 300)) != check.checksum(wide)
+
+
+@pytest.mark.skipif(not ON_GPU, reason="compiled kernels are launched directly only on a GPU")
+def test_direct_launches_give_triton_launches_numbers(fence, monkeypatch):
+    """gpu/launch.py launches compiled kernels directly after Triton's first launch of each
+    specialisation: the same numbers as Triton's own path, aligned or not."""
+    from pytest_gemmcheck.gpu import launch
+
+    ref = reference(70, 300, torch.bfloat16, seed=21)
+    out = corrupt(within_tolerance(ref, seed=21), "scattered", seed=21)
+    for tensors in ((out, ref), (out[1:, 3:], ref[1:, 3:])):  # 16-byte aligned, then not
+        rowmax = check.row_max(tensors[1])
+        monkeypatch.setattr(launch, "DIRECT", False)
+        want = fused_check.check_launch_and_checksum(*tensors, rowmax, TOL, (8, 64))
+        monkeypatch.setattr(launch, "DIRECT", True)
+        for _ in range(3):  # the first compiles or finds the kernel, the others launch it directly
+            got = fused(fence, "direct launch", lambda: fused_check.check_launch_and_checksum(
+                *tensors, rowmax, TOL, (8, 64)))
+            assert_same((got[0], []), (want[0], []))
+            assert got[1] == want[1]
+    assert launch._compiled and not launch._broken

@@ -64,6 +64,7 @@ import triton
 import triton.language as tl
 
 from .. import check as torch_check
+from .launch import launch
 from ..check import SAMPLE, AccuracyStats, DiffStats, Locations, Tolerance
 
 # Kernels were defined for the interpreter (CPU tensors) rather than compiled for a GPU.
@@ -1216,35 +1217,32 @@ class _Run:
             copy_rows = self.row_counts[first_copy * self.row_slots:] if group else self.row_counts
             first_tile_detector = 0 if index == 0 else first_copy
             zero_count = ((first_copy + len(group)) - first_tile_detector) * self.tile_total
-            _check_kernel[(plan.programs,)](
+            launch(_check_kernel, plan.programs, (
                 out, ref, self.rowmax, *slots,
                 self.partial[index * plan.programs * P_WIDTH.value:], self.row_counts, copy_rows,
                 self.tile_counts[first_tile_detector * self.tile_total:] if zero_count else self.row_counts,
                 m, n, *out.stride(), *ref.stride(), *strides, *tol,
                 plan.num_tasks, plan.col_chunks, plan.task_blocks, zero_count,
-                ACCURACY=accuracy, ROW_SCALE=row_scale and accuracy, NUM_COPIES=len(group),
-                CHECKSUM=self.checksum and index == 0, BITS=bits,
-                BLOCK_M=plan.block_m, BLOCK_N=plan.block_n, VEC=plan.vec, num_warps=plan.num_warps,
-            )
+            ), dict(ACCURACY=accuracy, ROW_SCALE=row_scale and accuracy, NUM_COPIES=len(group),
+                    CHECKSUM=self.checksum and index == 0, BITS=bits,
+                    BLOCK_M=plan.block_m, BLOCK_N=plan.block_n, VEC=plan.vec), plan.num_warps, interpreted=INTERPRETED)
             _diagnose("_check_kernel")
             if self.tile_plan is not None and (accuracy or group):
                 tiles = self.tile_plan
-                _tile_kernel[(tiles.programs,)](
+                launch(_tile_kernel, tiles.programs, (
                     out, ref, self.rowmax, *slots,
                     self.row_counts, copy_rows,
                     self.tile_counts, self.tile_counts[first_copy * self.tile_total:] if group else self.tile_counts,
                     m, n, *out.stride(), *ref.stride(), *strides, *tol,
                     tiles.row_blocks, plan.col_chunks, self.tile_m, self.tile_n, self.tile_cols, self.tile_total,
                     int(accuracy), int(row_scale and accuracy), len(group), int(tiles.row_atomics),
-                    BITS=bits, BLOCK_M=tiles.block_m, BLOCK_N=tiles.block_n, num_warps=4,
-                )
+                ), dict(BITS=bits, BLOCK_M=tiles.block_m, BLOCK_N=tiles.block_n), 4, interpreted=INTERPRETED)
                 _diagnose("_tile_kernel")
-        _finalize_kernel[(self.detectors,)](
+        launch(_finalize_kernel, self.detectors, (
             self.partial, plan.programs, self.row_counts, self.tile_counts, self.result,
             m, plan.col_chunks, self.tile_total,
-            HAS_TILE=self.tile is not None, BLOCK=self.config.finalize_block,
-            SCAN_BLOCK=8 * self.config.finalize_block, num_warps=4,
-        )
+        ), dict(HAS_TILE=self.tile is not None, BLOCK=self.config.finalize_block,
+                SCAN_BLOCK=8 * self.config.finalize_block), 4, interpreted=INTERPRETED)
         _diagnose("_finalize_kernel")
 
     def read(self) -> list[float]:
