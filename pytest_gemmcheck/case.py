@@ -313,33 +313,33 @@ class Case:
                     buffer = buffers[(index - 1) % len(buffers)]
                     out = buffer.tensor
                     # No wait between the poison and the launch: both are on the current stream, and
-                    # launch(out) orders its work after that stream's, as every torch op does. The
-                    # host finishes the previous check while the GPU fills this output.
+                    # launch(out) orders its work after that stream's, as every torch op does. While
+                    # the GPU fills and launches, the host finishes the previous launch's check (its
+                    # output is in the other buffer) and makes this one's ready.
                     out.fill_(float("nan"))
-                    finish_pending()
                     try:
                         timer.start()
                         returned = launch(out)
                         timer.stop()
-                        checked = self._output_to_check(out, buffer.identity, returned, record)
-                        begun = None
-                        if checked is not None:  # made ready while the GPU runs the launch; started after it
-                            copies = consensus.copies if consensus is not None and not checker.by_checksum else []
-                            begun = checker.prepare(checked, ref, rowmax, self.tolerance, self.tile, copies,
-                                                    consensus is not None)
-                        synchronize(self.device, current_stream_only=stressed)
                     except Exception as exc:  # the kernel's failure is the test's evidence
-                        timer.stop()
-                        record.elapsed_s = timer.seconds()
-                        record.add_kind(RAISED)
-                        record.error = f"{type(exc).__name__}: {exc}".strip()
-                        raised = exc
+                        raised = self._raised(record, timer, exc)
                         break
+                    finish_pending()
+                    checked = self._output_to_check(out, buffer.identity, returned, record)
+                    begun = None
+                    if checked is not None:
+                        copies = consensus.copies if consensus is not None and not checker.by_checksum else []
+                        begun = checker.prepare(checked, ref, rowmax, self.tolerance, self.tile, copies,
+                                                consensus is not None)
+                    try:
+                        synchronize(self.device, current_stream_only=stressed)
+                    except Exception as exc:  # a fault the launch left behind
+                        raised = self._raised(record, timer, exc)
+                        break
+                    if begun is not None:
+                        begun.start()  # first: the GPU waits for nothing else
+                        pending.append((record, checked, begun))
                     record.elapsed_s = timer.seconds()
-                    if begun is None:
-                        continue
-                    begun.start()
-                    pending.append((record, checked, begun))
                 finish_pending()
             finally:
                 if consensus is not None:
@@ -352,6 +352,14 @@ class Case:
         if auto and not result.stopped:
             result.stopped = f"stopped at the cap of {AUTO_MAX_LAUNCHES:,} launches"
         return self._conclude(result, raised, len(result.launches) if auto else repeat)
+
+    @staticmethod
+    def _raised(record: LaunchRecord, timer: LaunchTimer, exc: Exception) -> Exception:
+        timer.stop()
+        record.elapsed_s = timer.seconds()
+        record.add_kind(RAISED)
+        record.error = f"{type(exc).__name__}: {exc}".strip()
+        return exc
 
     def _finish_check(self, record: LaunchRecord, checked, outcome: Outcome, checker: Checker,
                       consensus: Consensus | None) -> None:

@@ -77,6 +77,9 @@ COPIES_PER_PASS = 4
 MAX_TASK_BLOCKS = 32
 # Tasks per program the plan aims for, so that programs finish close together.
 TASKS_PER_PROGRAM = 4
+# Pinned host buffers for result vectors, by length, reused: allocating pinned memory costs far
+# more than a check's host work.
+_PINNED: dict[int, list[torch.Tensor]] = {}
 # Diagnosis: wait for each kernel as it is launched, so that a fault is reported by the kernel
 # that caused it rather than at the final read (the tests set it on GPUs).
 SYNCHRONIZE_EACH_KERNEL = False
@@ -1201,6 +1204,7 @@ class _Run:
         floats = _allocate(partial_numel + R_RECORDS.value + self.detectors * D_WIDTH.value, torch.float64, device)
         self.partial = floats[:partial_numel]
         self.result = floats[partial_numel:]
+        self._copied = None  # (pinned host copy of the result, event after the copy) once queued
 
     def enqueue(self, row_scale: bool) -> None:
         """Every kernel of one check, on the current stream; nothing waits for them."""
@@ -1244,10 +1248,30 @@ class _Run:
         ), dict(HAS_TILE=self.tile is not None, BLOCK=self.config.finalize_block,
                 SCAN_BLOCK=8 * self.config.finalize_block), 4, interpreted=INTERPRETED)
         _diagnose("_finalize_kernel")
+        self._queue_copy()
 
     def read(self) -> list[float]:
-        """The result vector of the kernels queued last: the synchronisation."""
-        return _decode(self.result.view(torch.int64).tolist())
+        """The result vector of the kernels queued last: the synchronisation. On a GPU the
+        vector was copied to pinned host memory behind the kernels, and the wait is for that
+        copy alone, not for whatever the stream was given since (the next launch's poison)."""
+        if self._copied is None:
+            return _decode(self.result.view(torch.int64).tolist())
+        host, done = self._copied
+        self._copied = None
+        done.synchronize()
+        values = _decode(host.view(torch.int64).tolist())
+        _PINNED.setdefault(host.numel(), []).append(host)
+        return values
+
+    def _queue_copy(self) -> None:
+        if self.result.device.type != "cuda":
+            return
+        free = _PINNED.get(self.result.numel())
+        host = free.pop() if free else torch.empty(self.result.numel(), dtype=torch.float64, pin_memory=True)
+        host.copy_(self.result, non_blocking=True)
+        done = torch.cuda.Event()
+        done.record(torch.cuda.current_stream(self.result.device))  # a named device: no lookup through is_available
+        self._copied = (host, done)
 
     def accuracy(self, values: list[float]) -> AccuracyStats:
         return AccuracyStats(
