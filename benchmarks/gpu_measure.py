@@ -448,13 +448,16 @@ def part_throughput_summary(args) -> dict:
             per_worker += sum(line["launches"] for line in own) / own_span if own_span > 0 else 0.0
         in_run = sum(line["end"] - line["start"] for line in lines)  # inside case.run, summed over workers
         preparing = sum(line["start"] - line.get("began", line["start"]) for line in lines)  # inputs and reference
+        kernel = sum(line.get("kernel_s", 0.0) for line in lines)  # the launches' own GPU time
         report[label] = {"launches": launches, "seconds": round(span, 3), "launches_per_s": round(launches / span, 2),
                          "summed_worker_launches_per_s": round(per_worker, 2), "workers": workers,
                          "devices": devices_used, "case_run_s": round(in_run, 3), "preparing_s": round(preparing, 3),
-                         "ms_per_launch_in_case_run": round(1000 * in_run / launches, 3)}
+                         "ms_per_launch_in_case_run": round(1000 * in_run / launches, 3),
+                         "kernel_ms_per_launch": round(1000 * kernel / launches, 3)}
         print(f"{label}: {launches} launches in {span:.2f} s = {launches / span:.1f}/s on {devices_used} "
               f"({len(workers)} workers); summed over the workers' own spans {per_worker:.1f}/s; "
-              f"inside case.run {1000 * in_run / launches:.3f} ms per launch (summed over workers), "
+              f"inside case.run {1000 * in_run / launches:.3f} ms per launch (summed over workers; the kernel "
+              f"{1000 * kernel / launches:.3f} ms of it), "
               f"inputs and reference {preparing:.2f} s, the rest of the span per worker "
               f"{(span * len(workers) - in_run - preparing) / len(workers):.2f} s")
     rates = {label: row.get("launches_per_s") for label, row in report.items() if row.get("launches_per_s")}

@@ -40,4 +40,5 @@ def test_bf16_launches(gemmcheck, index):
     end = time.time()
     with open(os.environ["GEMMCHECK_THROUGHPUT_LOG"], "a") as log:
         log.write(json.dumps({"worker": os.environ.get("PYTEST_XDIST_WORKER", "main"), "device": str(case.device),
-                              "began": began, "start": start, "end": end, "launches": len(result.launches)}) + "\n")
+                              "began": began, "start": start, "end": end, "launches": len(result.launches),
+                              "kernel_s": sum(launch.elapsed_s for launch in result.launches)}) + "\n")
