@@ -104,6 +104,11 @@ class GemmcheckSession:
         if self._history is None:
             from pathlib import Path
 
+            from .db.location import sqlite_file
+
+            path = sqlite_file(self.settings.db, self._database_base())
+            if path is not None and not path.exists():
+                return None  # no history yet, known without importing SQLAlchemy; checked again next time
             try:
                 from .db.engine import is_sqlite, open_database
             except ImportError:  # no SQLAlchemy (only possible with --gemmcheck-no-record): no history
@@ -120,8 +125,11 @@ class GemmcheckSession:
         """--gemmcheck-db (relative to where pytest was started), else the default under the rootdir."""
         from .db.engine import resolve_url
 
-        value = self.settings.db
-        return resolve_url(value, self.config.invocation_params.dir if value else self.config.rootpath)
+        return resolve_url(self.settings.db, self._database_base())
+
+    def _database_base(self):
+        # a given path is relative to where pytest was started; the default file lives under the rootdir
+        return self.config.invocation_params.dir if self.settings.db else self.config.rootpath
 
     def baseline_for(self, result):
         """The golden, else the history on a compatible stack, else clean."""

@@ -311,3 +311,16 @@ def test_without_sqlalchemy_recording_is_a_usage_error_and_no_record_still_works
                                  "cannot import them (*): install them, or pass --gemmcheck-no-record"])
     passed = suite.runpytest_subprocess("-k", "bf16 and 32", "--gemmcheck-repeat=2", "--gemmcheck-no-record")
     passed.assert_outcomes(passed=1)
+
+
+def test_no_history_yet_is_known_without_importing_sqlalchemy(suite, tmp_path, monkeypatch):
+    """Looking a baseline up where no history database exists costs no SQLAlchemy import (most of
+    a second, which a short session would otherwise pay in its first case)."""
+    shadow = tmp_path / "shadow" / "sqlalchemy"
+    shadow.mkdir(parents=True)
+    attempted = tmp_path / "imported"
+    (shadow / "__init__.py").write_text(f"open({str(attempted)!r}, 'w').close()\nraise ImportError('shadowed')\n")
+    monkeypatch.setenv("PYTHONPATH", str(shadow.parent))
+    result = suite.runpytest_subprocess("-k", "bf16 and 32", "--gemmcheck-repeat=2", "--gemmcheck-no-record")
+    result.assert_outcomes(passed=1)
+    assert not attempted.exists()

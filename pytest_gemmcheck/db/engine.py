@@ -18,8 +18,7 @@ from sqlalchemy.engine.url import URL
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, SQLAlchemyError
 
 from ..errors import GemmcheckError
-
-DEFAULT_PATH = Path(".gemmcheck") / "history.db"
+from .location import DEFAULT_PATH, sqlite_file  # noqa: F401 (DEFAULT_PATH: part of this module's API)
 ENV_VAR = "GEMMCHECK_DB"
 BUSY_TIMEOUT_MS = 60_000
 MIGRATIONS = Path(__file__).resolve().parent.parent / "migrations"
@@ -33,18 +32,12 @@ class DatabaseError(GemmcheckError):
 def resolve_url(value: str | os.PathLike | None, base_dir: Path) -> URL:
     """A SQLAlchemy URL from an option value: a URL as is, anything else a SQLite file path
     (relative to ``base_dir``); None means the default file under ``base_dir``."""
-    if value is None or str(value) == "":
-        path = base_dir / DEFAULT_PATH
-    else:
-        text_value = str(value)
-        if "://" in text_value:
-            try:
-                return make_url(text_value)
-            except ArgumentError as exc:
-                raise DatabaseError(f"--gemmcheck-db: {text_value!r} is not a database URL ({exc})") from None
-        path = Path(text_value).expanduser()
-        if not path.is_absolute():
-            path = base_dir / path
+    path = sqlite_file(value, base_dir)
+    if path is None:
+        try:
+            return make_url(str(value))
+        except ArgumentError as exc:
+            raise DatabaseError(f"--gemmcheck-db: {str(value)!r} is not a database URL ({exc})") from None
     return URL.create("sqlite+pysqlite", database=str(path))
 
 
