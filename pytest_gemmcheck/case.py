@@ -312,10 +312,10 @@ class Case:
                                                                  device=self.device)))
                     buffer = buffers[(index - 1) % len(buffers)]
                     out = buffer.tensor
-                    # No wait between the poison and the launch: both are on the current stream, and
-                    # launch(out) orders its work after that stream's, as every torch op does. While
-                    # the GPU fills and launches, the host finishes the previous launch's check (its
-                    # output is in the other buffer) and makes this one's ready.
+                    # Poison, launch and check are queued on the current stream with no wait between
+                    # them: launch(out) orders its work after that stream's and leaves the stream
+                    # ordered after its own, as every torch op does. While the GPU works the host
+                    # finishes the previous launch's check (its output is in the other buffer).
                     out.fill_(float("nan"))
                     try:
                         timer.start()
@@ -332,12 +332,13 @@ class Case:
                         begun = checker.prepare(checked, ref, rowmax, self.tolerance, self.tile, copies,
                                                 consensus is not None)
                     try:
+                        if begun is not None:
+                            begun.start()  # queued behind the launch, before waiting: no gap on the GPU
                         synchronize(self.device, current_stream_only=stressed)
                     except Exception as exc:  # a fault the launch left behind
                         raised = self._raised(record, timer, exc)
                         break
                     if begun is not None:
-                        begun.start()  # first: the GPU waits for nothing else
                         pending.append((record, checked, begun))
                     record.elapsed_s = timer.seconds()
                 finish_pending()
