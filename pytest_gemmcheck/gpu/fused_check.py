@@ -1,7 +1,9 @@
 """The check of one launch as Triton kernels: :func:`pytest_gemmcheck.check.check_launch`'s
 numbers (its docstring defines them), reading each tensor once.
 
-Three kernels on one stream, then one synchronisation:
+Up to three kernels on one stream, then a copy of the result vector to pinned host memory and
+one synchronisation (on an event after that copy, so later work on the stream is not waited
+for):
 
 * ``_check_kernel`` streams ``out``, ``ref`` and up to four stored copies once. Its programs are
   persistent (a few per multiprocessor) and take tasks in turn: BLOCK_M rows by up to
@@ -45,8 +47,12 @@ Why the numbers are the torch path's:
 
 Besides :func:`check_launch`: :func:`check_launch_and_checksum`, the accuracy half and the
 output's :func:`pytest_gemmcheck.check.checksum` from one read of ``out`` and ``ref``, for
-judging consistency by checksum rather than by reading a stored copy; and
-:func:`compare_copies`, the consistency half, for when the checksums differ.
+judging consistency by checksum rather than by reading a stored copy (what case.run does);
+:func:`compare_copies`, the consistency half, for when the checksums differ; and
+:func:`prepare_check` / :func:`start_check`, which return a :class:`PendingCheck` to start
+and read later, so that the host's work overlaps the GPU's. The checksum costs one widening
+multiply-add per element (plus a group weight per VEC elements); the kernels are launched
+through :mod:`pytest_gemmcheck.gpu.launch`.
 
 Triton decides when it is imported, and again on the first launch, whether kernels run in
 its interpreter (``TRITON_INTERPRET=1``: CPU tensors, numpy) or compile for the GPU; set the
