@@ -46,7 +46,7 @@ def launch(kernel, programs: int, args: tuple, constexprs: dict, num_warps: int,
         kernel[(programs,)](*args, **constexprs, num_warps=num_warps)
         return
     argument_keys = tuple(_argument_key(value) for value in args)
-    device = args[0].device.index if isinstance(args[0], torch.Tensor) else None
+    device = args[0].device if isinstance(args[0], torch.Tensor) else None  # compiled kernels are per device
     if None in argument_keys or device is None:
         kernel[(programs,)](*args, **constexprs, num_warps=num_warps)
         return
