@@ -55,11 +55,19 @@ class Consensus:
             if group is None and diff.differing.elements == 0:
                 group = copy_index
         if group is None:
-            if len(self.copies) < self.max_copies:
-                group = len(self.copies)
-                self.copies.append(out.detach().clone())
-            else:
+            group = self._keep(out)
+            if group is None:
                 group = ("sum", self.checksum(out))
+        self._join(launch, group)
+
+    def _keep(self, out: torch.Tensor) -> int | None:
+        """A new output kept while there is room: its copy's index, else None."""
+        if len(self.copies) >= self.max_copies:
+            return None
+        self.copies.append(out.detach().clone())
+        return len(self.copies) - 1
+
+    def _join(self, launch: int, group) -> None:
         self._group_of[launch] = group
         self._first_launch.setdefault(group, launch)
 
@@ -69,10 +77,8 @@ class Consensus:
         compared with the kept ones now, while ``out`` still holds it."""
         group = self._group_of_checksum.get(total)
         if group is None:
-            if len(self.copies) < self.max_copies:
-                group = len(self.copies)
-                self.copies.append(out.detach().clone())
-            else:
+            group = self._keep(out)
+            if group is None:
                 group = ("sum", total)
                 for copy_index, copy in enumerate(self.copies):
                     self._diff[(launch, copy_index)] = self.compare(out, copy, self.rowmax, self.tile)
@@ -81,8 +87,7 @@ class Consensus:
             first = self._first_launch[group]
             for copy_index in range(len(self.copies)):
                 self._diff[(launch, copy_index)] = self._diff[(first, copy_index)]
-        self._group_of[launch] = group
-        self._first_launch.setdefault(group, launch)
+        self._join(launch, group)
 
     def _consensus_group(self, accurate: set[int] = frozenset()):
         """The largest group; among equals, the one with more accurate launches, then the one
