@@ -281,7 +281,7 @@ class Case:
         rowmax = checking.row_max(ref)
         # two output buffers, used in turn: a launch's check is finished while the next launch
         # fills the other one, so the output it read is still there to keep (see checker.py)
-        buffers = [_OutputBuffer(torch.empty((self.m, self.n), dtype=self.out_dtype, device=self.device))]
+        buffers = [self._output_buffer()]
         checker = select_checker(settings.check_backend, buffers[0].tensor)
         result.check_backend = checker.name
         consensus = (Consensus(rowmax, self.tile, checksum=checker.checksum, compare=checker.compare)
@@ -357,11 +357,14 @@ class Case:
             result.stopped = f"stopped at the cap of {AUTO_MAX_LAUNCHES:,} launches"
         return self._conclude(result, raised, len(result.launches) if auto else repeat)
 
+    def _output_buffer(self) -> _OutputBuffer:
+        return _OutputBuffer(torch.empty((self.m, self.n), dtype=self.out_dtype, device=self.device))
+
     def _spare_buffer(self) -> _OutputBuffer | None:
         """The second output buffer, or None when the device has no room for it (then launches
         take turns with their checks in one buffer: slower, the same results)."""
         try:
-            return _OutputBuffer(torch.empty((self.m, self.n), dtype=self.out_dtype, device=self.device))
+            return self._output_buffer()
         except torch.OutOfMemoryError:
             return None
 
