@@ -51,13 +51,13 @@ def launch(kernel, programs: int, args: tuple, constexprs: dict, num_warps: int,
         kernel[(programs,)](*args, **constexprs, num_warps=num_warps)
         return
     key = (kernel, device, num_warps, tuple(sorted(constexprs.items())), argument_keys)
-    compiled = _compiled.get(key)
-    if compiled is None:
+    cached = _compiled.get(key)
+    if cached is None:
         compiled = kernel[(programs,)](*args, **constexprs, num_warps=num_warps)
         if len(_compiled) < _CACHE_LIMIT and compiled is not None:
             _compiled[key] = (compiled, _full_arguments_order(kernel))
         return
-    compiled, order = compiled
+    compiled, order = cached
     positional = iter(args)
     full = [constexprs[name] if is_constexpr else next(positional) for name, is_constexpr in order]
     try:
