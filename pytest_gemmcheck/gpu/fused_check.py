@@ -9,8 +9,10 @@ for):
   persistent (a few per multiprocessor) and take tasks in turn: BLOCK_M rows by up to
   MAX_TASK_BLOCKS column blocks of BLOCK_N. Counts, maxima and sums stay in registers; a task
   writes one count per row and detector, a program one row of partial results. Per element it
-  does only what a clean output needs; where flagged elements are is worked out afterwards, and
-  only for rows that have any.
+  does only what a clean output needs: with per-row thresholds (below) the largest difference
+  and a sum of squares, nothing counted, and a task with a row that may hold a wrong element
+  is read again in full; where flagged elements are is worked out afterwards, and only for
+  rows that have any.
 * ``_tile_kernel`` (with a tile) counts flagged elements per tile, reading again only the rows
   with a flagged element: on a clean output it reads one count per row and stops.
 * ``_finalize_kernel``, one program per detector, reduces the partial results and, for a
@@ -33,17 +35,21 @@ Why the numbers are the torch path's:
   once. Should some |ref| exceed its row's scale after all (a ``rowmax`` that is not ref's
   row maximum), the check notices and runs again dividing per element, as it does for
   ``floor < 1``.
-* relL2 is the one number that is not bit for bit the torch path's, which sums float64 squares.
-  Converting every element to float64 would cost more than reading it, so squares are summed
-  in fp32, each row scaled by the power of two that brings its rowmax into [1, 2) (exact), and
-  added in float64 per row and task. A task's fp32 sum of non-negative terms passes at most
+* Its denominator, the sum of squared references, and whether rowmax bounds every |ref| of
+  its row are facts of the reference alone: worked out once per reference with the torch
+  path's own float64 sums (:func:`_reference_facts`) and reused by every launch checked
+  against it.
+* relL2's numerator is the one number that is not bit for bit the torch path's, which sums
+  float64 squares. Converting every element to float64 would cost more than reading it, so
+  squares are summed in fp32, each row scaled by the power of two that brings its rowmax into
+  [1, 2) (exact), and added in float64 per row and task. A task's fp32 sum of non-negative terms passes at most
   VEC + MAX_TASK_BLOCKS + log2(BLOCK_N / VEC) + 1 <= 8 + 32 + 7 + 1 = 48 roundings, so each sum
   is within 48 * 2**-24 = 2.9e-6 of exact, and relL2 = sqrt(err_sq / ref_sq) within 2.9e-6
   relative (the tests allow 1e-5). Scaled squares lost to underflow (errors below 2**-63 of
   the row's scale) move it by at most 1e-15 absolute. A task whose scaled sums reach 2**100
-  (only with errors beyond 2**42 times the row's scale) or are not finite (inf or NaN values)
-  adds its squares again in float64, as the torch path does: overflow and non-finite values
-  give its numbers exactly.
+  (only with errors beyond 2**42 times the row's scale) or are not finite (inf or NaN values),
+  or that has a wrong element, adds its squares again in float64, as the torch path does:
+  overflow and non-finite values give its numbers exactly.
 
 Besides :func:`check_launch`: :func:`check_launch_and_checksum`, the accuracy half and the
 output's :func:`pytest_gemmcheck.check.checksum` from one read of ``out`` and ``ref``, for
@@ -63,6 +69,7 @@ from __future__ import annotations
 
 import array
 import functools
+import weakref
 from dataclasses import dataclass
 
 import torch
@@ -86,6 +93,10 @@ TASKS_PER_PROGRAM = 4
 # Pinned host buffers for result vectors, by length, reused: allocating pinned memory costs far
 # more than a check's host work.
 _PINNED: dict[int, list[torch.Tensor]] = {}
+# Facts of recent references (see _reference_facts), newest first: a case checks every launch
+# against one reference.
+_FACTS: list[tuple] = []
+_FACTS_KEPT = 4
 # Diagnosis: wait for each kernel as it is launched, so that a fault is reported by the kernel
 # that caused it rather than at the final read (the tests set it on GPUs).
 SYNCHRONIZE_EACH_KERNEL = False
@@ -96,11 +107,9 @@ P_NONFINITE: tl.constexpr = tl.constexpr(1)
 P_MAX_ABS: tl.constexpr = tl.constexpr(2)
 P_MAX_REL: tl.constexpr = tl.constexpr(3)
 P_ERR_SQ: tl.constexpr = tl.constexpr(4)
-P_REF_SQ: tl.constexpr = tl.constexpr(5)
-P_OUTSIDE: tl.constexpr = tl.constexpr(6)  # rows with a |ref| beyond the row's scale (see ROW_SCALE)
-P_CHECKSUM: tl.constexpr = tl.constexpr(7)  # the int64 checksum's bits
-P_COPIES: tl.constexpr = tl.constexpr(8)  # then (differing, worst) for each copy of the pass
-P_WIDTH: tl.constexpr = tl.constexpr(8 + 2 * COPIES_PER_PASS)
+P_CHECKSUM: tl.constexpr = tl.constexpr(5)  # the int64 checksum's bits
+P_COPIES: tl.constexpr = tl.constexpr(6)  # then (differing, worst) for each copy of the pass
+P_WIDTH: tl.constexpr = tl.constexpr(16)  # 6 + 2 * COPIES_PER_PASS, padded to a power of two for tl.arange
 PASS_COPIES: tl.constexpr = tl.constexpr(COPIES_PER_PASS)
 
 # The result vector the host reads, float64 (the checksum as int64 bits): six scalars, then one
@@ -181,6 +190,22 @@ def _fold_sum(x, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, VEC: tl.constexpr
 
 
 @triton.jit
+def _fold_max(x, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, VEC: tl.constexpr):
+    # _fold_sum's maximum (a NaN may be dropped), halves compared elementwise: the
+    # interpreter's tl.max warns on slices that are all NaN, and its tl.reduce is slow
+    tl.static_assert(VEC == 2 or VEC == 4 or VEC == 8)
+    FOLDED: tl.constexpr = BLOCK_N // VEC
+    if VEC == 8:
+        first, second = tl.split(tl.reshape(x, [BLOCK_M, FOLDED, 4, 2]))
+        x = tl.maximum(first, second)
+    if VEC >= 4:
+        first, second = tl.split(tl.reshape(x, [BLOCK_M, FOLDED, 2, 2]))
+        x = tl.maximum(first, second)
+    first, second = tl.split(tl.reshape(x, [BLOCK_M, FOLDED, 2]))
+    return tl.maximum(first, second)
+
+
+@triton.jit
 def _bits(x, BITS: tl.constexpr):
     # same-width integers, for bitwise equality (NaN payloads and signed zeros included)
     if BITS == 16:
@@ -247,28 +272,34 @@ def _accuracy_terms(out_val, ref_val, threshold, floor_scale, rtol, ROW_SCALE: t
 
 
 @triton.jit
-def _accuracy_block(out_val, ref_val, threshold, floor_scale, rtol, square_scale, wrong, err_sq, ref_sq, first_key,
-                    second_key, ROW_SCALE: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-                    VEC: tl.constexpr):
-    """One block of the accuracy detector into its per-lane accumulators: wrong elements, scaled
-    squares, and two magnitude-key maxima (ROW_SCALE: largest error and largest |ref|; else
-    largest error and largest relative error). Folds are written out rather than called: in
-    the interpreter every call of a jitted function costs a millisecond."""
-    finite, err, rel, flagged = _accuracy_terms(out_val, ref_val, threshold, floor_scale, rtol, ROW_SCALE)
-    if ROW_SCALE:
-        second = ref_val
-    else:
-        second = rel
-    err_key = err.to(tl.int32, bitcast=True) & 0x7FFFFFFF
-    second_key_block = second.to(tl.int32, bitcast=True) & 0x7FFFFFFF
-    first_key = tl.maximum(first_key, tl.max(tl.reshape(err_key, [BLOCK_M, BLOCK_N // VEC, VEC]), axis=2))
-    second_key = tl.maximum(second_key, tl.max(tl.reshape(second_key_block, [BLOCK_M, BLOCK_N // VEC, VEC]), axis=2))
+def _quick_block(out_val, ref_val, square_scale, gap, err_sq, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                 VEC: tl.constexpr):
+    """One block of the accuracy detector with per-row thresholds (ROW_SCALE), as cheaply as a
+    clean output allows: per lane the largest |out - ref| (NaN propagating, one instruction on
+    current GPUs) and the scaled squares. Nothing is counted; a row whose largest difference is
+    within its threshold and whose sum is finite has no wrong element, and a task with any
+    other row is read again in full (_task_accuracy). Folds are written out rather than
+    called: in the interpreter every call of a jitted function costs a millisecond."""
+    diff = out_val - ref_val
+    gap = tl.maximum(gap, _fold_max(tl.abs(diff), BLOCK_M, BLOCK_N, VEC))
+    scaled = diff * square_scale[:, None]
+    err_sq += tl.sum(tl.reshape(scaled * scaled, [BLOCK_M, BLOCK_N // VEC, VEC]), axis=2)
+    return gap, err_sq
+
+
+@triton.jit
+def _accuracy_block(out_val, ref_val, floor_scale, rtol, square_scale, wrong, err_sq, err_key, rel_key,
+                    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, VEC: tl.constexpr):
+    """One block of the accuracy detector dividing per element (floor < 1, or a rowmax that is
+    not ref's row maximum) into its per-lane accumulators: wrong elements, scaled squares, and
+    magnitude-key maxima of the error and the relative error."""
+    finite, err, rel, flagged = _accuracy_terms(out_val, ref_val, 0.0, floor_scale, rtol, False)
+    err_key = tl.maximum(err_key, tl.max(tl.reshape(_magnitude_key(err), [BLOCK_M, BLOCK_N // VEC, VEC]), axis=2))
+    rel_key = tl.maximum(rel_key, tl.max(tl.reshape(_magnitude_key(rel), [BLOCK_M, BLOCK_N // VEC, VEC]), axis=2))
     wrong += tl.sum(tl.reshape(flagged.to(tl.int32), [BLOCK_M, BLOCK_N // VEC, VEC]), axis=2)
     scaled_err = err * square_scale[:, None]
-    scaled_ref = ref_val * square_scale[:, None]
     err_sq += tl.sum(tl.reshape(scaled_err * scaled_err, [BLOCK_M, BLOCK_N // VEC, VEC]), axis=2)
-    ref_sq += tl.sum(tl.reshape(scaled_ref * scaled_ref, [BLOCK_M, BLOCK_N // VEC, VEC]), axis=2)
-    return wrong, err_sq, ref_sq, first_key, second_key
+    return wrong, err_sq, err_key, rel_key
 
 
 @triton.jit
@@ -395,21 +426,44 @@ def _task_largest_difference(out_ptr, stride_out_m, stride_out_n, copy_ptr, stri
 @triton.jit
 def _exact_squares(out_ptr, ref_ptr, stride_out_m, stride_out_n, stride_ref_m, stride_ref_n, rows64, row_ok,
                    N, first_block, last_block, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
-    """Per row, a task's sums of squared errors and squared references in float64, as the torch
-    path adds them: for tasks whose scaled fp32 sums are not comfortably finite."""
+    """Per row, a task's sum of squared errors in float64, as the torch path adds them: for
+    tasks whose scaled fp32 sums are not comfortably finite."""
     err_sq = tl.full([BLOCK_M], 0, tl.float64)
-    ref_sq = tl.full([BLOCK_M], 0, tl.float64)
     block = first_block
     while block < last_block:  # not range(): see _LOOPS
         cols64, mask = _task_block(block, rows64, row_ok, N, last_block, BLOCK_N)
         out_val = _load_block(out_ptr, stride_out_m, stride_out_n, rows64, cols64, mask).to(tl.float32)
         ref_val = _load_block(ref_ptr, stride_ref_m, stride_ref_n, rows64, cols64, mask).to(tl.float32)
         err = tl.where(tl.abs(out_val) <= FLT_MAX, tl.abs(out_val - ref_val), 0.0).to(tl.float64)
-        ref64 = ref_val.to(tl.float64)
         err_sq += tl.sum(err * err, axis=1)
-        ref_sq += tl.sum(ref64 * ref64, axis=1)
         block += 1
-    return err_sq, ref_sq
+    return err_sq
+
+
+@triton.jit
+def _task_accuracy(out_ptr, ref_ptr, stride_out_m, stride_out_n, stride_ref_m, stride_ref_n, rows64, row_ok, N,
+                   first_block, last_block, threshold, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """Per row, a task's accuracy numbers in full with per-row thresholds, reading it again:
+    wrong and non-finite elements, the largest error (a magnitude key, NaN propagating) and
+    the squared errors in float64. For tasks _quick_block found a row in that may have a
+    wrong element; a clean output has none."""
+    wrong = tl.full([BLOCK_M], 0, tl.int32)
+    nonfinite = tl.full([BLOCK_M], 0, tl.int32)
+    err_key = tl.full([BLOCK_M], 0, tl.int32)
+    err_sq = tl.full([BLOCK_M], 0, tl.float64)
+    block = first_block
+    while block < last_block:  # not range(): see _LOOPS
+        cols64, mask = _task_block(block, rows64, row_ok, N, last_block, BLOCK_N)
+        out_val = _load_block(out_ptr, stride_out_m, stride_out_n, rows64, cols64, mask).to(tl.float32)
+        ref_val = _load_block(ref_ptr, stride_ref_m, stride_ref_n, rows64, cols64, mask).to(tl.float32)
+        finite, err, _, flagged = _accuracy_terms(out_val, ref_val, threshold[:, None], 0.0, 0.0, True)
+        wrong += tl.sum(flagged.to(tl.int32), axis=1)  # masked elements load as 0: finite, no error
+        nonfinite += tl.sum((~finite).to(tl.int32), axis=1)
+        err_key = tl.maximum(err_key, tl.max(_magnitude_key(err), axis=1))
+        err64 = err.to(tl.float64)
+        err_sq += tl.sum(err64 * err64, axis=1)
+        block += 1
+    return wrong, nonfinite, err_key, err_sq
 
 
 @triton.jit
@@ -459,12 +513,16 @@ def _check_kernel(
 
     ROW_SCALE: every |ref| is assumed within floor * rowmax (true when floor >= 1 and rowmax is
     the row's largest |ref|), so each element's scale is its row's and the per-element
-    division becomes a comparison with a per-row threshold. Rows where that does not hold
-    are counted (P_OUTSIDE) and the host checks again without it.
+    division becomes a comparison with a per-row threshold. Per element the pass then keeps
+    only the largest |out - ref| and the squares (_quick_block): a row whose largest
+    difference is within its threshold and whose sum is finite has no wrong, non-finite or
+    NaN element, and a task with any other row is read again in full (_task_accuracy). The
+    reference's facts say whether the assumption holds; where it does not, the host checks
+    again without it.
 
-    Per element, only what a clean output needs: wrong and differing elements are counted.
-    Non-finite elements are counted, and copies' differences sized, by reading a task again,
-    only when it has wrong or differing elements.
+    Otherwise, per element, wrong and differing elements are counted. Non-finite elements
+    are counted, and copies' differences sized, by reading a task again, only when it has
+    wrong or differing elements.
 
     Per-row counts go to [col_chunks, M] slots, each written by exactly one task:
     ``accuracy_rows_ptr`` for the accuracy detector, ``copy_rows_ptr + j * col_chunks * M`` for
@@ -487,11 +545,9 @@ def _check_kernel(
     if ACCURACY:
         wrong_total = tl.full([BLOCK_M], 0, tl.int64)
         nonfinite_total = tl.full([BLOCK_M], 0, tl.int64)
-        outside_total = tl.full([BLOCK_M], 0, tl.int32)
         abs_total = tl.full([BLOCK_M], 0, tl.int32)  # magnitude keys
         rel_total = tl.full([BLOCK_M], 0, tl.int32)
         err_sq_total = tl.full([BLOCK_M], 0, tl.float64)
-        ref_sq_total = tl.full([BLOCK_M], 0, tl.float64)
     if CHECKSUM:  # check.checksum: unsigned, sums wrap modulo 2**64
         checksum_total = tl.full([BLOCK_M], 0, tl.uint64)
         if tl.constexpr(BLOCK_N) % CHECKSUM_GROUP == 0:  # every block starts a group: the lanes' weights never change
@@ -523,14 +579,16 @@ def _check_kernel(
         if ACCURACY:
             rowmax = tl.load(rowmax_ptr + rows, mask=row_ok, other=0.0)
             row_scale = floor * rowmax
-            floor_scale = row_scale[:, None]
-            threshold = _row_threshold(row_scale, rtol)[:, None]
             square_scale, square_unscale = _square_scales(rowmax)
-            wrong = tl.full([BLOCK_M, FOLDED], 0, tl.int32)
             err_sq = tl.full([BLOCK_M, FOLDED], 0, tl.float32)  # scaled by square_scale
-            ref_sq = tl.full([BLOCK_M, FOLDED], 0, tl.float32)
-            err_key = tl.full([BLOCK_M, FOLDED], 0, tl.int32)  # magnitude keys: NaN-propagating maxima
-            second_key = tl.full([BLOCK_M, FOLDED], 0, tl.int32)  # ROW_SCALE: of |ref|; else of rel
+            if ROW_SCALE:
+                threshold = _row_threshold(row_scale, rtol)
+                gap = tl.full([BLOCK_M, FOLDED], 0, tl.float32)  # largest |out - ref|
+            else:
+                floor_scale = row_scale[:, None]
+                wrong = tl.full([BLOCK_M, FOLDED], 0, tl.int32)
+                err_key = tl.full([BLOCK_M, FOLDED], 0, tl.int32)  # magnitude keys: NaN-propagating maxima
+                rel_key = tl.full([BLOCK_M, FOLDED], 0, tl.int32)
         if CHECKSUM:
             checksum = tl.full([BLOCK_M, FOLDED], 0, tl.uint64)
         if NUM_COPIES > 0:
@@ -560,9 +618,13 @@ def _check_kernel(
             cols64 = (block * BLOCK_N + tl.arange(0, BLOCK_N)).to(tl.int64)
 
             if ACCURACY:
-                wrong, err_sq, ref_sq, err_key, second_key = _accuracy_block(
-                    out_raw.to(tl.float32), ref_raw.to(tl.float32), threshold, floor_scale, rtol, square_scale, wrong,
-                    err_sq, ref_sq, err_key, second_key, ROW_SCALE, BLOCK_M, BLOCK_N, VEC)
+                if ROW_SCALE:
+                    gap, err_sq = _quick_block(out_raw.to(tl.float32), ref_raw.to(tl.float32), square_scale, gap,
+                                               err_sq, BLOCK_M, BLOCK_N, VEC)
+                else:
+                    wrong, err_sq, err_key, rel_key = _accuracy_block(
+                        out_raw.to(tl.float32), ref_raw.to(tl.float32), floor_scale, rtol, square_scale, wrong,
+                        err_sq, err_key, rel_key, BLOCK_M, BLOCK_N, VEC)
             if CHECKSUM:  # per element one widening multiply-add; per VEC elements (one group) the group's weight
                 if tl.constexpr(BLOCK_N) % CHECKSUM_GROUP != 0:
                     lane_weights = _lane_weight(cols64 % CHECKSUM_GROUP)
@@ -583,35 +645,41 @@ def _check_kernel(
 
         # the task's rows: counts to their slots, everything else into the program's totals
         if ACCURACY:
-            per_row = tl.sum(wrong, axis=1)
-            tl.store(accuracy_rows_ptr + slot_offset + rows, per_row, mask=row_ok)
-            wrong_total += per_row.to(tl.int64)
-            if tl.sum(per_row, axis=0) > 0:
-                nonfinite_total += _task_nonfinite(out_ptr, stride_out_m, stride_out_n, rows64, row_ok, N,
-                                                   first_block, last_block, BLOCK_M, BLOCK_N).to(tl.int64)
-            row_err_key = tl.max(err_key, axis=1)
-            abs_total = tl.maximum(abs_total, row_err_key)
+            row_err_sq = tl.sum(err_sq, axis=1)
+            unscale = square_unscale.to(tl.float64)
             if ROW_SCALE:
+                row_gap = tl.max(gap.to(tl.int32, bitcast=True), axis=1)  # a magnitude key: gap >= 0 or NaN
+                # all finite (a NaN or inf difference makes the sum so) and within the threshold
+                quiet = (row_gap <= threshold.to(tl.int32, bitcast=True)) & (row_err_sq < SQUARES_LIMIT)
+                if tl.sum((~quiet).to(tl.int32), axis=0) == 0:  # the clean output's case
+                    per_row = tl.full([BLOCK_M], 0, tl.int32)
+                    row_err_key = row_gap
+                    err_sq_total += row_err_sq.to(tl.float64) * unscale * unscale
+                else:
+                    per_row, row_nonfinite, row_err_key, exact_err = _task_accuracy(
+                        out_ptr, ref_ptr, stride_out_m, stride_out_n, stride_ref_m, stride_ref_n, rows64, row_ok, N,
+                        first_block, last_block, threshold, BLOCK_M, BLOCK_N)
+                    nonfinite_total += row_nonfinite.to(tl.int64)
+                    err_sq_total += exact_err
                 # the row's largest relative error is its largest error divided once (monotonic)
                 row_rel = _divide(row_err_key.to(tl.float32, bitcast=True), row_scale)
                 rel_total = tl.maximum(rel_total, tl.where(row_ok, _magnitude_key(row_rel), 0))
-                row_ref = tl.max(second_key, axis=1).to(tl.float32, bitcast=True)
-                outside_total += (row_ok & ~(row_ref <= row_scale)).to(tl.int32)  # NaN included
             else:
-                rel_total = tl.maximum(rel_total, tl.max(second_key, axis=1))
-            row_err_sq = tl.sum(err_sq, axis=1)
-            row_ref_sq = tl.sum(ref_sq, axis=1)
-            unscale = square_unscale.to(tl.float64)
-            unwieldy = tl.sum((~(row_err_sq < SQUARES_LIMIT) | ~(row_ref_sq < SQUARES_LIMIT)).to(tl.int32), axis=0)
-            if unwieldy == 0:
-                err_sq_total += row_err_sq.to(tl.float64) * unscale * unscale
-                ref_sq_total += row_ref_sq.to(tl.float64) * unscale * unscale
-            else:  # rare: an error far beyond its row's scale, inf or NaN
-                exact_err, exact_ref = _exact_squares(out_ptr, ref_ptr, stride_out_m, stride_out_n, stride_ref_m,
-                                                      stride_ref_n, rows64, row_ok, N, first_block, last_block,
-                                                      BLOCK_M, BLOCK_N)
-                err_sq_total += exact_err
-                ref_sq_total += exact_ref
+                per_row = tl.sum(wrong, axis=1)
+                if tl.sum(per_row, axis=0) > 0:
+                    nonfinite_total += _task_nonfinite(out_ptr, stride_out_m, stride_out_n, rows64, row_ok, N,
+                                                       first_block, last_block, BLOCK_M, BLOCK_N).to(tl.int64)
+                row_err_key = tl.max(err_key, axis=1)
+                rel_total = tl.maximum(rel_total, tl.max(rel_key, axis=1))
+                if tl.sum((~(row_err_sq < SQUARES_LIMIT)).to(tl.int32), axis=0) == 0:
+                    err_sq_total += row_err_sq.to(tl.float64) * unscale * unscale
+                else:  # rare: an error far beyond its row's scale, inf or NaN
+                    err_sq_total += _exact_squares(out_ptr, ref_ptr, stride_out_m, stride_out_n, stride_ref_m,
+                                                   stride_ref_n, rows64, row_ok, N, first_block, last_block,
+                                                   BLOCK_M, BLOCK_N)
+            tl.store(accuracy_rows_ptr + slot_offset + rows, per_row, mask=row_ok)
+            wrong_total += per_row.to(tl.int64)
+            abs_total = tl.maximum(abs_total, row_err_key)
         if CHECKSUM:
             checksum_total += tl.sum(checksum, axis=1)
         if NUM_COPIES > 0:
@@ -643,8 +711,6 @@ def _check_kernel(
         tl.store(partial + P_MAX_ABS, tl.max(abs_total, axis=0).to(tl.float32, bitcast=True).to(tl.float64))
         tl.store(partial + P_MAX_REL, tl.max(rel_total, axis=0).to(tl.float32, bitcast=True).to(tl.float64))
         tl.store(partial + P_ERR_SQ, tl.sum(err_sq_total, axis=0))
-        tl.store(partial + P_REF_SQ, tl.sum(ref_sq_total, axis=0))
-        tl.store(partial + P_OUTSIDE, tl.sum(outside_total, axis=0).to(tl.float64))
     else:
         _store_zeros(partial, P_WRONG, P_CHECKSUM)
     if CHECKSUM:
@@ -853,12 +919,14 @@ def _scan_counts(counts_ptr, size, chunks, BLOCK: tl.constexpr):
 
 
 @triton.jit(do_not_specialize=["programs", "M", "col_chunks", "tile_total"],
-            do_not_specialize_on_alignment=["partial_ptr", "row_counts_ptr", "tile_counts_ptr", "result_ptr"])
-def _finalize_kernel(partial_ptr, programs, row_counts_ptr, tile_counts_ptr, result_ptr,
+            do_not_specialize_on_alignment=["partial_ptr", "row_counts_ptr", "tile_counts_ptr", "facts_ptr",
+                                            "result_ptr"])
+def _finalize_kernel(partial_ptr, programs, row_counts_ptr, tile_counts_ptr, facts_ptr, result_ptr,
                      M, col_chunks, tile_total,
                      HAS_TILE: tl.constexpr, BLOCK: tl.constexpr, SCAN_BLOCK: tl.constexpr):
     """Program d: detector d's record (0: accuracy, 1 + j: copy j); program 0 also the
-    scalars. Every slot of the result is written once."""
+    scalars, two of them facts of the reference (ref_sq, outside) from ``facts_ptr``. Every
+    slot of the result is written once."""
     detector = tl.program_id(0)
     copy = tl.maximum(detector - 1, 0)
     sums, maxima, checksums = _reduce_partials(partial_ptr + (copy // PASS_COPIES) * programs * P_WIDTH, programs,
@@ -871,8 +939,8 @@ def _finalize_kernel(partial_ptr, programs, row_counts_ptr, tile_counts_ptr, res
     tl.store(result_ptr + R_NONFINITE, tl.sum(tl.where(columns == P_NONFINITE, sums, 0.0), axis=0), mask=first)
     tl.store(result_ptr + R_MAX_ABS, tl.sum(tl.where(columns == P_MAX_ABS, maxima, 0.0), axis=0), mask=first)
     tl.store(result_ptr + R_ERR_SQ, tl.sum(tl.where(columns == P_ERR_SQ, sums, 0.0), axis=0), mask=first)
-    tl.store(result_ptr + R_REF_SQ, tl.sum(tl.where(columns == P_REF_SQ, sums, 0.0), axis=0), mask=first)
-    tl.store(result_ptr + R_OUTSIDE, tl.sum(tl.where(columns == P_OUTSIDE, sums, 0.0), axis=0), mask=first)
+    tl.store(result_ptr + R_REF_SQ, tl.load(facts_ptr), mask=first)
+    tl.store(result_ptr + R_OUTSIDE, tl.load(facts_ptr + 1), mask=first)
     checksum = tl.sum(tl.where(columns == P_CHECKSUM, checksums, 0), axis=0)
     tl.store(result_ptr + R_CHECKSUM, checksum.to(tl.float64, bitcast=True), mask=first)
 
@@ -1182,6 +1250,34 @@ def checksum(t: torch.Tensor) -> int:
     return PendingCheck(run).result()[2]
 
 
+def _reference_facts(ref: torch.Tensor, rowmax: torch.Tensor, floor: float) -> torch.Tensor:
+    """float64 [ref_sq, outside] on ref's device, queued and not waited for: the sum of squared
+    references as check.check_launch adds it (the same float64 sums in the same order), and
+    with ``floor >= 1`` the rows with a |ref| beyond ``floor * rowmax`` (NaN included), for
+    which per-row thresholds do not hold. Both depend on the reference alone, so they are
+    worked out once for all the launches checked against it rather than in every check's pass;
+    a reference changed in place (its version moves on) gets them again."""
+    key = (ref.data_ptr(), tuple(ref.shape), tuple(ref.stride()), ref.dtype, ref._version,
+           rowmax.data_ptr(), rowmax._version, float(floor))
+    for ref_seen, rowmax_seen, seen_key, facts in _FACTS:
+        if ref_seen() is ref and rowmax_seen() is rowmax and seen_key == key:
+            return facts
+    m, n = ref.shape
+    ref_sq = torch.zeros((), dtype=torch.float64, device=ref.device)
+    outside = torch.zeros((), dtype=torch.int64, device=ref.device)
+    # the kernels' row scale: floor * rowmax in fp32
+    row_scale = rowmax.to(torch.float32) * torch.tensor(floor, dtype=torch.float32)
+    for rows in torch_check._row_chunks(m, n):
+        r = ref[rows].float()
+        ref_sq += (r.double() ** 2).sum()
+        if floor >= 1.0:
+            outside += (~(r.abs() <= row_scale[rows, None])).any(dim=1).sum()
+    facts = torch.stack([ref_sq, outside.to(torch.float64)])
+    _FACTS.insert(0, (weakref.ref(ref), weakref.ref(rowmax), key, facts))
+    del _FACTS[_FACTS_KEPT:]
+    return facts
+
+
 class _Run:
     """The kernels' launches for one check, over scratch whose size does not depend on N:
     per-row counts per detector and column chunk, per-tile counts, one row of partial results
@@ -1210,6 +1306,8 @@ class _Run:
         floats = _allocate(partial_numel + R_RECORDS.value + self.detectors * D_WIDTH.value, torch.float64, device)
         self.partial = floats[:partial_numel]
         self.result = floats[partial_numel:]
+        # without accuracy nothing reads the reference's facts; any float64 pair will do
+        self.facts = _reference_facts(ref, rowmax, tol.floor) if accuracy else floats[:2]
         self._copied = None  # (pinned host copy of the result, event after the copy) once queued
 
     def enqueue(self, row_scale: bool) -> None:
@@ -1249,7 +1347,7 @@ class _Run:
                 ), dict(BITS=bits, BLOCK_M=tiles.block_m, BLOCK_N=tiles.block_n), 4, interpreted=INTERPRETED)
                 _diagnose("_tile_kernel")
         launch(_finalize_kernel, self.detectors, (
-            self.partial, plan.programs, self.row_counts, self.tile_counts, self.result,
+            self.partial, plan.programs, self.row_counts, self.tile_counts, self.facts, self.result,
             m, plan.col_chunks, self.tile_total,
         ), dict(HAS_TILE=self.tile is not None, BLOCK=self.config.finalize_block,
                 SCAN_BLOCK=8 * self.config.finalize_block), 4, interpreted=INTERPRETED)
