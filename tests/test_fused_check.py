@@ -593,12 +593,14 @@ def typed(dtype):
     return types
 
 unit = {"stride_out_n": 1, "stride_ref_n": 1, "stride_c0_n": 1, "stride_c1_n": 1, "stride_c2_n": 1, "stride_c3_n": 1}
-for dtype, bits, vec, copies, row_scale, checksum in [("bf16", 16, 8, 1, True, False), ("fp16", 16, 8, 4, True, False),
-                                                      ("fp32", 32, 4, 2, False, False), ("bf16", 16, 8, 0, True, True)]:
+for dtype, bits, vec, copies, row_scale, checksum, even in [
+        ("bf16", 16, 8, 1, True, False, False), ("fp16", 16, 8, 4, True, False, False),
+        ("fp32", 32, 4, 2, False, False, False), ("bf16", 16, 8, 0, True, True, False),
+        ("bf16", 16, 8, 0, True, True, True)]:
     config = fc.LaunchConfig()
     block_m, block_n = fc._blocks(bits // 8, config, 4096, 4096)
     constexprs = dict(ACCURACY=True, ROW_SCALE=row_scale, NUM_COPIES=copies, CHECKSUM=checksum, BITS=bits,
-                      BLOCK_M=block_m, BLOCK_N=block_n, VEC=vec, **unit)
+                      BLOCK_M=block_m, BLOCK_N=block_n, VEC=vec, EVEN=even, **unit)
     aligned = [n for n in inspect.signature(fc._check_kernel.fn).parameters if n.endswith("_ptr") or n == "N"
                or (n.startswith("stride") and n.endswith("_m"))]
     compiled = compile_kernel(fc._check_kernel, typed(dtype), constexprs, aligned, config.num_warps)

@@ -206,6 +206,17 @@ def _fold_max(x, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, VEC: tl.constexpr
 
 
 @triton.jit
+def _widen(x):
+    """x as fp32. bf16 by moving its bits up: one instruction per element where the compiler's
+    own conversion spends two on every other element."""
+    if x.dtype == tl.bfloat16:
+        wide = (x.to(tl.uint16, bitcast=True).to(tl.uint32) << 16).to(tl.float32, bitcast=True)
+    else:
+        wide = x.to(tl.float32)
+    return wide
+
+
+@triton.jit
 def _bits(x, BITS: tl.constexpr):
     # same-width integers, for bitwise equality (NaN payloads and signed zeros included)
     if BITS == 16:
@@ -336,8 +347,9 @@ def _checksum_bits(out_raw, BITS: tl.constexpr):
 
 @triton.jit
 def _lane_weight(lanes):
-    # check.lane_weight: per column of a group, computed once per program
-    return (_mix32(lanes.to(tl.uint32) ^ CHECKSUM_LANE_SEED) | 1).to(tl.uint64)
+    # check.lane_weight: per column of a group, computed once per program; uint32, widened where
+    # it multiplies (a loop-invariant uint64 made the compiler add its zero high word per element)
+    return _mix32(lanes.to(tl.uint32) ^ CHECKSUM_LANE_SEED) | 1
 
 
 @triton.jit
@@ -360,32 +372,47 @@ def _task_block(block, rows64, row_ok, N, last_block, BLOCK_N: tl.constexpr):
 
 
 @triton.jit
+def _step_block(ptr, stride_m, stride_n, rows64, cols64, mask, EVEN: tl.constexpr):
+    if EVEN:
+        block = tl.load(ptr + (rows64 * stride_m)[:, None] + (cols64 * stride_n)[None, :], eviction_policy="evict_first")
+    else:
+        block = _load_block(ptr, stride_m, stride_n, rows64, cols64, mask)
+    return block
+
+
+@triton.jit
 def _load_step(block, out_ptr, ref_ptr, copy0_ptr, copy1_ptr, copy2_ptr, copy3_ptr, stride_out_m, stride_out_n,
                stride_ref_m, stride_ref_n, stride_c0_m, stride_c0_n, stride_c1_m, stride_c1_n, stride_c2_m, stride_c2_n,
                stride_c3_m, stride_c3_n, rows64, row_ok, N, last_block,
-               ACCURACY: tl.constexpr, NUM_COPIES: tl.constexpr, BLOCK_N: tl.constexpr):
+               ACCURACY: tl.constexpr, NUM_COPIES: tl.constexpr, BLOCK_N: tl.constexpr, EVEN: tl.constexpr):
     """A task's column block of every tensor the pass reads (a scalar 0 for those it does not).
     The check loads the next block before working on this one, registers serving as a second
     buffer: twice the bytes in flight per thread, which memory bandwidth needs more than
     programs per multiprocessor. Masked-out elements load as 0, which no detector flags; past
-    the task's last block the mask is all false and nothing is read."""
-    cols64, mask = _task_block(block, rows64, row_ok, N, last_block, BLOCK_N)
-    out = _load_block(out_ptr, stride_out_m, stride_out_n, rows64, cols64, mask)
+    the task's last block the mask is all false and nothing is read. EVEN (blocks tile the
+    output exactly): no masks at all, and past the task's last block that block is loaded
+    again, never used, rather than anything beyond the row."""
+    if EVEN:
+        cols64 = (tl.minimum(block, last_block - 1) * BLOCK_N + tl.arange(0, BLOCK_N)).to(tl.int64)
+        mask = row_ok[:, None]  # unused
+    else:
+        cols64, mask = _task_block(block, rows64, row_ok, N, last_block, BLOCK_N)
+    out = _step_block(out_ptr, stride_out_m, stride_out_n, rows64, cols64, mask, EVEN)
     ref = tl.full([], 0, tl.int8)
     c0 = tl.full([], 0, tl.int8)
     c1 = tl.full([], 0, tl.int8)
     c2 = tl.full([], 0, tl.int8)
     c3 = tl.full([], 0, tl.int8)
     if ACCURACY:
-        ref = _load_block(ref_ptr, stride_ref_m, stride_ref_n, rows64, cols64, mask)
+        ref = _step_block(ref_ptr, stride_ref_m, stride_ref_n, rows64, cols64, mask, EVEN)
     if NUM_COPIES > 0:
-        c0 = _load_block(copy0_ptr, stride_c0_m, stride_c0_n, rows64, cols64, mask)
+        c0 = _step_block(copy0_ptr, stride_c0_m, stride_c0_n, rows64, cols64, mask, EVEN)
     if NUM_COPIES > 1:
-        c1 = _load_block(copy1_ptr, stride_c1_m, stride_c1_n, rows64, cols64, mask)
+        c1 = _step_block(copy1_ptr, stride_c1_m, stride_c1_n, rows64, cols64, mask, EVEN)
     if NUM_COPIES > 2:
-        c2 = _load_block(copy2_ptr, stride_c2_m, stride_c2_n, rows64, cols64, mask)
+        c2 = _step_block(copy2_ptr, stride_c2_m, stride_c2_n, rows64, cols64, mask, EVEN)
     if NUM_COPIES > 3:
-        c3 = _load_block(copy3_ptr, stride_c3_m, stride_c3_n, rows64, cols64, mask)
+        c3 = _step_block(copy3_ptr, stride_c3_m, stride_c3_n, rows64, cols64, mask, EVEN)
     return out, ref, c0, c1, c2, c3
 
 
@@ -506,7 +533,7 @@ def _check_kernel(
     rtol, floor,
     num_tasks, col_chunks, task_blocks, zero_count,
     ACCURACY: tl.constexpr, ROW_SCALE: tl.constexpr, NUM_COPIES: tl.constexpr, CHECKSUM: tl.constexpr,
-    BITS: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, VEC: tl.constexpr,
+    BITS: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, VEC: tl.constexpr, EVEN: tl.constexpr,
 ):
     """A persistent program: tasks pid, pid + programs, ... of BLOCK_M rows by ``task_blocks``
     column blocks (task t: row block t // col_chunks, column chunk t % col_chunks).
@@ -606,7 +633,7 @@ def _check_kernel(
         next_out, next_ref, next_c0, next_c1, next_c2, next_c3 = _load_step(
             first_block, out_ptr, ref_ptr, copy0_ptr, copy1_ptr, copy2_ptr, copy3_ptr, stride_out_m, stride_out_n,
             stride_ref_m, stride_ref_n, stride_c0_m, stride_c0_n, stride_c1_m, stride_c1_n, stride_c2_m, stride_c2_n,
-            stride_c3_m, stride_c3_n, rows64, row_ok, N, last_block, ACCURACY, NUM_COPIES, BLOCK_N)
+            stride_c3_m, stride_c3_n, rows64, row_ok, N, last_block, ACCURACY, NUM_COPIES, BLOCK_N, EVEN)
         block = first_block
         while block < last_block:  # not range(): see _LOOPS
             out_raw, ref_raw, c0_raw, c1_raw, c2_raw, c3_raw = next_out, next_ref, next_c0, next_c1, next_c2, next_c3
@@ -614,12 +641,12 @@ def _check_kernel(
                 block + 1, out_ptr, ref_ptr, copy0_ptr, copy1_ptr, copy2_ptr, copy3_ptr, stride_out_m,
                 stride_out_n, stride_ref_m, stride_ref_n, stride_c0_m, stride_c0_n, stride_c1_m, stride_c1_n,
                 stride_c2_m, stride_c2_n, stride_c3_m, stride_c3_n, rows64, row_ok, N, last_block, ACCURACY,
-                NUM_COPIES, BLOCK_N)
+                NUM_COPIES, BLOCK_N, EVEN)
             cols64 = (block * BLOCK_N + tl.arange(0, BLOCK_N)).to(tl.int64)
 
             if ACCURACY:
                 if ROW_SCALE:
-                    gap, err_sq = _quick_block(out_raw.to(tl.float32), ref_raw.to(tl.float32), square_scale, gap,
+                    gap, err_sq = _quick_block(_widen(out_raw), _widen(ref_raw), square_scale, gap,
                                                err_sq, BLOCK_M, BLOCK_N, VEC)
                 else:
                     wrong, err_sq, err_key, rel_key = _accuracy_block(
@@ -628,9 +655,9 @@ def _check_kernel(
             if CHECKSUM:  # per element one widening multiply-add; per VEC elements (one group) the group's weight
                 if tl.constexpr(BLOCK_N) % CHECKSUM_GROUP != 0:
                     lane_weights = _lane_weight(cols64 % CHECKSUM_GROUP)
-                lane_sums = _fold_sum(_checksum_bits(out_raw, BITS).to(tl.uint64) * lane_weights[None, :],
-                                      BLOCK_M, BLOCK_N, VEC)
-                groups = (block * BLOCK_N + tl.arange(0, FOLDED) * VEC) // CHECKSUM_GROUP
+                lane_sums = _fold_sum(_checksum_bits(out_raw, BITS).to(tl.uint64) *
+                                      lane_weights[None, :].to(tl.uint64), BLOCK_M, BLOCK_N, VEC)
+                groups = (block * BLOCK_N + tl.arange(0, FOLDED) * VEC).to(tl.uint32) // CHECKSUM_GROUP
                 checksum += lane_sums * _group_weight(rows[:, None], groups[None, :])
             if NUM_COPIES > 0:  # bits compared, no conversions: the clean path's whole cost per copy
                 out_bits = _bits(out_raw, BITS)
@@ -999,6 +1026,7 @@ class _Plan:
     row_blocks: int
     col_chunks: int
     task_blocks: int
+    even: bool  # blocks tile the output exactly: the main pass loads without masks
 
     @property
     def num_tasks(self) -> int:
@@ -1060,7 +1088,8 @@ def _plan(m: int, n: int, element_size: int, config: LaunchConfig, device: torch
         task_blocks = min(MAX_TASK_BLOCKS, -(-col_blocks // chunks))
     col_chunks = -(-col_blocks // task_blocks)
     programs = max(1, min(target, row_blocks * col_chunks))
-    return _Plan(block_m, block_n, vec, config.num_warps, programs, row_blocks, col_chunks, task_blocks)
+    return _Plan(block_m, block_n, vec, config.num_warps, programs, row_blocks, col_chunks, task_blocks,
+                 even=m % block_m == 0 and n % block_n == 0)
 
 
 def _tile_plan(m: int, n: int, tile: tuple[int, int], config: LaunchConfig, device: torch.device) -> _TilePlan:
@@ -1333,7 +1362,8 @@ class _Run:
                 plan.num_tasks, plan.col_chunks, plan.task_blocks, zero_count,
             ), dict(ACCURACY=accuracy, ROW_SCALE=row_scale and accuracy, NUM_COPIES=len(group),
                     CHECKSUM=self.checksum and index == 0, BITS=bits,
-                    BLOCK_M=plan.block_m, BLOCK_N=plan.block_n, VEC=plan.vec), plan.num_warps, interpreted=INTERPRETED)
+                    BLOCK_M=plan.block_m, BLOCK_N=plan.block_n, VEC=plan.vec, EVEN=plan.even), plan.num_warps,
+                   interpreted=INTERPRETED)
             _diagnose("_check_kernel")
             if self.tile_plan is not None and (accuracy or group):
                 tiles = self.tile_plan
