@@ -29,6 +29,11 @@ The harness line sets poison fill + check against a 0.384 ms fp8 GEMM of the sam
 "check + checksum" is fused_check.check_launch_and_checksum: the accuracy check plus the
 output's checksum in the same read, no stored copy read (consistency by comparing checksums).
 
+--configs 4x256x4@6,16x128x4@4 times the given launch configurations (block rows x block
+elements x warps @ programs per multiprocessor) against each other, interleaved round by round
+so that a drifting GPU or host treats them alike: the queued wall time and the device time of
+the check case.run makes, medians over the rounds.
+
 --sweep times the fused kernel's launch configurations (block rows x block bytes x warps,
 each at several programs per multiprocessor, without a tile) by device time, best first, and
 ends with the configuration to make the default. It times the check case.run makes: accuracy
@@ -217,6 +222,35 @@ def sweep(out, ref, rowmax, read_bytes, copy_bandwidth, repeat, started) -> None
               f"{read_bytes / seconds / copy_bandwidth:.1%} of copy bandwidth")
 
 
+def parse_config(text: str) -> fused_check.LaunchConfig:
+    """'BMxBNxW@P' (block rows x block elements x warps @ programs per multiprocessor)."""
+    shape, _, per_sm = text.partition("@")
+    block_m, block_n, warps = (int(part) for part in shape.split("x"))
+    return fused_check.LaunchConfig(block_m=block_m, block_n=block_n, num_warps=warps,
+                                    programs_per_sm=int(per_sm or 6), programs=None if ON_GPU else int(per_sm or 1))
+
+
+def compare_configs(texts, out, ref, rowmax, tile, read_bytes, copy_bandwidth, repeat, rounds=7) -> None:
+    """The given configurations, interleaved round by round: queued wall and device time of the
+    accuracy check + checksum, medians over the rounds."""
+    configs = {text: parse_config(text) for text in texts}
+    walls = {text: [] for text in texts}
+    devices = {text: [] for text in texts}
+    for _ in range(rounds):
+        for text, config in configs.items():
+            walls[text].append(queued_seconds(
+                lambda: fused_check.start_check(out, ref, rowmax, TOL, tile, checksum=True, config=config),
+                max(repeat, 30 if ON_GPU else 2)))
+            devices[text].append(device_seconds(enqueuer(out, ref, rowmax, None, [], config, checksum=True), repeat))
+    print(f"\nconfigurations, interleaved over {rounds} rounds (medians; check + checksum, reads "
+          f"{read_bytes / 1e6:.1f} MB):")
+    print(f"{'config':>14s} {'queued ms':>9s} {'of copy bw':>10s} {'device ms':>9s} {'of copy bw':>10s}")
+    for text in texts:
+        wall, device = statistics.median(walls[text]), statistics.median(devices[text])
+        print(f"{text:>14s} {wall * 1e3:9.3f} {read_bytes / wall / copy_bandwidth:10.1%} {device * 1e3:9.3f} "
+              f"{read_bytes / device / copy_bandwidth:10.1%}")
+
+
 def main(argv=None) -> int:
     started = time.monotonic()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -226,6 +260,7 @@ def main(argv=None) -> int:
     parser.add_argument("--tile", default="256x256", help="tile for the per-tile counts ('none' for none)")
     parser.add_argument("--repeat", type=int, default=20 if ON_GPU else 2)
     parser.add_argument("--sweep", action="store_true", help="also time the fused kernel's launch configurations")
+    parser.add_argument("--configs", default="", help="also compare these configurations, e.g. 4x256x4@6,16x128x4@4")
     args = parser.parse_args(argv)
 
     device = torch.device("cuda" if ON_GPU else "cpu")
@@ -323,6 +358,9 @@ def main(argv=None) -> int:
           f"bandwidth by wall time (target >= 70%); {assert_close_s / queued:.1f}x faster than assert_close "
           f"(target >= 10x)")
 
+    if args.configs:
+        compare_configs(args.configs.split(","), out, ref, rowmax, tile, read_bytes * 2 // 3, copy_bandwidth,
+                        args.repeat)
     if args.sweep:
         sweep(out, ref, rowmax, read_bytes * 2 // 3, copy_bandwidth, args.repeat, started)
     print(f"\ndone in {time.monotonic() - started:.0f} s")
