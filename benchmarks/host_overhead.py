@@ -79,7 +79,7 @@ def main(argv=None) -> int:
 
     run = fused_check._Run(out, ref, rowmax, tol, None, [], fused_check.LaunchConfig(), checksum=True)
     run.enqueue(True)
-    values = run.read()
+    values = run.read(run.take_copy())
     event = torch.cuda.Event(enable_timing=True)
     rows = {
         "torch.cuda.synchronize (idle GPU)": host_us(torch.cuda.synchronize),
@@ -93,7 +93,9 @@ def main(argv=None) -> int:
             lambda: fused_check.start_check(out, ref, rowmax, tol, None, checksum=True)),
         "start_check, Triton's own launch path": host_us(lambda: triton_path(
             lambda: fused_check.start_check(out, ref, rowmax, tol, None, checksum=True))),
-        "_Run.read (tolist, decode)": host_us(run.read),
+        "start_check, replayed as a CUDA graph": host_us(
+            lambda: fused_check.start_check(out, ref, rowmax, tol, None, checksum=True, replay=True)),
+        "_Run.read (tolist, decode)": host_us(lambda: run.read(None)),
         "_Run.accuracy (numbers to stats)": host_us(lambda: run.accuracy(values)),
     }
     for name, value in rows.items():

@@ -668,6 +668,37 @@ def test_checksum_sees_every_single_change_and_swaps():
         assert check.checksum(flipped.view(8, 300)) != check.checksum(wide)
 
 
+@pytest.mark.skipif(not ON_GPU, reason="CUDA graphs need a GPU")
+def test_replayed_checks_give_the_numbers_of_fresh_ones(fence):
+    """prepare_check(replay=True), as case.run checks its output buffers: the second check of
+    the same tensors is captured in a CUDA graph and later ones replay it. Every check has the
+    torch path's numbers and checksum although the output changes between checks and two
+    checks are in flight at once; a rowmax that is not ref's row maximum still gets the full
+    check."""
+    ref = reference(96, 640, torch.bfloat16, seed=21)
+    base = within_tolerance(ref, seed=21)
+    outputs = [base, corrupt(base, "nan_region", seed=22), corrupt(base, "scattered", seed=23), ref.clone(),
+               corrupt(base, "inf", seed=24)]
+    halved = check.row_max(ref) * torch.tensor([1.0, 0.5], device=DEVICE).repeat(48)
+    for rowmax in (check.row_max(ref), halved):
+        out = torch.empty_like(ref)
+        previous = None
+        for output in outputs * 2:
+            out.copy_(output)  # queued behind the previous check, which reads out first
+            current = fused_check.start_check(out, ref, rowmax, TOL, (8, 64), checksum=True, replay=True)
+            if previous is not None:
+                assert_replayed(*previous)
+            previous = (current, output, ref, rowmax)
+        assert_replayed(*previous)
+    assert any(entry.graph is not None for entry in fused_check._REPLAYS.values())
+
+
+def assert_replayed(pending, output, ref, rowmax):
+    accuracy, _, total = pending.result()
+    assert_same((accuracy, []), (check.check_launch(output, ref, rowmax, TOL, (8, 64))[0], []))
+    assert total == check.checksum(output)
+
+
 @pytest.mark.skipif(not ON_GPU, reason="compiled kernels are launched directly only on a GPU")
 def test_direct_launches_give_triton_launches_numbers(fence, monkeypatch):
     """gpu/launch.py launches compiled kernels directly after Triton's first launch of each

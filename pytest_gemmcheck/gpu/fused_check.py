@@ -1149,9 +1149,12 @@ class PendingCheck:
     not to apply and the check runs again dividing per element). The tensors must stay
     unchanged until then."""
 
-    def __init__(self, run: _Run | None, done=None):
+    def __init__(self, run: _Run | None, done=None, replay: _Replay | None = None, tensors=()):
         self._run = run
         self._done = done  # the torch path's numbers, for what the kernels leave to it
+        self._replay = replay
+        self._tensors = tensors  # (out, ref, rowmax) of a replayed check: its _Run keeps none
+        self._copied = None  # the result's copy to the host: (pinned buffer, event after it)
         self._started = False
         # floor >= 1 puts every |ref| within its row's scale (rowmax being the row's largest
         # |ref|): then no element needs a division of its own
@@ -1160,7 +1163,11 @@ class PendingCheck:
     def start(self) -> PendingCheck:
         if self._run is not None and not self._started:
             self._started = True
-            self._run.enqueue(self._row_scale)
+            if self._replay is not None and self._row_scale:
+                self._replay.enqueue(*self._tensors)
+            else:
+                self._run.enqueue(self._row_scale)
+            self._copied = self._run.take_copy()
         return self
 
     def result(self) -> tuple[AccuracyStats, list[DiffStats], int | None]:
@@ -1169,10 +1176,12 @@ class PendingCheck:
         if self._done is None:
             self.start()
             run = self._run
-            values = run.read()
+            values = run.read(self._copied)
             if self._row_scale and values[R_OUTSIDE.value] > 0:  # rowmax is not ref's row maximum: again, in full
+                if self._replay is not None:
+                    run = self._replay.eager_run(*self._tensors)
                 run.enqueue(False)
-                values = run.read()
+                values = run.read(run.take_copy())
             self._done = (run.accuracy(values) if run.accuracy_on else None, run.diffs(values),
                           int(values[R_CHECKSUM.value]) if run.checksum else None)
             self._run = None  # its scratch can go
@@ -1189,10 +1198,17 @@ def prepare_check(
     *,
     checksum: bool = False,
     config: LaunchConfig | None = None,
+    replay: bool = False,
 ) -> PendingCheck:
     """:func:`check_launch` (and with ``checksum``, :func:`pytest_gemmcheck.check.checksum` of
     ``out`` from the same read) made ready to start: nothing is queued yet, so this may run
-    while the GPU is still writing ``out``."""
+    while the GPU is still writing ``out``.
+
+    ``replay``: the same tensors (the same memory, written anew in between) will be checked
+    again and again, as case.run checks its output buffers. On a GPU the check's kernels are
+    then captured in a CUDA graph at the second check and replayed from the third, which costs
+    the host one graph launch instead of one launch per kernel; their scratch memory stays
+    with the graph (see :class:`_Replay`)."""
     copies = list(copies)
     _validate(out, ref, rowmax, copies)
     m, n = out.shape
@@ -1201,15 +1217,19 @@ def prepare_check(
         accuracy, diffs = torch_check.check_launch(out, ref, rowmax, tol, tile, copies)
         return PendingCheck(None, (accuracy, diffs, torch_check.checksum(out) if checksum else None))
     _require_device(out)
-    return PendingCheck(_Run(out, ref, rowmax.to(torch.float32).contiguous(), tol, tile, copies,
-                             config or LaunchConfig(), checksum=checksum))
+    rowmax = rowmax.to(torch.float32).contiguous()
+    config = config or LaunchConfig()
+    if replay and not copies and out.device.type == "cuda" and not INTERPRETED:
+        entry = _replay_for(out, ref, rowmax, tol, tile, config, checksum)
+        return PendingCheck(entry.run, replay=entry, tensors=(out, ref, rowmax))
+    return PendingCheck(_Run(out, ref, rowmax, tol, tile, copies, config, checksum=checksum))
 
 
 def start_check(out: torch.Tensor, ref: torch.Tensor, rowmax: torch.Tensor, tol: Tolerance,
                 tile: tuple[int, int] | None = None, copies=(), *, checksum: bool = False,
-                config: LaunchConfig | None = None) -> PendingCheck:
+                config: LaunchConfig | None = None, replay: bool = False) -> PendingCheck:
     """:func:`prepare_check`, started: its kernels queued on the current stream, not waited for."""
-    return prepare_check(out, ref, rowmax, tol, tile, copies, checksum=checksum, config=config).start()
+    return prepare_check(out, ref, rowmax, tol, tile, copies, checksum=checksum, config=config, replay=replay).start()
 
 
 def check_launch(
@@ -1279,6 +1299,89 @@ def checksum(t: torch.Tensor) -> int:
     return PendingCheck(run).result()[2]
 
 
+class _Replay:
+    """One set of tensors' check kept for checking again: its _Run (scratch included) and,
+    from the second check on, a CUDA graph of its kernels. The graph reads the tensors'
+    memory when it is replayed, so the output may change between checks; the entry is keyed
+    by everything the kernels were given (addresses, shapes, strides, dtypes, the reference's
+    facts, tolerance, tile, configuration, stream). Checks of one entry on one stream follow
+    each other in stream order, each copying its result to its own host buffer, so two may
+    be in flight at once. The entry holds no reference to the checked tensors: they are
+    lent to its _Run only while it launches."""
+
+    def __init__(self, run: _Run):
+        self.run = run
+        self.graph = None
+        self.checks = 0
+        self._lend(None, None, None)
+
+    def _lend(self, out, ref, rowmax) -> None:
+        self.run.out, self.run.ref, self.run.rowmax = out, ref, rowmax
+
+    def enqueue(self, out, ref, rowmax) -> None:
+        """The check's kernels and the copy of its result, on the current stream."""
+        self.checks += 1
+        if self.graph is None:
+            self._lend(out, ref, rowmax)
+            try:
+                if self.checks >= 2:  # the first check compiled the kernels: capture them
+                    self.graph = _capture(lambda: self.run.launch_kernels(True), out.device)
+                else:
+                    self.run.launch_kernels(True)
+            finally:
+                self._lend(None, None, None)
+        if self.graph is not None:
+            self.graph.replay()
+        self.run._queue_copy()
+
+    def eager_run(self, out, ref, rowmax) -> _Run:
+        """A _Run of its own for these tensors (a check that runs again without the per-row
+        thresholds), so that the entry's scratch is left to the graph."""
+        run = self.run
+        return _Run(out, ref, rowmax, run.tol, run.tile, [], run.config, checksum=run.checksum)
+
+
+_CAPTURE_STREAMS: dict[torch.device, torch.cuda.Stream] = {}
+
+
+def _capture(launches, device: torch.device) -> torch.cuda.CUDAGraph:
+    """A CUDA graph of ``launches`` (which must allocate nothing), captured on a side stream
+    ordered after the current one. Not torch.cuda.graph: it waits for the whole device and
+    empties the allocator's cache, costs a harness does not want mid-case."""
+    graph = torch.cuda.CUDAGraph()
+    current = torch.cuda.current_stream(device)
+    stream = _CAPTURE_STREAMS.get(device)
+    if stream is None:
+        stream = _CAPTURE_STREAMS[device] = torch.cuda.Stream(device)
+    stream.wait_stream(current)
+    with torch.cuda.stream(stream):
+        # thread_local: a stressor's thread may keep using the GPU meanwhile
+        graph.capture_begin(capture_error_mode="thread_local")
+        try:
+            launches()
+        finally:
+            graph.capture_end()
+    current.wait_stream(stream)
+    return graph
+
+
+_REPLAYS: dict[tuple, _Replay] = {}
+_REPLAYS_KEPT = 8  # entries kept per process (case.run uses two at a time), the oldest dropped first
+
+
+def _replay_for(out, ref, rowmax, tol: Tolerance, tile, config: LaunchConfig, checksum: bool) -> _Replay:
+    facts = _reference_facts(ref, rowmax, tol.floor)
+    key = tuple((t.data_ptr(), tuple(t.shape), tuple(t.stride()), t.dtype) for t in (out, ref, rowmax, facts)) + (
+        float(tol.rtol), float(tol.floor), tile, config, checksum, torch.cuda.current_stream(out.device).cuda_stream)
+    entry = _REPLAYS.pop(key, None)
+    if entry is None:
+        entry = _Replay(_Run(out, ref, rowmax, tol, tile, [], config, checksum=checksum))
+    _REPLAYS[key] = entry  # newest last
+    while len(_REPLAYS) > _REPLAYS_KEPT:
+        del _REPLAYS[next(iter(_REPLAYS))]
+    return entry
+
+
 def _reference_facts(ref: torch.Tensor, rowmax: torch.Tensor, floor: float) -> torch.Tensor:
     """float64 [ref_sq, outside] on ref's device, queued and not waited for: the sum of squared
     references as check.check_launch adds it (the same float64 sums in the same order), and
@@ -1340,7 +1443,12 @@ class _Run:
         self._copied = None  # (pinned host copy of the result, event after the copy) once queued
 
     def enqueue(self, row_scale: bool) -> None:
-        """Every kernel of one check, on the current stream; nothing waits for them."""
+        """Every kernel of one check, then the copy of its result to the host, on the current
+        stream; nothing waits for them."""
+        self.launch_kernels(row_scale)
+        self._queue_copy()
+
+    def launch_kernels(self, row_scale: bool) -> None:
         out, ref, plan, m, n = self.out, self.ref, self.plan, self.out.shape[0], self.out.shape[1]
         bits = 8 * out.element_size()
         tol = (float(self.tol.rtol), float(self.tol.floor))
@@ -1382,16 +1490,21 @@ class _Run:
         ), dict(HAS_TILE=self.tile is not None, BLOCK=self.config.finalize_block,
                 SCAN_BLOCK=8 * self.config.finalize_block), 4, interpreted=INTERPRETED)
         _diagnose("_finalize_kernel")
-        self._queue_copy()
 
-    def read(self) -> list[float]:
-        """The result vector of the kernels queued last: the synchronisation. On a GPU the
-        vector was copied to pinned host memory behind the kernels, and the wait is for that
-        copy alone, not for whatever the stream was given since (the next launch's poison)."""
-        if self._copied is None:
+    def take_copy(self):
+        """The copy of the result to the host queued last (None without a GPU), handed over to
+        the check that reads it."""
+        copied, self._copied = self._copied, None
+        return copied
+
+    def read(self, copied) -> list[float]:
+        """A check's result vector: the synchronisation. On a GPU the vector was copied to
+        pinned host memory behind the kernels (``copied``: the buffer and an event after the
+        copy), and the wait is for that copy alone, not for whatever the stream was given since
+        (the next launch's poison)."""
+        if copied is None:
             return _decode(self.result.view(torch.int64).tolist())
-        host, done = self._copied
-        self._copied = None
+        host, done = copied
         done.synchronize()
         values = _decode(host.view(torch.int64).tolist())
         _PINNED.setdefault(host.numel(), []).append(host)
@@ -1423,7 +1536,7 @@ class _Run:
 
 def _diagnose(name: str) -> None:
     """With SYNCHRONIZE_EACH_KERNEL, wait for the kernel just launched and name it in a fault."""
-    if SYNCHRONIZE_EACH_KERNEL and not INTERPRETED:
+    if SYNCHRONIZE_EACH_KERNEL and not INTERPRETED and not torch.cuda.is_current_stream_capturing():
         try:
             torch.cuda.synchronize()
         except Exception as exc:
