@@ -670,33 +670,37 @@ def test_checksum_sees_every_single_change_and_swaps():
 
 @pytest.mark.skipif(not ON_GPU, reason="CUDA graphs need a GPU")
 def test_replayed_checks_give_the_numbers_of_fresh_ones(fence):
-    """prepare_check(replay=True), as case.run checks its output buffers: the second check of
-    the same tensors is captured in a CUDA graph and later ones replay it. Every check has the
-    torch path's numbers and checksum although the output changes between checks and two
+    """prepare_check(replay=True), as case.run checks its two output buffers in turn: the second
+    check of each is captured in a CUDA graph and later ones replay it. Every check has the
+    torch path's numbers and checksum although the outputs change between checks and two
     checks are in flight at once; a rowmax that is not ref's row maximum still gets the full
-    check."""
+    check (which reads the tensors again when its result is read: a buffer is written anew only
+    after that, as in case.run)."""
     ref = reference(96, 640, torch.bfloat16, seed=21)
     base = within_tolerance(ref, seed=21)
-    outputs = [base, corrupt(base, "nan_region", seed=22), corrupt(base, "scattered", seed=23), ref.clone(),
-               corrupt(base, "inf", seed=24)]
+    outputs = [base, corrupt(base.clone(), "nan_region", seed=22), corrupt(base.clone(), "scattered", seed=23),
+               ref.clone(), corrupt(base.clone(), "inf", seed=24)]
     halved = check.row_max(ref) * torch.tensor([1.0, 0.5], device=DEVICE).repeat(48)
     for rowmax in (check.row_max(ref), halved):
-        out = torch.empty_like(ref)
+        buffers = [torch.empty_like(ref), torch.empty_like(ref)]
         previous = None
-        for output in outputs * 2:
-            out.copy_(output)  # queued behind the previous check, which reads out first
+        for index, output in enumerate(outputs * 2):
+            out = buffers[index % 2]
+            out.copy_(output)  # its previous check's numbers were read: they are in the other buffer
             current = fused_check.start_check(out, ref, rowmax, TOL, (8, 64), checksum=True, replay=True)
             if previous is not None:
                 assert_replayed(*previous)
-            previous = (current, output, ref, rowmax)
+            previous = (current, output, ref, rowmax, index)
         assert_replayed(*previous)
     assert any(entry.graph is not None for entry in fused_check._REPLAYS.values())
 
 
-def assert_replayed(pending, output, ref, rowmax):
+def assert_replayed(pending, output, ref, rowmax, index):
     accuracy, _, total = pending.result()
-    assert_same((accuracy, []), (check.check_launch(output, ref, rowmax, TOL, (8, 64))[0], []))
-    assert total == check.checksum(output)
+    want = check.check_launch(output, ref, rowmax, TOL, (8, 64))[0]
+    assert (accuracy.wrong.elements, index) == (want.wrong.elements, index)
+    assert_same((accuracy, []), (want, []))
+    assert total == check.checksum(output), index
 
 
 @pytest.mark.skipif(not ON_GPU, reason="compiled kernels are launched directly only on a GPU")

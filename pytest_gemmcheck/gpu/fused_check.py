@@ -1007,10 +1007,10 @@ class LaunchConfig:
     time: benchmarks/check_speed.py --sweep); the interpreter, whose cost
     is per step and per program, gets blocks as large as the output allows and one program."""
 
-    block_m: int | None = None  # None: 4 rows; in the interpreter the output's rows, up to 64
-    block_n: int | None = None  # None: 512 bytes of a row (256 bf16/fp16, 128 fp32); interpreted, up to 1024
+    block_m: int | None = None  # None: 16 rows; in the interpreter the output's rows, up to 64
+    block_n: int | None = None  # None: 256 bytes of a row (128 bf16/fp16, 64 fp32); interpreted, up to 1024
     num_warps: int = 4
-    programs_per_sm: int = 6  # grid size target, in programs per multiprocessor
+    programs_per_sm: int = 4  # grid size target, in programs per multiprocessor
     programs: int | None = None  # grid size target; None: programs_per_sm on a GPU, 1 interpreted
     task_blocks: int | None = None  # column blocks per task; None: as many as keep the programs busy
     finalize_block: int = 128  # partial-result rows per step of the reduction (counts: 8x as many)
@@ -1064,8 +1064,8 @@ def _blocks(element_size: int, config: LaunchConfig, m: int, n: int) -> tuple[in
         block_m = config.block_m or min(64, triton.next_power_of_2(m))
         block_n = config.block_n or min(1024, max(16, triton.next_power_of_2(n)))
     else:
-        block_m = config.block_m or 4
-        block_n = config.block_n or 512 // element_size
+        block_m = config.block_m or 16
+        block_n = config.block_n or 256 // element_size
     if not (_power_of_two(block_m) and _power_of_two(block_n) and 16 <= block_n <= 1024):
         # (block_n <= 1024 keeps the fp32 squares' rounding bound of the module docstring)
         raise ValueError(f"block_m={block_m} and block_n={block_n} must be powers of two, 16 <= block_n <= 1024")
