@@ -609,12 +609,11 @@ for dtype, bits, vec, copies, row_scale, checksum, even in [
     # read a task again (with per-row thresholds the accuracy numbers in full; else the
     # non-finite count and float64 squares; each copy's largest differences)
     again = 2 if row_scale else 1 + 2
-    assert len(loads) == 2 * (2 + copies) + again + 2 * copies, (dtype, len(loads))
+    vectors = block_m * block_n * bits // 8 // (config.num_warps * 32 * 16)  # per thread, tensor and block
+    assert len(loads) == vectors * (2 * (2 + copies) + again + 2 * copies), (dtype, len(loads))
     spilled, registers = resources(compiled)
-    # two programs of eight warps per multiprocessor: 65536 registers / (2 * 256 threads). With
-    # four fp16 copies (no configuration case.run uses) ptxas 12.x keeps a few of the next
-    # block's 16-bit values in local memory; the configurations in use spill nothing.
-    assert (spilled == [0, 0] or copies > 1) and registers <= 128, (dtype, copies, spilled, registers)
+    # four programs of four warps per multiprocessor: 65536 registers / (4 * 128 threads)
+    assert spilled == [0, 0] and (registers <= 128 or copies > 1), (dtype, copies, spilled, registers)
 compiled = compile_kernel(fc._tile_kernel, typed("bf16"), dict(BITS=16, BLOCK_M=16, BLOCK_N=64), [], 4)
 assert resources(compiled)[0] == [0, 0]
 compiled = compile_kernel(fc._finalize_kernel, lambda n: "*fp64" if n in ("partial_ptr", "result_ptr")
