@@ -151,7 +151,8 @@ def enqueuer(out, ref, rowmax, tile, copies, config=None, checksum=False):
 def queued_seconds(start, repeat: int) -> float:
     """Wall time per check when each is queued and its numbers read one check later, as case.run
     does (``start()`` returns a PendingCheck)."""
-    start().result()  # warm-up: compiles
+    for _ in range(3):  # warm-up: compiles, and captures a replayed check's CUDA graph
+        start().result()
     synchronize()
     began = time.perf_counter()
     previous = start()

@@ -95,6 +95,10 @@ def main(argv=None) -> int:
             lambda: fused_check.start_check(out, ref, rowmax, tol, None, checksum=True))),
         "start_check, replayed as a CUDA graph": host_us(
             lambda: fused_check.start_check(out, ref, rowmax, tol, None, checksum=True, replay=True)),
+        "CUDA graph capture of a check (once per buffer)": host_us(
+            lambda: fused_check._capture(lambda: run.launch_kernels(True), out.device)),
+        "reference facts, GPU time included (once per case)": host_us(
+            lambda: (fused_check._reference_facts(ref, rowmax.clone(), tol.floor), torch.cuda.synchronize())),
         "_Run.read (tolist, decode)": host_us(lambda: run.read(None)),
         "_Run.accuracy (numbers to stats)": host_us(lambda: run.accuracy(values)),
     }

@@ -36,9 +36,9 @@ Why the numbers are the torch path's:
   row maximum), the check notices and runs again dividing per element, as it does for
   ``floor < 1``.
 * Its denominator, the sum of squared references, and whether rowmax bounds every |ref| of
-  its row are facts of the reference alone: worked out once per reference with the torch
-  path's own float64 sums (:func:`_reference_facts`) and reused by every launch checked
-  against it.
+  its row are facts of the reference alone: worked out once per reference in float64 from
+  exact squares (:func:`_reference_facts`, one read of ref) and reused by every launch
+  checked against it.
 * relL2's numerator is the one number that is not bit for bit the torch path's, which sums
   float64 squares. Converting every element to float64 would cost more than reading it, so
   squares are summed in fp32, each row scaled by the power of two that brings its rowmax into
@@ -887,6 +887,43 @@ def _tile_kernel(
 
 
 # --------------------------------------------------------------------------------------------
+# facts of the reference, once per reference
+
+
+@triton.jit(do_not_specialize=["M", "N", "stride_m", "stride_n", "floor"],
+            do_not_specialize_on_alignment=["ref_ptr", "rowmax_ptr", "row_sq_ptr", "outside_ptr"])
+def _facts_kernel(ref_ptr, rowmax_ptr, row_sq_ptr, outside_ptr, M, N, stride_m, stride_n, floor,
+                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """Per row of ref, read once: the sum of its squares in float64 (each square exact, as the
+    torch path's) and whether some |ref| lies beyond floor * rowmax, NaN included (1 or 0).
+    Programs take row blocks in turn."""
+    pid = tl.program_id(0)
+    programs = tl.num_programs(0)
+    row_block = pid
+    while row_block * BLOCK_M < M:  # not range(): see _LOOPS
+        rows = row_block * BLOCK_M + tl.arange(0, BLOCK_M)
+        row_ok = rows < M
+        rows64 = rows.to(tl.int64)
+        squares = tl.full([BLOCK_M], 0, tl.float64)
+        largest = tl.full([BLOCK_M], 0, tl.int32)  # magnitude key: NaN above inf
+        col = 0
+        while col < N:  # not range(): see _LOOPS
+            cols64 = (col + tl.arange(0, BLOCK_N)).to(tl.int64)
+            mask = row_ok[:, None] & (cols64 < N)[None, :]
+            value = _load_block(ref_ptr, stride_m, stride_n, rows64, cols64, mask).to(tl.float32)
+            wide = value.to(tl.float64)
+            squares += tl.sum(wide * wide, axis=1)
+            largest = tl.maximum(largest, tl.max(_magnitude_key(value), axis=1))
+            col += BLOCK_N
+        scale = floor * tl.load(rowmax_ptr + rows, mask=row_ok, other=0.0)
+        # torch's ~(|ref| <= scale) for some element: a larger key, a NaN, or a NaN scale
+        beyond = (largest > _magnitude_key(scale)) | ((scale != scale) & (N > 0))
+        tl.store(row_sq_ptr + rows, squares, mask=row_ok)
+        tl.store(outside_ptr + rows, beyond.to(tl.int32), mask=row_ok)
+        row_block += programs
+
+
+# --------------------------------------------------------------------------------------------
 # the reduction
 
 
@@ -1383,28 +1420,31 @@ def _replay_for(out, ref, rowmax, tol: Tolerance, tile, config: LaunchConfig, ch
 
 
 def _reference_facts(ref: torch.Tensor, rowmax: torch.Tensor, floor: float) -> torch.Tensor:
-    """float64 [ref_sq, outside] on ref's device, queued and not waited for: the sum of squared
-    references as check.check_launch adds it (the same float64 sums in the same order), and
-    with ``floor >= 1`` the rows with a |ref| beyond ``floor * rowmax`` (NaN included), for
-    which per-row thresholds do not hold. Both depend on the reference alone, so they are
-    worked out once for all the launches checked against it rather than in every check's pass;
-    a reference changed in place (its version moves on) gets them again."""
+    """float64 [ref_sq, outside] on ref's device, queued and not waited for (_facts_kernel reads
+    ref once): the sum of squared references in float64 as check.check_launch adds it (exact
+    squares; the order of the additions differs), and with ``floor >= 1`` the rows with a
+    |ref| beyond ``floor * rowmax`` (NaN included), for which per-row thresholds do not hold.
+    Both depend on the reference alone, so they are worked out once for all the launches
+    checked against it rather than in every check's pass; a reference changed in place (its
+    version moves on) gets them again."""
     key = (ref.data_ptr(), tuple(ref.shape), tuple(ref.stride()), ref.dtype, ref._version,
            rowmax.data_ptr(), rowmax._version, float(floor))
     for ref_seen, rowmax_seen, seen_key, facts in _FACTS:
         if ref_seen() is ref and rowmax_seen() is rowmax and seen_key == key:
             return facts
     m, n = ref.shape
-    ref_sq = torch.zeros((), dtype=torch.float64, device=ref.device)
-    outside = torch.zeros((), dtype=torch.int64, device=ref.device)
-    # the kernels' row scale: floor * rowmax in fp32
-    row_scale = rowmax.to(torch.float32) * torch.tensor(floor, dtype=torch.float32)
-    for rows in torch_check._row_chunks(m, n):
-        r = ref[rows].float()
-        ref_sq += (r.double() ** 2).sum()
-        if floor >= 1.0:
-            outside += (~(r.abs() <= row_scale[rows, None])).any(dim=1).sum()
-    facts = torch.stack([ref_sq, outside.to(torch.float64)])
+    row_sq = _allocate(m, torch.float64, ref.device)
+    outside = _allocate(m, torch.int32, ref.device)
+    if INTERPRETED:
+        block_m, block_n, programs = min(64, triton.next_power_of_2(m)), min(1024, max(16, triton.next_power_of_2(n))), 1
+    else:
+        block_m, block_n = 16, 256
+        programs = max(1, min(-(-m // block_m), 4 * _multiprocessors(ref.device)))
+    launch(_facts_kernel, programs, (ref, rowmax, row_sq, outside, m, n, *ref.stride(), float(floor)),
+           dict(BLOCK_M=block_m, BLOCK_N=block_n), 4, interpreted=INTERPRETED)
+    _diagnose("_facts_kernel")
+    outside_rows = outside.sum() if floor >= 1.0 else outside.new_zeros(())
+    facts = torch.stack([row_sq.sum(), outside_rows.to(torch.float64)])
     _FACTS.insert(0, (weakref.ref(ref), weakref.ref(rowmax), key, facts))
     del _FACTS[_FACTS_KEPT:]
     return facts
