@@ -627,8 +627,8 @@ print("compiled")
 @pytest.mark.skipif(ON_GPU, reason="on a GPU the kernels compile for real in every other test")
 def test_kernels_compile_for_hopper():
     """What CI without a GPU can still say: the kernels compile for sm_90, load each tensor in
-    16-byte vectors and keep their accumulators in registers, few enough for two programs of
-    eight warps per multiprocessor."""
+    16-byte vectors and keep their accumulators in registers, few enough for the default four
+    programs of four warps per multiprocessor."""
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     result = subprocess.run([sys.executable, "-c", COMPILE_FOR_HOPPER], capture_output=True, text=True, env=env)
     if "compiled" not in result.stdout and ("ptxas" in result.stderr and "No such file" in result.stderr):
