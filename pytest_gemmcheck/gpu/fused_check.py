@@ -1038,11 +1038,12 @@ def _finalize_kernel(partial_ptr, programs, row_counts_ptr, tile_counts_ptr, fac
 @dataclass(frozen=True)
 class LaunchConfig:
     """Block shape and parallelism of the main pass. On a GPU the defaults give each thread two
-    16-byte vectors of each tensor per step (and the next step's in flight) and a persistent grid of several programs per multiprocessor (16 rows x 256 bytes, 4
-    warps, 4 programs per SM were fastest in three sweeps on an H200, and 0.150 against 0.159
-    ms for the earlier 4 rows x 512 bytes at 6 per SM timed in the same run, 79% of its copy
-    bandwidth: benchmarks/check_speed.py --sweep / --configs); the interpreter, whose cost is
-    per step and per program, gets blocks as large as the output allows and one program."""
+    16-byte vectors of each tensor per step (and the next step's in flight) and a persistent
+    grid of several programs per multiprocessor: 16 rows x 256 bytes, 4 warps, 4 programs per
+    SM took 0.150 ms against 0.159 for the earlier 4 rows x 512 bytes at 6 per SM, timed in
+    turn in one run on an H200 (79% of its copy bandwidth; benchmarks/check_speed.py --configs,
+    docs/gpu.md). The interpreter, whose cost is per step and per program, gets blocks as
+    large as the output allows and one program."""
 
     block_m: int | None = None  # None: 16 rows; in the interpreter the output's rows, up to 64
     block_n: int | None = None  # None: 256 bytes of a row (128 bf16/fp16, 64 fp32); interpreted, up to 1024
