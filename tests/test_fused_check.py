@@ -667,6 +667,53 @@ def test_checksum_sees_every_single_change_and_swaps():
         assert check.checksum(flipped.view(8, 300)) != check.checksum(wide)
 
 
+class FakeRun:
+    """What _Replay uses of a _Run: its launches, recorded with the tensors lent at the time."""
+
+    def __init__(self):
+        self.out = self.ref = self.rowmax = None
+        self.launched, self.copies = [], 0
+
+    def launch_kernels(self, row_scale):
+        self.launched.append((self.out, row_scale))
+
+    def _queue_copy(self):
+        self.copies += 1
+
+
+class FakeGraph:
+    def __init__(self, launches):
+        self.captured, self.replays = launches, 0
+
+    def replay(self):
+        self.replays += 1
+
+
+@pytest.mark.parametrize("capture", ["works", "refused"])
+def test_replay_captures_at_the_second_check_or_falls_back(monkeypatch, capture):
+    """A replayed check launches its kernels at its first check (which compiles them), is
+    captured at the second and replayed after; where CUDA refuses the capture (a debugger, a
+    profiler, CUDA_LAUNCH_BLOCKING), it launches them one by one from then on instead of
+    failing the launch it checks. It keeps no tensor between checks."""
+    def fake_capture(launches, device):
+        if capture == "refused":
+            raise RuntimeError("operation not permitted when stream is capturing")
+        return FakeGraph(launches)
+
+    monkeypatch.setattr(fused_check, "_capture", fake_capture)
+    run = FakeRun()
+    entry = fused_check._Replay(run)
+    out = torch.zeros(2, 2)
+    for _ in range(4):
+        entry.enqueue(out, out, out[:, 0])
+        assert run.out is None and run.ref is None and run.rowmax is None
+    assert run.copies == 4
+    if capture == "works":
+        assert run.launched == [(out, True)] and entry.graph.replays == 3
+    else:
+        assert run.launched == [(out, True)] * 4
+
+
 @pytest.mark.skipif(not ON_GPU, reason="CUDA graphs need a GPU")
 def test_replayed_checks_give_the_numbers_of_fresh_ones(fence):
     """prepare_check(replay=True), as case.run checks its two output buffers in turn: the second

@@ -1359,16 +1359,25 @@ class _Replay:
     def enqueue(self, out, ref, rowmax) -> None:
         """The check's kernels and the copy of its result, on the current stream."""
         self.checks += 1
-        if self.graph is None:
+        if self.graph is None or self.graph is _NO_GRAPH:
             self._lend(out, ref, rowmax)
             try:
-                if self.checks >= 2:  # the first check compiled the kernels: capture them
-                    self.graph = _capture(lambda: self.run.launch_kernels(True), out.device)
+                captured = None
+                if self.graph is None and self.checks >= 2:  # the first check compiled the kernels
+                    try:
+                        captured = _capture(lambda: self.run.launch_kernels(True), out.device)
+                    except RuntimeError:
+                        # capture refused here (a debugger, a profiler, CUDA_LAUNCH_BLOCKING):
+                        # this entry launches its kernels one by one from now on. A fault of
+                        # the GPU's own fails the launches below just the same.
+                        self.graph = _NO_GRAPH
+                if captured is not None:
+                    self.graph = captured
                 else:
                     self.run.launch_kernels(True)
             finally:
                 self._lend(None, None, None)
-        if self.graph is not None:
+        if self.graph is not None and self.graph is not _NO_GRAPH:
             self.graph.replay()
         self.run._queue_copy()
 
@@ -1379,6 +1388,7 @@ class _Replay:
         return _Run(out, ref, rowmax, run.tol, run.tile, [], run.config, checksum=run.checksum)
 
 
+_NO_GRAPH = object()  # a _Replay whose capture was refused
 _CAPTURE_STREAMS: dict[torch.device, torch.cuda.Stream] = {}
 
 
