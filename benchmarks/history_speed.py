@@ -145,7 +145,7 @@ def main(argv=None) -> int:
                 drop()
         if "sqlite" in rates and "postgresql" in rates:
             print(f"   postgresql/sqlite: {rates['postgresql'] / rates['sqlite']:.2f}x")
-        print(f"2. per-case history queries over the launch table")
+        print("2. per-case history queries over the launch table")
         for name, (evidence_s, summary_s, rows, evidence) in query_times.items():
             print(f"   {name:<11} {rows:>9,} launch rows: baseline of one case ({evidence.launches:,} launches, "
                   f"{evidence.processes} processes) {evidence_s * 1000:.1f} ms; dashboard summary of one kernel "

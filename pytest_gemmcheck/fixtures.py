@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
 import torch
 
 from .case import Case, CaseContext, _out_dtype, default_device

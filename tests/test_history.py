@@ -1,7 +1,6 @@
 """The history database in real sessions, on SQLite and on a real PostgreSQL server."""
 
 import json
-import os
 import shutil
 import signal
 import subprocess
