@@ -417,21 +417,6 @@ def _load_step(block, out_ptr, ref_ptr, copy0_ptr, copy1_ptr, copy2_ptr, copy3_p
 
 
 @triton.jit
-def _task_nonfinite(out_ptr, stride_m, stride_n, rows64, row_ok, N, first_block, last_block,
-                    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
-    """Per row, a task's non-finite elements: read again only for tasks with a wrong element
-    (non-finite ones are wrong), so that a clean output never counts them."""
-    count = tl.full([BLOCK_M], 0, tl.int32)
-    block = first_block
-    while block < last_block:  # not range(): see _LOOPS
-        cols64, mask = _task_block(block, rows64, row_ok, N, last_block, BLOCK_N)
-        out_val = _load_block(out_ptr, stride_m, stride_n, rows64, cols64, mask).to(tl.float32)
-        count += tl.sum((~(tl.abs(out_val) <= FLT_MAX)).to(tl.int32), axis=1)  # masked: 0, finite
-        block += 1
-    return count
-
-
-@triton.jit
 def _task_largest_difference(out_ptr, stride_out_m, stride_out_n, copy_ptr, stride_m, stride_n, rows64, row_ok, N,
                              first_block, last_block, BITS: tl.constexpr, BLOCK_M: tl.constexpr,
                              BLOCK_N: tl.constexpr):
@@ -451,29 +436,14 @@ def _task_largest_difference(out_ptr, stride_out_m, stride_out_n, copy_ptr, stri
 
 
 @triton.jit
-def _exact_squares(out_ptr, ref_ptr, stride_out_m, stride_out_n, stride_ref_m, stride_ref_n, rows64, row_ok,
-                   N, first_block, last_block, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
-    """Per row, a task's sum of squared errors in float64, as the torch path adds them: for
-    tasks whose scaled fp32 sums are not comfortably finite."""
-    err_sq = tl.full([BLOCK_M], 0, tl.float64)
-    block = first_block
-    while block < last_block:  # not range(): see _LOOPS
-        cols64, mask = _task_block(block, rows64, row_ok, N, last_block, BLOCK_N)
-        out_val = _load_block(out_ptr, stride_out_m, stride_out_n, rows64, cols64, mask).to(tl.float32)
-        ref_val = _load_block(ref_ptr, stride_ref_m, stride_ref_n, rows64, cols64, mask).to(tl.float32)
-        err = tl.where(tl.abs(out_val) <= FLT_MAX, tl.abs(out_val - ref_val), 0.0).to(tl.float64)
-        err_sq += tl.sum(err * err, axis=1)
-        block += 1
-    return err_sq
-
-
-@triton.jit
 def _task_accuracy(out_ptr, ref_ptr, stride_out_m, stride_out_n, stride_ref_m, stride_ref_n, rows64, row_ok, N,
                    first_block, last_block, threshold, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
     """Per row, a task's accuracy numbers in full with per-row thresholds, reading it again:
     wrong and non-finite elements, the largest error (a magnitude key, NaN propagating) and
-    the squared errors in float64. For tasks _quick_block found a row in that may have a
-    wrong element; a clean output has none."""
+    the squared errors in float64, as the torch path adds them. For tasks _quick_block found a
+    row in that may have a wrong element, and (its wrong count unused) for tasks of the
+    per-element path with a wrong element or squares too far from the row's scale for fp32;
+    a clean output has none."""
     wrong = tl.full([BLOCK_M], 0, tl.int32)
     nonfinite = tl.full([BLOCK_M], 0, tl.int32)
     err_key = tl.full([BLOCK_M], 0, tl.int32)
@@ -693,17 +663,17 @@ def _check_kernel(
                 rel_total = tl.maximum(rel_total, tl.where(row_ok, _magnitude_key(row_rel), 0))
             else:
                 per_row = tl.sum(wrong, axis=1)
-                if tl.sum(per_row, axis=0) > 0:
-                    nonfinite_total += _task_nonfinite(out_ptr, stride_out_m, stride_out_n, rows64, row_ok, N,
-                                                       first_block, last_block, BLOCK_M, BLOCK_N).to(tl.int64)
                 row_err_key = tl.max(err_key, axis=1)
                 rel_total = tl.maximum(rel_total, tl.max(rel_key, axis=1))
-                if tl.sum((~(row_err_sq < SQUARES_LIMIT)).to(tl.int32), axis=0) == 0:
+                unwieldy = tl.sum((~(row_err_sq < SQUARES_LIMIT)).to(tl.int32), axis=0)
+                if (tl.sum(per_row, axis=0) == 0) & (unwieldy == 0):  # the clean output's case
                     err_sq_total += row_err_sq.to(tl.float64) * unscale * unscale
-                else:  # rare: an error far beyond its row's scale, inf or NaN
-                    err_sq_total += _exact_squares(out_ptr, ref_ptr, stride_out_m, stride_out_n, stride_ref_m,
-                                                   stride_ref_n, rows64, row_ok, N, first_block, last_block,
-                                                   BLOCK_M, BLOCK_N)
+                else:  # non-finite elements are wrong ones; or an error far beyond its row's scale
+                    _, row_nonfinite, _, exact_err = _task_accuracy(
+                        out_ptr, ref_ptr, stride_out_m, stride_out_n, stride_ref_m, stride_ref_n, rows64, row_ok, N,
+                        first_block, last_block, row_scale, BLOCK_M, BLOCK_N)
+                    nonfinite_total += row_nonfinite.to(tl.int64)
+                    err_sq_total += exact_err
             tl.store(accuracy_rows_ptr + slot_offset + rows, per_row, mask=row_ok)
             wrong_total += per_row.to(tl.int64)
             abs_total = tl.maximum(abs_total, row_err_key)
@@ -1359,24 +1329,20 @@ class _Replay:
     def enqueue(self, out, ref, rowmax) -> None:
         """The check's kernels and the copy of its result, on the current stream."""
         self.checks += 1
-        if self.graph is None or self.graph is _NO_GRAPH:
-            self._lend(out, ref, rowmax)
-            try:
-                captured = None
-                if self.graph is None and self.checks >= 2:  # the first check compiled the kernels
-                    try:
-                        captured = _capture(lambda: self.run.launch_kernels(True), out.device)
-                    except RuntimeError:
-                        # capture refused here (a debugger, a profiler, CUDA_LAUNCH_BLOCKING):
-                        # this entry launches its kernels one by one from now on. A fault of
-                        # the GPU's own fails the launches below just the same.
-                        self.graph = _NO_GRAPH
-                if captured is not None:
-                    self.graph = captured
-                else:
-                    self.run.launch_kernels(True)
-            finally:
-                self._lend(None, None, None)
+        self._lend(out, ref, rowmax)
+        try:
+            if self.graph is None and self.checks >= 2:  # the first check compiled the kernels
+                try:
+                    self.graph = _capture(lambda: self.run.launch_kernels(True), out.device)
+                except RuntimeError:
+                    # capture refused here (a debugger, a profiler, CUDA_LAUNCH_BLOCKING): this
+                    # entry launches its kernels one by one from now on. A fault of the GPU's
+                    # own fails those launches just the same.
+                    self.graph = _NO_GRAPH
+            if self.graph is None or self.graph is _NO_GRAPH:
+                self.run.launch_kernels(True)
+        finally:
+            self._lend(None, None, None)
         if self.graph is not None and self.graph is not _NO_GRAPH:
             self.graph.replay()
         self.run._queue_copy()
