@@ -59,6 +59,8 @@ if not ON_GPU:
 from pytest_gemmcheck import check  # noqa: E402
 from pytest_gemmcheck.gpu import fused_check  # noqa: E402
 
+import gpu_timing  # noqa: E402  (this folder: scripts run from it)
+
 DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
 TOL = check.Tolerance()
 GEMM_MS = 0.384  # fp8 GEMM 16384x7168x2048 on an H200 (benchmarks/results/h200-run1.log)
@@ -87,18 +89,11 @@ def seconds_per_call(fn, repeat: int, warmup: int = 2) -> float:
 
 def device_seconds(enqueue, repeat: int) -> float:
     """GPU time per call of ``enqueue`` (kernels only): ``repeat`` calls back to back between two
-    CUDA events, after a warm-up call (which compiles)."""
+    CUDA events, after a warm-up call (which compiles); in the interpreter, wall time."""
+    if ON_GPU:
+        return gpu_timing.device_seconds(enqueue, repeat)
     enqueue()
-    synchronize()
-    if not ON_GPU:
-        return seconds_per_call(enqueue, max(1, repeat // 4), warmup=0)
-    begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    begin.record()
-    for _ in range(repeat):
-        enqueue()
-    end.record()
-    end.synchronize()
-    return begin.elapsed_time(end) / 1e3 / repeat
+    return seconds_per_call(enqueue, max(1, repeat // 4), warmup=0)
 
 
 def copy_seconds(nbytes: int, device, repeat: int) -> float:

@@ -26,6 +26,7 @@ from pytest_gemmcheck import check  # noqa: E402
 from pytest_gemmcheck.case import Case, CaseContext  # noqa: E402
 from pytest_gemmcheck.checker import select_checker  # noqa: E402
 from pytest_gemmcheck.options import Settings  # noqa: E402
+from gpu_timing import device_seconds  # noqa: E402
 
 LAUNCHES = 50
 
@@ -44,15 +45,7 @@ def timed(fn, repeat=LAUNCHES) -> float:
 
 def device_ms(fn, repeat=LAUNCHES) -> float:
     """Mean GPU milliseconds of ``fn`` launched ``repeat`` times back to back (CUDA events)."""
-    fn()
-    torch.cuda.synchronize()
-    begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    begin.record()
-    for _ in range(repeat):
-        fn()
-    end.record()
-    end.synchronize()
-    return begin.elapsed_time(end) / repeat
+    return device_seconds(fn, repeat) * 1e3
 
 
 def shape(name, quant, m, n, k, kernel_of):
