@@ -56,8 +56,8 @@ if not ON_GPU:
     # Triton reads the flag when it is imported and on the first launch: set it first
     os.environ["TRITON_INTERPRET"] = "1"
 
-from pytest_gemmcheck import check  # noqa: E402
-from pytest_gemmcheck.gpu import fused_check  # noqa: E402
+from pytest_gemmcheck.checking import torch_backend as check  # noqa: E402
+from pytest_gemmcheck.checking.triton import fused_check  # noqa: E402
 
 import gpu_timing  # noqa: E402  (this folder: scripts run from it)
 
@@ -305,7 +305,7 @@ def main(argv=None) -> int:
     timings["  the same, no CUDA graph"] = (
         queued_seconds(lambda: fused_check.start_check(out, ref, rowmax, TOL, tile, checksum=True),
                        max(args.repeat, 50 if ON_GPU else 2)), None, read_bytes * 2 // 3)
-    from pytest_gemmcheck.gpu import launch
+    from pytest_gemmcheck.checking.triton import launch
 
     launch.DIRECT = False  # the same through Triton's own launch path (gpu/launch.py)
     timings["  no graph, Triton's launch path"] = (

@@ -27,9 +27,9 @@ sys.path.insert(0, str(ROOT / "tests"))
 from kernels import tiled_gemm  # noqa: E402
 from test_false_positives import IMPLEMENTATIONS, MODES, SHAPES  # noqa: E402
 
-from pytest_gemmcheck.case import Case, CaseContext  # noqa: E402
-from pytest_gemmcheck.check import row_max  # noqa: E402
-from pytest_gemmcheck.options import Settings  # noqa: E402
+from pytest_gemmcheck.case.case import Case, CaseContext  # noqa: E402
+from pytest_gemmcheck.checking.torch_backend import row_max  # noqa: E402
+from pytest_gemmcheck.config.options import Settings  # noqa: E402
 
 
 def main() -> None:

@@ -75,11 +75,11 @@ def run_case(kernel: str, m: int, n: int, k: int, quant: str, make_launch, *, re
              params: dict | None = None, tile: str | None = None, fp8: str = "e4m3fn", caches=None) -> dict:
     """One case through the plugin's own case.run, under a background load: what the
     gemmcheck fixture does, without pytest. Returns the numbers of its result."""
-    from pytest_gemmcheck import stress
-    from pytest_gemmcheck.case import Case, CaseContext
+    from pytest_gemmcheck.environment import stress
+    from pytest_gemmcheck.case.case import Case, CaseContext
     from pytest_gemmcheck.errors import GemmcheckFailure
-    from pytest_gemmcheck.options import Settings
-    from pytest_gemmcheck.reference import LruCache
+    from pytest_gemmcheck.config.options import Settings
+    from pytest_gemmcheck.case.reference import LruCache
 
     caches = caches or (LruCache(), LruCache())
     results = []
@@ -120,7 +120,7 @@ def run_case(kernel: str, m: int, n: int, k: int, quant: str, make_launch, *, re
 def part_environment(args) -> dict:
     import torch
 
-    from pytest_gemmcheck import devices
+    from pytest_gemmcheck.config import devices
 
     info = {"python": platform.python_version(), "torch": torch.__version__, "cuda": torch.version.cuda,
             "hip": getattr(torch.version, "hip", None), "gpu_count": torch.cuda.device_count()}
@@ -143,9 +143,9 @@ def part_environment(args) -> dict:
 
 def part_digests(args) -> dict:
     """Inputs.digest() of case.inputs() on the CPU and on the GPU, every mode and flavour."""
-    from pytest_gemmcheck.case import Case, CaseContext
-    from pytest_gemmcheck.options import Settings
-    from pytest_gemmcheck.quant import quant_mode, quant_mode_names
+    from pytest_gemmcheck.case.case import Case, CaseContext
+    from pytest_gemmcheck.config.options import Settings
+    from pytest_gemmcheck.case.quant import quant_mode, quant_mode_names
 
     device = _device()
     rows, mismatches = [], 0
@@ -171,7 +171,7 @@ def part_stress(args) -> dict:
     """Each stressor alone, then beside back-to-back bf16 GEMM launches."""
     import torch
 
-    from pytest_gemmcheck import stress
+    from pytest_gemmcheck.environment import stress
 
     device = _device()
     a = torch.randn(4096, 4096, device=device, dtype=torch.bfloat16)
@@ -227,7 +227,7 @@ def part_stress(args) -> dict:
 def part_racy_sweep(args) -> dict:
     import racy_gemm
 
-    from pytest_gemmcheck.reference import LruCache
+    from pytest_gemmcheck.case.reference import LruCache
 
     reason = racy_gemm.unavailable_reason()
     if reason:
@@ -305,9 +305,9 @@ def part_overhead(args) -> dict:
     import torch
     import torch_gemms
 
-    from pytest_gemmcheck.case import Case, CaseContext
-    from pytest_gemmcheck.options import Settings
-    from pytest_gemmcheck.reference import compute_reference
+    from pytest_gemmcheck.case.case import Case, CaseContext
+    from pytest_gemmcheck.config.options import Settings
+    from pytest_gemmcheck.case.reference import compute_reference
 
     device = _device()
     m, n, k, repeat = 16384, 7168, 2048, 100

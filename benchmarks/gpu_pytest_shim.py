@@ -13,7 +13,8 @@ import os
 
 import pytest
 
-from pytest_gemmcheck import devices, stress
+from pytest_gemmcheck.config import devices
+from pytest_gemmcheck.environment import stress
 
 
 def pytest_configure(config: pytest.Config) -> None:

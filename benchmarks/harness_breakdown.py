@@ -22,10 +22,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "examples" / "gpu"))
 
-from pytest_gemmcheck import check  # noqa: E402
-from pytest_gemmcheck.case import Case, CaseContext  # noqa: E402
-from pytest_gemmcheck.checker import select_checker  # noqa: E402
-from pytest_gemmcheck.options import Settings  # noqa: E402
+from pytest_gemmcheck.checking import torch_backend as check  # noqa: E402
+from pytest_gemmcheck.case.case import Case, CaseContext  # noqa: E402
+from pytest_gemmcheck.checking.backends import select_checker  # noqa: E402
+from pytest_gemmcheck.config.options import Settings  # noqa: E402
 from gpu_timing import device_seconds  # noqa: E402
 
 LAUNCHES = 50

@@ -29,11 +29,11 @@ sys.path.insert(0, str(ROOT))
 from sqlalchemy import create_engine, text  # noqa: E402
 from sqlalchemy.engine import make_url  # noqa: E402
 
-from pytest_gemmcheck.db.engine import create, upgrade  # noqa: E402
-from pytest_gemmcheck.db.queries import case_summaries, history_evidence  # noqa: E402
-from pytest_gemmcheck.db.store import HistoryStore, RunInfo  # noqa: E402
-from pytest_gemmcheck.recorder import BATCH_RESULTS  # noqa: E402
-from pytest_gemmcheck.result import CaseResult, LaunchRecord  # noqa: E402
+from pytest_gemmcheck.history.engine import create, upgrade  # noqa: E402
+from pytest_gemmcheck.history.queries import case_summaries, history_evidence  # noqa: E402
+from pytest_gemmcheck.history.store import HistoryStore, RunInfo  # noqa: E402
+from pytest_gemmcheck.history.recorder import BATCH_RESULTS  # noqa: E402
+from pytest_gemmcheck.case.result import CaseResult, LaunchRecord  # noqa: E402
 
 STACK = {"fingerprint": "bench0000", "host": "bench", "gpu_arch": "sm_90", "gpu_name": "bench GPU", "torch": "2.x"}
 

@@ -28,9 +28,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "examples" / "gpu"))
 
-from pytest_gemmcheck import check  # noqa: E402
-from pytest_gemmcheck.case import Case, CaseContext  # noqa: E402
-from pytest_gemmcheck.options import Settings  # noqa: E402
+from pytest_gemmcheck.checking import torch_backend as check  # noqa: E402
+from pytest_gemmcheck.case.case import Case, CaseContext  # noqa: E402
+from pytest_gemmcheck.config.options import Settings  # noqa: E402
 
 CALLS = 200
 
@@ -49,7 +49,7 @@ def host_us(fn, calls: int = CALLS) -> float:
 
 def triton_path(fn):
     """``fn()`` with gpu/launch.py's direct launches off."""
-    from pytest_gemmcheck.gpu import launch
+    from pytest_gemmcheck.checking.triton import launch
 
     launch.DIRECT = False
     try:
@@ -65,7 +65,7 @@ def main(argv=None) -> int:
     if not torch.cuda.is_available():
         print("no GPU: nothing to measure")
         return 0
-    from pytest_gemmcheck.gpu import fused_check
+    from pytest_gemmcheck.checking.triton import fused_check
 
     m, n = 16384, 7168
     case = Case(CaseContext(Settings(repeat=50)), "matmul", m=m, n=n, k=256, quant="bf16")

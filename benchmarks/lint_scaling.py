@@ -9,7 +9,7 @@ trace length, the hazard search close to it (each read only scans the loads not 
 import time
 from pathlib import Path
 
-from pytest_gemmcheck.lint import lint_text
+from pytest_gemmcheck.compiled.lint import lint_text
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "flydsl" / "data"
 

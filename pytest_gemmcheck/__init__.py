@@ -6,22 +6,26 @@ test uses it (torch is imported on first use).
 
 from __future__ import annotations
 
+from . import moved
+
 __version__ = "0.1.0"
 
 _LAZY = {
-    "Case": "pytest_gemmcheck.case",
-    "CaseResult": "pytest_gemmcheck.result",
-    "LaunchRecord": "pytest_gemmcheck.result",
-    "Inputs": "pytest_gemmcheck.quant",
-    "QuantMode": "pytest_gemmcheck.quant",
-    "register_quant_mode": "pytest_gemmcheck.quant",
-    "compute_reference": "pytest_gemmcheck.reference",
+    "Case": "pytest_gemmcheck.case.case",
+    "CaseResult": "pytest_gemmcheck.case.result",
+    "LaunchRecord": "pytest_gemmcheck.case.result",
+    "Inputs": "pytest_gemmcheck.case.quant",
+    "QuantMode": "pytest_gemmcheck.case.quant",
+    "register_quant_mode": "pytest_gemmcheck.case.quant",
+    "compute_reference": "pytest_gemmcheck.case.reference",
     "CaseError": "pytest_gemmcheck.errors",
     "GemmcheckFailure": "pytest_gemmcheck.errors",
     "LaunchError": "pytest_gemmcheck.errors",
 }
 
 __all__ = ["__version__", *_LAZY]
+
+moved.install()
 
 
 def __getattr__(name: str):

@@ -9,7 +9,7 @@ hookspec = pytest.hookspec
 
 @hookspec
 def pytest_gemmcheck_quant_modes():
-    """Return quant modes (``pytest_gemmcheck.quant.QuantMode`` instances) to add.
+    """Return quant modes (``pytest_gemmcheck.case.quant.QuantMode`` instances) to add.
 
     Called before a case is built, so modes from conftest.py files anywhere are seen. A mode
     whose name is already registered by a different class is refused.

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from . import options
-from .session import REPORT_ATTR, GemmcheckSession
+from .config import options
+from .session.state import REPORT_ATTR, GemmcheckSession
 
 SESSION_KEY = pytest.StashKey[GemmcheckSession]()
 RESULTS_KEY = pytest.StashKey[list]()
@@ -52,7 +52,7 @@ def _results_sink(item: pytest.Item) -> list:
 def gemmcheck(request: pytest.FixtureRequest):
     """Case factory: ``gemmcheck.case(kernel, m=, n=, k=, quant=, tile=, ...)``; then
     ``case.inputs()`` and ``case.run(lambda out: kernel(..., out))``."""
-    from .fixtures import GemmcheckFixture
+    from .session.fixtures import GemmcheckFixture
 
     return GemmcheckFixture(_session(request.config), _overrides(request.config, request.node), request.node.nodeid,
                             _results_sink(request.node))
@@ -61,7 +61,7 @@ def gemmcheck(request: pytest.FixtureRequest):
 @pytest.fixture
 def poisoned_output():
     """``poisoned_output(m, n, dtype=torch.bfloat16, device=None)``: a NaN-filled output."""
-    from .fixtures import PoisonedOutput
+    from .session.fixtures import PoisonedOutput
 
     return PoisonedOutput()
 
@@ -70,7 +70,7 @@ def poisoned_output():
 def bf16_reference():
     """``bf16_reference(inputs)`` or ``bf16_reference(a, b, a_scale=, b_scale=, quant=)``: the
     fp32 reference (TF32 off) rounded to bf16 (or ``out_dtype=``)."""
-    from .fixtures import bf16_reference as reference
+    from .session.fixtures import bf16_reference as reference
 
     return reference
 

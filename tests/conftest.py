@@ -9,12 +9,12 @@ import torch  # noqa: F401
 # the same for modules whose import registers global state (a second import warns)
 import sqlalchemy.dialects.postgresql  # noqa: F401,E402
 import sqlalchemy.dialects.sqlite  # noqa: F401,E402
-import pytest_gemmcheck.db.engine  # noqa: F401,E402
+import pytest_gemmcheck.history.engine  # noqa: F401,E402
 try:
     import psycopg  # noqa: F401
 except ImportError:  # PostgreSQL tests skip without the driver
     pass
-import pytest_gemmcheck.db.store  # noqa: F401,E402
+import pytest_gemmcheck.history.store  # noqa: F401,E402
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
@@ -25,8 +25,8 @@ sys.path.insert(0, str(EXAMPLES / "cpu"))
 @pytest.fixture
 def make_case():
     """Build a Case outside a pytest session: what the fixture does, minus the session."""
-    from pytest_gemmcheck.case import Case, CaseContext
-    from pytest_gemmcheck.options import Settings
+    from pytest_gemmcheck.case.case import Case, CaseContext
+    from pytest_gemmcheck.config.options import Settings
 
     def make(kernel="kern", *, repeat=12, settings=None, record=None, **kwargs):
         context = CaseContext(settings or Settings(repeat=repeat))
@@ -86,7 +86,7 @@ def postgres_url():
 @pytest.fixture(params=["sqlite", "postgresql"])
 def db_url(request, tmp_path):
     """A database URL on each backend, at the current schema."""
-    from pytest_gemmcheck.cli import main
+    from pytest_gemmcheck.reporting.cli import main
 
     if request.param == "sqlite":
         url = f"sqlite+pysqlite:///{tmp_path / 'history.db'}"

@@ -6,9 +6,9 @@ import pytest
 import torch
 
 from kernels import tiled_gemm
-from pytest_gemmcheck import check
-from pytest_gemmcheck.case import Case, CaseContext
-from pytest_gemmcheck.options import Settings
+from pytest_gemmcheck.checking import torch_backend as check
+from pytest_gemmcheck.case.case import Case, CaseContext
+from pytest_gemmcheck.config.options import Settings
 
 # (m, n, k): powers of two, odd sizes, skinny and wide, K from 32 to 8192
 SHAPES = [

@@ -5,7 +5,7 @@ import pytest
 
 from kernels import FaultInjector, tiled_gemm
 from pytest_gemmcheck.errors import GemmcheckFailure
-from pytest_gemmcheck.options import Settings
+from pytest_gemmcheck.config.options import Settings
 
 fused_check = pytest.importorskip("test_fused_check").fused_check  # loads it under the interpreter
 

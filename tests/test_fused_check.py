@@ -38,8 +38,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from pytest_gemmcheck import check  # noqa: E402
-from pytest_gemmcheck.gpu import available, interpreting  # noqa: E402
+from pytest_gemmcheck.checking import torch_backend as check  # noqa: E402
+from pytest_gemmcheck.checking.triton import available, interpreting  # noqa: E402
 
 # The interpreter computes inf - inf and 0 / 0 with numpy, as a GPU computes them, and numpy warns.
 pytestmark = pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning",
@@ -58,7 +58,7 @@ REL_L2_ATOL = 1e-15
 def _load_fused_check():
     if ON_GPU:
         pytest.importorskip("triton")
-        from pytest_gemmcheck.gpu import fused_check
+        from pytest_gemmcheck.checking.triton import fused_check
 
         return fused_check
     if "triton" in sys.modules and not interpreting():
@@ -67,7 +67,7 @@ def _load_fused_check():
     os.environ["TRITON_INTERPRET"] = "1"
     try:
         pytest.importorskip("triton")
-        from pytest_gemmcheck.gpu import fused_check
+        from pytest_gemmcheck.checking.triton import fused_check
 
         ref = torch.ones(1, 1)
         fused_check.check_launch(ref, ref, ref[:, 0], TOL)  # the first launch, under the flag
@@ -551,7 +551,7 @@ def test_available(monkeypatch):
 
 
 def test_package_imports_nothing_heavy():
-    code = ("import sys, pytest_gemmcheck.gpu as g; "
+    code = ("import sys, pytest_gemmcheck.checking.triton as g; "
             "print(any(name in sys.modules for name in ('triton', 'torch')))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             env={k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"})
@@ -565,7 +565,7 @@ import inspect, re, subprocess, sys, tempfile
 import triton
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
-from pytest_gemmcheck.gpu import fused_check as fc
+from pytest_gemmcheck.checking.triton import fused_check as fc
 
 def compile_kernel(kernel, types, constexprs, aligned, num_warps=8):
     names = list(inspect.signature(kernel.fn).parameters)
@@ -751,7 +751,7 @@ def assert_replayed(pending, output, ref, rowmax, index):
 def test_direct_launches_give_triton_launches_numbers(fence, monkeypatch):
     """gpu/launch.py launches compiled kernels directly after Triton's first launch of each
     specialisation: the same numbers as Triton's own path, aligned or not."""
-    from pytest_gemmcheck.gpu import launch
+    from pytest_gemmcheck.checking.triton import launch
 
     ref = reference(70, 300, torch.bfloat16, seed=21)
     out = corrupt(within_tolerance(ref, seed=21), "scattered", seed=21)

@@ -11,8 +11,8 @@ import time
 import pytest
 from sqlalchemy import create_engine, text
 
-from pytest_gemmcheck.cli import main as gemmcheck_cli
-from pytest_gemmcheck.db.engine import head_revision
+from pytest_gemmcheck.reporting.cli import main as gemmcheck_cli
+from pytest_gemmcheck.history.engine import head_revision
 
 HEAD = head_revision()
 
@@ -204,9 +204,9 @@ def test_a_corrupt_database_is_one_line_not_a_traceback(suite, capsys):
 
 
 def test_a_database_failing_mid_session_loses_no_results(tmp_path):
-    from pytest_gemmcheck.db.engine import resolve_url
-    from pytest_gemmcheck.recorder import Recorder
-    from pytest_gemmcheck.result import CaseResult, LaunchRecord
+    from pytest_gemmcheck.history.engine import resolve_url
+    from pytest_gemmcheck.history.recorder import Recorder
+    from pytest_gemmcheck.case.result import CaseResult, LaunchRecord
 
     recorder = Recorder(url=resolve_url(str(tmp_path / "h.db"), tmp_path), explicit=True, rootdir=tmp_path,
                         tag=None, command="pytest", options={}, workers=0)
@@ -238,8 +238,8 @@ def test_migrations_match_the_models(db_url):
     from alembic.autogenerate import compare_metadata
     from alembic.migration import MigrationContext
 
-    from pytest_gemmcheck.db.engine import create, upgrade
-    from pytest_gemmcheck.db.models import Base
+    from pytest_gemmcheck.history.engine import create, upgrade
+    from pytest_gemmcheck.history.models import Base
     from sqlalchemy.engine import make_url
 
     engine = create(make_url(db_url))
@@ -281,7 +281,7 @@ def test_history_dashboard_shows_each_case_and_its_runs(suite, tmp_path, capsys)
 def test_an_older_sqlite_history_is_migrated_in_place_keeping_its_rows(suite, tmp_path):
     from alembic import command
 
-    from pytest_gemmcheck.db.engine import _alembic_config
+    from pytest_gemmcheck.history.engine import _alembic_config
 
     db = tmp_path / "old.db"
     engine = create_engine(f"sqlite:///{db}")

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import pytest
 import torch
 
-from pytest_gemmcheck.gpu import launch as launcher
+from pytest_gemmcheck.checking.triton import launch as launcher
 
 
 @dataclass

@@ -8,7 +8,7 @@ import textwrap
 
 import pytest
 
-from pytest_gemmcheck.options import OPTIONS
+from pytest_gemmcheck.config.options import OPTIONS
 
 KERNELS_IMPORT = "from kernels import tiled_gemm, bf16_matmul, FaultInjector\n"
 

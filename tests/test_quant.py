@@ -5,9 +5,9 @@ import pytest
 import torch
 
 from pytest_gemmcheck.errors import CaseError
-from pytest_gemmcheck.quant import (BLOCK_K, QuantMode, e8m0_to_float, fp8_flavour, quant_mode,
+from pytest_gemmcheck.case.quant import (BLOCK_K, QuantMode, e8m0_to_float, fp8_flavour, quant_mode,
                                     quant_mode_names, register_quant_mode)
-from pytest_gemmcheck.reference import compute_reference
+from pytest_gemmcheck.case.reference import compute_reference
 
 # sha256 of the bytes of (a, b, a_scale, b_scale) for 96x160x256, seed 1234. These pin the
 # generator: a change here changes every stored case's inputs, so it must be deliberate.
@@ -123,7 +123,7 @@ def test_reference_chunks_give_the_same_reference(monkeypatch):
     """Rows land where they belong whatever the chunking. Not bit for bit: a CPU BLAS may sum a
     7-row product in another order than a 300-row one, which can move an element across a bf16
     rounding boundary (3 of 19,200 elements on one 2-core machine); at most one bf16 ulp."""
-    from pytest_gemmcheck import reference
+    from pytest_gemmcheck.case import reference
 
     x = make("ptpc", m=300, n=64, k=128)
     whole = reference.compute_reference(x).float()

@@ -68,7 +68,7 @@ def test_fixed_assembly_passes_and_metrics_are_compared_with_the_last_record(sui
 
 
 def test_compile_flydsl_records_the_example(pytester, examples_dir):
-    from pytest_gemmcheck.flydsl.compile import find_linker, flydsl_installed
+    from pytest_gemmcheck.compiled.flydsl.compile import find_linker, flydsl_installed
 
     if not flydsl_installed() or find_linker() is None:
         pytest.skip("FlyDSL or an ld.lld 18+ is not installed (bash ci/install-flydsl.sh)")

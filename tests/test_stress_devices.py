@@ -11,7 +11,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from pytest_gemmcheck import devices, stress
+from pytest_gemmcheck.config import devices
+from pytest_gemmcheck.environment import stress
 
 
 def stress_threads():
@@ -228,7 +229,7 @@ def test_stress_kernels_in_the_triton_interpreter():
     pytest.importorskip("triton")
     code = (
         "import torch\n"
-        "from pytest_gemmcheck import stress_kernels as k\n"
+        "from pytest_gemmcheck.environment import stress_kernels as k\n"
         "src = torch.arange(3 * k.BLOCK + 5, dtype=torch.float32)\n"
         "dst = torch.zeros_like(src)\n"
         "k.launch_copy(src, dst, programs=2)\n"

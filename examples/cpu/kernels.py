@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import torch
 
-from pytest_gemmcheck.quant import BLOCK_K, MX_BLOCK, e8m0_to_float
+from pytest_gemmcheck.case.quant import BLOCK_K, MX_BLOCK, e8m0_to_float
 
 
 def _k_blocks(k: int, block: int, reverse: bool):

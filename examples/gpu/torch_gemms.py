@@ -59,8 +59,8 @@ def blockscale_scales(x) -> tuple[torch.Tensor, torch.Tensor]:
 def scaled_mm_unavailable(quant: str) -> str | None:
     """Why ``torch._scaled_mm`` cannot run ``quant`` here (the first line of its error on a small
     probe), or None when it can. Support depends on the torch build, its cuBLAS and the GPU."""
-    from pytest_gemmcheck.quant import fp8_flavour as flavour
-    from pytest_gemmcheck.quant import quant_mode
+    from pytest_gemmcheck.case.quant import fp8_flavour as flavour
+    from pytest_gemmcheck.case.quant import quant_mode
 
     if not hasattr(torch, "_scaled_mm"):
         return f"torch {torch.__version__} has no torch._scaled_mm"

@@ -3,8 +3,8 @@ import types
 
 import pytest
 
-from pytest_gemmcheck.flydsl import adapter
-from pytest_gemmcheck.flydsl.adapter import OUT, bind_launch
+from pytest_gemmcheck.compiled.flydsl import adapter
+from pytest_gemmcheck.compiled.flydsl.adapter import OUT, bind_launch
 
 
 def test_bind_launch_puts_out_in_place_and_passes_the_stream():

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_gemmcheck.flydsl.compile import compile_spec, find_linker, flydsl_installed
-from pytest_gemmcheck.flydsl.metrics import metrics_from_asm
-from pytest_gemmcheck.lint import lint_text
+from pytest_gemmcheck.compiled.flydsl.compile import compile_spec, find_linker, flydsl_installed
+from pytest_gemmcheck.compiled.flydsl.metrics import metrics_from_asm
+from pytest_gemmcheck.compiled.lint import lint_text
 
 EXAMPLE = str(Path(__file__).resolve().parents[2] / "examples" / "flydsl" / "fp8_tail_gemm.py")
 SPEC = f"{EXAMPLE}:compile_spec"
@@ -79,20 +79,20 @@ def test_a_failing_compile_is_reported_not_raised(tmp_path):
 
 def test_cli_compiles_and_lints_a_spec():
     done = subprocess.run(
-        [sys.executable, "-m", "pytest_gemmcheck.lint", SPEC, "-D", "K=256", "-D", "variant=racy"],
+        [sys.executable, "-m", "pytest_gemmcheck.compiled.lint", SPEC, "-D", "K=256", "-D", "variant=racy"],
         capture_output=True,
         text=True,
     )
     assert done.returncode == 1, done.stderr
     assert done.stdout.strip().endswith("16 error(s), 0 warning(s) in 1 kernel(s)")
-    bad = subprocess.run([sys.executable, "-m", "pytest_gemmcheck.lint", SPEC, "-D", "K=100"], capture_output=True, text=True)
+    bad = subprocess.run([sys.executable, "-m", "pytest_gemmcheck.compiled.lint", SPEC, "-D", "K=100"], capture_output=True, text=True)
     assert bad.returncode == 2 and "K must be a multiple" in bad.stderr
 
 
 def test_capture_assembly_in_process(tmp_path):
     script = f"""
 import importlib.util
-from pytest_gemmcheck.flydsl.adapter import capture_assembly
+from pytest_gemmcheck.compiled.flydsl.adapter import capture_assembly
 spec = importlib.util.spec_from_file_location("example", {EXAMPLE!r})
 module = importlib.util.module_from_spec(spec); spec.loader.exec_module(module)
 with capture_assembly({str(tmp_path)!r}) as captured:

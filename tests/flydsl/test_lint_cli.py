@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from pytest_gemmcheck.lint.cli import add_lint_parser, main, run_lint
+from pytest_gemmcheck.compiled.lint.command import add_lint_parser, main, run_lint
 
 
 @pytest.fixture
@@ -57,7 +57,7 @@ def test_sub_parser_registration(files, capsys):
 
 def test_python_dash_m(files):
     done = subprocess.run(
-        [sys.executable, "-m", "pytest_gemmcheck.lint", files["fp8_tail_gemm_racy_k512"]], capture_output=True, text=True
+        [sys.executable, "-m", "pytest_gemmcheck.compiled.lint", files["fp8_tail_gemm_racy_k512"]], capture_output=True, text=True
     )
     assert done.returncode == 1
     assert "16 error(s)" in done.stdout

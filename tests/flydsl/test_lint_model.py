@@ -2,9 +2,9 @@
 
 import pytest
 
-from pytest_gemmcheck.lint import lint_text
-from pytest_gemmcheck.lint.simulate import parse_waitcnt
-from pytest_gemmcheck.lint.asm import parse_instruction
+from pytest_gemmcheck.compiled.lint import lint_text
+from pytest_gemmcheck.compiled.lint.simulate import parse_waitcnt
+from pytest_gemmcheck.compiled.lint.asm import parse_instruction
 
 
 def findings(text, severity=None):

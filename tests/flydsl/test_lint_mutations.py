@@ -6,7 +6,7 @@ the way a kernel author's change would, and the lint must see the difference.
 
 import pytest
 
-from pytest_gemmcheck.lint import lint_text
+from pytest_gemmcheck.compiled.lint import lint_text
 
 
 def lines_of(text):

@@ -1,5 +1,5 @@
-from pytest_gemmcheck.flydsl.metrics import compare_metrics, kernel_metrics, metrics_from_asm
-from pytest_gemmcheck.lint.asm import parse
+from pytest_gemmcheck.compiled.flydsl.metrics import compare_metrics, kernel_metrics, metrics_from_asm
+from pytest_gemmcheck.compiled.lint.asm import parse
 
 
 def test_metrics_of_the_compiled_example(example_asm):

@@ -1,0 +1,114 @@
+"""``gemmcheck lint``: check AMDGPU assembly, or a FlyDSL kernel compiled for it, for LDS races."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from .analysis import Options, lint_file, lint_text
+from .findings import LintReport, format_json, format_text
+from .simulate import Limits
+
+EXIT_CLEAN, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
+
+
+def _workgroup(text: str) -> tuple[int, int, int]:
+    parts = [int(p) for p in text.replace("x", ",").split(",") if p]
+    if not 1 <= len(parts) <= 3 or any(p <= 0 for p in parts):
+        raise argparse.ArgumentTypeError(f"expected X[,Y[,Z]], got {text!r}")
+    return tuple(parts + [1] * (3 - len(parts)))  # type: ignore[return-value]
+
+
+def _param(text: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    return key, value
+
+
+def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    parser.add_argument(
+        "targets",
+        nargs="+",
+        metavar="TARGET",
+        help="assembly files (.s), or a FlyDSL kernel spec FILE.py:FUNCTION (or module:FUNCTION) that "
+        "returns (launcher, args); it is compiled for --arch without a GPU and its assembly linted",
+    )
+    parser.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: text)")
+    parser.add_argument("--kernel", action="append", default=None, help="lint only this kernel (repeatable)")
+    parser.add_argument("--workgroup-size", type=_workgroup, default=None, help="X[,Y[,Z]] when the metadata has none")
+    parser.add_argument("--loop-unroll", type=int, default=3, help="iterations of loops with an unknown trip count")
+    parser.add_argument("--max-scenarios", type=int, default=16, help="branch scenarios to explore per kernel")
+    parser.add_argument("--param", "-D", type=_param, action="append", default=[], help="KEY=VALUE for a FlyDSL spec")
+    parser.add_argument("--arch", default="gfx950", help="target arch for FlyDSL specs (default: gfx950)")
+    parser.add_argument("--keep-asm", default=None, help="directory to keep the compiled assembly of FlyDSL specs in")
+    return parser
+
+
+def add_lint_parser(subparsers) -> argparse.ArgumentParser:
+    """Register the ``lint`` sub-command on an argparse sub-parser set; it runs :func:`run_lint`."""
+    parser = subparsers.add_parser(
+        "lint",
+        help="static check of AMDGPU assembly for LDS races with global->LDS DMA loads",
+        description="Static check of AMDGPU assembly for LDS races with global->LDS DMA loads. "
+        "Exit status: 1 when there are error findings, 0 otherwise, 2 for usage errors.",
+    )
+    configure_parser(parser)
+    parser.set_defaults(func=run_lint)
+    return parser
+
+
+def _is_flydsl_spec(target: str) -> bool:
+    if os.path.exists(target):
+        return False
+    source, sep, function = target.rpartition(":")
+    return bool(sep and source and function.isidentifier())
+
+
+def _lint_flydsl(target: str, args, options: Options) -> list[LintReport]:
+    from ..flydsl.compile import CompileError, compile_spec
+
+    try:
+        result = compile_spec(target, dict(args.param), arch=args.arch, keep_dir=args.keep_asm)
+    except CompileError as exc:
+        raise ValueError(str(exc)) from exc
+    if not result.ok:
+        raise ValueError(result.error)
+    return [lint_text(asm.text, asm.path, options, args.kernel) for asm in result.assembly]
+
+
+def run_lint(args) -> int:
+    """Run the lint for parsed arguments; print the report; return the exit status."""
+    if args.loop_unroll < 1 or args.max_scenarios < 1:
+        print("gemmcheck lint: --loop-unroll and --max-scenarios must be at least 1", file=sys.stderr)
+        return EXIT_USAGE
+    options = Options(
+        workgroup_size=args.workgroup_size,
+        limits=Limits(loop_unroll=args.loop_unroll),
+        max_scenarios=args.max_scenarios,
+    )
+    reports: list[LintReport] = []
+    for target in args.targets:
+        try:
+            if _is_flydsl_spec(target):
+                reports.extend(_lint_flydsl(target, args, options))
+            else:
+                reports.append(lint_file(target, options, args.kernel))
+        except OSError as exc:
+            print(f"gemmcheck lint: {target}: {exc.strerror or exc}", file=sys.stderr)
+            return EXIT_USAGE
+        except (ValueError, ImportError) as exc:  # an unusable spec or a failed compile
+            print(f"gemmcheck lint: {target}: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+    print(format_json(reports) if args.format == "json" else format_text(reports))
+    return EXIT_ERRORS if any(r.errors for r in reports) else EXIT_CLEAN
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = configure_parser(argparse.ArgumentParser(prog="python -m pytest_gemmcheck.compiled.lint"))
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
+        return int(exc.code or 0)
+    return run_lint(args)

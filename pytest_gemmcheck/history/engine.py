@@ -1,0 +1,189 @@
+"""Connections: URL resolution, engines tuned per backend, and the schema's migrations.
+
+SQLite (the embedded default) runs in WAL mode with a busy timeout, so a dashboard reads while
+a run writes and two sessions can write one file; write transactions start with BEGIN
+IMMEDIATE so that two writers queue instead of failing on a lock upgrade. Every problem
+opening a database becomes a one-line :class:`DatabaseError`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+
+from sqlalchemy import create_engine, event, inspect, text
+from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.engine.url import URL
+from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, SQLAlchemyError
+
+from ..errors import GemmcheckError
+from .location import DEFAULT_PATH, sqlite_file  # noqa: F401 (DEFAULT_PATH: part of this module's API)
+ENV_VAR = "GEMMCHECK_DB"
+BUSY_TIMEOUT_MS = 60_000
+MIGRATIONS = Path(__file__).resolve().parent / "migrations"
+_PG_MIGRATION_LOCK = 0x67656D6D  # pg_advisory_xact_lock key: one migrating session at a time
+
+
+class DatabaseError(GemmcheckError):
+    """The database cannot be used as asked; the message is one line and names it safely."""
+
+
+def resolve_url(value: str | os.PathLike | None, base_dir: Path) -> URL:
+    """A SQLAlchemy URL from an option value: a URL as is, anything else a SQLite file path
+    (relative to ``base_dir``); None means the default file under ``base_dir``."""
+    path = sqlite_file(value, base_dir)
+    if path is None:
+        try:
+            return make_url(str(value))
+        except ArgumentError as exc:
+            raise DatabaseError(f"--gemmcheck-db: {str(value)!r} is not a database URL ({exc})") from None
+    return URL.create("sqlite+pysqlite", database=str(path))
+
+
+def safe_url(url: URL | str) -> str:
+    """The URL with any password hidden: what may be printed or stored."""
+    if isinstance(url, str):
+        if "://" not in url:
+            return url
+        try:
+            url = make_url(url)
+        except ArgumentError:
+            return "<unparseable URL>"
+    return url.render_as_string(hide_password=True)
+
+
+def is_sqlite(url: URL) -> bool:
+    return url.get_backend_name() == "sqlite"
+
+
+def create(url: URL) -> Engine:
+    """An engine for ``url``; SQLite files get their directory, WAL and busy timeout."""
+    try:
+        if is_sqlite(url):
+            if url.database and url.database != ":memory:":
+                Path(url.database).parent.mkdir(parents=True, exist_ok=True)
+            engine = create_engine(url, connect_args={"timeout": BUSY_TIMEOUT_MS / 1000})
+            _tune_sqlite(engine)
+        else:
+            engine = create_engine(url, pool_pre_ping=True)
+    except (NoSuchModuleError, ImportError) as exc:
+        raise DatabaseError(f"cannot open {safe_url(url)}: no driver for it is installed ({exc})") from None
+    return engine
+
+
+def _tune_sqlite(engine: Engine) -> None:
+    @event.listens_for(engine, "connect")
+    def on_connect(dbapi_connection, _record):
+        # let SQLAlchemy's BEGIN (below) decide transactions, not the sqlite3 module
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        cursor.execute("PRAGMA journal_mode = WAL")
+        cursor.execute("PRAGMA synchronous = NORMAL")
+        cursor.execute("PRAGMA foreign_keys = ON")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def on_begin(connection):
+        writing = connection.get_execution_options().get("gemmcheck_write", False)
+        connection.exec_driver_sql("BEGIN IMMEDIATE" if writing else "BEGIN")
+
+
+@contextlib.contextmanager
+def write_transaction(engine: Engine):
+    """A connection in a write transaction (on SQLite: holding the write lock from the start)."""
+    with engine.connect() as connection:
+        connection = connection.execution_options(gemmcheck_write=True)
+        with connection.begin():
+            yield connection
+
+
+# --- migrations ------------------------------------------------------------------------
+
+def _alembic_config(connection=None):
+    from alembic.config import Config
+
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    if connection is not None:
+        config.attributes["connection"] = connection
+    return config
+
+
+def head_revision() -> str:
+    from alembic.script import ScriptDirectory
+
+    return ScriptDirectory.from_config(_alembic_config()).get_current_head()
+
+
+def current_revision(engine: Engine) -> str | None:
+    """The revision the database is at; None for a database without the schema."""
+    with _friendly(engine):
+        with engine.connect() as connection:
+            if not inspect(connection).has_table("alembic_version"):
+                return None
+            return connection.execute(text("SELECT version_num FROM alembic_version")).scalar()
+
+
+def _known(revision: str) -> bool:
+    from alembic.script import ScriptDirectory
+    from alembic.util import CommandError
+
+    try:
+        return ScriptDirectory.from_config(_alembic_config()).get_revision(revision) is not None
+    except CommandError:
+        return False
+
+
+def check_not_newer(engine: Engine, url: URL) -> str | None:
+    current = current_revision(engine)
+    if current is not None and not _known(current):
+        from .. import __version__
+
+        raise DatabaseError(
+            f"{safe_url(url)} has schema revision {current}, newer than this pytest-gemmcheck "
+            f"{__version__} knows (head {head_revision()}); upgrade pytest-gemmcheck to use it")
+    return current
+
+
+def upgrade(engine: Engine, url: URL) -> tuple[str | None, str]:
+    """Apply every pending migration; returns (revision before, revision after)."""
+    from alembic import command
+
+    before = check_not_newer(engine, url)
+    with _friendly(engine):
+        with write_transaction(engine) as connection:
+            if connection.dialect.name == "postgresql":
+                connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_MIGRATION_LOCK})
+            command.upgrade(_alembic_config(connection), "head")
+    return before, head_revision()
+
+
+def open_database(url: URL, *, auto_upgrade: bool) -> Engine:
+    """An engine on a database at the current schema: upgraded here when ``auto_upgrade``
+    (the embedded SQLite default), else refused with the command that upgrades it."""
+    engine = create(url)
+    current = check_not_newer(engine, url)
+    head = head_revision()
+    if current != head:
+        if not auto_upgrade:
+            engine.dispose()
+            state = "has no gemmcheck schema" if current is None else f"is at schema revision {current}"
+            raise DatabaseError(f"{safe_url(url)} {state} (head {head}); run: gemmcheck db upgrade --db '{safe_url(url)}'")
+        upgrade(engine, url)
+    return engine
+
+
+@contextlib.contextmanager
+def _friendly(engine: Engine):
+    """Turn driver errors into one line that names the database (password hidden)."""
+    try:
+        yield
+    except DatabaseError:
+        raise
+    except DBAPIError as exc:
+        reason = str(exc.orig).strip().splitlines()[0] if exc.orig is not None else str(exc)
+        raise DatabaseError(f"cannot use {safe_url(engine.url)}: {reason}") from None
+    except SQLAlchemyError as exc:
+        raise DatabaseError(f"cannot use {safe_url(engine.url)}: {str(exc).splitlines()[0]}") from None

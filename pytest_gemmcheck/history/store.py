@@ -1,0 +1,195 @@
+"""Reads and writes of the history: runs, results and their launches, and the queries the
+dashboard and the verdicts need.
+
+Writes go in batches, each in one transaction: a result is stored with all its launches or
+not at all, so a session killed at any moment leaves a consistent database.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from typing import Iterable
+
+from sqlalchemy import func, insert, select, update
+from sqlalchemy.engine import Engine
+
+from ..case.result import CaseResult
+from ..environment.stack import process_alive, process_start_time, split
+from .engine import write_transaction
+from .models import Case, Launch, Result, Run, Stack, utcnow
+
+# A run from another host that has not written for this long is taken as interrupted.
+STALE_AFTER = timedelta(hours=6)
+
+
+def _insert_ignoring_duplicates(connection, table, rows: list[dict], unique: str) -> None:
+    """INSERT ... ON CONFLICT DO NOTHING on the backends that have it (two sessions may add
+    the same case at once); a plain insert of the missing rows elsewhere."""
+    if not rows:
+        return
+    dialect = connection.dialect.name
+    if dialect == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert as dialect_insert
+    elif dialect == "sqlite":
+        from sqlalchemy.dialects.sqlite import insert as dialect_insert
+    else:
+        column = getattr(table, unique)
+        existing = set(connection.scalars(select(column).where(column.in_([r[unique] for r in rows]))))
+        rows = [r for r in rows if r[unique] not in existing]
+        if rows:
+            connection.execute(insert(table), rows)
+        return
+    connection.execute(dialect_insert(table).on_conflict_do_nothing(index_elements=[unique]), rows)
+
+
+def _ids_by(connection, table, unique: str, values: Iterable[str]) -> dict[str, int]:
+    column = getattr(table, unique)
+    values = list(set(values))
+    found: dict[str, int] = {}
+    for start in range(0, len(values), 500):  # bounded IN lists
+        chunk = values[start:start + 500]
+        found.update({value: id_ for value, id_ in connection.execute(select(column, table.id).where(column.in_(chunk)))})
+    return found
+
+
+@dataclass
+class RunInfo:
+    tag: str | None = None
+    revision: str | None = None
+    dirty: bool | None = None
+    command: str | None = None
+    rootdir: str | None = None
+    options: dict | None = None
+    workers: int = 0
+    version: str | None = None
+
+
+class HistoryStore:
+    def __init__(self, engine: Engine):
+        self.engine = engine
+
+    # --- runs -------------------------------------------------------------------------
+    def begin_run(self, info: RunInfo, stack: dict | None = None, started_at: datetime | None = None) -> int:
+        self.mark_dead_runs_interrupted()
+        pid = os.getpid()
+        with write_transaction(self.engine) as connection:
+            stack_id = self._stack_ids(connection, [stack])[stack["fingerprint"]] if stack else None
+            now = utcnow()
+            return connection.execute(insert(Run).returning(Run.id), {
+                "stack_id": stack_id, "status": "running", "started_at": started_at or now, "heartbeat_at": now,
+                "tag": info.tag, "revision": info.revision, "dirty": info.dirty, "command": info.command,
+                "rootdir": info.rootdir, "options": info.options or {}, "host": socket.gethostname(), "pid": pid,
+                "pid_start": process_start_time(pid), "workers": info.workers, "version": info.version,
+            }).scalar_one()
+
+    def finish_run(self, run_id: int, status: str, exit_status: int | None) -> None:
+        with write_transaction(self.engine) as connection:
+            connection.execute(update(Run).where(Run.id == run_id).values(
+                status=status, exit_status=exit_status, ended_at=utcnow(), heartbeat_at=utcnow()))
+
+    def mark_dead_runs_interrupted(self) -> int:
+        """Runs left 'running' by a process that is gone (killed, crashed, power lost) become
+        'interrupted': on this host by checking the process, elsewhere when stale."""
+        host = socket.gethostname()
+        now = utcnow()
+        with self.engine.connect() as connection:
+            running = connection.execute(
+                select(Run.id, Run.host, Run.pid, Run.pid_start, Run.heartbeat_at).where(Run.status == "running")).all()
+        dead = []
+        for run_id, run_host, pid, pid_start, heartbeat in running:
+            if run_host == host and pid is not None:
+                if pid == os.getpid() and pid_start == process_start_time(pid):
+                    continue
+                if not process_alive(pid, pid_start):
+                    dead.append(run_id)
+            elif heartbeat is not None and now - _aware(heartbeat) > STALE_AFTER:
+                dead.append(run_id)
+        if dead:
+            with write_transaction(self.engine) as connection:
+                connection.execute(update(Run).where(Run.id.in_(dead), Run.status == "running")
+                                   .values(status="interrupted", ended_at=Run.heartbeat_at))
+        return len(dead)
+
+    # --- results ------------------------------------------------------------------------
+    def add_results(self, run_id: int, results: list[CaseResult]) -> None:
+        """Store results with their launches, all in one transaction."""
+        if not results:
+            return
+        with write_transaction(self.engine) as connection:
+            stacks = self._stack_ids(connection, [r.stack for r in results if r.stack])
+            _insert_ignoring_duplicates(connection, Case.__table__, [_case_row(r) for r in results], "key")
+            case_ids = _ids_by(connection, Case, "key", [r.key for r in results])
+            result_rows = [_result_row(run_id, case_ids[r.key], stacks.get((r.stack or {}).get("fingerprint")), r)
+                           for r in results]
+            result_ids = connection.scalars(
+                insert(Result).returning(Result.id, sort_by_parameter_order=True), result_rows).all()
+            launch_rows = [_launch_row(result_id, launch)
+                           for result_id, result in zip(result_ids, results) for launch in result.launches]
+            for start in range(0, len(launch_rows), 5000):
+                connection.execute(insert(Launch), launch_rows[start:start + 5000])
+            run_update = {"heartbeat_at": utcnow()}
+            first_stack = next((stacks[r.stack["fingerprint"]] for r in results if r.stack), None)
+            if first_stack is not None:  # an xdist controller has no GPU: the workers' stack is the run's
+                connection.execute(update(Run).where(Run.id == run_id, Run.stack_id.is_(None)).values(stack_id=first_stack))
+            connection.execute(update(Run).where(Run.id == run_id).values(**run_update))
+
+    def _stack_ids(self, connection, stacks: list[dict]) -> dict[str, int]:
+        unique = {s["fingerprint"]: s for s in stacks if s}
+        rows = []
+        for fingerprint, info in unique.items():
+            columns, extra = split(info)
+            rows.append({"fingerprint": fingerprint, **columns, "extra": extra, "created_at": utcnow()})
+        _insert_ignoring_duplicates(connection, Stack.__table__, rows, "fingerprint")
+        return _ids_by(connection, Stack, "fingerprint", unique)
+
+    # --- reads --------------------------------------------------------------------------
+    def run(self, run_id: int) -> Run | None:
+        from sqlalchemy.orm import Session
+
+        with Session(self.engine) as session:
+            return session.get(Run, run_id)
+
+    def counts(self) -> dict[str, int]:
+        with self.engine.connect() as connection:
+            return {table.__tablename__: connection.scalar(select(func.count()).select_from(table))
+                    for table in (Stack, Run, Case, Result, Launch)}
+
+
+def _aware(moment: datetime) -> datetime:
+    # SQLite hands datetimes back naive; they were written in UTC
+    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+
+
+def _case_row(result: CaseResult) -> dict:
+    return {"key": result.key, "kernel": result.kernel, "m": result.m, "n": result.n, "k": result.k,
+            "quant": result.quant, "tile": result.tile, "out_dtype": result.out_dtype, "fp8": result.fp8,
+            "params": result.params}
+
+
+def _result_row(run_id: int, case_id: int, stack_id: int | None, result: CaseResult) -> dict:
+    return {
+        "run_id": run_id, "case_id": case_id, "stack_id": stack_id, "nodeid": result.nodeid, "seed": result.seed,
+        "device": result.device, "deterministic": result.deterministic, "rtol": result.rtol, "floor": result.floor,
+        "launches": len(result.launches), "bad_launches": len(result.bad_launches),
+        "worst_wrong": result.worst_wrong, "total_wrong": result.total_wrong, "kinds": ",".join(result.kinds),
+        "consensus_size": result.consensus_size, "verdict": result.verdict,
+        "baseline_source": (result.baseline or {}).get("source"), "message": result.message or None,
+        "stress": result.stress or None, "check_backend": result.check_backend or None, "static": result.static or None,
+        "recorded_at": utcnow(),
+    }
+
+
+def _launch_row(result_id: int, launch) -> dict:
+    return {
+        "result_id": result_id, "launch_index": launch.index, "kinds": ",".join(launch.kinds), "wrong": launch.wrong,
+        "nonfinite": launch.nonfinite, "differing": launch.differing, "max_abs_err": launch.max_abs_err,
+        "max_rel_err": launch.max_rel_err, "rel_l2": launch.rel_l2, "wrong_rows": launch.wrong_rows,
+        "wrong_tiles": launch.wrong_tiles, "differing_rows": launch.differing_rows,
+        "differing_tiles": launch.differing_tiles, "max_diff_rel": launch.max_diff_rel,
+        "elapsed_s": launch.elapsed_s, "poisoned": launch.poisoned, "error": launch.error, "pid": launch.pid,
+        "device": launch.device, "host": launch.host or None, "device_uuid": launch.device_uuid or None,
+    }
+

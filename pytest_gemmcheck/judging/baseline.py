@@ -1,0 +1,89 @@
+"""What a result is judged against: its golden if one exists, else the stored history of the
+same case on a compatible stack, else "clean" (no bad launch expected).
+
+History counts only results that were not themselves regressions: a regression stays one on
+the next run until it is fixed or accepted into a golden, instead of becoming the new normal.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..case.result import CaseResult
+from .stats import format_rate
+
+SCOPES = ("arch", "stack", "any")
+
+
+@dataclass
+class Evidence:
+    """Launch counts and failure facts of a result, a golden or a stretch of history."""
+
+    launches: int = 0
+    bad: int = 0
+    per_process: list[tuple[int, int]] = field(default_factory=list)  # (bad, launches) per process
+    gpus: int = 0
+    worst_wrong: int = 0
+    worst_tiles: int = 0
+    kinds: list[str] = field(default_factory=list)
+
+    @property
+    def processes(self) -> int:
+        return len(self.per_process)
+
+    @property
+    def bad_processes(self) -> int:
+        return sum(1 for bad, _ in self.per_process if bad)
+
+    @classmethod
+    def of(cls, result: CaseResult) -> "Evidence":
+        per_process: dict[tuple[str, int], list[int]] = {}
+        for launch in result.launches:
+            counts = per_process.setdefault((launch.host, launch.pid), [0, 0])
+            counts[0] += int(launch.bad)
+            counts[1] += 1
+        return cls(
+            launches=len(result.launches), bad=len(result.bad_launches),
+            per_process=sorted((bad, n) for bad, n in per_process.values()),
+            gpus=len({launch.device_uuid or launch.device for launch in result.launches if launch.device}) or 1,
+            worst_wrong=result.worst_wrong,
+            worst_tiles=max((launch.wrong_tiles or 0 for launch in result.launches), default=0),
+            kinds=result.kinds,
+        )
+
+    def describe(self) -> str:
+        """'0/900 launches (rate < 0.33%) in 3 processes on 1 GPU'."""
+        processes = self.processes or 1
+        text = f"{format_rate(self.bad, self.launches)} launches in {processes} process{'es' if processes != 1 else ''}"
+        if processes > 1:
+            text += f" ({self.bad_processes} with a bad launch)"
+        gpus = self.gpus or 1
+        return text + f" on {gpus} GPU{'s' if gpus != 1 else ''}"
+
+
+@dataclass
+class Baseline:
+    source: str = "clean"  # clean / golden / history
+    description: str = "a clean baseline (no bad launch expected)"
+    evidence: Evidence = field(default_factory=Evidence)
+    static: dict | None = None  # the case's last recorded static record (metrics, lint)
+
+    @property
+    def accepts_bad(self) -> bool:
+        """A golden that accepts a bad rate: a tracked, known bug."""
+        return self.source == "golden" and self.evidence.bad > 0
+
+
+CLEAN = Baseline()
+
+
+def choose(result: CaseResult, *, golden: Baseline | None, history: Baseline | None,
+           static: dict | None = None) -> Baseline:
+    if golden is not None:
+        chosen = golden
+    elif history is not None and history.evidence.launches > 0:
+        chosen = history
+    else:
+        chosen = Baseline()
+    chosen.static = static
+    return chosen

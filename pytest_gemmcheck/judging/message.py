@@ -1,0 +1,146 @@
+"""Words for results: the failure message of a case and its line in the terminal summary.
+
+Written to read like the tables kernel authors paste into PRs: "3/12 launches bad (launches
+2, 5, 9); worst 512 wrong elements in 16 rows, 1 tile of 64x64; max rel err 1.7".
+"""
+
+from __future__ import annotations
+
+from ..case.result import (BAD_OUTPUT, INCONSISTENT, NONFINITE, RAISED, UNWRITTEN, WRONG, CaseResult,
+                     LaunchRecord)
+from .stats import format_percent, rate_upper_bound
+from .verdict import Verdict
+
+
+def _plural(count: int, word: str, plural: str | None = None) -> str:
+    return f"{count:,} {word if count == 1 else (plural or word + 's')}"
+
+
+def _ids(values, total: int) -> str:
+    shown = ", ".join(str(v) for v in values)
+    return shown + (", ..." if total > len(values) else "")
+
+
+def _tiles(count: int | None, tile: str | None) -> str:
+    if count is None or not tile:
+        return ""
+    return f", {_plural(count, 'tile')} of {tile}"
+
+
+def evidence(result: CaseResult) -> str:
+    """'3/12 launches bad (launches 2, 5, 9); rate < 55.2% (95%), 1 process'."""
+    launches = len(result.launches)
+    bad = result.bad_launches
+    text = f"{len(bad)}/{launches} launches bad"
+    if bad:
+        text += f" (launch{'es' if len(bad) > 1 else ''} {_ids([b.index for b in bad[:12]], len(bad))})"
+    text += f"; rate < {format_percent(rate_upper_bound(len(bad), launches))} (95%)"
+    text += f", {_plural(result.processes, 'process', 'processes')}"
+    if result.gpus > 1:
+        text += f", {result.gpus} GPUs"
+    return text
+
+
+def worst(result: CaseResult) -> str:
+    """'worst 512 wrong elements in 16 rows, 1 tile of 64x64; max rel err 1.7'."""
+    wrong = [launch for launch in result.launches if launch.wrong]
+    if not wrong:
+        return ""
+    top = max(wrong, key=lambda launch: launch.wrong)
+    text = f"worst {_plural(top.wrong, 'wrong element')} in {_plural(top.wrong_rows, 'row')}{_tiles(top.wrong_tiles, result.tile)}"
+    finite_wrong = [launch for launch in wrong if launch.wrong > launch.nonfinite]
+    if finite_wrong:  # the relative error of finite elements; non-finite ones are counted apart
+        text += f"; max rel err {max(launch.max_rel_err for launch in finite_wrong):.3g}"
+    return text
+
+
+def launch_line(result: CaseResult, launch: LaunchRecord) -> str:
+    parts = []
+    total = result.m * result.n
+    if RAISED in launch.kinds:
+        parts.append(f"raised {launch.error}")
+    if BAD_OUTPUT in launch.kinds:
+        parts.append(f"bad output: {launch.error}")
+    if UNWRITTEN in launch.kinds:
+        parts.append(f"wrote nothing: all {total:,} elements still hold the NaN poison")
+    elif NONFINITE in launch.kinds:
+        parts.append(f"{_plural(launch.nonfinite, 'non-finite element')}"
+                     + (" (poison never overwritten, or computed NaN/inf)" if launch.poisoned else ""))
+    if WRONG in launch.kinds:
+        finite_wrong = launch.wrong - launch.nonfinite
+        text = f"{_plural(launch.wrong, 'wrong element')} in {_plural(launch.wrong_rows, 'row')}"
+        text += f" (rows {_ids(launch.wrong_row_ids, launch.wrong_rows)})"
+        if launch.wrong_tiles is not None and result.tile:
+            tiles = ", ".join(f"tile ({i},{j})" for i, j in launch.wrong_tile_ids)
+            more = ", ..." if launch.wrong_tiles > len(launch.wrong_tile_ids) else ""
+            text += f", {_plural(launch.wrong_tiles, 'tile')} of {result.tile} [{tiles}{more}]"
+        if finite_wrong:
+            text += f"; max rel err {launch.max_rel_err:.3g}, max abs err {launch.max_abs_err:.3g}"
+        text += f", relL2 {launch.rel_l2:.3g}"
+        parts.append(text)
+    if INCONSISTENT in launch.kinds:
+        if launch.differing is None:
+            parts.append(f"differs from the consensus of {result.consensus_size} launches (count unknown: its output was not kept)")
+        else:
+            parts.append(f"differs from the consensus of {result.consensus_size} launches in "
+                         f"{_plural(launch.differing, 'element')} in {_plural(launch.differing_rows, 'row')} "
+                         f"(rows {_ids(launch.differing_row_ids, launch.differing_rows)}), "
+                         f"up to {100 * launch.max_diff_rel:.3g}% of the row's largest value")
+    if not launch.poisoned:
+        parts.append("checked as returned: the kernel allocated its own output, so poisoning could not apply")
+    return f"launch {launch.index}: " + "; ".join(parts)
+
+
+def failure_message(result: CaseResult, verdict: Verdict, max_launch_lines: int = 12) -> str:
+    lines = [f"gemmcheck: {result.label}: {verdict.kind}"]
+    lines += [f"  {reason}" for reason in verdict.reasons]
+    if not result.launches and result.static:
+        lines.append(f"  {static_words(result)}")
+        lines += [f"  {line}" for line in verdict.lines]
+        return "\n".join(lines)
+    lines.append(f"  {evidence(result)}")
+    if result.stopped:
+        lines.append(f"  {result.stopped}")
+    worst_line = worst(result)
+    if worst_line:
+        lines.append(f"  {worst_line}")
+    bad = result.bad_launches
+    for launch in bad[:max_launch_lines]:
+        lines.append(f"  {launch_line(result, launch)}")
+    if len(bad) > max_launch_lines:
+        lines.append(f"  ... and {len(bad) - max_launch_lines} more bad launches")
+    if result.consensus_note:
+        lines.append(f"  note: {result.consensus_note}")
+    unpoisoned = [launch for launch in result.launches if not launch.poisoned and not launch.bad]
+    if unpoisoned:
+        lines.append("  note: the kernel returned its own output; it was checked as returned, and poisoning could not apply to it")
+    lines += [f"  {line}" for line in verdict.lines]
+    lines.append(f"  inputs: seed {result.seed}, {result.fp8 or 'no fp8'}, out {result.out_dtype}, on {result.device}; "
+                 f"rule: off by > {result.rtol:g} x max(|ref|, {result.floor:g} x row max)"
+                 + ("" if result.deterministic else "; declared nondeterministic (consistency not checked)"))
+    return "\n".join(lines)
+
+
+def static_words(result: CaseResult) -> str:
+    """'compiled for gfx950: 3 kernels, lint 16 errors, 0 warnings'."""
+    static = result.static
+    text = f"compiled ({static.get('source') or 'assembly'}): {_plural(len(static.get('metrics', {})), 'kernel')}"
+    lint = static.get("lint")
+    if lint is not None:
+        text += f", lint {_plural(lint['errors'], 'error')}, {_plural(lint['warnings'], 'warning')}"
+    return text
+
+
+def summary_line(result: CaseResult) -> str:
+    verdict = result.verdict.upper() if result.verdict else "?"
+    if not result.launches and result.static:
+        return f"{verdict:<10} {result.label}: {static_words(result)}"
+    text = f"{verdict:<10} {result.label}: {evidence(result)}"
+    worst_line = worst(result)
+    if worst_line:
+        text += f"; {worst_line}"
+    if result.kinds:
+        text += f" [{', '.join(result.kinds)}]"
+    if result.verdict not in ("pass", "") and result.baseline.get("source") not in (None, "clean"):
+        text += f" vs {result.baseline['bad_launches']}/{result.baseline['launches']} ({result.baseline['source']})"
+    return text

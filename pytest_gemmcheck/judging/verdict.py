@@ -1,0 +1,151 @@
+"""Judging a result against its baseline (see baseline.py for where baselines come from).
+
+Flakiness is a rate, judged with a one-sided Fisher exact test of the current bad/launches
+against the baseline's (stats.fisher_greater says why Fisher). A baseline with no bad launch
+(clean, or a history or golden of 0/n) makes any bad launch a regression: a kernel that never
+failed and now fails has regressed, whatever the p-value. Launches are not independent
+when a race is decided per process, so counts are first divided by the design effect estimated
+from the per-process rates (stats.design_effect), and the evidence is also stated per process.
+
+Error counts regress when the worst wrong-element count grows by more than ``worst_factor``
+over the baseline's, when wrong tiles spread by as much, or when a failure kind appears that
+the baseline never had (the first NaN, the first inconsistent launch, the first exception).
+
+Verdicts: regression (fails the test) > improved (better beyond chance: passes, says how to
+accept) > known-bad (a golden accepts a bad rate, and the rate holds) > pass.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .baseline import CLEAN, Baseline, Evidence
+from ..case.result import CaseResult
+from .stats import design_effect, effective_counts, fisher_greater, fisher_less
+
+PASS = "pass"
+REGRESSION = "regression"
+IMPROVED = "improved"
+KNOWN_BAD = "known-bad"
+
+KIND_WORDS = {
+    "raised": "a launch raised",
+    "bad_output": "a launch produced no usable output",
+    "unwritten": "a launch wrote nothing",
+    "nonfinite": "non-finite elements",
+    "inconsistent": "launches that differ from the consensus",
+    "wrong": "wrong elements",
+}
+
+
+@dataclass
+class Verdict:
+    kind: str
+    reasons: list[str] = field(default_factory=list)
+    p_value: float | None = None
+    lines: list[str] = field(default_factory=list)  # the evidence, for the message
+
+    @property
+    def failed(self) -> bool:
+        return self.kind == REGRESSION
+
+
+def judge(result: CaseResult, baseline: Baseline = CLEAN, *, alpha: float = 0.05, worst_factor: float = 2.0,
+          static_policy: str = "report") -> Verdict:
+    if not result.launches and result.static:
+        return judge_static(result, baseline, static_policy)
+    current = Evidence.of(result)
+    base = baseline.evidence
+    reasons: list[str] = []
+    lines = [f"current: {current.describe()}", f"baseline: {_baseline_words(baseline)}"]
+
+    deff_now, deff_base = design_effect(current.per_process), design_effect(base.per_process)
+    bad_now, launches_now = effective_counts(current.bad, current.launches, deff_now)
+    bad_base, launches_base = effective_counts(base.bad, base.launches, deff_base)
+    for name, deff, evidence, eff in (("current", deff_now, current, (bad_now, launches_now)),
+                                      ("baseline", deff_base, base, (bad_base, launches_base))):
+        if deff > 1.0:
+            lines.append(f"{name} launches cluster by process (design effect {deff:.1f} over {evidence.processes} "
+                         f"processes): counted as {eff[0]}/{eff[1]} independent launches")
+
+    p_value = None
+    if base.launches:
+        p_value = fisher_greater(bad_now, launches_now, bad_base, launches_base)
+        lines.append(f"test: one-sided Fisher exact, p = {p_value:.3g} that the bad-launch rate is not worse "
+                     f"(alpha {alpha:g})")
+    if current.bad and base.bad == 0:
+        what = "a clean baseline" if baseline.source == "clean" else f"a baseline without bad launches ({base.bad}/{base.launches})"
+        reasons.append(f"{current.bad} bad launch{'es' if current.bad != 1 else ''} against {what}")
+    elif current.bad and p_value is not None and p_value < alpha:
+        reasons.append(f"bad-launch rate {current.bad}/{current.launches} is worse than the baseline's "
+                       f"{base.bad}/{base.launches} (p = {p_value:.3g} < {alpha:g})")
+
+    if current.processes > 1 or base.processes > 1:
+        p_process = fisher_greater(current.bad_processes, current.processes, base.bad_processes, base.processes) \
+            if base.processes else None
+        line = (f"process level: {current.bad_processes}/{current.processes} processes with a bad launch, "
+                f"baseline {base.bad_processes}/{base.processes}")
+        if p_process is not None:
+            line += f" (Fisher p = {p_process:.3g})"
+        lines.append(line)
+        if reasons and p_process is not None and p_process < alpha and current.processes > 1:
+            reasons.append(f"at the process level too: {current.bad_processes}/{current.processes} processes bad "
+                           f"against {base.bad_processes}/{base.processes}")
+    if current.processes <= 1 and current.launches:
+        lines.append("note: the current evidence rests on a single process; races decided per process (at load or "
+                     "JIT time) need several: --gemmcheck-processes=N")
+
+    # error counts and failure kinds, against a baseline that has seen bad launches (against
+    # one that has not, any bad launch is already a regression above)
+    if base.launches and base.bad:
+        if current.worst_wrong > worst_factor * base.worst_wrong and current.worst_wrong > 0:
+            reasons.append(f"worst launch has {current.worst_wrong:,} wrong elements, more than {worst_factor:g}x the "
+                           f"baseline's {base.worst_wrong:,}")
+        if base.worst_tiles and current.worst_tiles > worst_factor * base.worst_tiles:
+            reasons.append(f"wrong tiles spread: {current.worst_tiles} in the worst launch, baseline {base.worst_tiles}")
+        new_kinds = [kind for kind in current.kinds if kind not in base.kinds and kind != "wrong"]
+        for kind in new_kinds:
+            reasons.append(f"{KIND_WORDS.get(kind, kind)} where the baseline had none")
+
+    if reasons:
+        return Verdict(REGRESSION, reasons, p_value, lines)
+    if base.bad:
+        p_better = fisher_less(bad_now, launches_now, bad_base, launches_base)
+        if p_better < alpha:
+            return Verdict(IMPROVED, [
+                f"better than the baseline: {current.bad}/{current.launches} against {base.bad}/{base.launches} "
+                f"(p = {p_better:.3g}); accept it with --gemmcheck-accept"], p_better, lines)
+        if baseline.accepts_bad:
+            return Verdict(KNOWN_BAD, [f"a known bad rate, accepted by {baseline.description}, holds"], p_value, lines)
+    return Verdict(PASS, [], p_value, lines)
+
+
+def judge_static(result: CaseResult, baseline: Baseline, policy: str) -> Verdict:
+    """A compiled kernel, not run: its lint findings and what changed in its metrics since the
+    case's last record. ``policy`` "fail" makes either a regression; "report" only states it."""
+    from ..compiled.static import changes
+
+    static = result.static
+    lines, problems = [], []
+    lint = static.get("lint")
+    if lint is not None:
+        lines.append(f"lint: {lint['errors']} error(s), {lint['warnings']} warning(s)")
+        lines += ["  " + finding.splitlines()[0] for finding in lint["findings"]]
+        if lint["errors"]:
+            problems.append(f"the LDS-race lint found {lint['errors']} read(s) of LDS that a DMA load may not have "
+                            "finished writing")
+    moved = changes(baseline.static, static)
+    if baseline.static:
+        lines.append("static metrics since the last record: " + ("; ".join(moved) if moved else "unchanged"))
+        problems += [f"static metrics changed: {change}" for change in moved]
+    else:
+        lines.append("static metrics: first record of this case")
+    if problems and policy == "fail":
+        return Verdict(REGRESSION, problems, None, lines)
+    return Verdict(PASS, [], None, lines + [f"(reported, not failed: {problem})" for problem in problems])
+
+
+def _baseline_words(baseline: Baseline) -> str:
+    if baseline.source == "clean":
+        return "clean (no history, no golden: no bad launch expected)"
+    return f"{baseline.evidence.describe()}, from {baseline.description}"

@@ -1,0 +1,152 @@
+"""``--gemmcheck-processes=N``: a test's launches spread over N fresh processes.
+
+Kernel authors see races decided per process (at load or JIT time) and per GPU: a racing
+process races on most launches, a clean one stays clean, so launches in one process are weak
+evidence. The parent runs the test itself in N child pytest processes, started fresh
+(``subprocess``, the equivalent of spawning: nothing is forked after the GPU is initialised),
+each doing its share of the launches and writing its results to a file instead of judging
+them. The parent merges each case's launches into one result, compares the children's
+consensus outputs (by checksum) so that a process whose every launch agrees with itself but
+not with the other processes still shows as inconsistent, then judges and records the
+aggregate as if it had run here. With --gemmcheck-devices naming several GPUs, child i runs on
+GPU i mod count; children on different GPUs run at the same time, those sharing one in turn.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+
+from ..config.options import AUTO, Settings
+from ..case.result import INCONSISTENT, CaseResult
+
+CHILD_OUTPUT = "GEMMCHECK_CHILD_OUTPUT"  # where a child writes its results
+CHILD_DEVICE = "GEMMCHECK_CHILD_DEVICE"  # the GPU index a child uses
+CHILD_INDEX = "GEMMCHECK_CHILD_INDEX"
+
+
+def is_child() -> bool:
+    return bool(os.environ.get(CHILD_OUTPUT))
+
+
+def shares(repeat: int, processes: int) -> list[int]:
+    """Launches per child: as even as possible, every child at least one."""
+    processes = max(1, min(processes, repeat))
+    return [repeat // processes + (1 if i < repeat % processes else 0) for i in range(processes)]
+
+
+def _child_args(nodeid: str, settings: Settings, repeat) -> list[str]:
+    args = [nodeid, "-q", "-p", "no:cacheprovider", "-p", "no:xdist", "--gemmcheck-no-record", "--gemmcheck-processes=1",
+            f"--gemmcheck-repeat={repeat}", f"--gemmcheck-rtol={settings.rtol!r}", f"--gemmcheck-floor={settings.floor!r}",
+            f"--gemmcheck-seed={settings.seed}", f"--gemmcheck-stress={settings.stress}",
+            f"--gemmcheck-check-backend={settings.check_backend}"]
+    if settings.nondeterministic:
+        args.append(f"--gemmcheck-nondeterministic={','.join(settings.nondeterministic)}")
+    if repeat == AUTO:
+        args += [f"--gemmcheck-target-rate={settings.target_rate!r}", f"--gemmcheck-budget={settings.budget!r}"]
+    return args
+
+
+class ChildFailure(Exception):
+    """A child process that produced no results; the message says how it ended."""
+
+
+def run_children(nodeid: str, settings: Settings, *, rootdir: Path, invocation_dir: Path,
+                 devices: list[int | None], plugin_args: list[str] = ()) -> list[list[CaseResult]]:
+    """Run the test in ``settings.processes`` children; their results, child by child."""
+    repeat = settings.repeat
+    if repeat == AUTO:
+        plan = [AUTO] * settings.processes
+    else:
+        plan = shares(int(repeat), settings.processes)
+    budget = settings.budget / len(plan) if repeat == AUTO else settings.budget
+    child_settings = Settings(**{**vars(settings), "budget": budget})
+    outputs: list[list[CaseResult] | None] = [None] * len(plan)
+    errors: list[str | None] = [None] * len(plan)
+    by_device: dict[object, list[int]] = {}
+    for index in range(len(plan)):
+        by_device.setdefault(devices[index % len(devices)] if devices else None, []).append(index)
+
+    with tempfile.TemporaryDirectory(prefix="gemmcheck-processes-") as folder:
+        def run(index: int, device) -> None:
+            out_file = Path(folder) / f"child-{index}.json"
+            env = dict(os.environ, **{CHILD_OUTPUT: str(out_file), CHILD_INDEX: str(index)})
+            if device is not None:
+                env[CHILD_DEVICE] = str(device)
+            command = [sys.executable, "-m", "pytest", "--rootdir", str(rootdir), *plugin_args,
+                       *_child_args(nodeid, child_settings, plan[index])]
+            done = subprocess.run(command, cwd=invocation_dir, env=env, capture_output=True, text=True)
+            if out_file.exists():
+                outputs[index] = [CaseResult.from_dict(data) for data in json.loads(out_file.read_text())]
+            else:
+                tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-15:])
+                errors[index] = f"process {index + 1} of {len(plan)} exited with status {done.returncode} and recorded nothing:\n{tail}"
+
+        def run_group(indices: list[int], device) -> None:
+            for index in indices:
+                run(index, device)
+
+        threads = [threading.Thread(target=run_group, args=(indices, device)) for device, indices in by_device.items()]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    failed = [error for error in errors if error]
+    if failed:
+        raise ChildFailure("\n".join(failed))
+    return [output or [] for output in outputs]
+
+
+def write_child_results(results: list[CaseResult]) -> None:
+    path = os.environ[CHILD_OUTPUT]
+    Path(path).write_text(json.dumps([result.to_dict() for result in results]))
+
+
+def aggregate(children: list[list[CaseResult]]) -> list[CaseResult]:
+    """One result per case (in order of first appearance), launches renumbered in child order."""
+    merged: dict[str, list[CaseResult]] = {}
+    for results in children:
+        for result in results:
+            merged.setdefault(result.key, []).append(result)
+    return [_merge(parts) for parts in merged.values()]
+
+
+def _merge(parts: list[CaseResult]) -> CaseResult:
+    first = parts[0]
+    data = first.to_dict()
+    data.update(launches=[], consensus_size=0, consensus_note="", verdict="", message="", baseline={}, stopped="")
+    result = CaseResult.from_dict(data)
+    majority = _majority_checksum(parts)
+    notes = []
+    for part in parts:
+        agrees = part.consensus_checksum == majority or not first.deterministic
+        for launch in part.launches:
+            launch.index = len(result.launches) + 1
+            if not agrees and not launch.bad:
+                launch.add_kind(INCONSISTENT)
+                launch.differing = None  # another process's output: the count is not known here
+            result.launches.append(launch)
+        if agrees:
+            result.consensus_size += part.consensus_size
+        else:
+            notes.append(f"the launches of process {part.launches[0].pid if part.launches else '?'} agree with each "
+                         "other but not with the other processes' consensus")
+        if part.consensus_note:
+            notes.append(part.consensus_note)
+        if part.stopped:
+            result.stopped = part.stopped
+    result.consensus_note = "; ".join(notes)
+    result.consensus_checksum = majority
+    return result
+
+
+def _majority_checksum(parts: list[CaseResult]):
+    counts: dict[object, int] = {}
+    for part in parts:
+        counts[part.consensus_checksum] = counts.get(part.consensus_checksum, 0) + part.consensus_size
+    return max(counts, key=lambda checksum: counts[checksum]) if counts else None
