@@ -19,7 +19,7 @@ Each way of checking gets two times:
   roughly the host's share per check.
 
 and the fused check with the checksum also a third, "queued": as case.run runs it, each check
-queued behind its launch and its numbers read back one check later (fused_check.start_check
+queued behind its launch and its numbers read back one check later (api.start_check
 with replay=True, then the previous check's result()), so that the host's share overlaps the
 GPU's work; the wall time of --repeat such checks in a row, per check. Rows below it show the
 same without the CUDA graph, and through Triton's own launch path. This is the check's cost per launch in
@@ -27,7 +27,7 @@ the harness, and the headline ratios use it.
 
 The harness line sets poison fill + check against a 0.384 ms fp8 GEMM of the same output
 (16384x7168x2048, measured earlier), with the budget of 1.6x the GEMM for the whole launch.
-"check + checksum" is fused_check.check_launch_and_checksum: the accuracy check plus the
+"check + checksum" is api.check_launch_and_checksum: the accuracy check plus the
 output's checksum in the same read, no stored copy read (consistency by comparing checksums).
 
 --configs 4x256x4@6,16x128x4@4 times the given launch configurations (block rows x block
@@ -56,13 +56,17 @@ if not ON_GPU:
     # Triton reads the flag when it is imported and on the first launch: set it first
     os.environ["TRITON_INTERPRET"] = "1"
 
-from pytest_gemmcheck.checking import torch_backend as check  # noqa: E402
-from pytest_gemmcheck.checking.triton import fused_check  # noqa: E402
+from pytest_gemmcheck.checking import rule, checksum as checksums, torch_backend as check  # noqa: E402
+from pytest_gemmcheck.case import identity  # noqa: E402
+from pytest_gemmcheck.checking.triton import api as fused_check  # noqa: E402
+from pytest_gemmcheck.checking.triton.plan import block_shape  # noqa: E402
+from pytest_gemmcheck.checking.triton.run import Run  # noqa: E402
+from pytest_gemmcheck.checking.triton.runtime import RUNTIME  # noqa: E402
 
 import gpu_timing  # noqa: E402  (this folder: scripts run from it)
 
 DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
-TOL = check.Tolerance()
+TOL = rule.Tolerance()
 GEMM_MS = 0.384  # fp8 GEMM 16384x7168x2048 on an H200 (benchmarks/results/h200-run1.log)
 HARNESS_BUDGET = 1.6  # the whole launch (poison fill + GEMM + check + record) within this x the GEMM
 SWEEP_DEADLINE_S = 70  # --sweep starts no block shape after this, so that the run ends within 90 s
@@ -138,8 +142,8 @@ def naive(out, ref, copy):
 def enqueuer(out, ref, rowmax, tile, copies, config=None, checksum=False):
     """The fused check's kernels for these tensors, as a function that launches them and does
     not wait (scratch allocated once, outside the timing)."""
-    run = fused_check._Run(out, ref, rowmax.to(torch.float32).contiguous(), TOL, tile, list(copies),
-                           config or fused_check.LaunchConfig(), checksum=checksum)
+    run = Run(out, ref, rowmax.to(torch.float32).contiguous(), TOL, tile, list(copies),
+              config or fused_check.LaunchConfig(), checksum=checksum)
     return lambda: run.enqueue(row_scale=True)
 
 
@@ -163,7 +167,7 @@ def same_numbers(fused, expected) -> bool:
     (accuracy, diffs), (want, want_diffs) = fused, expected
     return (accuracy.wrong == want.wrong and accuracy.nonfinite == want.nonfinite
             and accuracy.max_abs_err == want.max_abs_err and accuracy.max_rel_err == want.max_rel_err
-            # relL2 sums fp32 squares within a task: fused_check's docstring bounds it at 2.6e-6
+            # relL2 sums fp32 squares within a task: kernels.py's docstring bounds it at 2.9e-6
             and abs(accuracy.rel_l2 - want.rel_l2) <= 1e-5 * abs(want.rel_l2) + 1e-15
             and [d.differing for d in diffs] == [d.differing for d in want_diffs]
             and [d.max_diff_rel for d in diffs] == [d.max_diff_rel for d in want_diffs])
@@ -206,8 +210,8 @@ def sweep(out, ref, rowmax, read_bytes, copy_bandwidth, repeat, started) -> None
           f"{'of copy bw':>10s}")
     for seconds, block_m, block_n, warps, programs_per_sm in rows:
         is_default = (block_m, block_n, warps, programs_per_sm) == (
-            fused_check._blocks(element, default, out.shape[0], out.shape[1]) + (default.num_warps,
-                                                                                  default.programs_per_sm))
+            block_shape(element, default, out.shape[0], out.shape[1]) + (default.num_warps,
+                                                                         default.programs_per_sm))
         print(f"{block_m:10d} {block_n:10d} {warps:5d} {programs_per_sm:8d} {seconds * 1e3:9.3f} "
               f"{read_bytes / seconds / copy_bandwidth:10.1%}{'  <- the current default' if is_default else ''}")
     if skipped:
@@ -263,7 +267,7 @@ def main(argv=None) -> int:
 
     device = torch.device("cuda" if ON_GPU else "cpu")
     dtype = DTYPES[args.dtype]
-    tile = None if args.tile.lower() == "none" else check.parse_tile(args.tile)
+    tile = None if args.tile.lower() == "none" else identity.parse_tile(args.tile)
     m, n = args.m, args.n
     out, ref, rowmax, copy = make_tensors(m, n, dtype, device)
     read_bytes = 3 * m * n * out.element_size()  # out, ref and the copy, once each
@@ -305,13 +309,11 @@ def main(argv=None) -> int:
     timings["  the same, no CUDA graph"] = (
         queued_seconds(lambda: fused_check.start_check(out, ref, rowmax, TOL, tile, checksum=True),
                        max(args.repeat, 50 if ON_GPU else 2)), None, read_bytes * 2 // 3)
-    from pytest_gemmcheck.checking.triton import launch
-
-    launch.DIRECT = False  # the same through Triton's own launch path (gpu/launch.py)
+    RUNTIME.direct_launch = False  # the same through Triton's own launch path (gpu/launch.py)
     timings["  no graph, Triton's launch path"] = (
         queued_seconds(lambda: fused_check.start_check(out, ref, rowmax, TOL, tile, checksum=True),
                        max(args.repeat, 50 if ON_GPU else 2)), None, read_bytes * 2 // 3)
-    launch.DIRECT = True
+    RUNTIME.direct_launch = True
     base = timings["fused check (Triton)"][0]
     print(f"\n{'':34s} {'wall ms':>8s} {'device ms':>9s} {'reads MB':>8s} {'of copy bw':>10s} {'wall/fused':>10s}")
     for name, (seconds, device_time, nbytes) in timings.items():
@@ -320,10 +322,10 @@ def main(argv=None) -> int:
               f"{nbytes / seconds / copy_bandwidth:10.1%} {seconds / base:9.1f}x")
     print("(of copy bw: the bytes each reads per wall second, against the copy's read + write bandwidth)")
 
-    torch_sum = seconds_per_call(lambda: check.checksum(out), max(2, args.repeat // 4))
+    torch_sum = seconds_per_call(lambda: checksums.checksum(out), max(2, args.repeat // 4))
     fused_sum = seconds_per_call(lambda: fused_check.checksum(out), args.repeat)
     print(f"\nchecksum alone: fused {fused_sum * 1e3:.3f} ms, torch {torch_sum * 1e3:.3f} ms "
-          f"({torch_sum / fused_sum:.1f}x); equal: {fused_check.checksum(out) == check.checksum(out)}")
+          f"({torch_sum / fused_sum:.1f}x); equal: {fused_check.checksum(out) == checksums.checksum(out)}")
 
     broken = out.clone()
     broken[m // 3:m // 3 + max(1, m // 64), : max(1, n // 8)] = float("nan")  # unwritten rows: the bad path
@@ -343,7 +345,7 @@ def main(argv=None) -> int:
     agree = (same_numbers(fused(), expected)
              and same_numbers(fused_check.check_launch(broken, ref, rowmax, TOL, tile, [copy]),
                               check.check_launch(broken, ref, rowmax, TOL, tile, [copy]))
-             and same_numbers((accuracy, []), (expected[0], [])) and total == check.checksum(out))
+             and same_numbers((accuracy, []), (expected[0], [])) and total == checksums.checksum(out))
     ratio = read_bytes / base / copy_bandwidth
     device_ratio = read_bytes / timings["fused check (Triton)"][1] / copy_bandwidth
     assert_close_s = timings["torch.testing.assert_close"][0]

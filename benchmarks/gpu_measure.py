@@ -6,7 +6,7 @@ JSON file under its own key (so a part that fails or times out loses only itself
 
 Parts:
 
-  environment        torch/CUDA/triton/cupy versions, the GPU's identity (devices.gpu_identity)
+  environment        torch/CUDA/triton/cupy versions, the GPU's identity (gpus.gpu_identity)
   digests            case.inputs() on the GPU has the same Inputs.digest() as on the CPU, for
                      every quant mode and fp8 flavour (the generator must be device-independent)
   stress             each stressor alone and beside back-to-back GEMM launches: its achieved
@@ -79,7 +79,7 @@ def run_case(kernel: str, m: int, n: int, k: int, quant: str, make_launch, *, re
     from pytest_gemmcheck.case.case import Case, CaseContext
     from pytest_gemmcheck.errors import GemmcheckFailure
     from pytest_gemmcheck.config.options import Settings
-    from pytest_gemmcheck.case.reference import LruCache
+    from pytest_gemmcheck.case.cache import LruCache
 
     caches = caches or (LruCache(), LruCache())
     results = []
@@ -120,7 +120,7 @@ def run_case(kernel: str, m: int, n: int, k: int, quant: str, make_launch, *, re
 def part_environment(args) -> dict:
     import torch
 
-    from pytest_gemmcheck.config import devices
+    from pytest_gemmcheck.environment import gpus
 
     info = {"python": platform.python_version(), "torch": torch.__version__, "cuda": torch.version.cuda,
             "hip": getattr(torch.version, "hip", None), "gpu_count": torch.cuda.device_count()}
@@ -135,7 +135,7 @@ def part_environment(args) -> dict:
                                           text=True, timeout=10).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         info["revision"] = None
-    info["gpus"] = [devices.gpu_identity(index) for index in range(torch.cuda.device_count())]
+    info["gpus"] = [gpus.gpu_identity(index) for index in range(torch.cuda.device_count())]
     for key, value in info.items():
         print(f"{key:>10}: {value}")
     return info
@@ -227,7 +227,7 @@ def part_stress(args) -> dict:
 def part_racy_sweep(args) -> dict:
     import racy_gemm
 
-    from pytest_gemmcheck.case.reference import LruCache
+    from pytest_gemmcheck.case.cache import LruCache
 
     reason = racy_gemm.unavailable_reason()
     if reason:

@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "examples" / "gpu"))
 
-from pytest_gemmcheck.checking import torch_backend as check  # noqa: E402
+from pytest_gemmcheck.checking import rule, torch_backend as check  # noqa: E402
 from pytest_gemmcheck.case.case import Case, CaseContext  # noqa: E402
 from pytest_gemmcheck.checking.backends import select_checker  # noqa: E402
 from pytest_gemmcheck.config.options import Settings  # noqa: E402
@@ -57,7 +57,7 @@ def shape(name, quant, m, n, k, kernel_of):
     kernel = kernel_of(x)
     checker = select_checker("auto", out)
     kernel(out)
-    tol = check.Tolerance()
+    tol = rule.Tolerance()
     fill_ms = device_ms(lambda: out.fill_(float("nan")))
     kernel(out)
     kernel_ms = device_ms(lambda: kernel(out))

@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "examples" / "gpu"))
 
-from pytest_gemmcheck.checking import torch_backend as check  # noqa: E402
+from pytest_gemmcheck.checking import rule, torch_backend as check  # noqa: E402
 from pytest_gemmcheck.case.case import Case, CaseContext  # noqa: E402
 from pytest_gemmcheck.config.options import Settings  # noqa: E402
 
@@ -49,13 +49,13 @@ def host_us(fn, calls: int = CALLS) -> float:
 
 def triton_path(fn):
     """``fn()`` with gpu/launch.py's direct launches off."""
-    from pytest_gemmcheck.checking.triton import launch
+    from pytest_gemmcheck.checking.triton.runtime import RUNTIME
 
-    launch.DIRECT = False
+    RUNTIME.direct_launch = False
     try:
         return fn()
     finally:
-        launch.DIRECT = True
+        RUNTIME.direct_launch = True
 
 
 def main(argv=None) -> int:
@@ -65,7 +65,10 @@ def main(argv=None) -> int:
     if not torch.cuda.is_available():
         print("no GPU: nothing to measure")
         return 0
-    from pytest_gemmcheck.checking.triton import fused_check
+    from pytest_gemmcheck.checking.triton import api as fused_check
+    from pytest_gemmcheck.checking.triton.facts import reference_facts
+    from pytest_gemmcheck.checking.triton.replay import capture
+    from pytest_gemmcheck.checking.triton.run import Run
 
     m, n = 16384, 7168
     case = Case(CaseContext(Settings(repeat=50)), "matmul", m=m, n=n, k=256, quant="bf16")
@@ -74,10 +77,10 @@ def main(argv=None) -> int:
     rowmax = check.row_max(ref)
     out = torch.empty((m, n), dtype=torch.bfloat16, device=ref.device)
     torch.matmul(x.a, x.b.t(), out=out)
-    tol = check.Tolerance()
+    tol = rule.Tolerance()
     fused_check.start_check(out, ref, rowmax, tol, None, checksum=True).result()  # compiles
 
-    run = fused_check._Run(out, ref, rowmax, tol, None, [], fused_check.LaunchConfig(), checksum=True)
+    run = Run(out, ref, rowmax, tol, None, [], fused_check.LaunchConfig(), checksum=True)
     run.enqueue(True)
     values = run.read(run.take_copy())
     event = torch.cuda.Event(enable_timing=True)
@@ -87,7 +90,7 @@ def main(argv=None) -> int:
         "torch.matmul enqueue": host_us(lambda: torch.matmul(x.a, x.b.t(), out=out)),
         "cuda event record": host_us(event.record),
         "_Run(...) (plan, scratch)": host_us(
-            lambda: fused_check._Run(out, ref, rowmax, tol, None, [], fused_check.LaunchConfig(), checksum=True)),
+            lambda: Run(out, ref, rowmax, tol, None, [], fused_check.LaunchConfig(), checksum=True)),
         "_Run.enqueue (2 kernel launches)": host_us(lambda: run.enqueue(True)),
         "start_check (validate + _Run + enqueue)": host_us(
             lambda: fused_check.start_check(out, ref, rowmax, tol, None, checksum=True)),
@@ -96,9 +99,9 @@ def main(argv=None) -> int:
         "start_check, replayed as a CUDA graph": host_us(
             lambda: fused_check.start_check(out, ref, rowmax, tol, None, checksum=True, replay=True)),
         "CUDA graph capture of a check (once per buffer)": host_us(
-            lambda: fused_check._capture(lambda: run.launch_kernels(True), out.device)),
+            lambda: capture(lambda: run.launch_kernels(True), out.device)),
         "reference facts, GPU time included (once per case)": host_us(
-            lambda: (fused_check._reference_facts(ref, rowmax.clone(), tol.floor), torch.cuda.synchronize())),
+            lambda: (reference_facts(ref, rowmax.clone(), tol.floor), torch.cuda.synchronize())),
         "_Run.read (tolist, decode)": host_us(lambda: run.read(None)),
         "_Run.accuracy (numbers to stats)": host_us(lambda: run.accuracy(values)),
     }

@@ -12,7 +12,8 @@ fi
 
 say() { echo "install-flydsl: $*"; }
 
-if "$PYTHON" -c "import importlib.util, sys; sys.exit(importlib.util.find_spec('flydsl') is None)" 2>/dev/null; then
+# by its distribution: find_spec would take a folder named flydsl on sys.path for the package
+if "$PYTHON" -c "import importlib.metadata as m; m.distribution('flydsl')" 2>/dev/null; then
     say "flydsl $("$PYTHON" -c 'import importlib.metadata as m; print(m.version("flydsl"))') already installed"
 elif "$PYTHON" -m pip install --quiet flydsl; then
     say "installed flydsl $("$PYTHON" -c 'import importlib.metadata as m; print(m.version("flydsl"))')"

@@ -19,7 +19,7 @@ MOVED = {  # old name -> new name, relative to the package; a moved package take
     "quant": "case.quant",
     "cli": "reporting.cli",
     "gpu": "checking.triton",
-    "gpu.fused_check": "checking.triton.fused_check",
+    "gpu.fused_check": "checking.triton.api",
     "flydsl": "compiled.flydsl",
     "lint": "compiled.lint",
     "lint.checker": "compiled.lint.analysis",

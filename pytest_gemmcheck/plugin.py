@@ -1,5 +1,5 @@
-"""The pytest entry point: options, fixtures and hooks. Thin: each job lives in its own module,
-and nothing heavy (torch) is imported until a test asks for a fixture."""
+"""The pytest entry point: options, fixtures and hooks. Thin: each job lives in its own module, and
+nothing heavy is imported, nor any database opened, until a test asks for a gemmcheck fixture."""
 
 from __future__ import annotations
 
@@ -26,9 +26,11 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", options.MARKER_HELP)
     session = GemmcheckSession(config, options.resolve(config))
     config.stash[SESSION_KEY] = session
-    # the session object takes the reports and writes the summary (its own hook methods)
-    config.pluginmanager.register(session, "gemmcheck-session")
-    session.start_recording()
+    config.pluginmanager.register(session, "gemmcheck-session")  # it takes the reports, writes the summary
+    if config.pluginmanager.hasplugin("xdist"):  # as pytest-randomly: xdist's hooks only with xdist
+        from .session.xdist import XdistHooks
+
+        config.pluginmanager.register(XdistHooks(session), "gemmcheck-xdist")
 
 
 def _session(config: pytest.Config) -> GemmcheckSession:
@@ -36,10 +38,9 @@ def _session(config: pytest.Config) -> GemmcheckSession:
 
 
 def _overrides(config: pytest.Config, node: pytest.Item) -> options.TestOverrides:
-    settings = _session(config).settings
     marker = node.get_closest_marker("gemmcheck")
     try:
-        return options.apply_marker(settings, dict(marker.kwargs) if marker else {})
+        return options.apply_marker(_session(config).settings, dict(marker.kwargs) if marker else {})
     except ValueError as exc:
         raise pytest.UsageError(str(exc)) from None
 
@@ -80,17 +81,16 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function):
     """--gemmcheck-processes: the test's launches run in fresh child processes instead."""
     if "gemmcheck" not in pyfuncitem.fixturenames:
         return None
-    handled = _session(pyfuncitem.config).run_in_processes(
-        pyfuncitem, _overrides(pyfuncitem.config, pyfuncitem), _results_sink(pyfuncitem))
+    from .session.processes import run_in_processes
+    config = pyfuncitem.config
+    handled = run_in_processes(_session(config), pyfuncitem, _overrides(config, pyfuncitem), _results_sink(pyfuncitem))
     return True if handled else None
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call):
     outcome = yield
-    report = outcome.get_result()
     if call.when == "call":
         payload = item.stash.get(RESULTS_KEY, None)
-        if payload:
-            # rides on the report: under xdist it reaches the controller with it
-            setattr(report, REPORT_ATTR, list(payload))
+        if payload:  # rides on the report: under xdist it reaches the controller with it
+            setattr(outcome.get_result(), REPORT_ATTR, list(payload))

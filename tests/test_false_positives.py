@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from kernels import tiled_gemm
-from pytest_gemmcheck.checking import torch_backend as check
+from pytest_gemmcheck.checking import rule, torch_backend as check
 from pytest_gemmcheck.case.case import Case, CaseContext
 from pytest_gemmcheck.config.options import Settings
 
@@ -36,7 +36,7 @@ def _worst_over_shapes(quant, impl):
         ref = case.reference()
         out = torch.full((m, n), float("nan"), dtype=torch.bfloat16)
         tiled_gemm(x, out, tile=(128, 128), **IMPLEMENTATIONS[impl])
-        accuracy, _ = check.check_launch(out, ref, check.row_max(ref), check.Tolerance())
+        accuracy, _ = check.check_launch(out, ref, check.row_max(ref), rule.Tolerance())
         assert accuracy.wrong.elements == 0, f"{quant} {impl} {m}x{n}x{k}: {accuracy}"
         assert accuracy.nonfinite == 0
         worst_rel = max(worst_rel, accuracy.max_rel_err)

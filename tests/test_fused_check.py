@@ -1,4 +1,4 @@
-"""The fused Triton check gives the torch path's numbers (check.check_launch), case by case.
+"""The fused Triton check gives the torch path's numbers (torch_backend.check_launch), case by case.
 
 Where it runs. Without a GPU the kernels run in Triton's interpreter, on CPU tensors. Triton
 reads the flag for that when it is first imported and again on a kernel's first launch, so the
@@ -38,8 +38,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from pytest_gemmcheck.checking import torch_backend as check  # noqa: E402
+from pytest_gemmcheck.checking import rule, checksum as checksums, torch_backend as check  # noqa: E402
 from pytest_gemmcheck.checking.triton import available, interpreting  # noqa: E402
+from pytest_gemmcheck.checking.triton.runtime import RUNTIME  # noqa: E402  (torch alone: no triton yet)
 
 # The interpreter computes inf - inf and 0 / 0 with numpy, as a GPU computes them, and numpy warns.
 pytestmark = pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning",
@@ -49,8 +50,8 @@ pytestmark = pytest.mark.filterwarnings("ignore:invalid value encountered:Runtim
 ON_GPU = torch.cuda.is_available() and not interpreting()
 DEVICE = "cuda" if ON_GPU else "cpu"
 DTYPES = [torch.bfloat16, torch.float16, torch.float32]
-TOL = check.Tolerance()
-# relL2 sums squares in fp32 within a task (fused_check's docstring bounds the error at 2.6e-6)
+TOL = rule.Tolerance()
+# relL2 sums squares in fp32 within a task (kernels.py's docstring bounds the error at 2.9e-6)
 REL_L2_RTOL = 1e-5
 REL_L2_ATOL = 1e-15
 
@@ -58,7 +59,7 @@ REL_L2_ATOL = 1e-15
 def _load_fused_check():
     if ON_GPU:
         pytest.importorskip("triton")
-        from pytest_gemmcheck.checking.triton import fused_check
+        from pytest_gemmcheck.checking.triton import api as fused_check
 
         return fused_check
     if "triton" in sys.modules and not interpreting():
@@ -67,7 +68,7 @@ def _load_fused_check():
     os.environ["TRITON_INTERPRET"] = "1"
     try:
         pytest.importorskip("triton")
-        from pytest_gemmcheck.checking.triton import fused_check
+        from pytest_gemmcheck.checking.triton import api as fused_check
 
         ref = torch.ones(1, 1)
         fused_check.check_launch(ref, ref, ref[:, 0], TOL)  # the first launch, under the flag
@@ -98,7 +99,7 @@ GARBAGE_BYTE = 0x5A
 
 
 class ScratchFence:
-    """Scratch for fused_check._allocate: garbage inside, guard regions either side."""
+    """Scratch for RUNTIME.allocate: garbage inside, guard regions either side."""
 
     def __init__(self):
         self.buffers = []
@@ -131,8 +132,8 @@ class ScratchFence:
 @pytest.fixture(autouse=True)
 def fence(monkeypatch, request):
     scratch = ScratchFence()
-    monkeypatch.setattr(fused_check, "_allocate", scratch.allocate)
-    monkeypatch.setattr(fused_check, "SYNCHRONIZE_EACH_KERNEL", ON_GPU)
+    monkeypatch.setattr(RUNTIME, "allocate", scratch.allocate)
+    monkeypatch.setattr(RUNTIME, "synchronize_each_kernel", ON_GPU)
     scratch.test = request.node.nodeid
     yield scratch
     scratch.verify()
@@ -370,7 +371,7 @@ def test_floors(fence, floor):
     """floor < 1 scales some elements by their own |ref|: the per-element division path."""
     ref = reference(30, 90, torch.bfloat16, seed=8)
     out = corrupt(within_tolerance(ref, seed=8), "scattered", seed=8)
-    compare(fence, out, ref, tile=(8, 32), tol=check.Tolerance(rtol=0.02, floor=floor))
+    compare(fence, out, ref, tile=(8, 32), tol=rule.Tolerance(rtol=0.02, floor=floor))
 
 
 def test_zero_rows_and_zero_reference(fence):
@@ -449,7 +450,7 @@ def test_threshold_is_exact_at_the_boundary(fence, rtol):
             bits = max(0, center + rng.randint(-3, 3))
             out[row, col] = torch.tensor(bits, dtype=torch.int32).view(torch.float32)
     ref, out = ref.to(DEVICE), out.to(DEVICE)
-    accuracy, _ = compare(fence, out, ref, tile=(8, 8), tol=check.Tolerance(rtol=rtol, floor=1.0))
+    accuracy, _ = compare(fence, out, ref, tile=(8, 8), tol=rule.Tolerance(rtol=rtol, floor=1.0))
     assert 0 < accuracy.wrong.elements < rows * (cols - 1)
 
 
@@ -465,7 +466,7 @@ def test_random_sweep(fence):
         ref = reference(m, n, dtype, seed=100 + case)
         out = corrupt(within_tolerance(ref, seed=100 + case), rng.choice(kinds), seed=100 + case)
         copies = [rng.choice([out.clone(), differing_copy(out, seed=200 + case + i)]) for i in range(rng.randint(0, 5))]
-        tol = check.Tolerance(rtol=rng.choice([0.05, 0.01]), floor=rng.choice([1.0, 1.0, 0.5]))
+        tol = rule.Tolerance(rtol=rng.choice([0.05, 0.01]), floor=rng.choice([1.0, 1.0, 0.5]))
         compare(fence, out, ref, tile=tile, copies=copies, tol=tol)
 
 
@@ -493,14 +494,14 @@ def test_checksum_matches_torch(fence, dtype):
         views = views[:1]  # each layout compiles kernels: every layout for one dtype is enough there
     for tensor in views:
         assert fused(fence, f"checksum {list(tensor.shape)}", lambda: fused_check.checksum(tensor)) == \
-            check.checksum(tensor)
+            checksums.checksum(tensor)
     other = differing_copy(out, seed=15, how="signed_zero")
-    assert fused_check.checksum(other) == check.checksum(other) != check.checksum(out)
+    assert fused_check.checksum(other) == checksums.checksum(other) != checksums.checksum(out)
 
 
 @pytest.mark.parametrize("shape", [(1, 17), (45, 300)], ids=lambda s: f"{s[0]}x{s[1]}")
 def test_check_and_checksum_in_one_pass(fence, shape):
-    """check_launch_and_checksum: check_launch's accuracy numbers and check.checksum of out."""
+    """check_launch_and_checksum: check_launch's accuracy numbers and checksums.checksum of out."""
     ref = reference(*shape, torch.bfloat16, seed=17)
     out = corrupt(within_tolerance(ref, seed=17), "scattered", seed=17)
     rowmax = check.row_max(ref)
@@ -509,7 +510,7 @@ def test_check_and_checksum_in_one_pass(fence, shape):
         accuracy, total = fused(fence, f"check_launch_and_checksum config={name}", lambda: fused_check.
                                 check_launch_and_checksum(out, ref, rowmax, TOL, (8, 64), config=config))
         assert_same((accuracy, []), (want, []))
-        assert total == check.checksum(out)
+        assert total == checksums.checksum(out)
 
 
 def test_compare_copies(fence):
@@ -565,7 +566,7 @@ import inspect, re, subprocess, sys, tempfile
 import triton
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
-from pytest_gemmcheck.checking.triton import fused_check as fc
+from pytest_gemmcheck.checking.triton import kernels, plan
 
 def compile_kernel(kernel, types, constexprs, aligned, num_warps=8):
     names = list(inspect.signature(kernel.fn).parameters)
@@ -597,13 +598,13 @@ for dtype, bits, vec, copies, row_scale, checksum, even in [
         ("bf16", 16, 8, 1, True, False, False), ("fp16", 16, 8, 4, True, False, False),
         ("fp32", 32, 4, 2, False, False, False), ("bf16", 16, 8, 0, True, True, False),
         ("bf16", 16, 8, 0, True, True, True)]:
-    config = fc.LaunchConfig()
-    block_m, block_n = fc._blocks(bits // 8, config, 4096, 4096)
+    config = plan.LaunchConfig()
+    block_m, block_n = plan.block_shape(bits // 8, config, 4096, 4096)
     constexprs = dict(ACCURACY=True, ROW_SCALE=row_scale, NUM_COPIES=copies, CHECKSUM=checksum, BITS=bits,
                       BLOCK_M=block_m, BLOCK_N=block_n, VEC=vec, EVEN=even, **unit)
-    aligned = [n for n in inspect.signature(fc._check_kernel.fn).parameters if n.endswith("_ptr") or n == "N"
+    aligned = [n for n in inspect.signature(kernels._check_kernel.fn).parameters if n.endswith("_ptr") or n == "N"
                or (n.startswith("stride") and n.endswith("_m"))]
-    compiled = compile_kernel(fc._check_kernel, typed(dtype), constexprs, aligned, config.num_warps)
+    compiled = compile_kernel(kernels._check_kernel, typed(dtype), constexprs, aligned, config.num_warps)
     loads = re.findall(r"ld\.global[\w.:]*\.v4\.b32", compiled.asm["ptx"])
     # 16-byte loads: before the loop and in it (the next block), and in the slow paths that
     # read a task again (the accuracy numbers in full; each copy's largest differences)
@@ -612,9 +613,9 @@ for dtype, bits, vec, copies, row_scale, checksum, even in [
     spilled, registers = resources(compiled)
     # four programs of four warps per multiprocessor: 65536 registers / (4 * 128 threads)
     assert spilled == [0, 0] and (registers <= 128 or copies > 1), (dtype, copies, spilled, registers)
-compiled = compile_kernel(fc._tile_kernel, typed("bf16"), dict(BITS=16, BLOCK_M=16, BLOCK_N=64), [], 4)
+compiled = compile_kernel(kernels._tile_kernel, typed("bf16"), dict(BITS=16, BLOCK_M=16, BLOCK_N=64), [], 4)
 assert resources(compiled)[0] == [0, 0]
-compiled = compile_kernel(fc._finalize_kernel, lambda n: "*fp64" if n in ("partial_ptr", "result_ptr")
+compiled = compile_kernel(kernels._finalize_kernel, lambda n: "*fp64" if n in ("partial_ptr", "result_ptr")
                           else "*i32" if n.endswith("_ptr") else "i32", dict(HAS_TILE=True, BLOCK=128, SCAN_BLOCK=1024),
                           [], 4)
 assert resources(compiled)[0] == [0, 0]
@@ -638,35 +639,35 @@ def test_checksum_sees_every_single_change_and_swaps():
     """Every weight is odd: any change to one element changes the checksum; so do swapped
     elements, rows and columns, and a transposed square output."""
     out = reference(24, 40, torch.bfloat16, seed=19)
-    base = check.checksum(out)
+    base = checksums.checksum(out)
     bits = out.view(torch.int16)
     rng = random.Random(19)
     for flat in range(out.numel()):
         changed = bits.clone().view(-1)
         changed[flat] ^= 1 << rng.randrange(16)
-        assert check.checksum(changed.view(24, 40).view(torch.bfloat16)) != base, flat
+        assert checksums.checksum(changed.view(24, 40).view(torch.bfloat16)) != base, flat
     for _ in range(200):
         (r1, c1), (r2, c2) = [(rng.randrange(24), rng.randrange(40)) for _ in range(2)]
         if out[r1, c1].view(torch.int16) == out[r2, c2].view(torch.int16):
             continue
         swapped = out.clone()
         swapped[r1, c1], swapped[r2, c2] = out[r2, c2], out[r1, c1]
-        assert check.checksum(swapped) != base
-    assert check.checksum(out[[1, 0, *range(2, 24)]]) != base
-    assert check.checksum(out[:, [1, 0, *range(2, 40)]]) != base
+        assert checksums.checksum(swapped) != base
+    assert checksums.checksum(out[[1, 0, *range(2, 24)]]) != base
+    assert checksums.checksum(out[:, [1, 0, *range(2, 40)]]) != base
     square = out[:24, :24].contiguous()
-    assert check.checksum(square.t().contiguous()) != check.checksum(square)
+    assert checksums.checksum(square.t().contiguous()) != checksums.checksum(square)
     # two sign flips move the bits by 2**31 each: a plain 32-bit weighted sum could not see them
     wide = reference(8, 300, torch.float32, seed=19)
     for _ in range(200):
         flipped = wide.clone().view(-1)
         first, second = rng.sample(range(flipped.numel()), 2)
         flipped[first], flipped[second] = -flipped[first], -flipped[second]
-        assert check.checksum(flipped.view(8, 300)) != check.checksum(wide)
+        assert checksums.checksum(flipped.view(8, 300)) != checksums.checksum(wide)
 
 
 class FakeRun:
-    """What _Replay uses of a _Run: its launches, recorded with the tensors lent at the time."""
+    """What Replay uses of a Run: its launches, recorded with the tensors lent at the time."""
 
     def __init__(self):
         self.out = self.ref = self.rowmax = None
@@ -675,7 +676,7 @@ class FakeRun:
     def launch_kernels(self, row_scale):
         self.launched.append((self.out, row_scale))
 
-    def _queue_copy(self):
+    def queue_copy(self):
         self.copies += 1
 
 
@@ -698,9 +699,11 @@ def test_replay_captures_at_the_second_check_or_falls_back(monkeypatch, capture)
             raise RuntimeError("operation not permitted when stream is capturing")
         return FakeGraph(launches)
 
-    monkeypatch.setattr(fused_check, "_capture", fake_capture)
+    from pytest_gemmcheck.checking.triton.replay import Replay
+
+    monkeypatch.setattr(RUNTIME, "capture", fake_capture)
     run = FakeRun()
-    entry = fused_check._Replay(run)
+    entry = Replay(run)
     out = torch.zeros(2, 2)
     for _ in range(4):
         entry.enqueue(out, out, out[:, 0])
@@ -736,7 +739,7 @@ def test_replayed_checks_give_the_numbers_of_fresh_ones(fence):
                 assert_replayed(*previous)
             previous = (current, output, ref, rowmax, index)
         assert_replayed(*previous)
-    assert any(entry.graph is not None for entry in fused_check._REPLAYS.values())
+    assert any(entry.graph is not None for entry in RUNTIME.replays.values())
 
 
 def assert_replayed(pending, output, ref, rowmax, index):
@@ -744,25 +747,23 @@ def assert_replayed(pending, output, ref, rowmax, index):
     want = check.check_launch(output, ref, rowmax, TOL, (8, 64))[0]
     assert (accuracy.wrong.elements, index) == (want.wrong.elements, index)
     assert_same((accuracy, []), (want, []))
-    assert total == check.checksum(output), index
+    assert total == checksums.checksum(output), index
 
 
 @pytest.mark.skipif(not ON_GPU, reason="compiled kernels are launched directly only on a GPU")
 def test_direct_launches_give_triton_launches_numbers(fence, monkeypatch):
     """gpu/launch.py launches compiled kernels directly after Triton's first launch of each
     specialisation: the same numbers as Triton's own path, aligned or not."""
-    from pytest_gemmcheck.checking.triton import launch
-
     ref = reference(70, 300, torch.bfloat16, seed=21)
     out = corrupt(within_tolerance(ref, seed=21), "scattered", seed=21)
     for tensors in ((out, ref), (out[1:, 3:], ref[1:, 3:])):  # 16-byte aligned, then not
         rowmax = check.row_max(tensors[1])
-        monkeypatch.setattr(launch, "DIRECT", False)
+        monkeypatch.setattr(RUNTIME, "direct_launch", False)
         want = fused_check.check_launch_and_checksum(*tensors, rowmax, TOL, (8, 64))
-        monkeypatch.setattr(launch, "DIRECT", True)
+        monkeypatch.setattr(RUNTIME, "direct_launch", True)
         for _ in range(3):  # the first compiles or finds the kernel, the others launch it directly
             got = fused(fence, "direct launch", lambda: fused_check.check_launch_and_checksum(
                 *tensors, rowmax, TOL, (8, 64)))
             assert_same((got[0], []), (want[0], []))
             assert got[1] == want[1]
-    assert launch._compiled and not launch._broken
+    assert RUNTIME.compiled_kernels and not RUNTIME.direct_launch_refused

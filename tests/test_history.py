@@ -36,6 +36,18 @@ def suite(pytester, examples_dir):
     return pytester
 
 
+def refused(result, pattern: str) -> str:
+    """The session stopped with one line naming the database, at its first case and before any
+    launch (exit status 4, the usage error's)."""
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    output = result.stdout.lines + result.stderr.lines
+    lines = [line for line in output if "--gemmcheck-db" in line or "SQLAlchemy" in line]
+    assert len(lines) == 1, output
+    assert "Traceback" not in "\n".join(output)
+    result.stdout.fnmatch_lines([f"*Exit: {pattern}*"])
+    return lines[0]
+
+
 def counts(engine):
     with engine.connect() as connection:
         return {table: connection.execute(text(f'SELECT count(*) FROM "{table}"')).scalar()
@@ -166,26 +178,21 @@ def test_passwords_are_never_printed_or_stored(suite, postgres_url):
     # and an unreachable server names itself without the password
     bad = with_password.replace("127.0.0.1:5432", "127.0.0.1:1")
     failed = suite.runpytest("-k", "bf16 and 32", f"--gemmcheck-db={bad}")
-    assert failed.ret == pytest.ExitCode.USAGE_ERROR
+    refused(failed, "--gemmcheck-db: cannot use postgresql+psycopg://postgres:***@127.0.0.1:1/*")
     assert "s3cret" not in failed.stdout.str() + failed.stderr.str()
-    failed.stderr.fnmatch_lines(["ERROR: --gemmcheck-db: cannot use postgresql+psycopg://postgres:***@127.0.0.1:1/*"])
 
 
 def test_postgres_without_the_schema_says_how_to_upgrade(suite, postgres_url):
     result = suite.runpytest("-k", "bf16 and 32", f"--gemmcheck-db={postgres_url}")
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines([f"ERROR: --gemmcheck-db: * has no gemmcheck schema (head {HEAD}); run: gemmcheck db upgrade --db *"])
+    refused(result, f"--gemmcheck-db: * has no gemmcheck schema (head {HEAD}); run: gemmcheck db upgrade --db *")
 
 
 def test_a_newer_schema_is_refused_in_one_line(suite, db_url, history, capsys):
     with history.begin() as connection:
         connection.execute(text("UPDATE alembic_version SET version_num = '9999_future'"))
-    result = suite.runpytest("-k", "bf16 and 32", f"--gemmcheck-db={db_url}")
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    errors = [line for line in result.stderr.lines if line.strip()]
-    assert len(errors) == 1, errors
-    assert "has schema revision 9999_future, newer than this pytest-gemmcheck" in errors[0]
-    assert "upgrade pytest-gemmcheck" in errors[0]
+    line = refused(suite.runpytest("-k", "bf16 and 32", f"--gemmcheck-db={db_url}"), "--gemmcheck-db: *")
+    assert "has schema revision 9999_future, newer than this pytest-gemmcheck" in line
+    assert "upgrade pytest-gemmcheck" in line
     assert gemmcheck_cli(["--db", db_url, "history"]) == 1
     assert "newer than this pytest-gemmcheck" in capsys.readouterr().err
 
@@ -195,9 +202,7 @@ def test_a_corrupt_database_is_one_line_not_a_traceback(suite, capsys):
     db.parent.mkdir()
     db.write_bytes(b"this is not a database, it is a text file" * 100)
     result = suite.runpytest("-k", "bf16 and 32")
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["ERROR: --gemmcheck-db: cannot use sqlite+pysqlite:///*history.db: file is not a database"])
-    assert "Traceback" not in result.stderr.str()
+    refused(result, "--gemmcheck-db: cannot use sqlite+pysqlite:///*history.db: file is not a database")
     assert gemmcheck_cli(["--db", str(db), "history"]) == 1
     assert "file is not a database" in capsys.readouterr().err
     assert db.read_bytes().startswith(b"this is not a database")  # left as it was
@@ -208,7 +213,7 @@ def test_a_database_failing_mid_session_loses_no_results(tmp_path):
     from pytest_gemmcheck.history.recorder import Recorder
     from pytest_gemmcheck.case.result import CaseResult, LaunchRecord
 
-    recorder = Recorder(url=resolve_url(str(tmp_path / "h.db"), tmp_path), explicit=True, rootdir=tmp_path,
+    recorder = Recorder(url=resolve_url(str(tmp_path / "h.db"), tmp_path), rootdir=tmp_path,
                         tag=None, command="pytest", options={}, workers=0)
 
     class BrokenStore:
@@ -305,9 +310,8 @@ def test_without_sqlalchemy_recording_is_a_usage_error_and_no_record_still_works
     (shadow / "__init__.py").write_text("raise ImportError('No module named sqlalchemy (shadowed by the test)')\n")
     monkeypatch.setenv("PYTHONPATH", str(shadow.parent))
     failed = suite.runpytest_subprocess("-k", "bf16 and 32", "--gemmcheck-repeat=2", "--gemmcheck-db=x.db")
-    assert failed.ret == pytest.ExitCode.USAGE_ERROR
-    failed.stderr.fnmatch_lines(["ERROR: pytest-gemmcheck records into a database through SQLAlchemy and Alembic, and "
-                                 "cannot import them (*): install them, or pass --gemmcheck-no-record"])
+    refused(failed, "pytest-gemmcheck records into a database through SQLAlchemy and Alembic, and "
+                    "cannot import them (*): install them, or pass --gemmcheck-no-record")
     passed = suite.runpytest_subprocess("-k", "bf16 and 32", "--gemmcheck-repeat=2", "--gemmcheck-no-record")
     passed.assert_outcomes(passed=1)
 

@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from pytest_gemmcheck.checking.triton import launch as launcher
+from pytest_gemmcheck.checking.triton.runtime import RUNTIME
 
 
 @dataclass
@@ -45,10 +46,10 @@ class FakeKernel:
 
 
 @pytest.fixture(autouse=True)
-def fresh_cache(monkeypatch):
-    monkeypatch.setattr(launcher, "_compiled", {})
-    monkeypatch.setattr(launcher, "_broken", False)
-    monkeypatch.setattr(launcher, "DIRECT", True)
+def fresh_cache():
+    RUNTIME.clear()
+    yield
+    RUNTIME.clear()  # no fake kernel, nor a refusal, is left to later tests
 
 
 def paths(kernel):
@@ -91,7 +92,7 @@ def test_a_refused_direct_launch_falls_back_to_triton_for_good():
     for _ in range(3):
         launcher.launch(kernel, 1, (x, 64, 0.5), {"BLOCK": 32, "FLAG": True}, 4, interpreted=False)
     assert paths(kernel) == ["triton", "triton", "triton"]
-    assert launcher._broken
+    assert RUNTIME.direct_launch_refused
 
 
 def test_interpreter_and_switch_always_take_triton_path(monkeypatch):
@@ -99,7 +100,7 @@ def test_interpreter_and_switch_always_take_triton_path(monkeypatch):
     x = torch.zeros(64)
     for _ in range(2):
         launcher.launch(kernel, 1, (x, 64, 0.5), {"BLOCK": 32, "FLAG": True}, 4, interpreted=True)
-    monkeypatch.setattr(launcher, "DIRECT", False)
+    monkeypatch.setattr(RUNTIME, "direct_launch", False)
     for _ in range(2):
         launcher.launch(kernel, 1, (x, 64, 0.5), {"BLOCK": 32, "FLAG": True}, 4, interpreted=False)
     assert paths(kernel) == ["triton"] * 4

@@ -123,7 +123,7 @@ def test_marker_overrides_per_test(suite):
     """))
     result = suite.runpytest()
     result.assert_outcomes(passed=1, errors=1)
-    result.stdout.fnmatch_lines(["*@pytest.mark.gemmcheck got unknown argument(s) repeats; it takes repeat, rtol*"])
+    result.stdout.fnmatch_lines(["*@pytest.mark.gemmcheck got unknown argument(s) repeats; it takes repeat, processes, rtol*"])
 
 
 def test_nondeterministic_option_turns_off_consistency_for_matching_kernels(suite):

@@ -12,7 +12,8 @@ from types import SimpleNamespace
 import pytest
 
 from pytest_gemmcheck.config import devices
-from pytest_gemmcheck.environment import stress
+from pytest_gemmcheck.config.options import BY_NAME
+from pytest_gemmcheck.environment import gpus, stress
 
 
 def stress_threads():
@@ -22,15 +23,15 @@ def stress_threads():
 # --- stress: option values -------------------------------------------------------------
 
 @pytest.mark.parametrize("text,kind", [("none", "none"), ("copy", "copy"), ("COMPUTE", "compute"),
-                                       (" copy ", "copy"), (None, "none")])
-def test_parse_kind(text, kind):
-    assert stress.parse_kind(text) == kind
+                                       (" copy ", "copy")])
+def test_stress_option_values(text, kind):
+    assert BY_NAME["stress"].parse(text) == kind
 
 
 @pytest.mark.parametrize("text", ["memory", "", "copy,compute"])
-def test_parse_kind_names_the_option(text):
-    with pytest.raises(ValueError, match="--gemmcheck-stress") as info:
-        stress.parse_kind(text)
+def test_a_bad_stress_kind_lists_the_kinds(text):
+    with pytest.raises(ValueError) as info:
+        BY_NAME["stress"].parse(text)
     assert "none, copy, compute" in str(info.value)
 
 
@@ -307,25 +308,25 @@ def test_malformed_worker_id(worker):
 # --- devices: identity -----------------------------------------------------------------
 
 def test_gpu_identity_of_the_cpu():
-    assert devices.gpu_identity("cpu") == {"device": "cpu"}
+    assert gpus.gpu_identity("cpu") == {"device": "cpu"}
 
 
 def test_parse_nvidia_smi():
     text = ("0, GPU-5b1c0d2e-aaaa-bbbb-cccc-0123456789ab, 00000000:19:00.0, NVIDIA H200\n"
             "1, GPU-77f0e3b4-aaaa-bbbb-cccc-0123456789ab, 00000000:3B:00.0, NVIDIA H200\n")
-    rows = devices.parse_nvidia_smi(text)
+    rows = gpus.parse_nvidia_smi(text)
     assert rows[1] == {"index": "1", "uuid": "GPU-77f0e3b4-aaaa-bbbb-cccc-0123456789ab",
                        "pci_bus_id": "00000000:3B:00.0", "name": "NVIDIA H200"}
-    assert devices.parse_nvidia_smi("No devices were found\n") == []
+    assert gpus.parse_nvidia_smi("No devices were found\n") == []
 
 
 def test_parse_rocm_smi():
     text = ('{"card0": {"Unique ID": "0x18f68e602b8a790f", "PCI Bus": "0000:0C:00.0"},'
             ' "card1": {"Unique ID": "0x4a1b", "PCI Bus": "0000:22:00.0"}, "system": {}}')
-    rows = devices.parse_rocm_smi(text)
+    rows = gpus.parse_rocm_smi(text)
     assert [row["index"] for row in rows] == ["0", "1"]
     assert rows[0]["uuid"] == "0x18f68e602b8a790f" and rows[0]["pci_bus_id"] == "00000000:0C:00.0"
-    assert devices.parse_rocm_smi("not json") == []
+    assert gpus.parse_rocm_smi("not json") == []
 
 
 @pytest.mark.parametrize("text,expected", [
@@ -333,22 +334,22 @@ def test_parse_rocm_smi():
     (None, None), ("", None),
 ])
 def test_normalise_bus_id(text, expected):
-    assert devices.normalise_bus_id(text) == expected
+    assert gpus.normalise_bus_id(text) == expected
 
 
 def test_smi_rows_are_matched_by_uuid_or_bus_never_by_index():
     rows = [{"index": "0", "uuid": "GPU-a", "pci_bus_id": "00000000:19:00.0"},
             {"index": "1", "uuid": "GPU-b", "pci_bus_id": "00000000:3B:00.0"}]
-    assert devices.match_smi_row(rows, uuid="gpu-b", bus_id=None)["index"] == "1"
-    assert devices.match_smi_row(rows, uuid=None, bus_id="00000000:19:00.0")["index"] == "0"
-    assert devices.match_smi_row(rows, uuid="GPU-c", bus_id=None) is None
+    assert gpus.match_smi_row(rows, uuid="gpu-b", bus_id=None)["index"] == "1"
+    assert gpus.match_smi_row(rows, uuid=None, bus_id="00000000:19:00.0")["index"] == "0"
+    assert gpus.match_smi_row(rows, uuid="GPU-c", bus_id=None) is None
 
 
 def test_identity_fields_from_torch_properties():
     props = SimpleNamespace(pci_bus_id=0x3B, pci_device_id=0, pci_domain_id=0)
-    assert devices._bus_id_from_properties(props) == "00000000:3B:00.0"
-    assert devices._bus_id_from_properties(SimpleNamespace()) is None
-    assert devices._normalise_uuid("5b1c0d2e-aaaa", is_hip=False) == "GPU-5b1c0d2e-aaaa"
-    assert devices._normalise_uuid("GPU-5b1c0d2e-aaaa", is_hip=False) == "GPU-5b1c0d2e-aaaa"
-    assert devices._normalise_uuid("0x18f6", is_hip=True) == "0x18f6"
-    assert devices._normalise_uuid("", is_hip=False) is None
+    assert gpus._bus_id_from_properties(props) == "00000000:3B:00.0"
+    assert gpus._bus_id_from_properties(SimpleNamespace()) is None
+    assert gpus._normalise_uuid("5b1c0d2e-aaaa", is_hip=False) == "GPU-5b1c0d2e-aaaa"
+    assert gpus._normalise_uuid("GPU-5b1c0d2e-aaaa", is_hip=False) == "GPU-5b1c0d2e-aaaa"
+    assert gpus._normalise_uuid("0x18f6", is_hip=True) == "0x18f6"
+    assert gpus._normalise_uuid("", is_hip=False) is None

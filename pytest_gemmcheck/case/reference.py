@@ -1,13 +1,13 @@
 """The reference: an fp32 GEMM of the dequantized inputs (TF32 off), rounded to the output dtype.
 
-Computed in row chunks so that the dequantized fp32 copy of A never has to exist whole, and
-cached: a case's launches, and every case with the same inputs, share one reference.
+Computed in row chunks so that the dequantized fp32 copy of A never has to exist whole; a
+session caches it (cache.py), so a case's launches, and every case with the same inputs,
+share one reference.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections import OrderedDict
 
 import torch
 
@@ -48,36 +48,3 @@ def compute_reference(inputs: Inputs, out_dtype: torch.dtype = torch.bfloat16) -
             a = mode.dequantize_a(inputs, rows)
             out[rows] = (a @ b_t).to(out_dtype)
     return out
-
-
-def nbytes(value) -> int:
-    if isinstance(value, torch.Tensor):
-        return value.numel() * value.element_size()
-    return value.nbytes()
-
-
-class LruCache:
-    """Least-recently-used tensors (or Inputs), bounded by bytes: the device's memory belongs
-    to the kernel under test, so cached references and inputs must not pile up."""
-
-    def __init__(self, budget_bytes: int = 4 << 30):
-        self.budget_bytes = budget_bytes
-        self._entries: OrderedDict[tuple, object] = OrderedDict()
-        self.hits = 0
-        self.misses = 0
-
-    def get(self, key: tuple, make):
-        if key in self._entries:
-            self._entries.move_to_end(key)
-            self.hits += 1
-            return self._entries[key]
-        self.misses += 1
-        value = make()
-        if nbytes(value) <= self.budget_bytes:
-            self._entries[key] = value
-            while sum(nbytes(v) for v in self._entries.values()) > self.budget_bytes:
-                self._entries.popitem(last=False)
-        return value
-
-    def clear(self) -> None:
-        self._entries.clear()

@@ -87,7 +87,6 @@ class CaseResult:
     check_backend: str = ""  # torch or triton
     stopped: str = ""  # why --gemmcheck-repeat=auto stopped launching
     consensus_checksum: int | None = None  # of the consensus output (compared across processes)
-    static: dict[str, Any] = field(default_factory=dict)  # compiled kernels' metrics and lint (static.py)
 
     # --- derived --------------------------------------------------------------------
     @property
@@ -130,10 +129,25 @@ class CaseResult:
 
     # --- transport ------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        return {"type": _TYPE_NAMES[type(self)], **dataclasses.asdict(self)}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "CaseResult":
+        """The result ``to_dict`` gave, of its own type (launched or compiled)."""
         data = dict(data)
+        kind = _TYPES[data.pop("type", "launched")]
         launches = [LaunchRecord(**launch) for launch in data.pop("launches", [])]
-        return cls(**data, launches=launches)
+        return kind(**data, launches=launches)
+
+
+@dataclass
+class CompiledResult(CaseResult):
+    """A case's compiled kernels, checked without running them (``case.compile_flydsl``,
+    ``case.check_assembly``): no launches, and the kernels' static metrics and lint findings
+    (compiled/static.py) instead."""
+
+    static: dict[str, Any] = field(default_factory=dict)
+
+
+_TYPES = {"launched": CaseResult, "compiled": CompiledResult}
+_TYPE_NAMES = {kind: name for name, kind in _TYPES.items()}

@@ -1,5 +1,5 @@
-"""How a case checks its launches' outputs: with check.py's torch path, or with the fused
-Triton pass (:mod:`pytest_gemmcheck.checking.triton.fused_check`) for outputs on a GPU.
+"""How a case checks its launches' outputs: with torch_backend.py's torch ops, or with the fused
+Triton pass (:mod:`pytest_gemmcheck.checking.triton.api`) for outputs on a GPU.
 
 A check is *prepared* while the GPU still runs its launch (validated, planned, scratch
 allocated), *started* once the launch is waited for, and *finished* later (case.run finishes it
@@ -10,7 +10,7 @@ the GPU rarely waits for the host. The torch path computes its numbers when star
 The two backends judge consistency differently, with the same results:
 
 * torch: each output is compared bit for bit with the outputs kept so far, in the same pass;
-* fused: each output's :func:`pytest_gemmcheck.checking.torch_backend.checksum` comes out of the accuracy
+* fused: each output's :func:`pytest_gemmcheck.checking.checksum.checksum` comes out of the accuracy
   pass (a product and an add per element), outputs are grouped by it, and kept outputs are
   compared only where the groups differ. No stored copy is read per launch.
 """
@@ -22,7 +22,9 @@ from typing import Callable
 
 import torch
 
-from . import torch_backend as checking
+from . import torch_backend
+from .checksum import checksum
+from .rule import AccuracyStats, DiffStats
 from ..errors import CaseError
 
 
@@ -31,8 +33,8 @@ class Outcome:
     """One launch's check: accuracy, differences from the copies it was given (torch path),
     and the output's checksum (fused path, when consistency is judged)."""
 
-    accuracy: checking.AccuracyStats
-    diffs: list[checking.DiffStats]
+    accuracy: AccuracyStats
+    diffs: list[DiffStats]
     checksum: int | None = None
 
 
@@ -43,7 +45,7 @@ class _TorchCheck:
 
     def start(self) -> None:
         if self._outcome is None:
-            accuracy, diffs = checking.check_launch(*self._arguments)
+            accuracy, diffs = torch_backend.check_launch(*self._arguments)
             self._outcome = Outcome(accuracy, diffs)
 
     def result(self) -> Outcome:
@@ -67,7 +69,7 @@ class _FusedCheck:
 class Checker:
     """A backend: ``prepare(out, ref, rowmax, tol, tile, copies, consistency)`` returns a check
     to ``start()`` and whose ``result()`` is the :class:`Outcome`; ``checksum`` and ``compare``
-    as check.py has them."""
+    as torch_backend.py and checksum.py have them."""
 
     name: str
     by_checksum: bool  # consistency from checksums (copies are never passed to prepare)
@@ -80,21 +82,21 @@ def _torch_prepare(out, ref, rowmax, tol, tile, copies, consistency: bool):
     return _TorchCheck(out, ref, rowmax, tol, tile, list(copies))
 
 
-TORCH = Checker("torch", by_checksum=False, prepare=_torch_prepare, checksum=checking.checksum,
-                compare=checking.compare)
+TORCH = Checker("torch", by_checksum=False, prepare=_torch_prepare, checksum=checksum,
+                compare=torch_backend.compare)
 
 
 def _fused() -> Checker:
-    from .triton import fused_check
+    from .triton import api
 
     def prepare(out, ref, rowmax, tol, tile, copies, consistency: bool):
         # case.run checks its output buffers again and again: replayed as a CUDA graph
-        return _FusedCheck(fused_check.prepare_check(out, ref, rowmax, tol, tile, checksum=consistency, replay=True))
+        return _FusedCheck(api.prepare_check(out, ref, rowmax, tol, tile, checksum=consistency, replay=True))
 
     def compare(a, b, rowmax, tile):
-        return fused_check.compare_copies(a, [b], rowmax, tile)[0]
+        return api.compare_copies(a, [b], rowmax, tile)[0]
 
-    return Checker("triton", by_checksum=True, prepare=prepare, checksum=fused_check.checksum, compare=compare)
+    return Checker("triton", by_checksum=True, prepare=prepare, checksum=api.checksum, compare=compare)
 
 
 def select_checker(backend: str, out: torch.Tensor) -> Checker:

@@ -21,7 +21,9 @@ from dataclasses import dataclass
 
 import torch
 
-from .torch_backend import DiffStats, checksum, compare
+from .checksum import checksum
+from .rule import DiffStats
+from .torch_backend import compare
 
 
 @dataclass

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import fnmatch
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, make_dataclass, replace
 from typing import Any, Callable
 
 import pytest
@@ -41,7 +41,7 @@ def parse_processes(text) -> int:
     return _parse_whole(text, "a whole number of processes >= 1", 1)
 
 
-def _choice(*choices: str):
+def _choice(choices: tuple[str, ...]):
     """A parser for one of a few words, case-insensitive."""
     def parse(text) -> str:
         value = str(text).strip().lower()
@@ -52,10 +52,12 @@ def _choice(*choices: str):
     return parse
 
 
-parse_scope = _choice("arch", "stack", "any")
-parse_stress = _choice("none", "copy", "compute")
-parse_backend = _choice("auto", "torch", "triton")
-parse_static = _choice("report", "fail")
+# Choice lists, named once: the option table and every other user of them (the stressors, the
+# baseline scopes, the command line) take them from here.
+SCOPES = ("arch", "stack", "any")
+STRESS_KINDS = ("none", "copy", "compute")
+CHECK_BACKENDS = ("auto", "torch", "triton")
+STATIC_POLICIES = ("report", "fail")
 
 
 def _parse_fraction(text, what: str) -> float:
@@ -139,13 +141,19 @@ def parse_patterns(text: str | list[str]) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class Option:
-    name: str  # --gemmcheck-<name>, ini gemmcheck_<name with _>
-    parse: Callable[[Any], Any]
+    name: str  # --gemmcheck-<name>, ini gemmcheck_<name with _>, Settings.<name with _>
+    parse: Callable[[Any], Any] | None  # None: one of ``choices``
     default: Any
     help: str
     metavar: str = "VALUE"
     flag_only: bool = False  # a switch: --gemmcheck-NAME takes no value
     env: str | None = None  # environment variable between the command line and the ini file
+    choices: tuple[str, ...] | None = None
+    marker: bool = False  # also a keyword of @pytest.mark.gemmcheck(...)
+
+    def __post_init__(self):
+        if self.parse is None:
+            object.__setattr__(self, "parse", _choice(self.choices))
 
     @property
     def flag(self) -> str:
@@ -153,7 +161,11 @@ class Option:
 
     @property
     def ini(self) -> str:
-        return "gemmcheck_" + self.name.replace("-", "_")
+        return "gemmcheck_" + self.field
+
+    @property
+    def field(self) -> str:
+        return self.name.replace("-", "_")
 
     @property
     def dest(self) -> str:
@@ -161,48 +173,50 @@ class Option:
 
 
 OPTIONS: tuple[Option, ...] = (
-    Option("repeat", parse_repeat, 12,
-           "launches per case, each into a freshly NaN-poisoned output (default 12, the protocol "
-           "that caught the tail race); 'auto' launches until the rate's 95% upper bound is below "
-           "--gemmcheck-target-rate or --gemmcheck-budget seconds pass", "N|auto"),
+    Option("repeat", parse_repeat, 12, "launches per case, each into a freshly NaN-poisoned output (12: the "
+           "protocol that caught the tail race); 'auto' launches until the rate's 95% upper bound is below "
+           "--gemmcheck-target-rate or --gemmcheck-budget seconds pass", "N|auto", marker=True),
     Option("target-rate", parse_target_rate, 0.01,
-           "with --gemmcheck-repeat=auto: stop once the bad-launch rate is shown below this (default 0.01)", "RATE"),
-    Option("budget", parse_budget, 60.0,
-           "with --gemmcheck-repeat=auto: seconds of launching per case at most (default 60)", "SECONDS"),
+           "with --gemmcheck-repeat=auto: stop once the bad-launch rate is shown below this", "RATE"),
+    Option("budget", parse_budget, 60.0, "with --gemmcheck-repeat=auto: seconds of launching per case at most",
+           "SECONDS"),
     Option("processes", parse_processes, 1,
            "spread each case's launches over N fresh processes (spawned, never forked), aggregated "
-           "into one result: races decided per process need several (default 1: in this process)", "N"),
+           "into one result: races decided per process need several (1: in this process)", "N", marker=True),
     Option("rtol", parse_rtol, 0.05,
-           "an element is wrong when off by more than RTOL of max(|ref|, FLOOR x its row's "
-           "largest |ref|) (default 0.05)", "RTOL"),
+           "an element is wrong when off by more than RTOL of max(|ref|, FLOOR x its row's largest |ref|)",
+           "RTOL", marker=True),
     Option("floor", parse_floor, 1.0,
            "the magnitude below which |ref| is not trusted, as a fraction of the row's largest "
-           "|ref| (default 1.0; lower is stricter on small outputs)", "FRACTION"),
-    Option("seed", parse_seed, 0, "seed of every case's inputs unless the case names one (default 0)", "SEED"),
+           "|ref| (lower is stricter on small outputs)", "FRACTION", marker=True),
+    Option("seed", parse_seed, 0, "seed of every case's inputs unless the case names one", "SEED", marker=True),
     Option("nondeterministic", parse_patterns, (),
            "kernel names (comma-separated, glob patterns) that are nondeterministic by design "
            "(split-K with atomics): only the accuracy check applies to them", "KERNELS"),
-    Option("stress", parse_stress, "none",
+    Option("stress", None, "none",
            "background load on the same GPU while a case's launches run: none, copy (a large "
-           "device-to-device copy loop) or compute (an elementwise kernel loop)", "KIND"),
+           "device-to-device copy loop) or compute (an elementwise kernel loop)", "KIND",
+           choices=STRESS_KINDS, marker=True),
     Option("devices", parse_devices, None,
            "GPUs to use (e.g. 0,1,3 or 0-3; default all visible): each pytest-xdist worker takes "
            "its own, round-robin", "LIST"),
-    Option("check-backend", parse_backend, "auto",
+    Option("check-backend", None, "auto",
            "how outputs are checked: triton (one fused pass on the GPU), torch (chunked torch "
-           "ops, any device) or auto (triton for GPU outputs when it is installed)", "BACKEND"),
-    Option("scope", parse_scope, "arch",
-           "history a result is judged against: same GPU arch (default), same stack, or any", "SCOPE"),
+           "ops, any device) or auto (triton for GPU outputs when it is installed)", "BACKEND",
+           choices=CHECK_BACKENDS),
+    Option("scope", None, "arch",
+           "history a result is judged against: the same GPU arch, the same stack, or any", "SCOPE",
+           choices=SCOPES),
     Option("alpha", parse_alpha, 0.05,
-           "significance of the one-sided test that a bad-launch rate got worse (default 0.05)", "ALPHA"),
+           "significance of the one-sided test that a bad-launch rate got worse", "ALPHA"),
     Option("worst-factor", parse_worst_factor, 2.0,
            "the worst launch's wrong elements (or wrong tiles) regress when they grow by more than "
-           "this factor over the baseline's (default 2)", "FACTOR"),
-    Option("static", parse_static, "report",
+           "this factor over the baseline's", "FACTOR"),
+    Option("static", None, "report",
            "compiled kernels (case.compile_flydsl, case.check_assembly): 'report' lint errors and "
-           "changed static metrics (spills, LDS bytes, registers), or 'fail' the test on them", "POLICY"),
-    Option("goldens", parse_text, None,
-           "directory of golden files (default goldens/ under the rootdir)", "DIR"),
+           "changed static metrics (spills, LDS bytes, registers), or 'fail' the test on them", "POLICY",
+           choices=STATIC_POLICIES),
+    Option("goldens", parse_text, None, "directory of golden files (default goldens/ under the rootdir)", "DIR"),
     Option("accept", parse_flag, False,
            "accept this run's results as goldens (written to the goldens directory); the run does "
            "not fail on regressions", flag_only=True),
@@ -216,33 +230,16 @@ OPTIONS: tuple[Option, ...] = (
 BY_NAME = {option.name: option for option in OPTIONS}
 
 
-@dataclass(frozen=True)
-class Settings:
-    """The resolved settings of a session (and, after marker overrides, of one test)."""
+def _is_nondeterministic(self, kernel: str) -> bool:
+    return any(fnmatch.fnmatchcase(kernel, pattern) for pattern in self.nondeterministic)
 
-    repeat: int | str = 12
-    target_rate: float = 0.01
-    budget: float = 60.0
-    processes: int = 1
-    rtol: float = 0.05
-    floor: float = 1.0
-    seed: int = 0
-    nondeterministic: tuple[str, ...] = field(default_factory=tuple)
-    stress: str = "none"
-    devices: str | None = None
-    check_backend: str = "auto"
-    scope: str = "arch"
-    alpha: float = 0.05
-    worst_factor: float = 2.0
-    static: str = "report"
-    goldens: str | None = None
-    accept: bool = False
-    db: str | None = None
-    tag: str | None = None
-    no_record: bool = False
 
-    def is_nondeterministic(self, kernel: str) -> bool:
-        return any(fnmatch.fnmatchcase(kernel, pattern) for pattern in self.nondeterministic)
+# The resolved settings of a session (and, after marker overrides, of one test): a frozen
+# dataclass with a field per option, its default the option's.
+Settings = make_dataclass(
+    "Settings", [(option.field, Any, field(default=option.default)) for option in OPTIONS], frozen=True,
+    namespace={"__doc__": "The resolved --gemmcheck-* settings; a field per option, defaulting as the option does.",
+               "__module__": __name__, "is_nondeterministic": _is_nondeterministic})
 
 
 def _argparse_type(option: Option):
@@ -256,16 +253,27 @@ def _argparse_type(option: Option):
     return convert
 
 
+def _help(option: Option) -> str:
+    """The option's help with its default, as the table has it."""
+    if option.flag_only or option.default is None:
+        return option.help
+    if isinstance(option.default, tuple):
+        default = ",".join(option.default) or "none"
+    else:
+        default = f"{option.default:g}" if isinstance(option.default, float) else option.default
+    return f"{option.help} (default {default})"
+
+
 def add_options(parser: pytest.Parser) -> None:
     group = parser.getgroup("gemmcheck", "GEMM launch checking (pytest-gemmcheck)")
     for option in OPTIONS:
-        help_text = option.help.replace("%", "%%")  # argparse formats help with %
+        help_text = _help(option).replace("%", "%%")  # argparse formats help with %
         if option.flag_only:
             group.addoption(option.flag, dest=option.dest, default=None, action="store_true", help=help_text)
         else:
             group.addoption(option.flag, dest=option.dest, default=None, type=_argparse_type(option),
                             metavar=option.metavar, help=help_text)
-        parser.addini(option.ini, help=f"default for {option.flag}: {option.help}", default=None)
+        parser.addini(option.ini, help=f"default for {option.flag}: {_help(option)}", default=None)
 
 
 def resolve(config: pytest.Config, environ=None) -> Settings:
@@ -289,14 +297,15 @@ def resolve(config: pytest.Config, environ=None) -> Settings:
                 value = option.parse(raw)
             except ValueError as exc:
                 raise pytest.UsageError(f"{where}: {exc}") from None
-        values[option.name.replace("-", "_")] = option.default if value is None else value
+        if value is not None:
+            values[option.field] = value
     return Settings(**values)
 
 
-# The marker takes the same names, plus per-test knobs that have no session-wide option.
-MARKER_KEYS = ("repeat", "rtol", "floor", "seed", "stress", "processes", "deterministic")
-MARKER_HELP = ("gemmcheck(repeat=N, rtol=R, floor=F, seed=S, stress=KIND, processes=N, deterministic=True): per-test "
-               "overrides of the --gemmcheck-* options for every case the test runs")
+# The marker takes the options marked for it, plus a per-test knob with no session-wide option.
+MARKER_KEYS = tuple(option.field for option in OPTIONS if option.marker) + ("deterministic",)
+MARKER_HELP = ("gemmcheck(" + ", ".join(f"{key}=..." for key in MARKER_KEYS) + "): per-test overrides of the "
+               "--gemmcheck-* options for every case the test runs")
 
 
 @dataclass(frozen=True)

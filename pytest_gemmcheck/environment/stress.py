@@ -49,8 +49,9 @@ import threading
 import time
 from typing import Any
 
-KINDS = ("none", "copy", "compute")
-STRESS_OPTION = "--gemmcheck-stress"
+from ..config.options import BY_NAME, STRESS_KINDS
+
+STRESS_OPTION = BY_NAME["stress"].flag
 
 # Bytes per buffer (copy uses two): many times any GPU's L2 (50 MB on H100/H200), and a
 # fraction of a millisecond per pass at HBM speed.
@@ -61,14 +62,6 @@ PROGRAMS_PER_SM = 2
 IN_FLIGHT = 3
 # Joining the thread waits for at most one queued iteration; this bounds a hung device.
 JOIN_TIMEOUT_S = 60.0
-
-
-def parse_kind(text: Any) -> str:
-    """The stress kind of an option value; ValueError naming the option otherwise."""
-    kind = str(text).strip().lower() if text is not None else "none"
-    if kind not in KINDS:
-        raise ValueError(f"{STRESS_OPTION}={text!r} is not a stress kind; choose one of {', '.join(KINDS)}")
-    return kind
 
 
 class _Workload:
@@ -155,7 +148,9 @@ class BackgroundLoad:
     entered. See the module docstring."""
 
     def __init__(self, kind: str, device, *, buffer_bytes: int | None = None, in_flight: int = IN_FLIGHT):
-        self.kind = parse_kind(kind)
+        if kind not in STRESS_KINDS:  # the option's parser has normalised what users type
+            raise ValueError(f"{STRESS_OPTION}={kind!r} is not a stress kind; choose one of {', '.join(STRESS_KINDS)}")
+        self.kind = kind
         self.device = device
         self.buffer_bytes = buffer_bytes
         if in_flight < 1:

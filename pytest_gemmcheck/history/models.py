@@ -7,7 +7,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from sqlalchemy import (JSON, Boolean, DateTime, Float, ForeignKey, Index, Integer, MetaData, String,
-                        Text, UniqueConstraint)
+                        Text)
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 # Stable constraint names, so that migrations can refer to them on every backend.
@@ -71,6 +71,9 @@ class Run(Base):
     pid_start: Mapped[str | None] = mapped_column(String(32))  # process start time: pid reuse guard
     workers: Mapped[int] = mapped_column(Integer, default=0)
     version: Mapped[str | None] = mapped_column(String(32))  # pytest-gemmcheck's
+    # the session's own id, known before its row exists: xdist workers judge against the
+    # history without this run's own results by it
+    token: Mapped[str | None] = mapped_column(String(32), index=True)
 
     stack: Mapped[Stack | None] = relationship()
 
@@ -157,22 +160,3 @@ class Launch(Base):
     device_uuid: Mapped[str | None] = mapped_column(String(64))  # the physical GPU
 
     __table_args__ = (Index("ix_launch_result_id", "result_id"),)
-
-
-class Golden(Base):
-    """An accepted baseline for a case, mirrored from the reviewable files under goldens/."""
-
-    __tablename__ = "golden"
-    id: Mapped[int] = mapped_column(primary_key=True)
-    case_id: Mapped[int] = mapped_column(ForeignKey("case.id"))
-    scope: Mapped[str] = mapped_column(String(16), default="any")  # any / arch / stack
-    scope_value: Mapped[str] = mapped_column(String(255), default="")
-    launches: Mapped[int] = mapped_column(Integer)
-    bad_launches: Mapped[int] = mapped_column(Integer)
-    worst_wrong: Mapped[int] = mapped_column(Integer)
-    kinds: Mapped[str] = mapped_column(String(255), default="")
-    source: Mapped[str | None] = mapped_column(Text)
-    note: Mapped[str | None] = mapped_column(Text)
-    accepted_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
-
-    __table_args__ = (UniqueConstraint("case_id", "scope", "scope_value"),)

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy import Integer as Integer_
-from sqlalchemy import Select, and_, func, select
+from sqlalchemy import Select, and_, func, or_, select
 from sqlalchemy.engine import Engine
 
 from .models import Case, Result, Run, Stack
@@ -101,22 +101,6 @@ def case_runs(engine: Engine, key: str, *, limit: int = 50) -> list[RunLine]:
         return [RunLine(*row) for row in connection.execute(query).all()]
 
 
-def case_totals(engine: Engine, key: str, *, gpu_arch: str | None = None, exclude_run: int | None = None) -> tuple[int, int, int]:
-    """(launches, bad launches, worst wrong elements) of a case over its history."""
-    conditions = [Case.key == key]
-    if exclude_run is not None:
-        conditions.append(Result.run_id != exclude_run)
-    query = (select(func.coalesce(func.sum(Result.launches), 0), func.coalesce(func.sum(Result.bad_launches), 0),
-                    func.coalesce(func.max(Result.worst_wrong), 0))
-             .join(Case, Case.id == Result.case_id))
-    if gpu_arch is not None:
-        query = query.join(Stack, Stack.id == Result.stack_id)
-        conditions.append(Stack.gpu_arch == gpu_arch)
-    with engine.connect() as connection:
-        launches, bad, worst = connection.execute(query.where(and_(*conditions))).one()
-    return int(launches), int(bad), int(worst)
-
-
 def runs(engine: Engine, *, limit: int = 20) -> list[tuple]:
     query = (select(Run.id, Run.started_at, Run.ended_at, Run.status, Run.tag, Run.revision, Run.dirty,
                     func.count(Result.id), func.coalesce(func.sum(Result.launches), 0),
@@ -126,61 +110,86 @@ def runs(engine: Engine, *, limit: int = 20) -> list[tuple]:
         return connection.execute(query).all()
 
 
-def history_evidence(engine: Engine, key: str, *, scope: str, gpu_arch: str | None, fingerprint: str | None,
-                     exclude_run: int | None = None):
-    """The evidence of a case's stored history on a compatible stack, for its baseline:
-    (Evidence, runs, stacks described). Results that were regressions are left out."""
-    from ..judging.baseline import Evidence
+@dataclass
+class ProcessHistory:
+    """One process's launches of a case in one run."""
+
+    run_id: int
+    host: str | None
+    pid: int | None
+    launches: int
+    bad_launches: int
+    worst_wrong: int
+    worst_tiles: int
+
+
+@dataclass
+class CaseHistory:
+    """A case's stored launches on a compatible stack, as rows: judging/baseline.py builds a
+    baseline from them."""
+
+    processes: list[ProcessHistory]
+    runs: int
+    gpus: int  # distinct physical GPUs
+    kinds: set[str]  # failure kinds seen
+    stacks: list[tuple[str | None, str | None, str | None]]  # (gpu name, gpu arch, torch), distinct
+
+
+def _not_this_run(token: str | None):
+    """Results of other runs than the one whose token is ``token`` (all when None)."""
+    if token is None:
+        return None
+    return or_(Run.token.is_(None), Run.token != token)
+
+
+def case_history(engine: Engine, key: str, *, scope: str, gpu_arch: str | None, fingerprint: str | None,
+                 exclude_token: str | None = None) -> CaseHistory:
+    """A case's history on a compatible stack (``scope``: arch, stack or any), leaving out the
+    run whose token is ``exclude_token`` and results that were themselves regressions."""
     from .models import Launch
 
     conditions = [Case.key == key, Result.verdict != "regression"]
-    if exclude_run is not None:
-        conditions.append(Result.run_id != exclude_run)
+    if exclude_token is not None:
+        conditions.append(_not_this_run(exclude_token))
     if scope == "arch":
         conditions.append(Stack.gpu_arch == gpu_arch if gpu_arch else Stack.gpu_arch.is_(None))
     elif scope == "stack":
         conditions.append(Stack.fingerprint == fingerprint)
+
+    def of_results(query):
+        return (query.join(Case, Case.id == Result.case_id).join(Run, Run.id == Result.run_id)
+                .outerjoin(Stack, Stack.id == Result.stack_id).where(and_(*conditions)))
+
     bad_flag = func.sum(func.cast(Launch.kinds != "", Integer_()))
-    per_process = (
+    per_process = of_results(
         select(Result.run_id, Launch.host, Launch.pid, func.count(Launch.id), bad_flag,
                func.max(Launch.wrong), func.max(func.coalesce(Launch.wrong_tiles, 0)))
-        .select_from(Launch).join(Result, Result.id == Launch.result_id).join(Case, Case.id == Result.case_id)
-        .outerjoin(Stack, Stack.id == Result.stack_id).where(and_(*conditions))
-        .group_by(Result.run_id, Launch.host, Launch.pid)
-    )
-    facts = (
+        .select_from(Launch).join(Result, Result.id == Launch.result_id)
+    ).group_by(Result.run_id, Launch.host, Launch.pid)
+    facts = of_results(
         select(func.count(func.distinct(Result.run_id)), func.count(func.distinct(Launch.device_uuid)))
-        .select_from(Launch).join(Result, Result.id == Launch.result_id).join(Case, Case.id == Result.case_id)
-        .outerjoin(Stack, Stack.id == Result.stack_id).where(and_(*conditions))
-    )
-    kinds_query = (select(Result.kinds).join(Case, Case.id == Result.case_id)
-                   .outerjoin(Stack, Stack.id == Result.stack_id).where(and_(*conditions)).distinct())
+        .select_from(Launch).join(Result, Result.id == Launch.result_id))
+    kinds_query = of_results(select(Result.kinds).select_from(Result)).distinct()
     stacks_query = (select(Stack.gpu_name, Stack.gpu_arch, Stack.torch).join(Result, Result.stack_id == Stack.id)
-                    .join(Case, Case.id == Result.case_id).where(and_(*conditions)).distinct())
+                    .join(Case, Case.id == Result.case_id).join(Run, Run.id == Result.run_id)
+                    .where(and_(*conditions)).distinct())
     with engine.connect() as connection:
-        rows = connection.execute(per_process).all()
+        processes = [ProcessHistory(run_id, host, pid, int(launches), int(bad or 0), int(worst or 0), int(tiles or 0))
+                     for run_id, host, pid, launches, bad, worst, tiles in connection.execute(per_process)]
         runs, gpus = connection.execute(facts).one()
         kinds = {kind for (text_,) in connection.execute(kinds_query) for kind in (text_ or "").split(",") if kind}
-        stacks = [f"{name or 'cpu'} ({arch or 'cpu'}, torch {torch_version})"
-                  for name, arch, torch_version in connection.execute(stacks_query)]
-    from ..case.result import KINDS
-
-    evidence = Evidence(
-        launches=sum(row[3] for row in rows), bad=sum(int(row[4] or 0) for row in rows),
-        per_process=sorted((int(row[4] or 0), int(row[3])) for row in rows), gpus=max(int(gpus or 0), 1),
-        worst_wrong=max((int(row[5] or 0) for row in rows), default=0),
-        worst_tiles=max((int(row[6] or 0) for row in rows), default=0),
-        kinds=[kind for kind in KINDS if kind in kinds],
-    )
-    return evidence, int(runs or 0), sorted(stacks)
+        stacks = [tuple(row) for row in connection.execute(stacks_query)]
+    return CaseHistory(processes=processes, runs=int(runs or 0), gpus=int(gpus or 0), kinds=kinds, stacks=stacks)
 
 
-def latest_static(engine: Engine, key: str, source: str, *, exclude_run: int | None = None, look_back: int = 50) -> dict | None:
-    """The case's most recent static record (metrics, lint) from the same source and arch."""
-    query = (select(Result.static).join(Case, Case.id == Result.case_id)
+def latest_static(engine: Engine, key: str, source: str, *, exclude_token: str | None = None,
+                  look_back: int = 50) -> dict | None:
+    """The case's most recent static record (metrics, lint) from the same source, leaving out
+    the run whose token is ``exclude_token``."""
+    query = (select(Result.static).join(Case, Case.id == Result.case_id).join(Run, Run.id == Result.run_id)
              .where(Case.key == key, Result.static.is_not(None)).order_by(Result.id.desc()).limit(look_back))
-    if exclude_run is not None:
-        query = query.where(Result.run_id != exclude_run)
+    if exclude_token is not None:
+        query = query.where(_not_this_run(exclude_token))
     with engine.connect() as connection:
         for (static,) in connection.execute(query):
             if static and static.get("source") == source:

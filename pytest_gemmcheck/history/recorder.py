@@ -1,10 +1,10 @@
 """Recording a session into the history database, from the process that owns the session
 (never an xdist worker: their results arrive here on their reports).
 
-The database is opened when the first result arrives, so a test suite without gemmcheck
-cases never creates one -- except that a database named explicitly, or one that already
-exists, is checked at start-up: a corrupt or newer-schema database is a one-line usage error
-before any kernel runs. Results are written in batches (by count, launches and time); if the
+The session opens the database when its first gemmcheck case starts (:meth:`Recorder.open`:
+a corrupt or newer-schema database is then a one-line usage error before any kernel runs), or,
+on an xdist controller, when the first result arrives; a test suite without gemmcheck cases
+never touches one. Results are written in batches (by count, launches and time); if the
 database fails mid-session, pending results go to a JSON file beside it and nothing is lost.
 Nothing is left pending while a test runs (pending results are written before the next test
 starts), so a session killed during a long test loses at most that test's results.
@@ -14,27 +14,14 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from datetime import datetime, timezone
 from pathlib import Path
 
 from ..case.result import CaseResult
+from ..environment.git import git_state
 
 BATCH_RESULTS = 64
 BATCH_LAUNCHES = 20_000
-
-
-def git_state(path: Path) -> tuple[str | None, bool | None]:
-    """(HEAD revision, dirty) of the repository holding ``path``; (None, None) outside one."""
-    try:
-        head = subprocess.run(["git", "-C", str(path), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10)
-        if head.returncode != 0:
-            return None, None
-        status = subprocess.run(["git", "-C", str(path), "status", "--porcelain", "--untracked-files=no"],
-                                capture_output=True, text=True, timeout=30)
-        return head.stdout.strip(), bool(status.stdout.strip()) if status.returncode == 0 else None
-    except (OSError, subprocess.SubprocessError):
-        return None, None
 
 
 def masked_command(args) -> str:
@@ -52,10 +39,10 @@ def masked_command(args) -> str:
 
 
 class Recorder:
-    def __init__(self, *, url, explicit: bool, rootdir: Path, tag: str | None, command: str, options: dict,
-                 workers: int):
+    def __init__(self, *, url, rootdir: Path, tag: str | None, command: str, options: dict, workers: int,
+                 token: str | None = None):
         self.url = url
-        self.explicit = explicit
+        self.token = token  # the session's id, written into its run row
         self.rootdir = rootdir
         self.tag = tag
         self.command = command
@@ -76,15 +63,10 @@ class Recorder:
 
         return safe_url(self.url)
 
-    def check_early(self) -> None:
-        """Open now when the database was named or already exists; raises DatabaseError."""
-        from .engine import is_sqlite
-
-        exists = not is_sqlite(self.url) or (self.url.database and Path(self.url.database).exists())
-        if self.explicit or exists:
-            self._open()
-
-    def _open(self) -> None:
+    def open(self) -> None:
+        """Open the database now (creating and migrating the embedded SQLite default): a database
+        that cannot be used raises DatabaseError before anything is recorded. Otherwise the
+        first write opens it."""
         if self.store is not None:
             return
         from .engine import is_sqlite, open_database
@@ -97,10 +79,10 @@ class Recorder:
         from .. import __version__
         from .store import RunInfo
 
-        self._open()
+        self.open()
         revision, dirty = git_state(self.rootdir)
         info = RunInfo(tag=self.tag, revision=revision, dirty=dirty, command=self.command, rootdir=str(self.rootdir),
-                       options=self.options, workers=self.workers, version=__version__)
+                       options=self.options, workers=self.workers, version=__version__, token=self.token)
         self.run_id = self.store.begin_run(info, first.stack or None, started_at=self.started_at)
 
     def add(self, result: CaseResult) -> None:

@@ -16,7 +16,7 @@ from typing import Iterable
 from sqlalchemy import func, insert, select, update
 from sqlalchemy.engine import Engine
 
-from ..case.result import CaseResult
+from ..case.result import CaseResult, CompiledResult
 from ..environment.stack import process_alive, process_start_time, split
 from .engine import write_transaction
 from .models import Case, Launch, Result, Run, Stack, utcnow
@@ -65,6 +65,7 @@ class RunInfo:
     options: dict | None = None
     workers: int = 0
     version: str | None = None
+    token: str | None = None
 
 
 class HistoryStore:
@@ -83,6 +84,7 @@ class HistoryStore:
                 "tag": info.tag, "revision": info.revision, "dirty": info.dirty, "command": info.command,
                 "rootdir": info.rootdir, "options": info.options or {}, "host": socket.gethostname(), "pid": pid,
                 "pid_start": process_start_time(pid), "workers": info.workers, "version": info.version,
+                "token": info.token,
             }).scalar_one()
 
     def finish_run(self, run_id: int, status: str, exit_status: int | None) -> None:
@@ -177,7 +179,8 @@ def _result_row(run_id: int, case_id: int, stack_id: int | None, result: CaseRes
         "worst_wrong": result.worst_wrong, "total_wrong": result.total_wrong, "kinds": ",".join(result.kinds),
         "consensus_size": result.consensus_size, "verdict": result.verdict,
         "baseline_source": (result.baseline or {}).get("source"), "message": result.message or None,
-        "stress": result.stress or None, "check_backend": result.check_backend or None, "static": result.static or None,
+        "stress": result.stress or None, "check_backend": result.check_backend or None,
+        "static": (result.static or None) if isinstance(result, CompiledResult) else None,
         "recorded_at": utcnow(),
     }
 

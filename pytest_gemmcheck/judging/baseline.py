@@ -8,11 +8,13 @@ the next run until it is fixed or accepted into a golden, instead of becoming th
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from ..case.result import CaseResult
+from ..case.result import KINDS, CaseResult
 from .stats import format_rate
 
-SCOPES = ("arch", "stack", "any")
+if TYPE_CHECKING:  # the storage layer's rows; importing it would import SQLAlchemy
+    from ..history.queries import CaseHistory
 
 
 @dataclass
@@ -51,6 +53,17 @@ class Evidence:
             kinds=result.kinds,
         )
 
+    @classmethod
+    def of_history(cls, history: "CaseHistory") -> "Evidence":
+        processes = history.processes
+        return cls(
+            launches=sum(p.launches for p in processes), bad=sum(p.bad_launches for p in processes),
+            per_process=sorted((p.bad_launches, p.launches) for p in processes), gpus=max(history.gpus, 1),
+            worst_wrong=max((p.worst_wrong for p in processes), default=0),
+            worst_tiles=max((p.worst_tiles for p in processes), default=0),
+            kinds=[kind for kind in KINDS if kind in history.kinds],
+        )
+
     def describe(self) -> str:
         """'0/900 launches (rate < 0.33%) in 3 processes on 1 GPU'."""
         processes = self.processes or 1
@@ -75,6 +88,20 @@ class Baseline:
 
 
 CLEAN = Baseline()
+
+_SCOPE_WORDS = {"arch": "on {arch}", "stack": "on this stack", "any": "on any stack"}
+
+
+def from_history(history: "CaseHistory", scope: str, gpu_arch: str | None) -> Baseline | None:
+    """The baseline a case's stored history gives (None when it holds no launch), described
+    as 'history: 3 earlier runs on sm_90 (NVIDIA H200 (sm_90, torch 2.11))'."""
+    evidence = Evidence.of_history(history)
+    if not evidence.launches:
+        return None
+    stacks = sorted(f"{name or 'cpu'} ({arch or 'cpu'}, torch {torch_version})" for name, arch, torch_version in history.stacks)
+    where = (f"history: {history.runs} earlier run{'s' if history.runs != 1 else ''} "
+             f"{_SCOPE_WORDS[scope].format(arch=gpu_arch or 'cpu')} ({'; '.join(stacks[:3])})")
+    return Baseline(source="history", description=where, evidence=evidence)
 
 
 def choose(result: CaseResult, *, golden: Baseline | None, history: Baseline | None,

@@ -1,4 +1,4 @@
-"""Words for results: the failure message of a case and its line in the terminal summary.
+"""Words for results: the failure message of a case, and the phrases its summary line shares.
 
 Written to read like the tables kernel authors paste into PRs: "3/12 launches bad (launches
 2, 5, 9); worst 512 wrong elements in 16 rows, 1 tile of 64x64; max rel err 1.7".
@@ -7,7 +7,7 @@ Written to read like the tables kernel authors paste into PRs: "3/12 launches ba
 from __future__ import annotations
 
 from ..case.result import (BAD_OUTPUT, INCONSISTENT, NONFINITE, RAISED, UNWRITTEN, WRONG, CaseResult,
-                     LaunchRecord)
+                           CompiledResult, LaunchRecord)
 from .stats import format_percent, rate_upper_bound
 from .verdict import Verdict
 
@@ -94,7 +94,7 @@ def launch_line(result: CaseResult, launch: LaunchRecord) -> str:
 def failure_message(result: CaseResult, verdict: Verdict, max_launch_lines: int = 12) -> str:
     lines = [f"gemmcheck: {result.label}: {verdict.kind}"]
     lines += [f"  {reason}" for reason in verdict.reasons]
-    if not result.launches and result.static:
+    if isinstance(result, CompiledResult):
         lines.append(f"  {static_words(result)}")
         lines += [f"  {line}" for line in verdict.lines]
         return "\n".join(lines)
@@ -121,26 +121,11 @@ def failure_message(result: CaseResult, verdict: Verdict, max_launch_lines: int 
     return "\n".join(lines)
 
 
-def static_words(result: CaseResult) -> str:
+def static_words(result: CompiledResult) -> str:
     """'compiled for gfx950: 3 kernels, lint 16 errors, 0 warnings'."""
     static = result.static
     text = f"compiled ({static.get('source') or 'assembly'}): {_plural(len(static.get('metrics', {})), 'kernel')}"
     lint = static.get("lint")
     if lint is not None:
         text += f", lint {_plural(lint['errors'], 'error')}, {_plural(lint['warnings'], 'warning')}"
-    return text
-
-
-def summary_line(result: CaseResult) -> str:
-    verdict = result.verdict.upper() if result.verdict else "?"
-    if not result.launches and result.static:
-        return f"{verdict:<10} {result.label}: {static_words(result)}"
-    text = f"{verdict:<10} {result.label}: {evidence(result)}"
-    worst_line = worst(result)
-    if worst_line:
-        text += f"; {worst_line}"
-    if result.kinds:
-        text += f" [{', '.join(result.kinds)}]"
-    if result.verdict not in ("pass", "") and result.baseline.get("source") not in (None, "clean"):
-        text += f" vs {result.baseline['bad_launches']}/{result.baseline['launches']} ({result.baseline['source']})"
     return text

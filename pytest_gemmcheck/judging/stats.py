@@ -27,15 +27,6 @@ def binom_cdf(k: int, n: int, p: float) -> float:
     return min(1.0, sum(math.exp(_log_binom_pmf(i, n, p)) for i in range(0, k + 1)))
 
 
-def binom_sf(k: int, n: int, p: float) -> float:
-    """P(X >= k) for X ~ Binomial(n, p)."""
-    if k <= 0:
-        return 1.0
-    if k > n:
-        return 0.0
-    return min(1.0, sum(math.exp(_log_binom_pmf(i, n, p)) for i in range(k, n + 1)))
-
-
 def rate_upper_bound(bad: int, launches: int, confidence: float = 0.95) -> float:
     """One-sided Clopper-Pearson upper bound on the bad-launch rate."""
     if launches <= 0:

@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .baseline import CLEAN, Baseline, Evidence
-from ..case.result import CaseResult
+from ..case.result import CaseResult, CompiledResult
 from .stats import design_effect, effective_counts, fisher_greater, fisher_less
 
 PASS = "pass"
@@ -52,7 +52,7 @@ class Verdict:
 
 def judge(result: CaseResult, baseline: Baseline = CLEAN, *, alpha: float = 0.05, worst_factor: float = 2.0,
           static_policy: str = "report") -> Verdict:
-    if not result.launches and result.static:
+    if isinstance(result, CompiledResult):
         return judge_static(result, baseline, static_policy)
     current = Evidence.of(result)
     base = baseline.evidence
@@ -120,7 +120,7 @@ def judge(result: CaseResult, baseline: Baseline = CLEAN, *, alpha: float = 0.05
     return Verdict(PASS, [], p_value, lines)
 
 
-def judge_static(result: CaseResult, baseline: Baseline, policy: str) -> Verdict:
+def judge_static(result: CompiledResult, baseline: Baseline, policy: str) -> Verdict:
     """A compiled kernel, not run: its lint findings and what changed in its metrics since the
     case's last record. ``policy`` "fail" makes either a regression; "report" only states it."""
     from ..compiled.static import changes

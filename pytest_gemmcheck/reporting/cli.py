@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 from ..history.engine import DEFAULT_PATH, ENV_VAR, DatabaseError, is_sqlite, resolve_url, safe_url
+from ..config.options import SCOPES
 from ..judging.stats import format_percent, rate_upper_bound
 
 
@@ -143,8 +144,9 @@ def cmd_goldens_export(args) -> int:
     from sqlalchemy import select
 
     from ..history.models import Case, Result, Stack
-    from ..history.queries import history_evidence
-    from ..judging.goldens import GoldenEntry, GoldenStore
+    from ..history.queries import case_history
+    from ..judging.baseline import Evidence
+    from ..judging.goldens import GoldenEntry, GoldenStore, scope_value
 
     engine = _open_for_reading(args)
     store = GoldenStore(Path(args.dir))
@@ -160,10 +162,11 @@ def cmd_goldens_export(args) -> int:
             rows = session.execute(query).all()
             groups: dict[tuple, tuple] = {}
             for case, arch, fingerprint in rows:
-                scope = {"any": "any", "arch": f"arch:{arch or 'cpu'}", "stack": f"stack:{fingerprint}"}[args.scope]
+                scope = scope_value(args.scope, {"gpu_arch": arch, "fingerprint": fingerprint})
                 groups.setdefault((case.key, scope), (case, arch, fingerprint))
             for (key, scope), (case, arch, fingerprint) in sorted(groups.items()):
-                evidence, runs, _ = history_evidence(engine, key, scope=args.scope, gpu_arch=arch, fingerprint=fingerprint)
+                rows = case_history(engine, key, scope=args.scope, gpu_arch=arch, fingerprint=fingerprint)
+                evidence, runs = Evidence.of_history(rows), rows.runs
                 if not evidence.launches:
                     continue
                 description = {"kernel": case.kernel, "m": case.m, "n": case.n, "k": case.k, "quant": case.quant,
@@ -207,7 +210,7 @@ def build_parser() -> argparse.ArgumentParser:
     export = golden_commands.add_parser("export", help="write goldens from the recorded history")
     export.add_argument("--kernel", help="kernel name (* wildcards)")
     export.add_argument("--dir", default="goldens", help="the goldens directory (default: goldens)")
-    export.add_argument("--scope", choices=["arch", "stack", "any"], default="arch",
+    export.add_argument("--scope", choices=SCOPES, default="arch",
                         help="one entry per GPU arch (default), per stack, or one for all")
     export.set_defaults(func=cmd_goldens_export)
 

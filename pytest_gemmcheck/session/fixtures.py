@@ -6,27 +6,28 @@ from typing import Any
 
 import torch
 
-from ..case.case import Case, CaseContext, _out_dtype, default_device
-from ..errors import CaseError
-from ..config.options import TestOverrides
-from .processes import is_child
+from ..case.case import Case, CaseContext, default_device
+from ..case.identity import out_dtype as _out_dtype
 from ..case.quant import Inputs, quant_mode
 from ..case.reference import compute_reference
 from ..case.result import CaseResult
-from .state import GemmcheckSession
+from ..config.options import TestOverrides
+from ..errors import CaseError
+from .state import GemmcheckSession, is_child
 
 
 class GemmcheckFixture:
     """The ``gemmcheck`` fixture: ``gemmcheck.case(kernel, m=..., n=..., k=..., ...)``."""
 
     def __init__(self, session: GemmcheckSession, overrides: TestOverrides, nodeid: str, sink: list):
+        session.start_cases()  # the history is opened (and refused) here, before the test launches anything
         self._session = session
         self.settings = overrides.settings
         self._context = CaseContext(
             settings=overrides.settings, deterministic=overrides.deterministic, nodeid=nodeid,
             inputs_cache=session.caches[0], reference_cache=session.caches[1], record=self._record,
             stack_info=session.stack_info, device_identity=session.device_identity,
-            baseline_for=session.baseline_for, judge=not is_child(),
+            baseline_for=session.history.baseline_for, judge=not is_child(),
         )
         self._sink = sink
         self.results: list[CaseResult] = []
@@ -36,8 +37,7 @@ class GemmcheckFixture:
         self._sink.append(result.to_dict())
 
     def case(self, kernel: str, **kwargs: Any) -> Case:
-        self._session.select_device()
-        self._session.register_quant_modes()
+        self._session.start_cases()
         return Case(self._context, kernel, **kwargs)
 
 

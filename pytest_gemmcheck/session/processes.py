@@ -24,14 +24,10 @@ from pathlib import Path
 
 from ..config.options import AUTO, Settings
 from ..case.result import INCONSISTENT, CaseResult
+from .state import CHILD_OUTPUT, is_child
 
-CHILD_OUTPUT = "GEMMCHECK_CHILD_OUTPUT"  # where a child writes its results
 CHILD_DEVICE = "GEMMCHECK_CHILD_DEVICE"  # the GPU index a child uses
 CHILD_INDEX = "GEMMCHECK_CHILD_INDEX"
-
-
-def is_child() -> bool:
-    return bool(os.environ.get(CHILD_OUTPUT))
 
 
 def shares(repeat: int, processes: int) -> list[int]:
@@ -150,3 +146,44 @@ def _majority_checksum(parts: list[CaseResult]):
     for part in parts:
         counts[part.consensus_checksum] = counts.get(part.consensus_checksum, 0) + part.consensus_size
     return max(counts, key=lambda checksum: counts[checksum]) if counts else None
+
+
+def run_in_processes(session, item, overrides, sink: list) -> bool:
+    """--gemmcheck-processes=N for one test: run it in N children, then judge and record the
+    aggregate here, as case.run would have. False when the test runs here as usual."""
+    from ..config.devices import parse_devices
+    from ..errors import GemmcheckFailure, LaunchError
+    from ..judging.conclude import conclude
+
+    settings = overrides.settings
+    if settings.processes <= 1 or is_child() or "gemmcheck" not in item.fixturenames:
+        return False
+    devices: list[int | None] = [None]  # the child's default device
+    if settings.devices is not None:  # spread the children over the named (or all) GPUs
+        named = parse_devices(settings.devices)
+        devices = list(named) if named is not None else (list(range(_visible_gpus())) or [None])
+    config = session.config
+    try:
+        # a plugin loaded with -p (not installed through its entry point) must be loaded so in the children too
+        plugin_args = [] if config.pluginmanager.has_plugin("gemmcheck") else ["-p", "pytest_gemmcheck.plugin"]
+        children = run_children(item.nodeid, settings, rootdir=config.rootpath,
+                                invocation_dir=config.invocation_params.dir, devices=devices, plugin_args=plugin_args)
+    except ChildFailure as exc:
+        raise GemmcheckFailure(f"gemmcheck: --gemmcheck-processes={settings.processes}: {exc}") from None
+    failures = []
+    for result in aggregate(children):
+        result.nodeid = item.nodeid
+        conclusion = conclude(result, settings, session.history.baseline_for)
+        sink.append(result.to_dict())
+        if conclusion.failure is not None:
+            failures.append(conclusion.failure)
+    if failures:
+        kind = LaunchError if any(isinstance(failure, LaunchError) for failure in failures) else GemmcheckFailure
+        raise kind("\n".join(str(failure) for failure in failures))
+    return True
+
+
+def _visible_gpus() -> int:
+    import torch
+
+    return torch.cuda.device_count() if torch.cuda.is_available() else 0

@@ -12,18 +12,18 @@ dtype and whether its address is a multiple of 16 bytes; each integer's width cl
 it is a multiple of 16 and whether it is 1; the constexpr values, the warps and the device.
 Anything it does not recognise, the interpreter, or a Triton whose compiled kernels do not
 launch this way, takes Triton's own path.
+
+For diagnosis, :func:`diagnose` after a launch waits for that kernel (with
+``RUNTIME.synchronize_each_kernel``), so that a fault names the kernel that caused it.
 """
 
 from __future__ import annotations
 
 import torch
 
-# Off: every launch takes Triton's own path (a switch for comparing the two).
-DIRECT = True
-_CACHE_LIMIT = 512
+from .runtime import RUNTIME
 
-_compiled: dict = {}
-_broken = False  # a direct launch was refused once: Triton's own path from then on
+_CACHE_LIMIT = 512
 
 
 def _argument_key(value):
@@ -41,8 +41,7 @@ def _argument_key(value):
 def launch(kernel, programs: int, args: tuple, constexprs: dict, num_warps: int, *, interpreted: bool) -> None:
     """``kernel[(programs,)](*args, **constexprs, num_warps=num_warps)``, by the compiled
     kernel once Triton has compiled this specialisation."""
-    global _broken
-    if interpreted or not DIRECT or _broken:
+    if interpreted or not RUNTIME.direct_launch or RUNTIME.direct_launch_refused:
         kernel[(programs,)](*args, **constexprs, num_warps=num_warps)
         return
     argument_keys = tuple(_argument_key(value) for value in args)
@@ -51,11 +50,11 @@ def launch(kernel, programs: int, args: tuple, constexprs: dict, num_warps: int,
         kernel[(programs,)](*args, **constexprs, num_warps=num_warps)
         return
     key = (kernel, device, num_warps, tuple(sorted(constexprs.items())), argument_keys)
-    cached = _compiled.get(key)
+    cached = RUNTIME.compiled_kernels.get(key)
     if cached is None:
         compiled = kernel[(programs,)](*args, **constexprs, num_warps=num_warps)
-        if len(_compiled) < _CACHE_LIMIT and compiled is not None:
-            _compiled[key] = (compiled, _full_arguments_order(kernel))
+        if len(RUNTIME.compiled_kernels) < _CACHE_LIMIT and compiled is not None:
+            RUNTIME.compiled_kernels[key] = (compiled, _full_arguments_order(kernel))
         return
     compiled, order = cached
     positional = iter(args)
@@ -63,9 +62,19 @@ def launch(kernel, programs: int, args: tuple, constexprs: dict, num_warps: int,
     try:
         compiled[(programs, 1, 1)](*full)
     except (TypeError, AttributeError, KeyError):  # refused before launching: this Triton launches otherwise
-        _broken = True
+        RUNTIME.direct_launch_refused = True
         kernel[(programs,)](*args, **constexprs, num_warps=num_warps)
 
 
 def _full_arguments_order(kernel) -> list[tuple[str, bool]]:
     return [(param.name, bool(param.is_constexpr)) for param in kernel.params]
+
+
+def diagnose(name: str, *, interpreted: bool) -> None:
+    """With ``RUNTIME.synchronize_each_kernel``, wait for the kernel just launched and name it
+    in a fault."""
+    if RUNTIME.synchronize_each_kernel and not interpreted and not torch.cuda.is_current_stream_capturing():
+        try:
+            torch.cuda.synchronize()
+        except Exception as exc:
+            raise RuntimeError(f"{name} faulted ({type(exc).__name__}: {exc})") from exc

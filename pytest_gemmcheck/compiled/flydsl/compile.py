@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import glob
 import importlib
+import importlib.metadata
 import importlib.util
 import json
 import os
@@ -56,7 +57,15 @@ class CompileResult:
 
 
 def flydsl_installed() -> bool:
-    return importlib.util.find_spec("flydsl") is not None
+    """Whether FlyDSL is installed: its distribution, and a module that imports as ``flydsl``.
+    ``find_spec`` alone is fooled by any folder named flydsl on sys.path (this repository's
+    tests/flydsl, say), which it takes for a namespace package with no origin."""
+    try:
+        importlib.metadata.distribution("flydsl")
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    spec = importlib.util.find_spec("flydsl")
+    return spec is not None and spec.origin is not None
 
 
 def _lld_major(path: str) -> int | None:

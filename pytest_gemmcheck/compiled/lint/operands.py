@@ -84,7 +84,3 @@ def decode(text: str) -> Operand:
         return Const(int(t, 0) & 0xFFFFFFFFFFFFFFFF)
     except ValueError:
         return Other(t)
-
-
-def is_register(text: str) -> bool:
-    return isinstance(decode(text), Reg)

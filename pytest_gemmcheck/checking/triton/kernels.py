@@ -1,13 +1,12 @@
-"""The check of one launch as Triton kernels: :func:`pytest_gemmcheck.checking.torch_backend.check_launch`'s
-numbers (its docstring defines them), reading each tensor once.
+"""The check's Triton kernels, and the layouts of the memory they share with the host: the
+per-program partial results (``P_*``) and the result vector (``R_*``, with one ``D_*`` record
+per detector). :mod:`.run` launches them, :mod:`.facts` the one that reads a reference.
 
-Up to three kernels on one stream, then a copy of the result vector to pinned host memory and
-one synchronisation (on an event after that copy, so later work on the stream is not waited
-for):
+The kernels of one check, on one stream:
 
 * ``_check_kernel`` streams ``out``, ``ref`` and up to four stored copies once. Its programs are
   persistent (a few per multiprocessor) and take tasks in turn: BLOCK_M rows by up to
-  MAX_TASK_BLOCKS column blocks of BLOCK_N. Counts, maxima and sums stay in registers; a task
+  MAX_TASK_BLOCKS (:mod:`.plan`) column blocks of BLOCK_N. Counts, maxima and sums stay in registers; a task
   writes one count per row and detector, a program one row of partial results. Per element it
   does only what a clean output needs: with per-row thresholds (below) the largest difference
   and a sum of squares, nothing counted, and a task with a row that may hold a wrong element
@@ -37,8 +36,8 @@ Why the numbers are the torch path's:
   ``floor < 1``.
 * Its denominator, the sum of squared references, and whether rowmax bounds every |ref| of
   its row are facts of the reference alone: worked out once per reference in float64 from
-  exact squares (:func:`_reference_facts`, one read of ref) and reused by every launch
-  checked against it.
+  exact squares (:func:`.facts.reference_facts`, one read of ref by ``_facts_kernel``) and
+  reused by every launch checked against it.
 * relL2's numerator is the one number that is not bit for bit the torch path's, which sums
   float64 squares. Converting every element to float64 would cost more than reading it, so
   squares are summed in fp32, each row scaled by the power of two that brings its rowmax into
@@ -51,34 +50,17 @@ Why the numbers are the torch path's:
   or that has a wrong element, adds its squares again in float64, as the torch path does:
   overflow and non-finite values give its numbers exactly.
 
-Besides :func:`check_launch`: :func:`check_launch_and_checksum`, the accuracy half and the
-output's :func:`pytest_gemmcheck.checking.torch_backend.checksum` from one read of ``out`` and ``ref``, for
-judging consistency by checksum rather than by reading a stored copy (what case.run does);
-:func:`compare_copies`, the consistency half, for when the checksums differ; and
-:func:`prepare_check` / :func:`start_check`, which return a :class:`PendingCheck` to start
-and read later, so that the host's work overlaps the GPU's. The checksum costs one widening
-multiply-add per element (plus a group weight per VEC elements); the kernels are launched
-through :mod:`pytest_gemmcheck.checking.triton.launch`.
-
-Triton decides when it is imported, and again on the first launch, whether kernels run in
-its interpreter (``TRITON_INTERPRET=1``: CPU tensors, numpy) or compile for the GPU; set the
-flag before importing triton for the interpreter.
+The checksum costs one widening multiply-add per element (plus a group weight per VEC
+elements).
 """
 
 from __future__ import annotations
 
-import array
-import functools
-import weakref
-from dataclasses import dataclass
-
-import torch
 import triton
 import triton.language as tl
 
-from .. import torch_backend as torch_check
-from .launch import launch
-from ..torch_backend import SAMPLE, AccuracyStats, DiffStats, Locations, Tolerance
+from .. import checksum as checksums
+from ..rule import SAMPLE
 
 # Kernels were defined for the interpreter (CPU tensors) rather than compiled for a GPU.
 INTERPRETED = bool(triton.knobs.runtime.interpret)
@@ -86,20 +68,6 @@ INTERPRETED = bool(triton.knobs.runtime.interpret)
 # Copies compared in one pass (each is a kernel argument). More copies take more passes, each
 # reading ``out`` again; the consensus keeps at most four, so one pass is the usual case.
 COPIES_PER_PASS = 4
-# Column blocks in one task at most: bounds the fp32 sums' rounding (see the module docstring).
-MAX_TASK_BLOCKS = 32
-# Tasks per program the plan aims for, so that programs finish close together.
-TASKS_PER_PROGRAM = 4
-# Pinned host buffers for result vectors, by length, reused: allocating pinned memory costs far
-# more than a check's host work.
-_PINNED: dict[int, list[torch.Tensor]] = {}
-# Facts of recent references (see _reference_facts), newest first: a case checks every launch
-# against one reference.
-_FACTS: list[tuple] = []
-_FACTS_KEPT = 4
-# Diagnosis: wait for each kernel as it is launched, so that a fault is reported by the kernel
-# that caused it rather than at the final read (the tests set it on GPUs).
-SYNCHRONIZE_EACH_KERNEL = False
 
 # Per-program partial results, float64: one row of P_WIDTH per program and pass.
 P_WRONG: tl.constexpr = tl.constexpr(0)
@@ -132,17 +100,16 @@ D_WIDTH: tl.constexpr = tl.constexpr(5 + 2 * SAMPLE)
 SAMPLE_IDS: tl.constexpr = tl.constexpr(SAMPLE)
 
 FLT_MAX: tl.constexpr = tl.constexpr(3.4028234663852886e38)
-CHECKSUM_GROUP: tl.constexpr = tl.constexpr(torch_check.CHECKSUM_GROUP)
-CHECKSUM_LANE_SEED: tl.constexpr = tl.constexpr(torch_check.CHECKSUM_LANE_SEED)
-CHECKSUM_ROW_MULTIPLIER: tl.constexpr = tl.constexpr(torch_check.CHECKSUM_ROW_MULTIPLIER)
-CHECKSUM_GROUP_MULTIPLIER: tl.constexpr = tl.constexpr(torch_check.CHECKSUM_GROUP_MULTIPLIER)
-CHECKSUM_GROUP_SEED: tl.constexpr = tl.constexpr(torch_check.CHECKSUM_GROUP_SEED)
-CHECKSUM_GROUP_MIX: tl.constexpr = tl.constexpr(torch_check.CHECKSUM_GROUP_MIX)
+CHECKSUM_GROUP: tl.constexpr = tl.constexpr(checksums.CHECKSUM_GROUP)
+CHECKSUM_LANE_SEED: tl.constexpr = tl.constexpr(checksums.CHECKSUM_LANE_SEED)
+CHECKSUM_ROW_MULTIPLIER: tl.constexpr = tl.constexpr(checksums.CHECKSUM_ROW_MULTIPLIER)
+CHECKSUM_GROUP_MULTIPLIER: tl.constexpr = tl.constexpr(checksums.CHECKSUM_GROUP_MULTIPLIER)
+CHECKSUM_GROUP_SEED: tl.constexpr = tl.constexpr(checksums.CHECKSUM_GROUP_SEED)
+CHECKSUM_GROUP_MIX: tl.constexpr = tl.constexpr(checksums.CHECKSUM_GROUP_MIX)
 INF_BITS: tl.constexpr = tl.constexpr(0x7F800000)
 # A task's scaled fp32 sums of squares at or above this are redone in float64.
 SQUARES_LIMIT: tl.constexpr = tl.constexpr(2.0**100)
 NO_INDEX: tl.constexpr = tl.constexpr(2**31 - 1)
-_INT32_MAX = 2**31 - 1
 
 # Every new combination of the arguments a kernel is specialised on compiles it again (about a
 # second each), so only what pays is specialised on: the main pass's N, strides and tensor
@@ -228,7 +195,7 @@ def _bits(x, BITS: tl.constexpr):
 
 @triton.jit
 def _divide(x, scale):
-    """fl(x / scale) as check.py has it: a zero scale makes any error infinitely relative.
+    """fl(x / scale) as torch_backend.py has it: a zero scale makes any error infinitely relative.
     Exact (div_rn): by monotonicity, dividing a row's largest x gives the row's largest
     quotient, so rows divide once instead of every element."""
     quotient = tl.math.div_rn(x, tl.where(scale > 0, scale, 1.0))
@@ -268,7 +235,7 @@ def _square_scales(rowmax):
 
 @triton.jit
 def _accuracy_terms(out_val, ref_val, threshold, floor_scale, rtol, ROW_SCALE: tl.constexpr):
-    """check.check_launch's per-element accuracy test: (finite, err, rel, flagged). With
+    """torch_backend.check_launch's per-element accuracy test: (finite, err, rel, flagged). With
     ROW_SCALE, ``rel`` is not computed (err stands in for it) and ``threshold`` decides."""
     finite = tl.abs(out_val) <= FLT_MAX  # false for NaN and both infinities
     err = tl.where(finite, tl.abs(out_val - ref_val), 0.0)
@@ -347,7 +314,7 @@ def _checksum_bits(out_raw, BITS: tl.constexpr):
 
 @triton.jit
 def _lane_weight(lanes):
-    # check.lane_weight: per column of a group, computed once per program; uint32, widened where
+    # checksum.lane_weight: per column of a group, computed once per program; uint32, widened where
     # it multiplies (a loop-invariant uint64 made the compiler add its zero high word per element)
     return _mix32(lanes.to(tl.uint32) ^ CHECKSUM_LANE_SEED) | 1
 
@@ -475,7 +442,7 @@ def _copy_task_end(differing, out_ptr, stride_out_m, stride_out_n, copy_ptr, str
     if tl.sum(per_row, axis=0) > 0:
         key = _task_largest_difference(out_ptr, stride_out_m, stride_out_n, copy_ptr, stride_m, stride_n, rows64,
                                        row_ok, N, first_block, last_block, BITS, BLOCK_M, BLOCK_N)
-    # torch.nan_to_num(delta, nan=inf) as check.py has it: NaN -> inf, and +inf -> the largest
+    # torch.nan_to_num(delta, nan=inf) as torch_backend.py has it: NaN -> inf, and +inf -> the largest
     # float. Both maps keep the order of keys, so mapping the row's largest key is enough.
     delta = tl.where(key > INF_BITS, float("inf"), tl.where(key == INF_BITS, FLT_MAX, key.to(tl.float32, bitcast=True)))
     worst = _magnitude_key(tl.math.div_rn(delta, diff_scale))
@@ -545,7 +512,7 @@ def _check_kernel(
         abs_total = tl.full([BLOCK_M], 0, tl.int32)  # magnitude keys
         rel_total = tl.full([BLOCK_M], 0, tl.int32)
         err_sq_total = tl.full([BLOCK_M], 0, tl.float64)
-    if CHECKSUM:  # check.checksum: unsigned, sums wrap modulo 2**64
+    if CHECKSUM:  # checksum.checksum: unsigned, sums wrap modulo 2**64
         checksum_total = tl.full([BLOCK_M], 0, tl.uint64)
         if tl.constexpr(BLOCK_N) % CHECKSUM_GROUP == 0:  # every block starts a group: the lanes' weights never change
             lane_weights = _lane_weight(tl.arange(0, BLOCK_N) % CHECKSUM_GROUP)
@@ -999,596 +966,3 @@ def _finalize_kernel(partial_ptr, programs, row_counts_ptr, tile_counts_ptr, fac
     ids = tl.arange(0, SAMPLE_IDS)
     tl.store(record + D_ROW_IDS + ids, tl.where(row_sample < NO_INDEX, row_sample, -1).to(tl.float64))
     tl.store(record + D_TILE_IDS + ids, tl.where(tile_sample < NO_INDEX, tile_sample, -1).to(tl.float64))
-
-
-# --------------------------------------------------------------------------------------------
-# host side
-
-
-@dataclass(frozen=True)
-class LaunchConfig:
-    """Block shape and parallelism of the main pass. On a GPU the defaults give each thread two
-    16-byte vectors of each tensor per step (and the next step's in flight) and a persistent
-    grid of several programs per multiprocessor: 16 rows x 256 bytes, 4 warps, 4 programs per
-    SM took 0.150 ms against 0.159 for the earlier 4 rows x 512 bytes at 6 per SM, timed in
-    turn in one run on an H200 (79% of its copy bandwidth; benchmarks/check_speed.py --configs,
-    docs/gpu.md). The interpreter, whose cost is per step and per program, gets blocks as
-    large as the output allows and one program."""
-
-    block_m: int | None = None  # None: 16 rows; in the interpreter the output's rows, up to 64
-    block_n: int | None = None  # None: 256 bytes of a row (128 bf16/fp16, 64 fp32); interpreted, up to 1024
-    num_warps: int = 4
-    programs_per_sm: int = 4  # grid size target, in programs per multiprocessor
-    programs: int | None = None  # grid size target; None: programs_per_sm on a GPU, 1 interpreted
-    task_blocks: int | None = None  # column blocks per task; None: as many as keep the programs busy
-    finalize_block: int = 128  # partial-result rows per step of the reduction (counts: 8x as many)
-
-
-@dataclass(frozen=True)
-class _Plan:
-    block_m: int
-    block_n: int
-    vec: int  # consecutive elements per thread: one 16-byte load
-    num_warps: int
-    programs: int
-    row_blocks: int
-    col_chunks: int
-    task_blocks: int
-    even: bool  # blocks tile the output exactly: the main pass loads without masks
-
-    @property
-    def num_tasks(self) -> int:
-        return self.row_blocks * self.col_chunks
-
-
-@dataclass(frozen=True)
-class _TilePlan:
-    block_m: int
-    block_n: int
-    programs: int
-    row_blocks: int
-    row_atomics: bool  # every block lies within one tile column
-
-
-@functools.lru_cache(maxsize=None)
-def _multiprocessors(device: torch.device) -> int:
-    return torch.cuda.get_device_properties(device).multi_processor_count
-
-
-def _target_programs(device: torch.device, config: LaunchConfig) -> int:
-    if config.programs is not None:
-        return config.programs
-    if device.type == "cuda" and not INTERPRETED:
-        return config.programs_per_sm * _multiprocessors(device)
-    return 1  # the interpreter runs programs one after another: fewest is fastest
-
-
-def _power_of_two(value: int) -> bool:
-    return value > 0 and value & (value - 1) == 0
-
-
-def _blocks(element_size: int, config: LaunchConfig, m: int, n: int) -> tuple[int, int]:
-    if INTERPRETED:  # its cost is per element of a block, masked or not: no taller or wider than the output
-        block_m = config.block_m or min(64, triton.next_power_of_2(m))
-        block_n = config.block_n or min(1024, max(16, triton.next_power_of_2(n)))
-    else:
-        block_m = config.block_m or 16
-        block_n = config.block_n or 256 // element_size
-    if not (_power_of_two(block_m) and _power_of_two(block_n) and 16 <= block_n <= 1024):
-        # (block_n <= 1024 keeps the fp32 squares' rounding bound of the module docstring)
-        raise ValueError(f"block_m={block_m} and block_n={block_n} must be powers of two, 16 <= block_n <= 1024")
-    return block_m, block_n
-
-
-def _plan(m: int, n: int, element_size: int, config: LaunchConfig, device: torch.device) -> _Plan:
-    block_m, block_n = _blocks(element_size, config, m, n)
-    if config.task_blocks is not None and not 1 <= config.task_blocks <= MAX_TASK_BLOCKS:
-        raise ValueError(f"task_blocks={config.task_blocks} must be within 1..{MAX_TASK_BLOCKS}")
-    vec = min(block_n, max(1, 16 // element_size))
-    row_blocks = -(-m // block_m)
-    col_blocks = -(-n // block_n)
-    target = _target_programs(device, config)
-    if config.task_blocks is not None:
-        task_blocks = min(config.task_blocks, col_blocks)
-    else:
-        # split rows into column chunks only as far as needed to give every program a few tasks
-        chunks = min(col_blocks, max(1, -(-TASKS_PER_PROGRAM * target // row_blocks)))
-        task_blocks = min(MAX_TASK_BLOCKS, -(-col_blocks // chunks))
-    col_chunks = -(-col_blocks // task_blocks)
-    programs = max(1, min(target, row_blocks * col_chunks))
-    return _Plan(block_m, block_n, vec, config.num_warps, programs, row_blocks, col_chunks, task_blocks,
-                 even=m % block_m == 0 and n % block_n == 0)
-
-
-def _tile_plan(m: int, n: int, tile: tuple[int, int], config: LaunchConfig, device: torch.device) -> _TilePlan:
-    """Blocks of the per-tile counts: a slow path, so fixed blocks (the interpreter's as large
-    as the output, its cost being per step). A block within one tile column adds per row;
-    otherwise per flagged element."""
-    if INTERPRETED:
-        block_m, block_n = min(64, triton.next_power_of_2(m)), min(1024, max(16, triton.next_power_of_2(n)))
-    else:
-        block_m, block_n = 16, 64
-    row_blocks = -(-m // block_m)
-    return _TilePlan(block_m, block_n, max(1, min(_target_programs(device, config), row_blocks)), row_blocks,
-                     row_atomics=tile[1] >= n or tile[1] % block_n == 0)
-
-
-def _require_device(t: torch.Tensor) -> None:
-    if t.device.type == "cpu" and not INTERPRETED:
-        raise RuntimeError("the fused check runs CPU tensors only in the Triton interpreter: set "
-                           "TRITON_INTERPRET=1 before pytest_gemmcheck.checking.triton.fused_check is imported")
-
-
-def _validate(out, ref, rowmax, copies) -> None:
-    if out.dim() != 2 or tuple(out.shape) != tuple(ref.shape):
-        raise ValueError(f"out {list(out.shape)} and ref {list(ref.shape)} must be the same [M, N]")
-    if out.dtype not in (torch.bfloat16, torch.float16, torch.float32):
-        raise ValueError(f"out dtype {out.dtype} is not bfloat16, float16 or float32")
-    if ref.dtype not in (torch.bfloat16, torch.float16, torch.float32, torch.float64):
-        raise ValueError(f"ref dtype {ref.dtype} is not bfloat16, float16, float32 or float64")
-    if tuple(rowmax.shape) != (out.shape[0],):
-        raise ValueError(f"rowmax {list(rowmax.shape)} must have one value per row of out ({out.shape[0]})")
-    for copy in copies:
-        if tuple(copy.shape) != tuple(out.shape) or copy.dtype != out.dtype:
-            raise ValueError(f"a copy {list(copy.shape)} {copy.dtype} does not match out "
-                             f"{list(out.shape)} {out.dtype}")
-    devices = {t.device for t in (out, ref, rowmax, *copies)}
-    if len(devices) > 1:
-        raise ValueError(f"out, ref, rowmax and copies must be on one device, not {sorted(map(str, devices))}")
-
-
-def _allocate(numel: int, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
-    """Scratch memory, uninitialised: the kernels write every element before reading it. (The
-    tests replace this to fill scratch with garbage and fence it with guard regions.)"""
-    return torch.empty(numel, dtype=dtype, device=device)
-
-
-def _too_large(m: int, n: int, tile, detectors: int) -> bool:
-    # counts and their offsets are int32: no tile may hold more elements, nor the tile counts of
-    # all detectors have more entries
-    return tile is not None and (min(tile[0], m) * min(tile[1], n) > _INT32_MAX
-                                 or detectors * -(-m // tile[0]) * -(-n // tile[1]) > _INT32_MAX)
-
-
-class PendingCheck:
-    """A check made ready (validated, planned, scratch allocated), then started: its kernels
-    queued on the current stream (:meth:`start`), not waited for. :meth:`result` reads its
-    numbers back: the one synchronisation (a second only when the per-row thresholds turned out
-    not to apply and the check runs again dividing per element). The tensors must stay
-    unchanged until then."""
-
-    def __init__(self, run: _Run | None, done=None, replay: _Replay | None = None, tensors=()):
-        self._run = run
-        self._done = done  # the torch path's numbers, for what the kernels leave to it
-        self._replay = replay
-        self._tensors = tensors  # (out, ref, rowmax) of a replayed check: its _Run keeps none
-        self._copied = None  # the result's copy to the host: (pinned buffer, event after it)
-        self._started = False
-        # floor >= 1 puts every |ref| within its row's scale (rowmax being the row's largest
-        # |ref|): then no element needs a division of its own
-        self._row_scale = run is not None and run.tol.floor >= 1.0 and run.accuracy_on
-
-    def start(self) -> PendingCheck:
-        if self._run is not None and not self._started:
-            self._started = True
-            if self._replay is not None and self._row_scale:
-                self._replay.enqueue(*self._tensors)
-            else:
-                self._run.enqueue(self._row_scale)
-            self._copied = self._run.take_copy()
-        return self
-
-    def result(self) -> tuple[AccuracyStats, list[DiffStats], int | None]:
-        """(accuracy, differences from each copy, checksum of out or None); starts the check
-        if it was not started."""
-        if self._done is None:
-            self.start()
-            run = self._run
-            values = run.read(self._copied)
-            if self._row_scale and values[R_OUTSIDE.value] > 0:  # rowmax is not ref's row maximum: again, in full
-                if self._replay is not None:
-                    run = self._replay.eager_run(*self._tensors)
-                run.enqueue(False)
-                values = run.read(run.take_copy())
-            self._done = (run.accuracy(values) if run.accuracy_on else None, run.diffs(values),
-                          int(values[R_CHECKSUM.value]) if run.checksum else None)
-            self._run = None  # its scratch can go
-        return self._done
-
-
-def prepare_check(
-    out: torch.Tensor,
-    ref: torch.Tensor,
-    rowmax: torch.Tensor,
-    tol: Tolerance,
-    tile: tuple[int, int] | None = None,
-    copies=(),
-    *,
-    checksum: bool = False,
-    config: LaunchConfig | None = None,
-    replay: bool = False,
-) -> PendingCheck:
-    """:func:`check_launch` (and with ``checksum``, :func:`pytest_gemmcheck.checking.torch_backend.checksum` of
-    ``out`` from the same read) made ready to start: nothing is queued yet, so this may run
-    while the GPU is still writing ``out``.
-
-    ``replay``: the same tensors (the same memory, written anew in between) will be checked
-    again and again, as case.run checks its output buffers. On a GPU the check's kernels are
-    then captured in a CUDA graph at the second check and replayed from the third, which costs
-    the host one graph launch instead of one launch per kernel; their scratch memory stays
-    with the graph (see :class:`_Replay`)."""
-    copies = list(copies)
-    _validate(out, ref, rowmax, copies)
-    m, n = out.shape
-    if m == 0 or n == 0 or _too_large(m, n, tile, 1 + len(copies)):
-        # nothing to read; or a tile too large for the int32 counts: the torch path handles both
-        accuracy, diffs = torch_check.check_launch(out, ref, rowmax, tol, tile, copies)
-        return PendingCheck(None, (accuracy, diffs, torch_check.checksum(out) if checksum else None))
-    _require_device(out)
-    rowmax = rowmax.to(torch.float32).contiguous()
-    config = config or LaunchConfig()
-    if replay and not copies and out.device.type == "cuda" and not INTERPRETED:
-        entry = _replay_for(out, ref, rowmax, tol, tile, config, checksum)
-        return PendingCheck(entry.run, replay=entry, tensors=(out, ref, rowmax))
-    return PendingCheck(_Run(out, ref, rowmax, tol, tile, copies, config, checksum=checksum))
-
-
-def start_check(out: torch.Tensor, ref: torch.Tensor, rowmax: torch.Tensor, tol: Tolerance,
-                tile: tuple[int, int] | None = None, copies=(), *, checksum: bool = False,
-                config: LaunchConfig | None = None, replay: bool = False) -> PendingCheck:
-    """:func:`prepare_check`, started: its kernels queued on the current stream, not waited for."""
-    return prepare_check(out, ref, rowmax, tol, tile, copies, checksum=checksum, config=config, replay=replay).start()
-
-
-def check_launch(
-    out: torch.Tensor,
-    ref: torch.Tensor,
-    rowmax: torch.Tensor,
-    tol: Tolerance,
-    tile: tuple[int, int] | None = None,
-    copies=(),
-    *,
-    config: LaunchConfig | None = None,
-) -> tuple[AccuracyStats, list[DiffStats]]:
-    """:func:`pytest_gemmcheck.checking.torch_backend.check_launch` with fused kernels: same arguments, same
-    results (relL2 to the bound in the module docstring), one synchronisation (two when
-    ``rowmax`` turns out not to be ref's row maximum). ``config`` tunes the kernels' blocks;
-    the defaults suit current GPUs."""
-    accuracy, diffs, _ = prepare_check(out, ref, rowmax, tol, tile, copies, config=config).result()
-    return accuracy, diffs
-
-
-def check_launch_and_checksum(
-    out: torch.Tensor,
-    ref: torch.Tensor,
-    rowmax: torch.Tensor,
-    tol: Tolerance,
-    tile: tuple[int, int] | None = None,
-    *,
-    config: LaunchConfig | None = None,
-) -> tuple[AccuracyStats, int]:
-    """The accuracy half of :func:`check_launch` and, from the same read of ``out``,
-    :func:`pytest_gemmcheck.checking.torch_backend.checksum` of ``out``: for judging consistency by comparing
-    checksums instead of reading a stored copy, with :func:`compare_copies` only for outputs
-    whose checksums differ."""
-    accuracy, _, total = prepare_check(out, ref, rowmax, tol, tile, checksum=True, config=config).result()
-    return accuracy, total
-
-
-def compare_copies(out: torch.Tensor, copies, rowmax: torch.Tensor, tile: tuple[int, int] | None = None, *,
-                   config: LaunchConfig | None = None) -> list[DiffStats]:
-    """The consistency half of :func:`check_launch`: ``out`` compared bitwise with each of
-    ``copies`` (:func:`pytest_gemmcheck.checking.torch_backend.compare` for each), reading ``out`` once per
-    four copies and not reading a reference."""
-    copies = list(copies)
-    _validate(out, out, rowmax, copies)
-    m, n = out.shape
-    if not copies:
-        return []
-    if m == 0 or n == 0 or _too_large(m, n, tile, 1 + len(copies)):
-        return [torch_check.compare(out, copy, rowmax, tile) for copy in copies]
-    _require_device(out)
-    run = _Run(out, out, rowmax.to(torch.float32).contiguous(), Tolerance(), tile, copies, config or LaunchConfig(),
-               accuracy=False)
-    return PendingCheck(run).result()[1]
-
-
-def checksum(t: torch.Tensor) -> int:
-    """:func:`pytest_gemmcheck.checking.torch_backend.checksum` with the fused kernels, reading ``t`` once.
-
-    Contiguous tensors of any shape and 2-D strided ones run fused; other layouts, which a
-    GEMM output never has, go to the torch version."""
-    view = torch_check.checksum_view(t)
-    if t.dtype not in (torch.bfloat16, torch.float16, torch.float32) or t.numel() == 0 or view is None:
-        return torch_check.checksum(t)
-    _require_device(t)
-    rowmax = view[:, 0]  # never read: no accuracy, no copies
-    run = _Run(view, view, rowmax, Tolerance(), None, [], LaunchConfig(), checksum=True, accuracy=False)
-    return PendingCheck(run).result()[2]
-
-
-class _Replay:
-    """One set of tensors' check kept for checking again: its _Run (scratch included) and,
-    from the second check on, a CUDA graph of its kernels. The graph reads the tensors'
-    memory when it is replayed, so the output may change between checks; the entry is keyed
-    by everything the kernels were given (addresses, shapes, strides, dtypes, the reference's
-    facts, tolerance, tile, configuration, stream). Checks of one entry on one stream follow
-    each other in stream order, each copying its result to its own host buffer, so two may
-    be in flight at once. The entry holds no reference to the checked tensors: they are
-    lent to its _Run only while it launches."""
-
-    def __init__(self, run: _Run):
-        self.run = run
-        self.graph = None
-        self.checks = 0
-        self._lend(None, None, None)
-
-    def _lend(self, out, ref, rowmax) -> None:
-        self.run.out, self.run.ref, self.run.rowmax = out, ref, rowmax
-
-    def enqueue(self, out, ref, rowmax) -> None:
-        """The check's kernels and the copy of its result, on the current stream."""
-        self.checks += 1
-        self._lend(out, ref, rowmax)
-        try:
-            if self.graph is None and self.checks >= 2:  # the first check compiled the kernels
-                try:
-                    self.graph = _capture(lambda: self.run.launch_kernels(True), out.device)
-                except RuntimeError:
-                    # capture refused here (a debugger, a profiler, CUDA_LAUNCH_BLOCKING): this
-                    # entry launches its kernels one by one from now on. A fault of the GPU's
-                    # own fails those launches just the same.
-                    self.graph = _NO_GRAPH
-            if self.graph is None or self.graph is _NO_GRAPH:
-                self.run.launch_kernels(True)
-        finally:
-            self._lend(None, None, None)
-        if self.graph is not None and self.graph is not _NO_GRAPH:
-            self.graph.replay()
-        self.run._queue_copy()
-
-    def eager_run(self, out, ref, rowmax) -> _Run:
-        """A _Run of its own for these tensors (a check that runs again without the per-row
-        thresholds), so that the entry's scratch is left to the graph."""
-        run = self.run
-        return _Run(out, ref, rowmax, run.tol, run.tile, [], run.config, checksum=run.checksum)
-
-
-_NO_GRAPH = object()  # a _Replay whose capture was refused
-_CAPTURE_STREAMS: dict[torch.device, torch.cuda.Stream] = {}
-
-
-def _capture(launches, device: torch.device) -> torch.cuda.CUDAGraph:
-    """A CUDA graph of ``launches`` (which must allocate nothing), captured on a side stream
-    ordered after the current one. Not torch.cuda.graph: it waits for the whole device and
-    empties the allocator's cache, costs a harness does not want mid-case."""
-    graph = torch.cuda.CUDAGraph()
-    current = torch.cuda.current_stream(device)
-    stream = _CAPTURE_STREAMS.get(device)
-    if stream is None:
-        stream = _CAPTURE_STREAMS[device] = torch.cuda.Stream(device)
-    stream.wait_stream(current)
-    with torch.cuda.stream(stream):
-        # thread_local: a stressor's thread may keep using the GPU meanwhile
-        graph.capture_begin(capture_error_mode="thread_local")
-        try:
-            launches()
-        finally:
-            graph.capture_end()
-    current.wait_stream(stream)
-    return graph
-
-
-_REPLAYS: dict[tuple, _Replay] = {}
-_REPLAYS_KEPT = 8  # entries kept per process (case.run uses two at a time), the oldest dropped first
-
-
-def _replay_for(out, ref, rowmax, tol: Tolerance, tile, config: LaunchConfig, checksum: bool) -> _Replay:
-    facts = _reference_facts(ref, rowmax, tol.floor)
-    key = tuple((t.data_ptr(), tuple(t.shape), tuple(t.stride()), t.dtype) for t in (out, ref, rowmax, facts)) + (
-        float(tol.rtol), float(tol.floor), tile, config, checksum, torch.cuda.current_stream(out.device).cuda_stream)
-    entry = _REPLAYS.pop(key, None)
-    if entry is None:
-        entry = _Replay(_Run(out, ref, rowmax, tol, tile, [], config, checksum=checksum))
-    _REPLAYS[key] = entry  # newest last
-    while len(_REPLAYS) > _REPLAYS_KEPT:
-        del _REPLAYS[next(iter(_REPLAYS))]
-    return entry
-
-
-def _reference_facts(ref: torch.Tensor, rowmax: torch.Tensor, floor: float) -> torch.Tensor:
-    """float64 [ref_sq, outside] on ref's device, queued and not waited for (_facts_kernel reads
-    ref once): the sum of squared references in float64 as check.check_launch adds it (exact
-    squares; the order of the additions differs), and with ``floor >= 1`` the rows with a
-    |ref| beyond ``floor * rowmax`` (NaN included), for which per-row thresholds do not hold.
-    Both depend on the reference alone, so they are worked out once for all the launches
-    checked against it rather than in every check's pass; a reference changed in place (its
-    version moves on) gets them again."""
-    key = (ref.data_ptr(), tuple(ref.shape), tuple(ref.stride()), ref.dtype, ref._version,
-           rowmax.data_ptr(), rowmax._version, float(floor))
-    for ref_seen, rowmax_seen, seen_key, facts in _FACTS:
-        if ref_seen() is ref and rowmax_seen() is rowmax and seen_key == key:
-            return facts
-    m, n = ref.shape
-    row_sq = _allocate(m, torch.float64, ref.device)
-    outside = _allocate(m, torch.int32, ref.device)
-    if INTERPRETED:
-        block_m, block_n, programs = min(64, triton.next_power_of_2(m)), min(1024, max(16, triton.next_power_of_2(n))), 1
-    else:
-        block_m, block_n = 16, 256
-        programs = max(1, min(-(-m // block_m), 4 * _multiprocessors(ref.device)))
-    launch(_facts_kernel, programs, (ref, rowmax, row_sq, outside, m, n, *ref.stride(), float(floor)),
-           dict(BLOCK_M=block_m, BLOCK_N=block_n), 4, interpreted=INTERPRETED)
-    _diagnose("_facts_kernel")
-    outside_rows = outside.sum() if floor >= 1.0 else outside.new_zeros(())
-    facts = torch.stack([row_sq.sum(), outside_rows.to(torch.float64)])
-    _FACTS.insert(0, (weakref.ref(ref), weakref.ref(rowmax), key, facts))
-    del _FACTS[_FACTS_KEPT:]
-    return facts
-
-
-class _Run:
-    """The kernels' launches for one check, over scratch whose size does not depend on N:
-    per-row counts per detector and column chunk, per-tile counts, one row of partial results
-    per program and pass, and the result vector."""
-
-    def __init__(self, out, ref, rowmax, tol: Tolerance, tile, copies, config: LaunchConfig, *,
-                 checksum: bool = False, accuracy: bool = True):
-        self.out, self.ref, self.rowmax, self.tol, self.tile, self.copies = out, ref, rowmax, tol, tile, copies
-        self.config, self.checksum, self.accuracy_on = config, checksum, accuracy
-        m, n = out.shape
-        device = out.device
-        self.plan = _plan(m, n, out.element_size(), config, device)
-        self.tile_plan = _tile_plan(m, n, tile, config, device) if tile is not None else None
-        self.tile_m, self.tile_n = tile if tile is not None else (1, 1)
-        self.tile_cols = -(-n // self.tile_n)
-        self.tile_total = -(-m // self.tile_m) * self.tile_cols if tile is not None else 0
-        self.detectors = 1 + len(copies)
-        self.passes = max(1, -(-len(copies) // COPIES_PER_PASS))
-        self.row_slots = self.plan.col_chunks * m  # per detector
-        counts = self.detectors * (self.row_slots + self.tile_total)
-        self.counts = _allocate(counts, torch.int32, device)
-        self.row_counts = self.counts[:self.detectors * self.row_slots]
-        # without a tile nothing reads or writes tile counts; any valid pointer will do
-        self.tile_counts = self.counts[self.detectors * self.row_slots:] if tile is not None else self.row_counts
-        partial_numel = self.passes * self.plan.programs * P_WIDTH.value
-        floats = _allocate(partial_numel + R_RECORDS.value + self.detectors * D_WIDTH.value, torch.float64, device)
-        self.partial = floats[:partial_numel]
-        self.result = floats[partial_numel:]
-        # without accuracy nothing reads the reference's facts; any float64 pair will do
-        self.facts = _reference_facts(ref, rowmax, tol.floor) if accuracy else floats[:2]
-        self._copied = None  # (pinned host copy of the result, event after the copy) once queued
-
-    def enqueue(self, row_scale: bool) -> None:
-        """Every kernel of one check, then the copy of its result to the host, on the current
-        stream; nothing waits for them."""
-        self.launch_kernels(row_scale)
-        self._queue_copy()
-
-    def launch_kernels(self, row_scale: bool) -> None:
-        out, ref, plan, m, n = self.out, self.ref, self.plan, self.out.shape[0], self.out.shape[1]
-        bits = 8 * out.element_size()
-        tol = (float(self.tol.rtol), float(self.tol.floor))
-        for index in range(self.passes):
-            group = self.copies[index * COPIES_PER_PASS:(index + 1) * COPIES_PER_PASS]
-            slots = group + [out] * (COPIES_PER_PASS - len(group))  # unused pointers: never read
-            strides = [s for t in slots for s in t.stride()]
-            accuracy = index == 0 and self.accuracy_on
-            # pass i's copy j is detector 1 + 4i + j; detector 0 (accuracy) is pass 0's only
-            first_copy = 1 + index * COPIES_PER_PASS
-            copy_rows = self.row_counts[first_copy * self.row_slots:] if group else self.row_counts
-            first_tile_detector = 0 if index == 0 else first_copy
-            zero_count = ((first_copy + len(group)) - first_tile_detector) * self.tile_total
-            launch(_check_kernel, plan.programs, (
-                out, ref, self.rowmax, *slots,
-                self.partial[index * plan.programs * P_WIDTH.value:], self.row_counts, copy_rows,
-                self.tile_counts[first_tile_detector * self.tile_total:] if zero_count else self.row_counts,
-                m, n, *out.stride(), *ref.stride(), *strides, *tol,
-                plan.num_tasks, plan.col_chunks, plan.task_blocks, zero_count,
-            ), dict(ACCURACY=accuracy, ROW_SCALE=row_scale and accuracy, NUM_COPIES=len(group),
-                    CHECKSUM=self.checksum and index == 0, BITS=bits,
-                    BLOCK_M=plan.block_m, BLOCK_N=plan.block_n, VEC=plan.vec, EVEN=plan.even), plan.num_warps,
-                   interpreted=INTERPRETED)
-            _diagnose("_check_kernel")
-            if self.tile_plan is not None and (accuracy or group):
-                tiles = self.tile_plan
-                launch(_tile_kernel, tiles.programs, (
-                    out, ref, self.rowmax, *slots,
-                    self.row_counts, copy_rows,
-                    self.tile_counts, self.tile_counts[first_copy * self.tile_total:] if group else self.tile_counts,
-                    m, n, *out.stride(), *ref.stride(), *strides, *tol,
-                    tiles.row_blocks, plan.col_chunks, self.tile_m, self.tile_n, self.tile_cols, self.tile_total,
-                    int(accuracy), int(row_scale and accuracy), len(group), int(tiles.row_atomics),
-                ), dict(BITS=bits, BLOCK_M=tiles.block_m, BLOCK_N=tiles.block_n), 4, interpreted=INTERPRETED)
-                _diagnose("_tile_kernel")
-        launch(_finalize_kernel, self.detectors, (
-            self.partial, plan.programs, self.row_counts, self.tile_counts, self.facts, self.result,
-            m, plan.col_chunks, self.tile_total,
-        ), dict(HAS_TILE=self.tile is not None, BLOCK=self.config.finalize_block,
-                SCAN_BLOCK=8 * self.config.finalize_block), 4, interpreted=INTERPRETED)
-        _diagnose("_finalize_kernel")
-
-    def take_copy(self):
-        """The copy of the result to the host queued last (None without a GPU), handed over to
-        the check that reads it."""
-        copied, self._copied = self._copied, None
-        return copied
-
-    def read(self, copied) -> list[float]:
-        """A check's result vector: the synchronisation. On a GPU the vector was copied to
-        pinned host memory behind the kernels (``copied``: the buffer and an event after the
-        copy), and the wait is for that copy alone, not for whatever the stream was given since
-        (the next launch's poison)."""
-        if copied is None:
-            return _decode(self.result.view(torch.int64).tolist())
-        host, done = copied
-        done.synchronize()
-        values = _decode(host.view(torch.int64).tolist())
-        _PINNED.setdefault(host.numel(), []).append(host)
-        return values
-
-    def _queue_copy(self) -> None:
-        if self.result.device.type != "cuda":
-            return
-        free = _PINNED.get(self.result.numel())
-        host = free.pop() if free else torch.empty(self.result.numel(), dtype=torch.float64, pin_memory=True)
-        host.copy_(self.result, non_blocking=True)
-        done = torch.cuda.Event()
-        done.record(torch.cuda.current_stream(self.result.device))  # a named device: no lookup through is_available
-        self._copied = (host, done)
-
-    def accuracy(self, values: list[float]) -> AccuracyStats:
-        return AccuracyStats(
-            wrong=_locations(values, 0, self.tile, self.tile_cols),
-            nonfinite=int(values[R_NONFINITE.value]),
-            max_abs_err=values[R_MAX_ABS.value],
-            max_rel_err=_record(values, 0)[D_WORST.value],
-            rel_l2=_rel_l2(values[R_ERR_SQ.value], values[R_REF_SQ.value]),
-        )
-
-    def diffs(self, values: list[float]) -> list[DiffStats]:
-        return [DiffStats(_locations(values, 1 + j, self.tile, self.tile_cols), _record(values, 1 + j)[D_WORST.value])
-                for j in range(len(self.copies))]
-
-
-def _diagnose(name: str) -> None:
-    """With SYNCHRONIZE_EACH_KERNEL, wait for the kernel just launched and name it in a fault."""
-    if SYNCHRONIZE_EACH_KERNEL and not INTERPRETED and not torch.cuda.is_current_stream_capturing():
-        try:
-            torch.cuda.synchronize()
-        except Exception as exc:
-            raise RuntimeError(f"{name} faulted ({type(exc).__name__}: {exc})") from exc
-
-
-def _decode(bits: list[int]) -> list:
-    """The result vector from its int64 view: floats, except the checksum, kept as its int64."""
-    floats = array.array("d", array.array("q", bits).tobytes()).tolist()
-    floats[R_CHECKSUM.value] = bits[R_CHECKSUM.value]
-    return floats
-
-
-def _rel_l2(err_sq: float, ref_sq: float) -> float:
-    return (err_sq / ref_sq) ** 0.5 if ref_sq > 0 else (0.0 if err_sq == 0 else float("inf"))
-
-
-def _record(values: list[float], detector: int) -> list[float]:
-    start = R_RECORDS.value + detector * D_WIDTH.value
-    return values[start:start + D_WIDTH.value]
-
-
-def _locations(values: list[float], detector: int, tile, tile_cols: int) -> Locations:
-    """check._LocationAccumulator.result from one detector's record."""
-    record = _record(values, detector)
-    loc = Locations(elements=int(record[D_ELEMENTS.value]))
-    if loc.elements == 0:
-        loc.tiles = 0 if tile is not None else None
-        return loc
-    loc.rows = int(record[D_ROWS.value])
-    first_rows = D_ROW_IDS.value
-    loc.row_ids = [int(r) for r in record[first_rows:first_rows + min(loc.rows, SAMPLE)]]
-    if tile is not None:
-        loc.tiles = int(record[D_TILES.value])
-        first_tiles = D_TILE_IDS.value
-        loc.tile_ids = [divmod(int(t), tile_cols) for t in record[first_tiles:first_tiles + min(loc.tiles, SAMPLE)]]
-        loc.worst_tile_elements = int(record[D_WORST_TILE.value])
-    return loc

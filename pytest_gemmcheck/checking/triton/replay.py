@@ -1,0 +1,103 @@
+"""Checking the same tensors again and again, as case.run checks its output buffers: each set
+of tensors keeps its :class:`~.run.Run` and, captured at its second check, a CUDA graph of its
+kernels, replayed instead of launching them one by one, so that the host launches one graph
+rather than each kernel. The entries are kept in ``RUNTIME.replays``.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from ..rule import Tolerance
+from .facts import reference_facts
+from .plan import LaunchConfig
+from .run import Run
+from .runtime import RUNTIME
+
+_REPLAYS_KEPT = 8  # entries kept per process (case.run uses two at a time), the oldest dropped first
+
+
+class Replay:
+    """One set of tensors' check kept for checking again: its Run (scratch included) and,
+    from the second check on, a CUDA graph of its kernels. The graph reads the tensors'
+    memory when it is replayed, so the output may change between checks; the entry is keyed
+    by everything the kernels were given (addresses, shapes, strides, dtypes, the reference's
+    facts, tolerance, tile, configuration, stream). Checks of one entry on one stream follow
+    each other in stream order, each copying its result to its own host buffer, so two may
+    be in flight at once. The entry holds no reference to the checked tensors: they are
+    lent to its Run only while it launches."""
+
+    def __init__(self, run: Run):
+        self.run = run
+        self.graph = None
+        self.checks = 0
+        self._lend(None, None, None)
+
+    def _lend(self, out, ref, rowmax) -> None:
+        self.run.out, self.run.ref, self.run.rowmax = out, ref, rowmax
+
+    def enqueue(self, out, ref, rowmax) -> None:
+        """The check's kernels and the copy of its result, on the current stream."""
+        self.checks += 1
+        self._lend(out, ref, rowmax)
+        try:
+            if self.graph is None and self.checks >= 2:  # the first check compiled the kernels
+                try:
+                    self.graph = (RUNTIME.capture or capture)(lambda: self.run.launch_kernels(True), out.device)
+                except RuntimeError:
+                    # capture refused here (a debugger, a profiler, CUDA_LAUNCH_BLOCKING): this
+                    # entry launches its kernels one by one from now on. A fault of the GPU's
+                    # own fails those launches just the same.
+                    self.graph = _NO_GRAPH
+            if self.graph is None or self.graph is _NO_GRAPH:
+                self.run.launch_kernels(True)
+        finally:
+            self._lend(None, None, None)
+        if self.graph is not None and self.graph is not _NO_GRAPH:
+            self.graph.replay()
+        self.run.queue_copy()
+
+    def eager_run(self, out, ref, rowmax) -> Run:
+        """A Run of its own for these tensors (a check that runs again without the per-row
+        thresholds), so that the entry's scratch is left to the graph."""
+        run = self.run
+        return Run(out, ref, rowmax, run.tol, run.tile, [], run.config, checksum=run.checksum)
+
+
+_NO_GRAPH = object()  # a Replay whose capture was refused
+
+
+def capture(launches, device: torch.device) -> torch.cuda.CUDAGraph:
+    """A CUDA graph of ``launches`` (which must allocate nothing), captured on a side stream
+    ordered after the current one. Not torch.cuda.graph: it waits for the whole device and
+    empties the allocator's cache, costs a harness does not want mid-case."""
+    graph = torch.cuda.CUDAGraph()
+    current = torch.cuda.current_stream(device)
+    stream = RUNTIME.capture_streams.get(device)
+    if stream is None:
+        stream = RUNTIME.capture_streams[device] = torch.cuda.Stream(device)
+    stream.wait_stream(current)
+    with torch.cuda.stream(stream):
+        # thread_local: a stressor's thread may keep using the GPU meanwhile
+        graph.capture_begin(capture_error_mode="thread_local")
+        try:
+            launches()
+        finally:
+            graph.capture_end()
+    current.wait_stream(stream)
+    return graph
+
+
+def replay_for(out, ref, rowmax, tol: Tolerance, tile, config: LaunchConfig, checksum: bool) -> Replay:
+    """The kept entry of these tensors' check, made at its first check."""
+    facts = reference_facts(ref, rowmax, tol.floor)
+    key = tuple((t.data_ptr(), tuple(t.shape), tuple(t.stride()), t.dtype) for t in (out, ref, rowmax, facts)) + (
+        float(tol.rtol), float(tol.floor), tile, config, checksum, torch.cuda.current_stream(out.device).cuda_stream)
+    entry = RUNTIME.replays.pop(key, None)
+    if entry is None:
+        entry = Replay(Run(out, ref, rowmax, tol, tile, [], config, checksum=checksum))
+    RUNTIME.replays[key] = entry  # newest last
+    while len(RUNTIME.replays) > _REPLAYS_KEPT:
+        del RUNTIME.replays[next(iter(RUNTIME.replays))]
+    return entry
+

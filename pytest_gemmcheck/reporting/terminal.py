@@ -1,0 +1,37 @@
+"""The ``gemmcheck`` section of pytest's terminal summary: a line per case, then what was
+recorded and accepted."""
+
+from __future__ import annotations
+
+from ..case.result import CaseResult, CompiledResult
+from ..judging.message import evidence, static_words, worst
+
+
+def summary_line(result: CaseResult) -> str:
+    verdict = result.verdict.upper() if result.verdict else "?"
+    if isinstance(result, CompiledResult):
+        return f"{verdict:<10} {result.label}: {static_words(result)}"
+    text = f"{verdict:<10} {result.label}: {evidence(result)}"
+    worst_line = worst(result)
+    if worst_line:
+        text += f"; {worst_line}"
+    if result.kinds:
+        text += f" [{', '.join(result.kinds)}]"
+    if result.verdict not in ("pass", "") and result.baseline.get("source") not in (None, "clean"):
+        text += f" vs {result.baseline['bad_launches']}/{result.baseline['launches']} ({result.baseline['source']})"
+    return text
+
+
+def write_summary(terminal, results: list[CaseResult], recorded: str, recording_failed: bool,
+                  accepted: list[str]) -> None:
+    """The section, on pytest's terminal reporter; nothing when there is nothing to say."""
+    if not results and not recorded:
+        return
+    terminal.write_sep("-", "gemmcheck")
+    for result in results:
+        markup = {"red": True} if result.failed else ({"yellow": True} if result.bad_launches else {"green": True})
+        terminal.write_line(summary_line(result) + f"  ({result.nodeid})", **markup)
+    if recorded:
+        terminal.write_line(recorded, **({"red": True, "bold": True} if recording_failed else {}))
+    for path in accepted:
+        terminal.write_line(f"gemmcheck: accepted as goldens: {path}")

@@ -1,0 +1,172 @@
+"""A session's use of the history: where the database is, the recorder that writes this run
+(in the process that owns the session only), the reads that find each result's baseline (in
+every process that runs cases), and the goldens.
+
+Nothing here opens a database, or imports SQLAlchemy, until a gemmcheck case needs it: a
+session with no case touches no database.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from ..config.options import Settings
+
+if TYPE_CHECKING:  # SQLAlchemy-backed modules load when a case first needs them
+    from ..case.result import CaseResult
+    from ..history.recorder import Recorder
+    from ..judging.baseline import Baseline
+    from ..judging.goldens import GoldenStore
+
+SQLALCHEMY_MISSING = ("pytest-gemmcheck records into a database through SQLAlchemy and Alembic, and cannot import "
+                      "them ({error}): install them, or pass --gemmcheck-no-record")
+
+
+class SessionHistory:
+    def __init__(self, config: pytest.Config, settings: Settings, *, token: str, owner: bool, workers: int = 0):
+        self.config = config
+        self.settings = settings
+        self.token = token  # this run's id: its own results never count as its history
+        self.owner = owner  # the process that writes (not an xdist worker)
+        self.workers = workers
+        self.recorder: Recorder | None = None
+        self._reader = None  # engine for reading baselines; False: no history can be read
+        self._goldens: GoldenStore | None = None
+
+    # --- where ----------------------------------------------------------------------------
+    def _base_dir(self) -> Path:
+        # a given path is relative to where pytest was started; the default file lives under the rootdir
+        return self.config.invocation_params.dir if self.settings.db else self.config.rootpath
+
+    def database_url(self):
+        from ..history.engine import resolve_url
+
+        return resolve_url(self.settings.db, self._base_dir())
+
+    @property
+    def records(self) -> bool:
+        return self.owner and not self.settings.no_record
+
+    # --- before the first case --------------------------------------------------------------
+    def prepare(self) -> None:
+        """Before this process's first case: open the database this session will write (or, where
+        it only reads, the one it reads), so that one that cannot be used is refused before any
+        launch. Raises GemmcheckError (one line) or ImportError."""
+        if self.records:
+            self._recorder().open()
+        else:
+            self._reading_engine()
+
+    def _recorder(self) -> Recorder:
+        if self.recorder is None:
+            from ..history.recorder import Recorder, masked_command
+
+            params = self.config.invocation_params
+            options = {name: value for name, value in vars(self.settings).items() if name != "db"}
+            options["nondeterministic"] = list(self.settings.nondeterministic)
+            self.recorder = Recorder(url=self.database_url(), rootdir=self.config.rootpath, tag=self.settings.tag,
+                                     command=masked_command(["pytest", *params.args]), options=options,
+                                     workers=self.workers, token=self.token)
+        return self.recorder
+
+    # --- writing --------------------------------------------------------------------------
+    def record(self, result: CaseResult) -> None:
+        """A result to write. An xdist controller's first result makes its recorder; a database it
+        cannot open then is said in the summary, and the results go to the fallback file."""
+        if self.records:
+            self._recorder().add(result)
+
+    def flush(self) -> None:
+        if self.recorder is not None:
+            self.recorder.flush()
+
+    def finish(self, exit_status: int, interrupted: bool) -> None:
+        if self.recorder is not None:
+            self.recorder.finish(exit_status, interrupted=interrupted)
+        if self._reader:
+            self._reader.dispose()
+
+    def summary(self) -> tuple[str, bool]:
+        """The summary's line about recording, and whether it is a failure."""
+        if self.recorder is None:
+            return "", False
+        return self.recorder.summary(), self.recorder.failure is not None
+
+    # --- reading: baselines -----------------------------------------------------------------
+    @property
+    def goldens(self) -> GoldenStore:
+        if self._goldens is None:
+            from ..judging.goldens import GoldenStore
+
+            folder = Path(self.settings.goldens) if self.settings.goldens else self.config.rootpath / "goldens"
+            if not folder.is_absolute():
+                folder = self.config.invocation_params.dir / folder
+            self._goldens = GoldenStore(folder)
+        return self._goldens
+
+    def _reading_engine(self):
+        """The history database for reading baselines, or None when there is none yet. Never
+        creates one: only the owner's recorder writes."""
+        if self.recorder is not None and self.recorder.store is not None:
+            return self.recorder.store.engine
+        if self._reader is None:
+            from ..history.location import sqlite_file
+
+            path = sqlite_file(self.settings.db, self._base_dir())
+            if path is not None and not path.exists():
+                return None  # no history yet, known without importing SQLAlchemy; checked again next time
+            try:
+                from ..history.engine import is_sqlite, open_database
+            except ImportError:  # no SQLAlchemy (only possible with --gemmcheck-no-record): no history
+                self._reader = False
+                return None
+            url = self.database_url()
+            self._reader = open_database(url, auto_upgrade=is_sqlite(url))
+        return self._reader or None
+
+    def baseline_for(self, result: CaseResult) -> Baseline:
+        """The golden, else the history on a compatible stack, else clean."""
+        from ..case.result import CompiledResult
+        from ..errors import CaseError, GemmcheckError
+        from ..judging.baseline import choose, from_history
+
+        try:
+            golden = self.goldens.lookup(result)
+            static = history = None
+            if isinstance(result, CompiledResult):
+                engine = self._reading_engine()
+                if engine is not None:
+                    from ..history.queries import latest_static
+
+                    static = latest_static(engine, result.key, result.static.get("source", ""),
+                                           exclude_token=self.token)
+            if golden is None:
+                engine = self._reading_engine()
+                if engine is not None:
+                    from ..history.queries import case_history
+
+                    stack = result.stack or {}
+                    rows = case_history(engine, result.key, scope=self.settings.scope, gpu_arch=stack.get("gpu_arch"),
+                                        fingerprint=stack.get("fingerprint"), exclude_token=self.token)
+                    history = from_history(rows, self.settings.scope, stack.get("gpu_arch"))
+        except GemmcheckError as exc:
+            raise CaseError(f"cannot find the baseline of {result.label}: {exc}") from None
+        return choose(result, golden=golden, history=history, static=static)
+
+    # --- goldens ----------------------------------------------------------------------------
+    def accept(self, results: list[CaseResult]) -> list[str]:
+        """--gemmcheck-accept: these results become the goldens of their cases; the files written."""
+        from ..environment.git import git_state
+
+        revision, dirty = git_state(self.config.rootpath)
+        note = "accepted" + (f" at {revision[:10]}{'+' if dirty else ''}" if revision else "")
+        if self.settings.tag:
+            note += f" ({self.settings.tag})"
+        kernels = set()
+        for result in results:
+            self.goldens.accept(result, self.settings.scope, note)
+            kernels.add(result.kernel)
+        return [str(self.goldens.write(kernel)) for kernel in sorted(kernels)]
