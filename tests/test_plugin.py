@@ -249,3 +249,30 @@ def test_readme_documents_every_option_and_ini_key(examples_dir):
     for option in OPTIONS:
         assert option.flag in readme, option.flag
         assert option.ini in readme, option.ini
+
+
+def test_moved_module_names_still_work():
+    """Documented names of modules that moved keep working: pytest_gemmcheck.quant as itself,
+    the others with a DeprecationWarning, through ``import`` and ``python -m`` alike."""
+    code = textwrap.dedent("""
+        import warnings
+        import pytest_gemmcheck.quant as old, pytest_gemmcheck.case.quant as new
+        assert old is new  # one module, one registry of quant modes
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            from pytest_gemmcheck.gpu.fused_check import prepare_check, PendingCheck
+            from pytest_gemmcheck.gpu.launch import launch
+            from pytest_gemmcheck.lint import lint_text
+            from pytest_gemmcheck.flydsl.metrics import metrics_from_asm
+            from pytest_gemmcheck.cli import main
+        import pytest_gemmcheck.checking.triton.api as api
+        assert prepare_check is api.prepare_check
+        moved = sorted(str(w.message).split()[0] for w in caught if issubclass(w.category, DeprecationWarning))
+        assert moved == ["pytest_gemmcheck.cli", "pytest_gemmcheck.flydsl", "pytest_gemmcheck.flydsl.metrics",
+                         "pytest_gemmcheck.gpu", "pytest_gemmcheck.gpu.fused_check", "pytest_gemmcheck.gpu.launch",
+                         "pytest_gemmcheck.lint"], moved
+    """)
+    subprocess.run([sys.executable, "-c", code], check=True)
+    for module in ("pytest_gemmcheck.lint", "pytest_gemmcheck"):
+        done = subprocess.run([sys.executable, "-W", "ignore", "-m", module, "--help"], capture_output=True, text=True)
+        assert done.returncode == 0 and "usage:" in done.stdout, (module, done.stderr)

@@ -2,8 +2,6 @@
 
 import json
 import shutil
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
@@ -87,16 +85,3 @@ def test_compile_flydsl_records_the_example(pytester, examples_dir):
     result = pytester.runpytest_subprocess("--gemmcheck-no-record", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=2)
 
-
-def test_a_folder_named_flydsl_is_not_flydsl(tmp_path):
-    """A folder called flydsl on sys.path (this repository's tests/flydsl is one) is a namespace
-    package to importlib.util.find_spec; the probe must not take it for an installed FlyDSL, or
-    the FlyDSL tests run, and fail, on a fresh clone without it."""
-    (tmp_path / "flydsl").mkdir()
-    root = Path(__file__).resolve().parent.parent
-    code = (f"import sys; sys.path[:0] = [{str(tmp_path)!r}, {str(root)!r}]; "  # -S: no site-packages, no FlyDSL
-            "import importlib.util; assert importlib.util.find_spec('flydsl') is not None; "
-            "from pytest_gemmcheck.compiled.flydsl.compile import flydsl_installed; print(flydsl_installed())")
-    done = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "False"

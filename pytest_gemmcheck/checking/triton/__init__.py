@@ -20,8 +20,10 @@ def interpreting() -> bool:
 
 @functools.lru_cache(maxsize=1)
 def triton_importable() -> bool:
+    # triton.language, not triton: a folder named triton on sys.path (a kernel repo's own, say)
+    # imports as a namespace package, and only the real Triton has the language
     try:
-        importlib.import_module("triton")
+        importlib.import_module("triton.language")
     except Exception:  # not installed, or installed without a usable backend
         return False
     return True
