@@ -327,3 +327,30 @@ def test_no_history_yet_is_known_without_importing_sqlalchemy(suite, tmp_path, m
     result = suite.runpytest_subprocess("-k", "bf16 and 32", "--gemmcheck-repeat=2", "--gemmcheck-no-record")
     result.assert_outcomes(passed=1)
     assert not attempted.exists()
+
+
+def test_an_unusable_database_stops_the_session_at_its_first_case_before_any_launch(pytester, examples_dir):
+    """Plain tests before the first gemmcheck case run as usual; that case's test launches
+    nothing; the session stops with the one line (exit status 4)."""
+    shutil.copy(examples_dir / "cpu" / "kernels.py", pytester.path / "kernels.py")
+    launched = pytester.path / "launched"
+    pytester.makepyfile(test_order=textwrap.dedent(f"""
+        import pathlib
+        from kernels import bf16_matmul
+
+        def test_a_plain():
+            pass
+
+        def test_b_case(gemmcheck):
+            case = gemmcheck.case("k", m=16, n=16, k=32)
+            x = case.inputs()
+            def launch(out):
+                pathlib.Path({str(launched)!r}).write_text("x")
+                bf16_matmul(x, out)
+            case.run(launch)
+    """))
+    (pytester.path / "broken.db").write_bytes(b"not a database" * 100)
+    result = pytester.runpytest("-p", "no:cacheprovider", "--gemmcheck-db=broken.db")
+    refused(result, "--gemmcheck-db: cannot use *broken.db: file is not a database")
+    result.stdout.fnmatch_lines(["*test_order.py .*"])  # the plain test ran and passed
+    assert not launched.exists()

@@ -130,7 +130,7 @@ def started(monkeypatch):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
 
     def start(workload, in_flight=2):
-        monkeypatch.setattr(stress, "_Workload", lambda kind, device, buffer_bytes: workload)
+        monkeypatch.setattr(stress, "Workload", lambda kind, device, buffer_bytes: workload)
         background = stress.BackgroundLoad("copy", "cuda:0", in_flight=in_flight)
         return background.__enter__()
 
@@ -185,7 +185,7 @@ def test_body_that_raises_still_stops_the_thread(monkeypatch):
 
     workload = FakeWorkload()
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
-    monkeypatch.setattr(stress, "_Workload", lambda kind, device, buffer_bytes: workload)
+    monkeypatch.setattr(stress, "Workload", lambda kind, device, buffer_bytes: workload)
     with pytest.raises(KeyError):
         with stress.load("compute", "cuda:1") as background:
             wait_for(lambda: workload.launched >= 2)

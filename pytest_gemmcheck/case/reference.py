@@ -14,7 +14,7 @@ import torch
 from .quant import Inputs, quant_mode
 
 # Rows of A dequantized at once: bounds the temporary fp32 copy of A to rows x K floats.
-_CHUNK_ELEMENTS = 1 << 24
+CHUNK_ELEMENTS = 1 << 24
 
 
 @contextlib.contextmanager
@@ -40,7 +40,7 @@ def compute_reference(inputs: Inputs, out_dtype: torch.dtype = torch.bfloat16) -
     m, k = inputs.a.shape
     n = inputs.b.shape[0]
     out = torch.empty((m, n), dtype=out_dtype, device=inputs.a.device)
-    rows_per_chunk = max(1, _CHUNK_ELEMENTS // max(k, n))
+    rows_per_chunk = max(1, CHUNK_ELEMENTS // max(k, n))
     with tf32_off(), torch.no_grad():
         b_t = mode.dequantize_b(inputs).t()
         for start in range(0, m, rows_per_chunk):

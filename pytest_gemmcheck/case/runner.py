@@ -141,7 +141,7 @@ class LaunchLoop:
         record = LaunchRecord(index=index, **self.where)
         self.result.launches.append(record)
         if index == 2:
-            spare = self._spare_buffer()
+            spare = self.spare_buffer()
             if spare is not None:
                 self.buffers.append(spare)
         buffer = self.buffers[(index - 1) % len(self.buffers)]
@@ -203,7 +203,7 @@ class LaunchLoop:
         case = self.case
         return OutputBuffer(torch.empty((case.m, case.n), dtype=case.out_dtype, device=self.device))
 
-    def _spare_buffer(self) -> OutputBuffer | None:
+    def spare_buffer(self) -> OutputBuffer | None:
         """The second output buffer, or None when the device has no room for it (then launches
         take turns with their checks in one buffer: slower, the same results)."""
         try:

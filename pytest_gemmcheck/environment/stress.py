@@ -64,7 +64,7 @@ IN_FLIGHT = 3
 JOIN_TIMEOUT_S = 60.0
 
 
-class _Workload:
+class Workload:
     """Buffers, a stream and the launch of one iteration of a kind: everything that touches
     the GPU. :class:`BackgroundLoad` only drives it (and tests drive it with a stand-in)."""
 
@@ -202,7 +202,7 @@ class BackgroundLoad:
         return device
 
     def _start(self, device) -> None:
-        workload = _Workload(self.kind, device, self.buffer_bytes)
+        workload = Workload(self.kind, device, self.buffer_bytes)
         workload.warm_up()
         self._device_name = str(device)
         self._run(workload)
