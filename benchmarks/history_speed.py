@@ -30,7 +30,7 @@ from sqlalchemy import create_engine, text  # noqa: E402
 from sqlalchemy.engine import make_url  # noqa: E402
 
 from pytest_gemmcheck.history.engine import create, upgrade  # noqa: E402
-from pytest_gemmcheck.history.queries import case_summaries, history_evidence  # noqa: E402
+from pytest_gemmcheck.history.queries import case_history, case_summaries  # noqa: E402
 from pytest_gemmcheck.history.store import HistoryStore, RunInfo  # noqa: E402
 from pytest_gemmcheck.history.recorder import BATCH_RESULTS  # noqa: E402
 from pytest_gemmcheck.case.result import CaseResult, LaunchRecord  # noqa: E402
@@ -130,7 +130,7 @@ def main(argv=None) -> int:
                 timings = []
                 for _ in range(5):
                     start = time.perf_counter()
-                    evidence, runs, _ = history_evidence(engine, key, scope="arch", gpu_arch="sm_90", fingerprint=None)
+                    history = case_history(engine, key, scope="arch", gpu_arch="sm_90", fingerprint=None)
                     timings.append(time.perf_counter() - start)
                 summary_timings = []
                 for _ in range(3):
@@ -139,16 +139,17 @@ def main(argv=None) -> int:
                     summary_timings.append(time.perf_counter() - start)
                 with engine.connect() as connection:
                     rows = connection.execute(text("SELECT count(*) FROM launch")).scalar()
-                query_times[name] = (statistics.median(timings), statistics.median(summary_timings), rows, evidence)
+                query_times[name] = (statistics.median(timings), statistics.median(summary_timings), rows, history)
                 engine.dispose()
             finally:
                 drop()
         if "sqlite" in rates and "postgresql" in rates:
             print(f"   postgresql/sqlite: {rates['postgresql'] / rates['sqlite']:.2f}x")
         print("2. per-case history queries over the launch table")
-        for name, (evidence_s, summary_s, rows, evidence) in query_times.items():
-            print(f"   {name:<11} {rows:>9,} launch rows: baseline of one case ({evidence.launches:,} launches, "
-                  f"{evidence.processes} processes) {evidence_s * 1000:.1f} ms; dashboard summary of one kernel "
+        for name, (evidence_s, summary_s, rows, history) in query_times.items():
+            launches = sum(process.launches for process in history.processes)
+            print(f"   {name:<11} {rows:>9,} launch rows: baseline of one case ({launches:,} launches, "
+                  f"{len(history.processes)} processes) {evidence_s * 1000:.1f} ms; dashboard summary of one kernel "
                   f"{summary_s * 1000:.1f} ms")
 
         print("3. record overhead of a session (examples/cpu/test_cpu_kernels.py, --gemmcheck-repeat=12)")
