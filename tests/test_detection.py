@@ -34,6 +34,34 @@ def test_corrupted_16x16_tile_is_caught_and_located(make_case):
     assert "1 tile of 16x16" in failure
 
 
+def test_the_worst_launch_is_mapped_over_the_output_tiles(make_case):
+    """The result keeps the worst launch's wrong elements per tile (the report's heatmap), in
+    cells of whole tiles when the tiles are many."""
+    result, _ = run_faulty(make_case, "tile", {3, 8}, tile="16x16", at=(32, 48))
+    worst = max(result.bad_launches, key=lambda launch: launch.wrong)
+    tiles = result.worst_tiles
+    assert (tiles["launch"], tiles["wrong"]) == (worst.index, worst.wrong)
+    assert (tiles["m"], tiles["n"], tiles["tile"], tiles["cell"]) == (256, 256, [16, 16], [1, 1])
+    flagged = [(i, j, count) for i, row in enumerate(tiles["grid"]) for j, count in enumerate(row) if count]
+    assert flagged == [(2, 3, worst.wrong)]
+    clean, _ = run_faulty(make_case, "tile", set(), tile="16x16")
+    assert clean.worst_tiles == {}
+
+
+def test_a_tile_map_of_many_tiles_is_summed_into_at_most_max_cells_a_side():
+    from pytest_gemmcheck.checking.rule import Tolerance
+    from pytest_gemmcheck.checking.torch_backend import row_max, wrong_tile_map
+
+    ref = torch.linspace(1, 2, 200 * 300).reshape(200, 300).to(torch.bfloat16)
+    out = ref.clone()
+    out[192:200, 288:300] = -out[192:200, 288:300]  # the last, partial tile of each dimension
+    out[0, 0] = float("nan")
+    tiles = wrong_tile_map(out, ref, row_max(ref), Tolerance(), (16, 16), max_cells=4)
+    assert tiles["cell"] == [4, 5] and len(tiles["grid"]) == 4 and all(len(row) == 4 for row in tiles["grid"])
+    assert tiles["grid"][0][0] == 1 and tiles["grid"][3][3] == 8 * 12
+    assert sum(map(sum, tiles["grid"])) == 1 + 8 * 12
+
+
 def test_corrupted_row_is_caught(make_case):
     result, failure = run_faulty(make_case, "row", {7}, at=(100, 0))
     (bad,) = result.bad_launches

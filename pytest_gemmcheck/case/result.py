@@ -87,6 +87,8 @@ class CaseResult:
     check_backend: str = ""  # torch or triton
     stopped: str = ""  # why --gemmcheck-repeat=auto stopped launching
     consensus_checksum: int | None = None  # of the consensus output (compared across processes)
+    contention: dict[str, Any] = field(default_factory=dict)  # other work on the GPU at start and end (contention.py)
+    worst_tiles: dict[str, Any] = field(default_factory=dict)  # the worst launch's wrong elements per tile (a grid)
 
     # --- derived --------------------------------------------------------------------
     @property
@@ -122,6 +124,17 @@ class CaseResult:
     @property
     def processes(self) -> int:
         return len({(launch.host, launch.pid) for launch in self.launches}) or 1
+
+    @property
+    def contended(self) -> bool | None:
+        """Whether other work shared the GPU while it ran (None: not known): its launch times
+        are then not the kernel's own."""
+        return self.contention.get("contended") if self.contention else None
+
+    @property
+    def elapsed(self) -> list[float]:
+        """The launch times of the launches that ran to the end."""
+        return [launch.elapsed_s for launch in self.launches if launch.elapsed_s > 0 and "raised" not in launch.kinds]
 
     @property
     def gpus(self) -> int:

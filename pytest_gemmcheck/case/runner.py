@@ -19,7 +19,7 @@ import torch
 from ..checking.backends import Checker, Outcome, select_checker
 from ..checking.consensus import Consensus
 from ..checking.rule import AccuracyStats
-from ..checking.torch_backend import row_max
+from ..checking.torch_backend import row_max, wrong_tile_map
 from ..environment import stress
 from ..judging.stats import format_percent, rate_upper_bound
 from .identity import dtype_name
@@ -111,6 +111,7 @@ class LaunchLoop:
                       "device_uuid": case.context.device_identity(self.device).get("uuid") or ""}
         self.pending: list = []  # the launch whose check was begun and not yet finished: (record, output, check)
         self.timer = LaunchTimer(self.device)
+        self.mapped_wrong = 0  # wrong elements of the launch whose tile map the result holds
 
     # --- the loop -----------------------------------------------------------------------
     def run(self) -> BaseException | None:
@@ -240,8 +241,14 @@ class LaunchLoop:
         return out
 
     def _finish_check(self, record: LaunchRecord, checked, outcome: Outcome) -> None:
-        """A launch's finished check onto its record; its output to the consistency detector."""
+        """A launch's finished check onto its record; its output to the consistency detector;
+        the worst launch's wrong elements mapped over the output's tiles (its output is still
+        there: the next launch writes the other buffer)."""
         self._fill_accuracy(record, outcome.accuracy, checked)
+        if record.wrong > self.mapped_wrong and self.case.tile is not None:
+            self.mapped_wrong = record.wrong
+            self.result.worst_tiles = {"launch": record.index, "wrong": record.wrong, **wrong_tile_map(
+                checked, self.ref, self.rowmax, self.case.tolerance, self.case.tile)}
         if self.consensus is None:
             return
         if self.checker.by_checksum:

@@ -95,6 +95,17 @@ class _DiffAccumulator:
         return DiffStats(self.locations.result(), float(self.worst))
 
 
+def _accuracy_terms(out_rows: torch.Tensor, ref_rows: torch.Tensor, rmax: torch.Tensor, tol: Tolerance):
+    """(finite, |error|, relative error) of rows of an output, as the rule (rule.py) defines them."""
+    o = out_rows.float()
+    finite = torch.isfinite(o)
+    err = torch.where(finite, (o - ref_rows).abs(), 0.0)
+    scale = torch.maximum(ref_rows.abs(), tol.floor * rmax)
+    # scale is 0 only where the whole row of ref is 0: any error there is infinitely relative
+    rel = torch.where(scale > 0, err / scale, torch.where(err > 0, torch.inf, 0.0))
+    return finite, err, rel
+
+
 def check_launch(
     out: torch.Tensor,
     ref: torch.Tensor,
@@ -114,14 +125,9 @@ def check_launch(
     nonfinite = torch.zeros((), dtype=torch.int64, device=device)
     max_abs, max_rel, err_sq, ref_sq = zero.clone(), zero.clone(), zero.clone(), zero.clone()
     for rows in row_chunks(m, n):
-        o = out[rows].float()
         r = ref[rows].float()
         rmax = rowmax[rows, None]
-        finite = torch.isfinite(o)
-        err = torch.where(finite, (o - r).abs(), 0.0)
-        scale = torch.maximum(r.abs(), tol.floor * rmax)
-        # scale is 0 only where the whole row of ref is 0: any error there is infinitely relative
-        rel = torch.where(scale > 0, err / scale, torch.where(err > 0, torch.inf, 0.0))
+        finite, err, rel = _accuracy_terms(out[rows], r, rmax, tol)
         wrong.add(rows, ~finite | (rel > tol.rtol))
         nonfinite += (~finite).sum()
         if err.numel():
@@ -144,3 +150,28 @@ def compare(a: torch.Tensor, b: torch.Tensor, rowmax: torch.Tensor, tile: tuple[
     for rows in row_chunks(m, n):
         acc.add(rows, a[rows], b[rows], rowmax[rows, None])
     return acc.result()
+
+
+# A wrong-tile map is coarsened to at most this many cells a side: enough for a heatmap, and a
+# bounded record whatever the output's size.
+TILE_MAP_CELLS = 64
+
+
+def wrong_tile_map(out: torch.Tensor, ref: torch.Tensor, rowmax: torch.Tensor, tol: Tolerance,
+                   tile: tuple[int, int], max_cells: int = TILE_MAP_CELLS) -> dict:
+    """Where an output's wrong elements are: their count per tile, summed into cells of whole
+    tiles so that the grid is at most ``max_cells`` a side. One more pass over ``out`` and
+    ``ref``, worth it for a bad launch only. A plain dict (it is stored as JSON): m, n, tile,
+    cell (tiles per cell, rows and columns), grid (wrong elements per cell, row-major)."""
+    m, n = ref.shape
+    acc = _LocationAccumulator(m, n, tile, out.device)
+    for rows in row_chunks(m, n):
+        finite, _, rel = _accuracy_terms(out[rows], ref[rows].float(), rowmax[rows, None], tol)
+        acc.add(rows, ~finite | (rel > tol.rtol))
+    counts = acc.tile_counts
+    tiles_m, tiles_n = counts.shape
+    cell = (-(-tiles_m // max_cells), -(-tiles_n // max_cells))
+    cells = (-(-tiles_m // cell[0]), -(-tiles_n // cell[1]))
+    padded = torch.nn.functional.pad(counts, (0, cells[1] * cell[1] - tiles_n, 0, cells[0] * cell[0] - tiles_m))
+    grid = padded.reshape(cells[0], cell[0], cells[1], cell[1]).sum(dim=(1, 3))
+    return {"m": m, "n": n, "tile": list(tile), "cell": list(cell), "grid": grid.cpu().tolist()}

@@ -121,6 +121,11 @@ class Result(Base):
     stress: Mapped[dict[str, Any] | None] = mapped_column(JSON)  # the background load as it ran
     check_backend: Mapped[str | None] = mapped_column(String(16))
     static: Mapped[dict[str, Any] | None] = mapped_column(JSON)  # compiled kernels: metrics and lint
+    elapsed_min_s: Mapped[float | None] = mapped_column(Float)  # over its timed launches
+    elapsed_median_s: Mapped[float | None] = mapped_column(Float)
+    contended: Mapped[bool | None] = mapped_column(Boolean)  # NULL: not known (no GPU monitor)
+    contention: Mapped[dict[str, Any] | None] = mapped_column(JSON)  # what was seen on its GPU, start and end
+    worst_tiles: Mapped[dict[str, Any] | None] = mapped_column(JSON)  # the worst launch's wrong elements per tile
     recorded_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
     case: Mapped[Case] = relationship()

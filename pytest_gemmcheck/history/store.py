@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import socket
+import statistics
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Iterable
@@ -172,6 +173,7 @@ def _case_row(result: CaseResult) -> dict:
 
 
 def _result_row(run_id: int, case_id: int, stack_id: int | None, result: CaseResult) -> dict:
+    elapsed = result.elapsed
     return {
         "run_id": run_id, "case_id": case_id, "stack_id": stack_id, "nodeid": result.nodeid, "seed": result.seed,
         "device": result.device, "deterministic": result.deterministic, "rtol": result.rtol, "floor": result.floor,
@@ -181,6 +183,9 @@ def _result_row(run_id: int, case_id: int, stack_id: int | None, result: CaseRes
         "baseline_source": (result.baseline or {}).get("source"), "message": result.message or None,
         "stress": result.stress or None, "check_backend": result.check_backend or None,
         "static": (result.static or None) if isinstance(result, CompiledResult) else None,
+        "elapsed_min_s": min(elapsed) if elapsed else None,
+        "elapsed_median_s": statistics.median(elapsed) if elapsed else None,
+        "contended": result.contended, "contention": result.contention or None, "worst_tiles": result.worst_tiles or None,
         "recorded_at": utcnow(),
     }
 
