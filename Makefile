@@ -20,14 +20,18 @@ $(STAMP): pyproject.toml Makefile
 venv: $(STAMP)
 
 # the example suites into the embedded SQLite history (.gemmcheck/history.db), then its dashboard
+# and its report page
 demo: $(STAMP)
 	$(BIN)/python -m pytest examples -p no:cacheprovider
 	$(BIN)/gemmcheck history
+	$(BIN)/gemmcheck report --html .gemmcheck/report.html
 
-# FlyDSL and an ld.lld for the compile-only lint tests, and the local PostgreSQL server: each
-# script says what it could not set up and never fails (those tests then skip, saying why)
+# FlyDSL and an ld.lld for the compile-only lint tests, Debian's chromium for the report page's
+# browser test, and the local PostgreSQL server: each script says what it could not set up and
+# never fails (those tests then skip, saying why)
 test: $(STAMP)
 	VIRTUAL_ENV="$(abspath $(VENV))" bash ci/install-flydsl.sh
+	VIRTUAL_ENV="$(abspath $(VENV))" bash ci/install-browser.sh
 	bash ci/start-postgres.sh
 	$(BIN)/python -m pytest tests -n $(TEST_WORKERS)
 

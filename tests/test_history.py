@@ -182,9 +182,39 @@ def test_passwords_are_never_printed_or_stored(suite, postgres_url):
     assert "s3cret" not in failed.stdout.str() + failed.stderr.str()
 
 
-def test_postgres_without_the_schema_says_how_to_upgrade(suite, postgres_url):
+def test_an_empty_server_database_gets_its_schema_from_a_fleet_of_sessions_at_once(suite, postgres_url):
+    """Four sessions start on a new PostgreSQL database at the same moment: the schema is made
+    once, under the migration lock, and every session records its run."""
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-k", "bf16 and 32",
+               "--gemmcheck-repeat=2", f"--gemmcheck-db={postgres_url}"]
+    sessions = [subprocess.Popen(command, cwd=suite.path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                for _ in range(4)]
+    for session in sessions:
+        output = session.communicate(timeout=300)[0]
+        assert session.returncode == 0, output
+        assert "1 passed" in output
+    engine = create_engine(postgres_url)
+    try:
+        assert counts(engine)["run"] == 4
+        with engine.connect() as connection:
+            assert connection.execute(text("SELECT version_num FROM alembic_version")).scalars().all() == [HEAD]
+    finally:
+        engine.dispose()
+
+
+def test_an_older_server_schema_says_how_to_upgrade(suite, postgres_url):
+    from alembic import command
+
+    from pytest_gemmcheck.history.engine import _alembic_config
+
+    engine = create_engine(postgres_url)
+    with engine.begin() as connection:
+        command.upgrade(_alembic_config(connection), "0003")
+    engine.dispose()
     result = suite.runpytest("-k", "bf16 and 32", f"--gemmcheck-db={postgres_url}")
-    refused(result, f"--gemmcheck-db: * has no gemmcheck schema (head {HEAD}); run: gemmcheck db upgrade --db *")
+    refused(result, f"--gemmcheck-db: * is at schema revision 0003 (head {HEAD}); run: gemmcheck db upgrade --db *")
+    assert gemmcheck_cli(["db", "upgrade", "--db", postgres_url]) == 0  # --db after the command, as the message says
+    suite.runpytest("-k", "bf16 and 32", f"--gemmcheck-db={postgres_url}").assert_outcomes(passed=1)
 
 
 def test_a_newer_schema_is_refused_in_one_line(suite, db_url, history, capsys):
@@ -271,7 +301,7 @@ def test_history_dashboard_shows_each_case_and_its_runs(suite, tmp_path, capsys)
     out = capsys.readouterr().out
     lines = [line for line in out.splitlines() if "tiny_gemm" in line]
     assert len(lines) == 2
-    assert "32x32x128" in lines[0] and " 2 " in lines[0] and "0/8" in lines[0] and "< 31.2%" in lines[0]
+    assert "32x32x128" in lines[0] and " 2 " in lines[0] and "0/8" in lines[0] and "0–37%" in lines[0]
     assert gemmcheck_cli(["--db", str(db), "history", "--json", "--kernel", "tiny_*"]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert len(rows) == 6

@@ -20,7 +20,7 @@ from ..checking.backends import Checker, Outcome, select_checker
 from ..checking.consensus import Consensus
 from ..checking.rule import AccuracyStats
 from ..checking.torch_backend import row_max, wrong_tile_map
-from ..environment import stress
+from ..environment import contention, stress
 from ..judging.stats import format_percent, rate_upper_bound
 from .identity import dtype_name
 from .result import BAD_OUTPUT, INCONSISTENT, NONFINITE, RAISED, UNWRITTEN, WRONG, CaseResult, LaunchRecord
@@ -116,6 +116,9 @@ class LaunchLoop:
     # --- the loop -----------------------------------------------------------------------
     def run(self) -> BaseException | None:
         raised = None
+        # before the load and the first launch: waits for an idle GPU when asked, notes who else is on it
+        watch = contention.start(self.device, self.case.context.device_identity(self.device),
+                                 wait_s=self.settings.wait_idle, parent_waits=not self.case.context.judge)
         started = time.monotonic()
         with stress.load(self.settings.stress, self.device) as background:
             try:
@@ -134,6 +137,7 @@ class LaunchLoop:
                     self._fill_consistency()
                     self.consensus.release()
         self.result.stress = background.describe()
+        self.result.contention = watch.finish(stress=self.settings.stress if background.active else None)
         if self.repeat is None and not self.result.stopped:
             self.result.stopped = f"stopped at the cap of {AUTO_MAX_LAUNCHES:,} launches"
         return raised

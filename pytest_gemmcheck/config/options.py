@@ -79,6 +79,10 @@ def parse_budget(text) -> float:
     return _parse_positive_float(text, "a number of seconds > 0")
 
 
+def parse_wait_idle(text) -> float:
+    return _parse_positive_float(text, "a number of seconds >= 0 (0: do not wait)", allow_zero=True)
+
+
 def parse_worst_factor(text) -> float:
     value = _parse_positive_float(text, "a factor >= 1 (e.g. 2)")
     if value < 1:
@@ -197,6 +201,10 @@ OPTIONS: tuple[Option, ...] = (
            "background load on the same GPU while a case's launches run: none, copy (a large "
            "device-to-device copy loop) or compute (an elementwise kernel loop)", "KIND",
            choices=STRESS_KINDS, marker=True),
+    Option("wait-idle", parse_wait_idle, 0.0,
+           "before each case on a GPU, wait up to SECONDS (never less than the 1 s its five samples "
+           "take) until no other process holds the GPU and it is idle, else give up with a note; 0: do "
+           "not wait. Every result records whether other work shared its GPU", "SECONDS", marker=True),
     Option("devices", parse_devices, None,
            "GPUs to use (e.g. 0,1,3 or 0-3; default all visible): each pytest-xdist worker takes "
            "its own, round-robin", "LIST"),
@@ -228,6 +236,7 @@ OPTIONS: tuple[Option, ...] = (
            flag_only=True),
 )
 BY_NAME = {option.name: option for option in OPTIONS}
+BY_FIELD = {option.field: option for option in OPTIONS}
 
 
 def _is_nondeterministic(self, kernel: str) -> bool:
@@ -325,7 +334,7 @@ def apply_marker(settings: Settings, marker_kwargs: dict[str, Any]) -> TestOverr
         if key == "deterministic":
             continue
         try:
-            changes[key] = BY_NAME[key].parse(value)
+            changes[key] = BY_FIELD[key].parse(value)
         except ValueError as exc:
             raise ValueError(f"@pytest.mark.gemmcheck({key}=...): {exc}") from None
     deterministic = marker_kwargs.get("deterministic")

@@ -18,8 +18,7 @@ from sqlalchemy.engine.url import URL
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, SQLAlchemyError
 
 from ..errors import GemmcheckError
-from .location import DEFAULT_PATH, sqlite_file  # noqa: F401 (DEFAULT_PATH: part of this module's API)
-ENV_VAR = "GEMMCHECK_DB"
+from .location import sqlite_file
 BUSY_TIMEOUT_MS = 60_000
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 _PG_MIGRATION_LOCK = 0x67656D6D  # pg_advisory_xact_lock key: one migrating session at a time
@@ -147,29 +146,46 @@ def check_not_newer(engine: Engine, url: URL) -> str | None:
     return current
 
 
-def upgrade(engine: Engine, url: URL) -> tuple[str | None, str]:
-    """Apply every pending migration; returns (revision before, revision after)."""
+def upgrade(engine: Engine, url: URL, *, only_if_empty: bool = False) -> tuple[str | None, str]:
+    """Apply every pending migration, under the migration lock; returns (revision before,
+    revision after). ``only_if_empty``: only give a database without any of the schema's
+    tables its schema, deciding under the lock (another session may have just made it), and
+    leave an older schema as it is."""
     from alembic import command
 
     before = check_not_newer(engine, url)
     with _friendly(engine):
-        with write_transaction(engine) as connection:
+        with write_transaction(engine) as connection:  # on SQLite BEGIN IMMEDIATE: one writer at a time
             if connection.dialect.name == "postgresql":
                 connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_MIGRATION_LOCK})
+            if only_if_empty:
+                existing = set(inspect(connection).get_table_names())
+                if "alembic_version" in existing:
+                    now = connection.execute(text("SELECT version_num FROM alembic_version")).scalar()
+                    return before, now
+                from .models import Base
+
+                if existing & set(Base.metadata.tables):
+                    return before, None  # tables without a revision: not ours to touch
             command.upgrade(_alembic_config(connection), "head")
     return before, head_revision()
 
 
 def open_database(url: URL, *, auto_upgrade: bool) -> Engine:
-    """An engine on a database at the current schema: upgraded here when ``auto_upgrade``
-    (the embedded SQLite default), else refused with the command that upgrades it."""
+    """An engine on a database at the current schema. A database without any of the schema's
+    tables (a new server database, say) gets it here, under the migration lock so that a fleet
+    of sessions starting at once do not race (as MLflow does); an older schema is upgraded
+    here when ``auto_upgrade`` (the embedded SQLite default), else refused with the command
+    that upgrades it."""
     engine = create(url)
     current = check_not_newer(engine, url)
     head = head_revision()
+    if current is None and not auto_upgrade:
+        _, current = upgrade(engine, url, only_if_empty=True)
     if current != head:
         if not auto_upgrade:
             engine.dispose()
-            state = "has no gemmcheck schema" if current is None else f"is at schema revision {current}"
+            state = "has no gemmcheck schema revision" if current is None else f"is at schema revision {current}"
             raise DatabaseError(f"{safe_url(url)} {state} (head {head}); run: gemmcheck db upgrade --db '{safe_url(url)}'")
         upgrade(engine, url)
     return engine

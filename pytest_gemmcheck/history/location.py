@@ -7,7 +7,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ..config.options import BY_NAME
+
 DEFAULT_PATH = Path(".gemmcheck") / "history.db"
+ENV_VAR = BY_NAME["db"].env  # the database of pytest sessions and the gemmcheck command, when not given
 
 
 def sqlite_file(value: str | os.PathLike | None, base_dir: Path) -> Path | None:

@@ -19,12 +19,14 @@ def _log_binom_pmf(k: int, n: int, p: float) -> float:
 
 
 def binom_cdf(k: int, n: int, p: float) -> float:
-    """P(X <= k) for X ~ Binomial(n, p)."""
+    """P(X <= k) for X ~ Binomial(n, p), summing the shorter tail (n = 100,000 stays cheap)."""
     if k < 0:
         return 0.0
     if k >= n:
         return 1.0
-    return min(1.0, sum(math.exp(_log_binom_pmf(i, n, p)) for i in range(0, k + 1)))
+    if k <= n // 2:
+        return min(1.0, sum(math.exp(_log_binom_pmf(i, n, p)) for i in range(0, k + 1)))
+    return max(0.0, 1.0 - sum(math.exp(_log_binom_pmf(i, n, p)) for i in range(k + 1, n + 1)))
 
 
 def rate_upper_bound(bad: int, launches: int, confidence: float = 0.95) -> float:
@@ -44,6 +46,32 @@ def rate_upper_bound(bad: int, launches: int, confidence: float = 0.95) -> float
         else:
             hi = mid
     return hi
+
+
+def rate_interval(bad: int, launches: int, confidence: float = 0.95) -> tuple[float, float]:
+    """Two-sided Clopper-Pearson interval of the bad-launch rate: 12/12 is 74-100%, 0/12 is
+    0-26% (each end at half the missing confidence; the lower end by symmetry)."""
+    if launches <= 0:
+        return 0.0, 1.0
+    one_sided = 1.0 - (1.0 - confidence) / 2
+    high = rate_upper_bound(bad, launches, one_sided)
+    low = 1.0 - rate_upper_bound(launches - bad, launches, one_sided)
+    return max(0.0, low), high
+
+
+def format_interval(low: float, high: float) -> str:
+    """'74–100%', '0–0.41%': as many digits as each end needs to say something."""
+    def short(value: float) -> str:
+        pct = 100.0 * value
+        if pct == 0 or 10 <= pct < 99.5 or pct == 100:
+            return f"{pct:.0f}"
+        if pct >= 99.5:  # 99.8% must not read as 100%: that end is not reached
+            return f"{pct:.{max(1, -math.floor(math.log10(100 - pct)))}f}"
+        if pct >= 1:
+            return f"{pct:.1f}"
+        return f"{pct:.{1 - math.floor(math.log10(pct))}f}"  # two significant digits, never an exponent
+
+    return f"{short(low)}–{short(high)}%"
 
 
 def format_rate(bad: int, launches: int, confidence: float = 0.95) -> str:

@@ -1,12 +1,18 @@
 """The ``gemmcheck`` command: questions to the history database, and its upkeep.
 
-    gemmcheck history [--kernel K] [--quant Q] [--tag T] [--case KEY] [--json]
-    gemmcheck runs [--limit N]
+    gemmcheck [--db URL] history [FILTERS] [--case KEY] [--format table|markdown|json|csv]
+    gemmcheck compare --side A --side B [--side C ...] [FILTERS] [--timing]
+    gemmcheck coverage [FILTERS]
+    gemmcheck report --html FILE [FILTERS] [--run ID]
+    gemmcheck runs [--tag T] [--since 7d]
     gemmcheck db upgrade | current
+    gemmcheck goldens export [--include-bad]
+    gemmcheck lint FILE.s
 
-The database is ``--db`` (a SQLAlchemy URL or a SQLite path), else ``$GEMMCHECK_DB``, else the
-nearest ``.gemmcheck/history.db`` in the current directory or its parents. Errors are one
-line on stderr with exit status 2 (usage) or 1 (the database cannot be used).
+``--db`` goes before or after the command. The database is ``--db`` (a SQLAlchemy URL or a
+SQLite path), else ``$GEMMCHECK_DB``, else the nearest ``.gemmcheck/history.db`` in the
+current directory or its parents. Errors are one line on stderr with exit status 2 (usage) or
+1 (the database cannot be used); output cut short by a closed pipe (``| head``) ends quietly.
 """
 
 from __future__ import annotations
@@ -17,9 +23,15 @@ import os
 import sys
 from pathlib import Path
 
-from ..history.engine import DEFAULT_PATH, ENV_VAR, DatabaseError, is_sqlite, resolve_url, safe_url
 from ..config.options import SCOPES
-from ..judging.stats import format_percent, rate_upper_bound
+from ..history.location import DEFAULT_PATH, ENV_VAR
+from .tables import FORMATS, Table
+
+EXIT_DATABASE, EXIT_USAGE = 1, 2
+
+
+class CommandError(Exception):
+    """A usage error found after parsing (a side that names nothing); exit status 2."""
 
 
 def _find_default(start: Path) -> Path | None:
@@ -31,6 +43,8 @@ def _find_default(start: Path) -> Path | None:
 
 
 def _database_url(args):
+    from ..history.engine import DatabaseError, resolve_url
+
     value = args.db or os.environ.get(ENV_VAR)
     if value:
         return resolve_url(value, Path.cwd())
@@ -42,7 +56,7 @@ def _database_url(args):
 
 
 def _open_for_reading(args):
-    from ..history.engine import open_database
+    from ..history.engine import DatabaseError, is_sqlite, open_database
     from ..history.store import HistoryStore
 
     url = _database_url(args)
@@ -56,71 +70,98 @@ def _open_for_reading(args):
     return engine
 
 
-def _table(headers: list[str], rows: list[list[str]]) -> str:
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
-    lines = ["  ".join(h.ljust(w) for h, w in zip(headers, widths)).rstrip()]
-    lines.append("  ".join("-" * w for w in widths))
-    lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows]
-    return "\n".join(lines)
+def _selection(args):
+    from ..history.selection import Selection, SelectionError, parse_field, parse_param, parse_shape, parse_since
+
+    for option in ("kernel", "quant", "shape", "tile", "param", "arch", "stack", "tag", "revision", "case"):
+        if any(not str(value).strip() for value in getattr(args, option, None) or ()):
+            raise SelectionError(f"--{option}: an empty value; leave the option out to match everything")
+    if getattr(args, "since", None) is not None and not args.since.strip():
+        raise SelectionError("--since: an empty value; leave the option out to match everything")
+    return Selection(
+        kernels=tuple(args.kernel or ()), quants=tuple(args.quant or ()),
+        shapes=tuple(parse_shape(shape) for shape in args.shape or ()), tiles=tuple(args.tile or ()),
+        params=tuple(parse_param(text) for text in args.param or ()), arches=tuple(args.arch or ()),
+        stack=tuple(parse_field(text, "--stack") for text in args.stack or ()), tags=tuple(args.tag or ()),
+        revisions=tuple(args.revision or ()), runs=tuple(args.run or ()),
+        since=parse_since(args.since) if args.since else None, keys=tuple(getattr(args, "case", None) or ()),
+    )
 
 
-def _rate(bad: int, launches: int) -> str:
-    return f"< {format_percent(rate_upper_bound(bad, launches))}" if launches else "-"
+def _print(args, *tables: Table) -> int:
+    form = "json" if getattr(args, "json", False) else args.format
+    if form == "json" and len(tables) > 1:  # one document: {title: records}
+        print(json.dumps({table.title or str(i): json.loads(table.json()) for i, table in enumerate(tables)},
+                         indent=1, default=str))
+    else:
+        print("\n\n".join(table.render(form) for table in tables))
+    return 0
 
 
-def _when(moment) -> str:
-    return moment.strftime("%Y-%m-%d %H:%M") if moment is not None else "-"
+def _with_engine(command):
+    """Run ``command(args, engine)`` on the opened database, closing it afterwards."""
+    def run(args) -> int:
+        engine = _open_for_reading(args)
+        try:
+            return command(args, engine)
+        finally:
+            engine.dispose()
+
+    return run
 
 
-def cmd_history(args) -> int:
-    from ..history import queries
+@_with_engine
+def cmd_history(args, engine) -> int:
+    from .history_table import case_runs_table, history_table
 
-    engine = _open_for_reading(args)
+    selection = _selection(args)
+    if args.case:
+        return _print(args, case_runs_table(engine, selection, limit=args.limit))
+    return _print(args, history_table(engine, selection, limit=args.limit))
+
+
+@_with_engine
+def cmd_runs(args, engine) -> int:
+    from ..history.dashboard import runs
+    from .history_table import when
+
+    rows = [[str(r[0]), when(r[1]), when(r[2]), r[3], r[4] or "", (r[5] or "")[:10] + ("+" if r[6] else ""),
+             str(r[7]), f"{r[9]}/{r[8]}"] for r in runs(engine, _selection(args), limit=args.limit)]
+    return _print(args, Table(["run", "started", "ended", "status", "tag", "revision", "results", "bad launches"],
+                              rows, empty="no recorded runs match"))
+
+
+@_with_engine
+def cmd_compare(args, engine) -> int:
+    from ..history.selection import SelectionError
+    from .compare import compare_table, parse_side
+
     try:
-        if args.case:
-            lines = queries.case_runs(engine, args.case, limit=args.limit)
-            if args.json:
-                print(json.dumps([vars(line) for line in lines], default=str, indent=1))
-                return 0
-            rows = [[str(l.run_id), _when(l.started_at), l.status, l.tag or "", (l.revision or "")[:10],
-                     l.gpu_arch or "cpu", f"{l.bad_launches}/{l.launches}", _rate(l.bad_launches, l.launches),
-                     f"{l.worst_wrong:,}", l.verdict, l.kinds] for l in lines]
-            print(_table(["run", "started", "status", "tag", "revision", "arch", "bad", "rate (95%)", "worst",
-                          "verdict", "kinds"], rows))
-            return 0
-        summaries = queries.case_summaries(engine, kernel=args.kernel, quant=args.quant, tag=args.tag, limit=args.limit)
-        if args.json:
-            print(json.dumps([vars(s) for s in summaries], default=str, indent=1))
-            return 0
-        if not summaries:
-            print("no recorded cases match")
-            return 0
-        rows = [[s.key[:10], s.kernel, s.quant, s.shape, s.tile or "",
-                 ",".join(f"{k}={v}" for k, v in sorted(s.params.items())), str(s.runs),
-                 f"{s.bad_launches}/{s.launches}", _rate(s.bad_launches, s.launches), f"{s.worst_wrong:,}",
-                 s.last_verdict, _when(s.last_recorded), ",".join(s.arches)] for s in summaries]
-        print(_table(["case", "kernel", "quant", "shape", "tile", "params", "runs", "bad", "rate (95%)", "worst",
-                      "last verdict", "last run", "arch"], rows))
-        return 0
-    finally:
-        engine.dispose()
+        sides = [parse_side(text, engine) for text in args.side]
+    except SelectionError as exc:
+        raise CommandError(str(exc)) from None
+    return _print(args, compare_table(engine, sides, _selection(args), alpha=args.alpha, timing=args.timing))
 
 
-def cmd_runs(args) -> int:
-    from ..history import queries
+@_with_engine
+def cmd_coverage(args, engine) -> int:
+    from .coverage import coverage_tables
 
-    engine = _open_for_reading(args)
-    try:
-        rows = [[str(r[0]), _when(r[1]), _when(r[2]), r[3], r[4] or "", (r[5] or "")[:10] + ("+" if r[6] else ""),
-                 str(r[7]), f"{r[9]}/{r[8]}"] for r in queries.runs(engine, limit=args.limit)]
-        print(_table(["run", "started", "ended", "status", "tag", "revision", "results", "bad launches"], rows))
-        return 0
-    finally:
-        engine.dispose()
+    return _print(args, *coverage_tables(engine, _selection(args)))
+
+
+@_with_engine
+def cmd_report(args, engine) -> int:
+    from ..history.engine import safe_url
+    from .report_page import write_report
+
+    path = write_report(engine, _selection(args), Path(args.html), database=safe_url(engine.url), run=args.show_run)
+    print(f"wrote {path}")
+    return 0
 
 
 def cmd_db(args) -> int:
-    from ..history.engine import create, current_revision, head_revision, upgrade
+    from ..history.engine import create, current_revision, head_revision, resolve_url, safe_url, upgrade
 
     url = _database_url(args) if (args.db or os.environ.get(ENV_VAR)) else resolve_url(None, Path.cwd())
     engine = create(url)
@@ -139,79 +180,94 @@ def cmd_db(args) -> int:
         engine.dispose()
 
 
-def cmd_goldens_export(args) -> int:
-    """Goldens from the recorded history: one entry per case and scope value."""
-    from sqlalchemy import select
+@_with_engine
+def cmd_goldens_export(args, engine) -> int:
+    from .goldens_export import export_goldens
 
-    from ..history.models import Case, Result, Stack
-    from ..history.queries import case_history
-    from ..judging.baseline import Evidence
-    from ..judging.goldens import GoldenEntry, GoldenStore, scope_value
+    for line in export_goldens(engine, _selection(args), Path(args.dir), scope=args.scope, include_bad=args.include_bad):
+        print(line)
+    return 0
 
-    engine = _open_for_reading(args)
-    store = GoldenStore(Path(args.dir))
-    written = 0
-    try:
-        query = (select(Case, Stack.gpu_arch, Stack.fingerprint).join(Result, Result.case_id == Case.id)
-                 .outerjoin(Stack, Stack.id == Result.stack_id).where(Result.verdict != "regression").distinct())
-        if args.kernel:
-            query = query.where(Case.kernel.like(args.kernel.replace("*", "%")))
-        from sqlalchemy.orm import Session
 
-        with Session(engine) as session:
-            rows = session.execute(query).all()
-            groups: dict[tuple, tuple] = {}
-            for case, arch, fingerprint in rows:
-                scope = scope_value(args.scope, {"gpu_arch": arch, "fingerprint": fingerprint})
-                groups.setdefault((case.key, scope), (case, arch, fingerprint))
-            for (key, scope), (case, arch, fingerprint) in sorted(groups.items()):
-                rows = case_history(engine, key, scope=args.scope, gpu_arch=arch, fingerprint=fingerprint)
-                evidence, runs = Evidence.of_history(rows), rows.runs
-                if not evidence.launches:
-                    continue
-                description = {"kernel": case.kernel, "m": case.m, "n": case.n, "k": case.k, "quant": case.quant,
-                               "tile": case.tile, "out_dtype": case.out_dtype, "fp8": case.fp8, "params": case.params}
-                store.put(case.kernel, GoldenEntry(key=key, case=description, scope=scope, evidence=evidence,
-                                                   note=f"exported from {runs} recorded run{'s' if runs != 1 else ''}"))
-                written += 1
-        for kernel in store.kernels():
-            print(f"wrote {store.write(kernel)}")
-        if not written:
-            print("no recorded cases match")
-        return 0
-    finally:
-        engine.dispose()
+def _filters() -> argparse.ArgumentParser:
+    """The filters every query command takes; repeated options are alternatives."""
+    parent = argparse.ArgumentParser(add_help=False)
+    group = parent.add_argument_group("filters (globs with * and ?; a repeated option matches any of its values)")
+    group.add_argument("--kernel", action="append", metavar="GLOB", help="kernel name")
+    group.add_argument("--quant", action="append", metavar="MODE", help="quant mode")
+    group.add_argument("--shape", action="append", metavar="MxNxK", help="e.g. 4096x7168x256 or *x7168x*")
+    group.add_argument("--tile", action="append", metavar="TILE", help="e.g. 256x128 ('none': no tile)")
+    group.add_argument("--param", action="append", metavar="KEY=VALUE", help="a kernel param, e.g. fuse=True")
+    group.add_argument("--arch", action="append", metavar="ARCH", help="GPU arch, e.g. sm_90 or gfx9* ('cpu')")
+    group.add_argument("--stack", action="append", metavar="FIELD=GLOB", help="a stack field, e.g. torch=2.12*")
+    group.add_argument("--tag", action="append", metavar="GLOB", help="the run's --gemmcheck-tag")
+    group.add_argument("--revision", action="append", metavar="PREFIX", help="the run's git revision")
+    group.add_argument("--run", action="append", type=int, metavar="ID", help="a run id")
+    group.add_argument("--since", metavar="WHEN", help="runs started since: 7d, 12h, 30m, or 2026-11-01")
+    return parent
+
+
+def _output() -> argparse.ArgumentParser:
+    parent = argparse.ArgumentParser(add_help=False)
+    parent.add_argument("--format", choices=FORMATS, default="table", help="output form (default: table)")
+    parent.add_argument("--json", action="store_true", help="the same as --format json")
+    return parent
+
+
+def _database() -> argparse.ArgumentParser:
+    # after the command as well as before it; SUPPRESS keeps a value given before
+    parent = argparse.ArgumentParser(add_help=False)
+    parent.add_argument("--db", default=argparse.SUPPRESS, metavar="URL",
+                        help=f"database URL or SQLite path (default: ${ENV_VAR}, else the nearest {DEFAULT_PATH})")
+    return parent
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="gemmcheck", description="pytest-gemmcheck's history and tools")
-    parser.add_argument("--db", help=f"database URL or SQLite path (default: ${ENV_VAR}, else the nearest {DEFAULT_PATH})")
+    parser.add_argument("--db", default=None, metavar="URL",
+                        help=f"database URL or SQLite path (default: ${ENV_VAR}, else the nearest {DEFAULT_PATH})")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    query = [_database(), _filters(), _output()]
 
-    history = commands.add_parser("history", help="per-case history: launches, bad launches, rates, verdicts")
-    history.add_argument("--kernel", help="kernel name (* wildcards)")
-    history.add_argument("--quant", help="quant mode")
-    history.add_argument("--tag", help="only runs with this tag")
-    history.add_argument("--case", help="one case (key or key prefix): its runs, newest first")
-    history.add_argument("--limit", type=int, default=200)
-    history.add_argument("--json", action="store_true", help="machine-readable output")
+    history = commands.add_parser("history", parents=query, help="per case: runs, bad launches, rate, trend, verdict")
+    history.add_argument("--case", action="append", metavar="KEY", help="one case (key or prefix): its runs, newest first")
+    history.add_argument("--limit", type=int, default=500, help="rows at most (default 500)")
     history.set_defaults(func=cmd_history)
 
-    runs = commands.add_parser("runs", help="recent runs")
+    compare = commands.add_parser("compare", parents=query, help="A/B (or more) between sides, a row per case")
+    compare.add_argument("--side", action="append", required=True, metavar="SIDE",
+                         help="tag:NAME, rev:PREFIX, run:ID, stack:FIELD=GLOB, or a run id, tag or revision "
+                              "(repeat: two or more)")
+    compare.add_argument("--timing", action="store_true", help="launch-time columns, from uncontended results only")
+    compare.add_argument("--alpha", type=float, default=0.05, help="significance of a change (default 0.05)")
+    compare.set_defaults(func=cmd_compare)
+
+    coverage = commands.add_parser("coverage", parents=query, help="which configurations ran on which stacks, and gaps")
+    coverage.set_defaults(func=cmd_coverage)
+
+    report = commands.add_parser("report", parents=[_database(), _filters()], help="one self-contained HTML page")
+    report.add_argument("--html", required=True, metavar="FILE", help="where to write the page")
+    report.add_argument("--show-run", type=int, metavar="ID",
+                        help="the run whose launches it shows (default: each case's latest run with a bad launch)")
+    report.set_defaults(func=cmd_report)
+
+    runs = commands.add_parser("runs", parents=query, help="recent runs")
     runs.add_argument("--limit", type=int, default=20)
     runs.set_defaults(func=cmd_runs)
 
-    db = commands.add_parser("db", help="the database's schema")
+    db = commands.add_parser("db", parents=[_database()], help="the database's schema")
     db.add_argument("action", choices=["upgrade", "current"])
     db.set_defaults(func=cmd_db)
 
     goldens = commands.add_parser("goldens", help="accepted baselines under goldens/")
     golden_commands = goldens.add_subparsers(dest="goldens_command", required=True, metavar="ACTION")
-    export = golden_commands.add_parser("export", help="write goldens from the recorded history")
-    export.add_argument("--kernel", help="kernel name (* wildcards)")
+    export = golden_commands.add_parser("export", parents=[_database(), _filters()],
+                                        help="write goldens from the recorded history")
     export.add_argument("--dir", default="goldens", help="the goldens directory (default: goldens)")
     export.add_argument("--scope", choices=SCOPES, default="arch",
                         help="one entry per GPU arch (default), per stack, or one for all")
+    export.add_argument("--include-bad", action="store_true",
+                        help="also cases whose every recorded result was a regression: accepted as known-bad")
     export.set_defaults(func=cmd_goldens_export)
 
     try:  # the assembly lint is an optional part of the package
@@ -224,13 +280,24 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from ..history.engine import DatabaseError
+    from ..history.selection import SelectionError
+
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)
+    except (CommandError, SelectionError) as exc:
+        print(f"gemmcheck {args.command}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     except DatabaseError as exc:
         print(f"gemmcheck: {exc}", file=sys.stderr)
-        return 1
+        return EXIT_DATABASE
+    except BrokenPipeError:
+        # the reader went away (| head): end quietly, and keep Python from failing to flush at exit
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -40,7 +40,7 @@ def _child_args(nodeid: str, settings: Settings, repeat) -> list[str]:
     args = [nodeid, "-q", "-p", "no:cacheprovider", "-p", "no:xdist", "--gemmcheck-no-record", "--gemmcheck-processes=1",
             f"--gemmcheck-repeat={repeat}", f"--gemmcheck-rtol={settings.rtol!r}", f"--gemmcheck-floor={settings.floor!r}",
             f"--gemmcheck-seed={settings.seed}", f"--gemmcheck-stress={settings.stress}",
-            f"--gemmcheck-check-backend={settings.check_backend}"]
+            f"--gemmcheck-wait-idle={settings.wait_idle!r}", f"--gemmcheck-check-backend={settings.check_backend}"]
     if settings.nondeterministic:
         args.append(f"--gemmcheck-nondeterministic={','.join(settings.nondeterministic)}")
     if repeat == AUTO:
@@ -115,12 +115,15 @@ def aggregate(children: list[list[CaseResult]]) -> list[CaseResult]:
 def _merge(parts: list[CaseResult]) -> CaseResult:
     first = parts[0]
     data = first.to_dict()
-    data.update(launches=[], consensus_size=0, consensus_note="", verdict="", message="", baseline={}, stopped="")
+    data.update(launches=[], consensus_size=0, consensus_note="", verdict="", message="", baseline={}, stopped="",
+                worst_tiles={})
     result = CaseResult.from_dict(data)
     majority = _majority_checksum(parts)
     notes = []
     for part in parts:
         agrees = part.consensus_checksum == majority or not first.deterministic
+        if part.worst_tiles and part.worst_tiles["wrong"] > result.worst_tiles.get("wrong", 0):
+            result.worst_tiles = dict(part.worst_tiles, launch=len(result.launches) + part.worst_tiles["launch"])
         for launch in part.launches:
             launch.index = len(result.launches) + 1
             if not agrees and not launch.bad:
@@ -138,7 +141,17 @@ def _merge(parts: list[CaseResult]) -> CaseResult:
             result.stopped = part.stopped
     result.consensus_note = "; ".join(notes)
     result.consensus_checksum = majority
+    result.contention = _merged_contention([part.contention for part in parts])
     return result
+
+
+def _merged_contention(records: list[dict]) -> dict:
+    """The children's contention as one: contended when any child was, unknown when any child
+    could not tell (and none was contended), quiet only when every child was."""
+    known = [record.get("contended") for record in records]
+    contended = True if True in known else (None if None in known or not known else False)
+    notes = [f"process {index + 1}: {record['note']}" for index, record in enumerate(records) if record.get("note")]
+    return {"contended": contended, "note": "; ".join(notes), "processes": records}
 
 
 def _majority_checksum(parts: list[CaseResult]):

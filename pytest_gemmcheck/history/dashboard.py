@@ -1,0 +1,250 @@
+"""Read-only questions the dashboard asks (``gemmcheck history``, ``compare``, ``coverage``,
+``report``), answered as rows; reporting/ turns them into tables and pages.
+
+Everything is aggregated per result (a case within a run), whose totals the recorder stored,
+or per case and run in SQL; launch rows are read only for the one run a report shows. Filters
+come as a :class:`~.selection.Selection` and reach SQL as bound ids.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import and_, case, func, select
+from sqlalchemy.engine import Engine
+
+from .models import Case, Launch, Result, Run, Stack
+from .selection import Selection, match
+
+# Verdicts from the worst: a case's latest verdict is the worst of the latest run's results
+VERDICT_ORDER = ("regression", "improved", "known-bad", "pass", "")
+
+
+@dataclass
+class CaseInfo:
+    id: int
+    key: str
+    kernel: str
+    quant: str
+    m: int
+    n: int
+    k: int
+    tile: str | None
+    out_dtype: str
+    fp8: str | None
+    params: dict
+
+    @property
+    def shape(self) -> str:
+        return f"{self.m}x{self.n}x{self.k}"
+
+
+@dataclass
+class ResultRow:
+    """One result: a case within a run."""
+
+    id: int
+    case_id: int
+    run_id: int
+    stack_id: int | None
+    started_at: datetime | None
+    status: str
+    tag: str | None
+    revision: str | None
+    launches: int
+    bad_launches: int
+    worst_wrong: int
+    kinds: str
+    verdict: str
+    deterministic: bool
+    elapsed_min_s: float | None
+    elapsed_median_s: float | None
+    contended: bool | None
+    recorded_at: datetime | None
+
+
+@dataclass
+class CaseTotals:
+    case_id: int
+    runs: int
+    launches: int
+    bad_launches: int
+    worst_wrong: int
+    last_bad_at: datetime | None
+
+
+@dataclass
+class StackInfo:
+    id: int
+    gpu_arch: str | None
+    gpu_name: str | None
+    torch: str | None
+    cuda: str | None
+    hip: str | None
+
+    @property
+    def runtime(self) -> str:
+        return f"hip {self.hip}" if self.hip else (f"cuda {self.cuda}" if self.cuda else "cpu")
+
+
+@dataclass
+class CellTotals:
+    """A case on a stack."""
+
+    case_id: int
+    stack_id: int | None
+    results: int
+    launches: int
+    bad_launches: int
+    worst_rate: float  # the worst result's bad/launches
+
+
+_RESULT_COLUMNS = (Result.id, Result.case_id, Result.run_id, Result.stack_id, Run.started_at, Run.status, Run.tag,
+                   Run.revision,
+                   Result.launches, Result.bad_launches, Result.worst_wrong, Result.kinds, Result.verdict,
+                   Result.deterministic, Result.elapsed_min_s, Result.elapsed_median_s, Result.contended,
+                   Result.recorded_at)
+
+
+def cases(connection, ids) -> dict[int, CaseInfo]:
+    """The cases of these ids."""
+    found: dict[int, CaseInfo] = {}
+    ids = sorted(set(ids))
+    for start in range(0, len(ids), 500):  # bounded IN lists
+        query = select(Case.id, Case.key, Case.kernel, Case.quant, Case.m, Case.n, Case.k, Case.tile, Case.out_dtype,
+                       Case.fp8, Case.params).where(Case.id.in_(ids[start:start + 500]))
+        for row in connection.execute(query):
+            found[row.id] = CaseInfo(*row[:10], params=row.params or {})
+    return found
+
+
+def stacks(connection) -> dict[int, StackInfo]:
+    query = select(Stack.id, Stack.gpu_arch, Stack.gpu_name, Stack.torch, Stack.cuda, Stack.hip)
+    return {row.id: StackInfo(*row) for row in connection.execute(query)}
+
+
+def _where(connection, *selections: Selection):
+    """The WHERE clause over Result for all ``selections`` at once; None when they match nothing."""
+    clauses = []
+    for selection in selections:
+        matched = match(connection, selection)
+        if matched.empty:
+            return None
+        clauses.append(matched.condition())
+    return and_(*clauses)
+
+
+def case_totals(engine: Engine, selection: Selection, *, limit: int = 500) -> tuple[list[CaseTotals], dict[int, CaseInfo]]:
+    """One row per case over the selected results, the cases in kernel, quant, shape order."""
+    with engine.connect() as connection:
+        where = _where(connection, selection)
+        if where is None:
+            return [], {}
+        last_bad = func.max(case((Result.bad_launches > 0, Result.recorded_at), else_=None))
+        query = (select(Result.case_id, func.count(func.distinct(Result.run_id)), func.sum(Result.launches),
+                        func.sum(Result.bad_launches), func.max(Result.worst_wrong), last_bad)
+                 .join(Case, Case.id == Result.case_id).where(where).group_by(Result.case_id)
+                 .order_by(func.min(Case.kernel), func.min(Case.quant), func.min(Case.m), func.min(Case.n),
+                           func.min(Case.k), Result.case_id).limit(limit))
+        totals = [CaseTotals(case_id, int(runs), int(launches or 0), int(bad or 0), int(worst or 0), when)
+                  for case_id, runs, launches, bad, worst, when in connection.execute(query)]
+        return totals, cases(connection, [t.case_id for t in totals])
+
+
+def recent_results(engine: Engine, selection: Selection, case_ids: list[int], *, runs: int = 12) -> list[ResultRow]:
+    """The results of each case's last ``runs`` runs (newest run first, per case)."""
+    if not case_ids:
+        return []
+    with engine.connect() as connection:
+        where = _where(connection, selection)
+        if where is None:
+            return []
+        rank = func.dense_rank().over(partition_by=Result.case_id, order_by=Result.run_id.desc()).label("rank")
+        inner = (select(*_RESULT_COLUMNS, rank).join(Run, Run.id == Result.run_id)
+                 .where(where, Result.case_id.in_(case_ids)).subquery())
+        query = (select(*[inner.c[column.key] for column in _RESULT_COLUMNS]).where(inner.c.rank <= runs)
+                 .order_by(inner.c.case_id, inner.c.run_id.desc(), inner.c.id))
+        return [ResultRow(*row) for row in connection.execute(query)]
+
+
+def results(engine: Engine, *selections: Selection) -> list[ResultRow]:
+    """Every result all ``selections`` keep, oldest first (what compare and the report add up)."""
+    with engine.connect() as connection:
+        where = _where(connection, *selections)
+        if where is None:
+            return []
+        query = select(*_RESULT_COLUMNS).join(Run, Run.id == Result.run_id).where(where).order_by(Result.id)
+        return [ResultRow(*row) for row in connection.execute(query)]
+
+
+def case_runs(engine: Engine, selection: Selection, *, limit: int = 50) -> list[tuple[ResultRow, str | None]]:
+    """The results of the selected cases, newest first, with their stack's arch: the table of a bug report."""
+    with engine.connect() as connection:
+        where = _where(connection, selection)
+        if where is None:
+            return []
+        query = (select(*_RESULT_COLUMNS, Stack.gpu_arch).join(Run, Run.id == Result.run_id)
+                 .outerjoin(Stack, Stack.id == Result.stack_id).where(where)
+                 .order_by(Run.started_at.desc(), Result.id.desc()).limit(limit))
+        return [(ResultRow(*row[:-1]), row[-1]) for row in connection.execute(query)]
+
+
+def runs(engine: Engine, selection: Selection, *, limit: int = 20) -> list[tuple]:
+    """Recent runs: (id, started, ended, status, tag, revision, dirty, results, launches, bad launches)."""
+    with engine.connect() as connection:
+        matched = match(connection, Selection(tags=selection.tags, revisions=selection.revisions, runs=selection.runs,
+                                              since=selection.since))
+        query = (select(Run.id, Run.started_at, Run.ended_at, Run.status, Run.tag, Run.revision, Run.dirty,
+                        func.count(Result.id), func.coalesce(func.sum(Result.launches), 0),
+                        func.coalesce(func.sum(Result.bad_launches), 0))
+                 .outerjoin(Result, Result.run_id == Run.id).group_by(Run.id).order_by(Run.id.desc()).limit(limit))
+        if matched.empty:
+            return []
+        if matched.runs is not None:
+            query = query.where(Run.id.in_(matched.runs))
+        return connection.execute(query).all()
+
+
+def cell_totals(engine: Engine, selection: Selection) -> tuple[list[CellTotals], dict[int, CaseInfo], dict[int, StackInfo]]:
+    """Per case and stack: results, launches, bad launches and the worst result's rate."""
+    with engine.connect() as connection:
+        where = _where(connection, selection)
+        if where is None:
+            return [], {}, {}
+        worst = func.max(case((Result.launches > 0, Result.bad_launches * 1.0 / Result.launches), else_=0.0))
+        query = (select(Result.case_id, Result.stack_id, func.count(Result.id), func.sum(Result.launches),
+                        func.sum(Result.bad_launches), worst)
+                 .where(where, Result.launches > 0).group_by(Result.case_id, Result.stack_id))
+        cells = [CellTotals(case_id, stack_id, int(count), int(launches or 0), int(bad or 0), float(rate or 0))
+                 for case_id, stack_id, count, launches, bad, rate in connection.execute(query)]
+        return cells, cases(connection, {cell.case_id for cell in cells}), stacks(connection)
+
+
+@dataclass
+class LaunchRow:
+    index: int
+    kinds: str
+    wrong: int
+    nonfinite: int
+    differing: int | None
+    elapsed_s: float
+
+
+def launches_of(engine: Engine, result_id: int) -> list[LaunchRow]:
+    """One result's launches, in order."""
+    query = (select(Launch.launch_index, Launch.kinds, Launch.wrong, Launch.nonfinite, Launch.differing,
+                    Launch.elapsed_s).where(Launch.result_id == result_id).order_by(Launch.launch_index))
+    with engine.connect() as connection:
+        return [LaunchRow(*row) for row in connection.execute(query)]
+
+
+def worst_tiles_of(engine: Engine, result_id: int) -> dict | None:
+    with engine.connect() as connection:
+        return connection.execute(select(Result.worst_tiles).where(Result.id == result_id)).scalar()
+
+
+def known_runs(engine: Engine) -> list[tuple[int, str | None, str | None]]:
+    """(id, tag, revision) of every run: what a bare ``--side`` word may name."""
+    with engine.connect() as connection:
+        return [tuple(row) for row in connection.execute(select(Run.id, Run.tag, Run.revision))]

@@ -1,0 +1,58 @@
+"""``gemmcheck goldens export``: goldens from the recorded history, one entry per case and
+scope value, and a line for every case left out and why (a case whose every result was a
+regression has no baseline to accept, unless ``--include-bad`` accepts it as known-bad)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sqlalchemy import select
+
+from ..history.models import Case, Result, Stack
+from ..history.queries import case_history
+from ..history.selection import Selection, match
+from ..judging.baseline import Evidence
+from ..judging.goldens import GoldenEntry, GoldenStore, scope_value
+
+
+def export_goldens(engine, selection: Selection, folder: Path, *, scope: str, include_bad: bool) -> list[str]:
+    """Write the goldens; the lines to print (files written, cases left out)."""
+    store = GoldenStore(folder)
+    with engine.connect() as connection:
+        matched = match(connection, selection)
+        if matched.empty:
+            return ["no recorded cases match"]
+        query = (select(Case.key, Case.kernel, Case.m, Case.n, Case.k, Case.quant, Case.tile, Case.out_dtype, Case.fp8,
+                        Case.params, Stack.gpu_arch, Stack.fingerprint)
+                 .join(Result, Result.case_id == Case.id).outerjoin(Stack, Stack.id == Result.stack_id)
+                 .where(matched.condition()).distinct())
+        groups: dict[tuple[str, str], tuple] = {}
+        for row in connection.execute(query):
+            groups.setdefault((row.key, scope_value(scope, {"gpu_arch": row.gpu_arch, "fingerprint": row.fingerprint})),
+                              row)
+    written, left_out = 0, []
+    for (key, where), row in sorted(groups.items()):
+        label = f"{row.kernel} {row.quant} {row.m}x{row.n}x{row.k}" + (f" tile {row.tile}" if row.tile else "")
+        history = case_history(engine, key, scope=scope, gpu_arch=row.gpu_arch, fingerprint=row.fingerprint,
+                               runs=matched.runs)
+        note = f"exported from {history.runs} recorded run{'s' if history.runs != 1 else ''}"
+        if not history.processes:
+            if not include_bad:
+                left_out.append(f"  {label} [{where}]: every recorded result was a regression; --include-bad accepts "
+                                "it as known-bad")
+                continue
+            history = case_history(engine, key, scope=scope, gpu_arch=row.gpu_arch, fingerprint=row.fingerprint,
+                                   runs=matched.runs, regressions=True)
+            note = f"known-bad: accepted with --include-bad from {history.runs} run{'s' if history.runs != 1 else ''} " \
+                   "that were all regressions"
+        description = {"kernel": row.kernel, "m": row.m, "n": row.n, "k": row.k, "quant": row.quant, "tile": row.tile,
+                       "out_dtype": row.out_dtype, "fp8": row.fp8, "params": row.params}
+        store.put(row.kernel, GoldenEntry(key=key, case=description, scope=where, evidence=Evidence.of_history(history),
+                                          note=note))
+        written += 1
+    lines = [f"wrote {store.write(kernel)}" for kernel in store.kernels()]
+    if not written and not left_out:
+        lines.append("no recorded cases match")
+    if left_out:
+        lines += [f"left out {len(left_out)} case{'s' if len(left_out) != 1 else ''}:", *left_out]
+    return lines

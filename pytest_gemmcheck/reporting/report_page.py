@@ -1,0 +1,82 @@
+"""``gemmcheck report --html FILE``: the history read into the page's data (html.py draws it).
+
+Per case: its history row (as ``gemmcheck history`` has it), its rate in every run, and one
+chosen run's launches with the worst launch's tile map: the run ``--show-run`` names, else the
+case's latest run with a bad launch, else its latest run. Launch rows are read for those runs
+only.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import datetime, timezone
+from pathlib import Path
+
+from ..history.dashboard import cases, launches_of, results, worst_tiles_of
+from ..history.selection import Selection
+from ..judging.stats import rate_interval
+from .history_table import history_table, worst_verdict
+from .html import CaseDetail, CaseRow, LaunchBar, Report, RunPoint, TileMap, render
+
+
+def _label(row) -> str:
+    return row.tag or ((row.revision or "")[:10]) or f"run {row.run_id}"
+
+
+def build_report(engine, selection: Selection, *, database: str, run: int | None = None) -> Report:
+    table = history_table(engine, selection)
+    per_case: dict[str, dict[int, list]] = defaultdict(dict)  # key -> run -> its results
+    keys = {record["key"] for record in table.records}
+    rows = results(engine, selection)
+    with engine.connect() as connection:
+        infos = cases(connection, {row.case_id for row in rows})
+    for row in rows:
+        key = infos[row.case_id].key
+        if key in keys:
+            per_case[key].setdefault(row.run_id, []).append(row)
+    case_rows, details = [], []
+    for record in table.records:
+        case_row = CaseRow(key=record["key"], kernel=record["kernel"], quant=record["quant"], shape=record["shape"],
+                           tile=record["tile"], params=record["params"], runs=record["runs"],
+                           launches=record["launches"], bad_launches=record["bad_launches"],
+                           rate_low=record["rate_low"], rate_high=record["rate_high"],
+                           worst_wrong=record["worst_wrong"], last_verdict=record["verdict"],
+                           last_bad=record["last_bad"], trend=[tuple(t) for t in record["trend"]])
+        case_rows.append(case_row)
+        series = []
+        by_run = per_case.get(record["key"], {})
+        for run_id in sorted(by_run):
+            found = by_run[run_id]
+            bad, launches = sum(r.bad_launches for r in found), sum(r.launches for r in found)
+            low, high = rate_interval(bad, launches)
+            series.append(RunPoint(run_id=run_id, started_at=found[0].started_at, label=_label(found[0]), bad=bad,
+                                   launches=launches, low=low, high=high, verdict=worst_verdict(r.verdict for r in found)))
+        chosen = _chosen_run(by_run, run)
+        launches: list[LaunchBar] = []
+        tiles = None
+        if chosen is not None:
+            worst = max(by_run[chosen], key=lambda r: (r.worst_wrong, r.bad_launches))
+            launches = [LaunchBar(index=l.index, wrong=l.wrong, nonfinite=l.nonfinite, differing=l.differing,
+                                  kinds=[kind for kind in l.kinds.split(",") if kind]) for l in launches_of(engine, worst.id)]
+            stored = worst_tiles_of(engine, worst.id)
+            if stored:
+                tiles = TileMap(m=stored["m"], n=stored["n"], tile=tuple(stored["tile"]), cell=tuple(stored["cell"]),
+                                grid=stored["grid"], launch=stored["launch"], wrong=stored["wrong"])
+        details.append(CaseDetail(row=case_row, series=series, run_id=chosen, launches=launches, tiles=tiles))
+    return Report(title="gemmcheck report", generated_at=datetime.now(timezone.utc), database=database,
+                  selection=selection.describe, cases=case_rows, details=details)
+
+
+def _chosen_run(by_run: dict[int, list], wanted: int | None) -> int | None:
+    if wanted is not None:
+        return wanted if wanted in by_run else None
+    with_bad = [run_id for run_id, found in by_run.items() if any(r.bad_launches for r in found)]
+    if with_bad:
+        return max(with_bad)
+    return max(by_run) if by_run else None
+
+
+def write_report(engine, selection: Selection, path: Path, *, database: str, run: int | None = None) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(render(build_report(engine, selection, database=database, run=run)), encoding="utf-8")
+    return path
