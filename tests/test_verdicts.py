@@ -10,7 +10,8 @@ from sqlalchemy import create_engine, text
 from pytest_gemmcheck.judging.baseline import CLEAN, Baseline, Evidence
 from pytest_gemmcheck.judging.goldens import GoldenStore
 from pytest_gemmcheck.case.result import CaseResult, LaunchRecord
-from pytest_gemmcheck.judging.stats import design_effect, fisher_greater, rate_upper_bound
+from pytest_gemmcheck.judging.stats import (binom_cdf, design_effect, fisher_greater, format_interval, rate_interval,
+                                            rate_upper_bound)
 from pytest_gemmcheck.judging.verdict import IMPROVED, KNOWN_BAD, PASS, REGRESSION, judge
 
 
@@ -88,6 +89,25 @@ def test_history_8_of_12_now_0_of_12_is_improved_and_says_how_to_accept():
     verdict = judge(result_of([(0, 12)]), history([(8, 12)]))
     assert verdict.kind == IMPROVED and not verdict.failed
     assert "--gemmcheck-accept" in verdict.reasons[0]
+
+
+def test_binomial_tail_by_the_incomplete_beta_equals_the_direct_sum():
+    import math
+
+    def direct(k, n, p):
+        return sum(math.comb(n, i) * p ** i * (1 - p) ** (n - i) for i in range(k + 1))
+
+    for n in (1, 12, 37, 300):
+        for k in range(0, n, max(1, n // 9)):
+            for p in (1e-4, 0.05, 0.3, 0.5, 0.9, 0.999):
+                assert binom_cdf(k, n, p) == pytest.approx(direct(k, n, p), abs=1e-11), (k, n, p)
+
+
+def test_two_sided_intervals_as_the_dashboard_shows_them():
+    assert rate_interval(12, 12) == pytest.approx((0.025 ** (1 / 12), 1.0))  # 74-100%, not "< 100%"
+    assert rate_interval(0, 12) == pytest.approx((0.0, 1 - 0.025 ** (1 / 12)))
+    assert [format_interval(*rate_interval(bad, n)) for bad, n in ((12, 12), (0, 12), (0, 900), (11, 12), (1, 100_000))] \
+        == ["74–100%", "0–26%", "0–0.41%", "62–99.8%", "0.000025–0.0056%"]
 
 
 def test_same_rate_but_worst_wrong_count_10x_is_a_regression():

@@ -19,14 +19,48 @@ def _log_binom_pmf(k: int, n: int, p: float) -> float:
 
 
 def binom_cdf(k: int, n: int, p: float) -> float:
-    """P(X <= k) for X ~ Binomial(n, p), summing the shorter tail (n = 100,000 stays cheap)."""
+    """P(X <= k) for X ~ Binomial(n, p): the regularized incomplete beta function
+    1 - I_p(k + 1, n - k), by its continued fraction, whose terms grow with sqrt(n) rather than
+    n (so an interval over 100,000 launches costs no more than one over 100)."""
     if k < 0:
         return 0.0
     if k >= n:
         return 1.0
-    if k <= n // 2:
-        return min(1.0, sum(math.exp(_log_binom_pmf(i, n, p)) for i in range(0, k + 1)))
-    return max(0.0, 1.0 - sum(math.exp(_log_binom_pmf(i, n, p)) for i in range(k + 1, n + 1)))
+    if p <= 0.0:
+        return 1.0
+    if p >= 1.0:
+        return 0.0
+    return min(1.0, max(0.0, 1.0 - _incomplete_beta(k + 1, n - k, p)))
+
+
+_TINY = 1e-300
+
+
+def _incomplete_beta(a: float, b: float, x: float) -> float:
+    """I_x(a, b), regularized (Numerical Recipes' betai: the continued fraction on the side
+    where it converges fast)."""
+    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x))
+    if x < (a + 1) / (a + b + 2):
+        return front * _beta_fraction(a, b, x) / a
+    return 1.0 - front * _beta_fraction(b, a, 1.0 - x) / b
+
+
+def _beta_fraction(a: float, b: float, x: float) -> float:
+    """The continued fraction of I_x(a, b) by the modified Lentz method."""
+    c, d = 1.0, 1.0 - (a + b) * x / (a + 1)
+    d = 1.0 / (d if abs(d) > _TINY else _TINY)
+    h = d
+    for m in range(1, 100_000):
+        for numerator in (m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
+                          -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))):
+            d = 1.0 + numerator * d
+            d = 1.0 / (d if abs(d) > _TINY else _TINY)
+            c = 1.0 + numerator / c
+            c = c if abs(c) > _TINY else _TINY
+            h *= d * c
+        if abs(d * c - 1.0) < 1e-15:
+            break
+    return h
 
 
 def rate_upper_bound(bad: int, launches: int, confidence: float = 0.95) -> float:
@@ -39,7 +73,7 @@ def rate_upper_bound(bad: int, launches: int, confidence: float = 0.95) -> float
     if bad == 0:
         return 1.0 - alpha ** (1.0 / launches)
     lo, hi = bad / launches, 1.0
-    for _ in range(100):  # bisection: binom_cdf falls as p grows
+    while hi - lo > 1e-10 * hi:  # bisection (binom_cdf falls as p grows), to ten significant digits
         mid = (lo + hi) / 2
         if binom_cdf(bad, launches, mid) > alpha:
             lo = mid
