@@ -32,6 +32,11 @@ def _config_text(config: tuple) -> str:
     return text + (f" {params_text(params)}" if params else "")
 
 
+def _stack_text(stack: tuple[str, str, str]) -> str:
+    arch, torch, runtime = stack
+    return f"{arch} torch {torch} {runtime}"
+
+
 def _neighbours(config: tuple, values: dict[str, set]) -> list[tuple[tuple, str]]:
     """Configurations one axis away, with the axis changed: (configuration, 'quant ptpc -> mxfp8')."""
     kernel, quant, tile, shape, params_json = config
@@ -72,7 +77,7 @@ def coverage_tables(engine, selection: Selection) -> tuple[Table, Table]:
         entry[1] += cell.bad_launches
         entry[2] = max(entry[2], cell.worst_rate)
     columns = sorted({stack for per_stack in matrix.values() for stack in per_stack})
-    headers = ["configuration", *[f"{arch} torch {torch} {runtime}" for arch, torch, runtime in columns]]
+    headers = ["configuration", *[_stack_text(stack) for stack in columns]]
     rows, records = [], []
     for config in sorted(matrix):
         per_stack = matrix[config]
@@ -82,7 +87,8 @@ def coverage_tables(engine, selection: Selection) -> tuple[Table, Table]:
             row.append(f"{entry[0]:,} · {100 * entry[2]:.0f}%" if entry else "—")
         rows.append(row)
         records.append({"configuration": _config_text(config), "stacks": {
-            " ".join(stack): {"launches": e[0], "bad_launches": e[1], "worst_rate": e[2]} for stack, e in per_stack.items()}})
+            _stack_text(stack): {"launches": e[0], "bad_launches": e[1], "worst_rate": e[2]}
+            for stack, e in per_stack.items()}})
     matrix_table = Table(headers, rows, records=records, title="coverage: launches · worst result's bad-launch rate",
                          empty="no recorded cases match")
 
@@ -106,10 +112,10 @@ def coverage_tables(engine, selection: Selection) -> tuple[Table, Table]:
                     gaps[(neighbour, stack)].append(f"{_config_text(config)} ({how})")
     gap_rows, gap_records = [], []
     for (config, stack), ran in sorted(gaps.items()):
-        elsewhere = sorted(" ".join(s) for s in matrix.get(config, {}))
-        gap_rows.append([_config_text(config), " ".join(stack), ran[0] + (f" and {len(ran) - 1} more" if len(ran) > 1 else ""),
+        elsewhere = sorted(_stack_text(s) for s in matrix.get(config, {}))
+        gap_rows.append([_config_text(config), _stack_text(stack), ran[0] + (f" and {len(ran) - 1} more" if len(ran) > 1 else ""),
                          ", ".join(elsewhere) or "no stack"])
-        gap_records.append({"configuration": _config_text(config), "stack": " ".join(stack), "neighbours_ran": ran,
+        gap_records.append({"configuration": _config_text(config), "stack": _stack_text(stack), "neighbours_ran": ran,
                             "ran_on": elsewhere})
     gap_table = Table(["never ran", "on", "neighbours that ran there", "ran on"], gap_rows, records=gap_records,
                       title="gaps: configurations one axis from one that ran, that never ran on its stack",
