@@ -20,3 +20,12 @@ class GemmcheckFailure(AssertionError):
 
 class LaunchError(GemmcheckFailure):
     """A launch raised. Chained to the kernel's own exception."""
+
+
+class LaunchHung(GemmcheckError):
+    """A launch did not finish within --gemmcheck-launch-timeout. ``device_lost``: its GPU work
+    is still running, and no later work on that GPU can finish in this process."""
+
+    def __init__(self, message: str, *, device_lost: bool = False):
+        super().__init__(message)
+        self.device_lost = device_lost

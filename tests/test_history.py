@@ -241,32 +241,31 @@ def test_a_corrupt_database_is_one_line_not_a_traceback(suite, capsys):
 def test_a_database_failing_mid_session_loses_no_results(tmp_path):
     from pytest_gemmcheck.history.engine import resolve_url
     from pytest_gemmcheck.history.recorder import Recorder
+    from pytest_gemmcheck.history.store import HistoryStore
     from pytest_gemmcheck.case.result import CaseResult, LaunchRecord
+
+    class BrokenStore(HistoryStore):
+        def add_results(self, run_id, results, uids=None):
+            raise RuntimeError("server closed the connection unexpectedly\nmore detail")
 
     recorder = Recorder(url=resolve_url(str(tmp_path / "h.db"), tmp_path), rootdir=tmp_path,
                         tag=None, command="pytest", options={}, workers=0)
-
-    class BrokenStore:
-        def __init__(self):
-            self.engine = create_engine("sqlite://")
-
-        def begin_run(self, *args, **kwargs):
-            return 1
-
-        def add_results(self, run_id, results):
-            raise RuntimeError("server closed the connection unexpectedly\nmore detail")
-
-    recorder.store = BrokenStore()
+    recorder.open()
+    recorder.store = BrokenStore(recorder.store.engine)
     result = CaseResult(key="k", kernel="kern", m=1, n=1, k=1, quant="bf16", tile=None, out_dtype="bfloat16",
                         params={}, fp8=None, seed=0, device="cpu", deterministic=True, rtol=0.05, floor=1.0,
                         launches=[LaunchRecord(index=1)])
     recorder.add(result)
     recorder.flush()
     recorder.add(result)
-    recorder.finish(0, interrupted=False)
-    saved = json.loads(recorder.fallback.read_text())
-    assert len(saved["results"]) == 2 and saved["reason"] == "server closed the connection unexpectedly"
-    assert "NOT recorded" in recorder.summary() and str(recorder.fallback) in recorder.summary()
+    assert recorder.finish(0, interrupted=False) == 0  # recording failed, the session did not
+    path = recorder.saved_to
+    assert path.parent == tmp_path / ".gemmcheck"
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    reasons = [entry["reason"] for entry in lines if "result" in entry]
+    assert reasons == ["server closed the connection unexpectedly"] * 2
+    assert lines[-1]["end"]["status"] == "complete"
+    assert "NOT recorded" in recorder.summary() and str(path) in recorder.summary()
 
 
 def test_migrations_match_the_models(db_url):

@@ -13,12 +13,16 @@ import pytest
 HEAVY = ("sqlalchemy", "alembic", "torch", "triton")
 
 # Every process of the session (an xdist controller and its workers too) writes down, as it
-# ends, which of the heavy modules it had imported.
+# ends, which of the heavy modules it had imported: at session finish, first (a worker's ends
+# with telling its controller, which may stop it soon after).
 CONFTEST = textwrap.dedent("""
     import json, os, sys
     from pathlib import Path
+    import pytest
 
-    def pytest_unconfigure(config):
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(session):
+        config = session.config
         heavy = sorted(name for name in {heavy!r} if name in sys.modules)
         where = Path(os.environ["GEMMCHECK_IMPORTS"]) / f"{{os.getpid()}}.json"
         where.write_text(json.dumps({{"worker": hasattr(config, "workerinput"), "heavy": heavy}}))

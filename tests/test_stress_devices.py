@@ -353,3 +353,8 @@ def test_identity_fields_from_torch_properties():
     assert gpus._normalise_uuid("GPU-5b1c0d2e-aaaa", is_hip=False) == "GPU-5b1c0d2e-aaaa"
     assert gpus._normalise_uuid("0x18f6", is_hip=True) == "0x18f6"
     assert gpus._normalise_uuid("", is_hip=False) is None
+
+
+def test_a_device_range_beyond_any_host_is_refused_at_once():
+    with pytest.raises(ValueError, match="beyond any host's GPUs"):
+        devices.parse_devices("0-10000000")  # once a quadratic expansion that hung at start-up

@@ -201,7 +201,7 @@ def test_history_0_of_900_then_1_of_12_fails_naming_the_history(suite, monkeypat
     result.stdout.fnmatch_lines([
         "*gemmcheck: fused ptpc 32x32x64: regression",
         "*1 bad launch against a baseline without bad launches (0/900)",
-        "*baseline: 0/900 (rate < 0.33%) launches in 1 process on 1 GPU, from history: 1 earlier run on cpu (cpu (cpu, torch *))",
+        "*baseline: 0/900 (rate < 0.33%) launches in 1 process on the CPU, from history: 1 earlier run on cpu (cpu (cpu, torch *))",
         "*test: one-sided Fisher exact, p = 0.0132*",
     ])
     # and the regression does not become the baseline of the next run

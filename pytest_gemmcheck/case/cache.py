@@ -38,3 +38,8 @@ class LruCache:
 
     def clear(self) -> None:
         self._entries.clear()
+
+    def discard(self, wanted) -> None:
+        """Drop the entries whose key ``wanted(key)`` accepts."""
+        for key in [key for key in self._entries if wanted(key)]:
+            del self._entries[key]

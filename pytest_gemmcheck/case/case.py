@@ -10,7 +10,7 @@ from typing import Any, Callable
 import torch
 
 from ..checking.rule import Tolerance
-from ..config.options import AUTO, Settings
+from ..config.options import AUTO, BY_NAME, Settings
 from ..errors import CaseError
 from ..judging.baseline import CLEAN, Baseline
 from ..judging.conclude import conclude
@@ -20,6 +20,17 @@ from .quant import Inputs, fp8_flavour, quant_mode
 from .reference import compute_reference
 from .result import CaseResult, CompiledResult
 from .runner import LaunchLoop
+
+
+MAX_NAME = 255  # a kernel's name: a name, stored as one, not a description
+
+
+def _parsed(name: str, value) -> float:
+    """A case's own rtol or floor, by the rules of the option of that name."""
+    try:
+        return BY_NAME[name].parse(value)
+    except ValueError as exc:
+        raise CaseError(f"{name}={value!r}: {exc}") from None
 
 
 def default_device() -> torch.device:
@@ -42,6 +53,7 @@ class CaseContext:
     baseline_for: Callable[[CaseResult], Baseline] = lambda result: CLEAN
     stack_info: Callable[[], dict] = dict
     device_identity: Callable[[torch.device], dict] = lambda device: {}
+    device_lost: Callable[[torch.device], None] = lambda device: None  # a launch hung on it
     judge: bool = True  # False in a --gemmcheck-processes child: its parent judges the aggregate
 
 
@@ -52,6 +64,9 @@ class Case:
                  deterministic: bool | None = None, rtol: float | None = None, floor: float | None = None):
         if not isinstance(kernel, str) or not kernel:
             raise CaseError(f"kernel must be a non-empty name, got {kernel!r}")
+        if len(kernel) > MAX_NAME or not kernel.isprintable():
+            raise CaseError(f"kernel must be a printable name of at most {MAX_NAME} characters, got "
+                            f"{len(kernel):,} characters: {kernel[:40]!r}{'...' if len(kernel) > 40 else ''}")
         for name, value in (("m", m), ("n", n), ("k", k)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise CaseError(f"{name} must be a whole number >= 1, got {value!r}")
@@ -72,7 +87,7 @@ class Case:
         self.seed = settings.seed if seed is None else int(seed)
         self.params = dict(params or {})
         try:
-            json.dumps(self.params, sort_keys=True)
+            json.dumps(self.params, sort_keys=True, allow_nan=False)
         except (TypeError, ValueError) as exc:
             raise CaseError(f"params must be JSON-serialisable (they are part of the case key): {exc}") from None
         if deterministic is None:
@@ -80,12 +95,8 @@ class Case:
         if deterministic is None:
             deterministic = not settings.is_nondeterministic(kernel)
         self.deterministic = bool(deterministic)
-        self.tolerance = Tolerance(
-            rtol=settings.rtol if rtol is None else float(rtol),
-            floor=settings.floor if floor is None else float(floor),
-        )
-        if not self.tolerance.rtol > 0 or self.tolerance.floor < 0:
-            raise CaseError(f"rtol must be > 0 and floor >= 0, got rtol={rtol!r}, floor={floor!r}")
+        self.tolerance = Tolerance(rtol=settings.rtol if rtol is None else _parsed("rtol", rtol),
+                                   floor=settings.floor if floor is None else _parsed("floor", floor))
 
     # --- identity ---------------------------------------------------------------------
     @property
@@ -118,10 +129,29 @@ class Case:
     def _make_inputs(self) -> Inputs:
         return self.mode.make_inputs(self.m, self.n, self.k, seed=self.seed, device=self.device, fp8=self.fp8)
 
+    def forget_inputs(self) -> None:
+        """Drop this case's inputs and references from the session's caches: made anew for the
+        next case that needs them (a launch changed them)."""
+        key = self._inputs_key()
+        self.context.inputs_cache.discard(lambda cached: cached == key)
+        self.context.reference_cache.discard(lambda cached: cached[:len(key)] == key)
+
     def reference(self) -> torch.Tensor:
         """The bf16-rounded (out dtype) fp32 reference of :meth:`inputs`, computed once."""
         key = self._inputs_key() + (dtype_name(self.out_dtype),)
-        return self.context.reference_cache.get(key, lambda: compute_reference(self.inputs(), self.out_dtype))
+        return self.context.reference_cache.get(key, self._make_reference)
+
+    def _make_reference(self) -> torch.Tensor:
+        """The reference, refused when it does not fit the output dtype: an element that overflows
+        to inf (float16 holds 65504 at most) would make its row's tolerance infinite, and a kernel
+        could write anything there."""
+        ref = compute_reference(self.inputs(), self.out_dtype)
+        overflowed = int((~torch.isfinite(ref)).sum())
+        if overflowed:
+            raise CaseError(f"the reference of {self!r} does not fit {dtype_name(self.out_dtype)}: {overflowed:,} "
+                            f"of its {ref.numel():,} elements overflow; use out_dtype=torch.float32 or "
+                            "torch.bfloat16, or a smaller K")
+        return ref
 
     # --- compiled, not run ----------------------------------------------------------------
     def compile_flydsl(self, spec: str, *, params: dict | None = None, arch: str = "gfx950",

@@ -56,6 +56,12 @@ class Inputs:
     fp8: str | None = None
     seed: int = 0
 
+    def __repr__(self) -> str:
+        # shapes and dtypes, not the tensors' values: tracebacks with locals (-l) stay readable
+        parts = [f"{name}={list(t.shape)} {str(t.dtype).removeprefix('torch.')}" for name, t in
+                 (("a", self.a), ("b", self.b), ("a_scale", self.a_scale), ("b_scale", self.b_scale)) if t is not None]
+        return f"<Inputs {self.quant} seed {self.seed} on {self.a.device}: {', '.join(parts)}>"
+
     def __iter__(self):
         # x.a, x.b, x.a_scale, x.b_scale = case.inputs() also works
         return iter((self.a, self.b, self.a_scale, self.b_scale))

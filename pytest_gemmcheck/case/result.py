@@ -9,12 +9,15 @@ from typing import Any
 
 # Failure kinds of one launch, most severe first. A launch is bad when it has any.
 RAISED = "raised"  # the kernel raised
+HUNG = "hung"  # the launch did not finish within --gemmcheck-launch-timeout
 BAD_OUTPUT = "bad_output"  # replaced/reshaped `out`, or returned a tensor of the wrong shape/dtype/device
+WROTE_OUTSIDE = "wrote_outside"  # wrote past either end of `out`, or into the other output buffer
+CHANGED_INPUT = "changed_input"  # wrote into its operands or scales
 UNWRITTEN = "unwritten"  # every element still holds the poison
 NONFINITE = "nonfinite"  # some elements are NaN/inf (poison never overwritten, or computed)
 WRONG = "wrong"  # finite elements off the reference by more than the tolerance
 INCONSISTENT = "inconsistent"  # bits differ from the consensus of the launches
-KINDS = (RAISED, BAD_OUTPUT, UNWRITTEN, NONFINITE, WRONG, INCONSISTENT)
+KINDS = (RAISED, HUNG, BAD_OUTPUT, WROTE_OUTSIDE, CHANGED_INPUT, UNWRITTEN, NONFINITE, WRONG, INCONSISTENT)
 
 
 @dataclass
@@ -36,6 +39,8 @@ class LaunchRecord:
     elapsed_s: float = 0.0
     poisoned: bool = True
     error: str | None = None
+    changed_inputs: dict[str, int] = field(default_factory=dict)  # input -> rows (elements) it changed
+    wrote_outside: str = ""  # where it wrote outside `out`, in words
     wrong_row_ids: list[int] = field(default_factory=list)
     wrong_tile_ids: list[list[int]] = field(default_factory=list)
     differing_row_ids: list[int] = field(default_factory=list)

@@ -4,7 +4,12 @@ numbers onto its record, then the consistency of all of them.
 Two output buffers are used in turn: a launch's check is finished while the next launch fills
 the other one, so the output it read is still there to keep (see checking/backends.py). On a
 GPU the poison fill, the launch and the check are queued on the current stream with no wait
-between them.
+between them. Each launch is also watched for what it may not touch (guards.py: its inputs,
+the memory around ``out``) and waited for with a deadline (waiting.py). An output used after
+the next launch ran (a copy kept for consistency, a tile map) is first checked to be the one
+its check read: a launch that wrote into the other buffer is blamed, not the one it spoiled.
+A kernel's own returned output is poisoned after its check, so that returning it again
+unwritten shows.
 """
 
 from __future__ import annotations
@@ -21,36 +26,16 @@ from ..checking.consensus import Consensus
 from ..checking.rule import AccuracyStats
 from ..checking.torch_backend import row_max, wrong_tile_map
 from ..environment import contention, stress
+from ..errors import LaunchHung
 from ..judging.stats import format_percent, rate_upper_bound
+from .guards import GuardedBuffer, InputGuard, LaunchWatch, layout
 from .identity import dtype_name
-from .result import BAD_OUTPUT, INCONSISTENT, NONFINITE, RAISED, UNWRITTEN, WRONG, CaseResult, LaunchRecord
+from .result import (BAD_OUTPUT, CHANGED_INPUT, HUNG, INCONSISTENT, NONFINITE, RAISED, UNWRITTEN, WRONG, WROTE_OUTSIDE,
+                     CaseResult, LaunchRecord)
+from .waiting import Deadline
 
 # --gemmcheck-repeat=auto launches at most this many times, whatever its rule says.
 AUTO_MAX_LAUNCHES = 1_000_000
-
-
-def synchronize(device: torch.device, *, current_stream_only: bool = False) -> None:
-    """Wait for the launch. Device-wide by default (a kernel may use streams of its own); only
-    the current stream while a background load runs, whose stream would otherwise be waited for
-    too."""
-    if device.type == "cuda":
-        if current_stream_only:
-            torch.cuda.current_stream(device).synchronize()
-        else:
-            torch.cuda.synchronize(device)
-
-
-def _layout(t: torch.Tensor) -> tuple:
-    return (t.data_ptr(), tuple(t.shape), t.stride(), t.dtype)
-
-
-class OutputBuffer:
-    """An output tensor handed to launches, and what it was when made: a launch that replaces
-    or reshapes it is caught on every later use too."""
-
-    def __init__(self, tensor: torch.Tensor):
-        self.tensor = tensor
-        self.identity = _layout(tensor)
 
 
 class LaunchTimer:
@@ -112,6 +97,12 @@ class LaunchLoop:
         self.pending: list = []  # the launch whose check was begun and not yet finished: (record, output, check)
         self.timer = LaunchTimer(self.device)
         self.mapped_wrong = 0  # wrong elements of the launch whose tile map the result holds
+        self.deadline = Deadline(self.settings.launch_timeout, self.device)
+        self.inputs = InputGuard(case.inputs())
+        self.watch = LaunchWatch(self.inputs, self.device)
+        self.poisoned_returns: set[int] = set()  # storage of returned outputs poisoned after their check
+        self.device_lost = False  # a launch hung on the GPU: nothing more may wait for it
+        self.stop_reason = ""  # why --gemmcheck-repeat=auto stopped
 
     # --- the loop -----------------------------------------------------------------------
     def run(self) -> BaseException | None:
@@ -120,7 +111,7 @@ class LaunchLoop:
         watch = contention.start(self.device, self.case.context.device_identity(self.device),
                                  wait_s=self.settings.wait_idle, parent_waits=not self.case.context.judge)
         started = time.monotonic()
-        with stress.load(self.settings.stress, self.device) as background:
+        with stress.load(self.settings.stress, self.device) as background, self.deadline.armed():
             try:
                 limit = AUTO_MAX_LAUNCHES if self.repeat is None else self.repeat
                 for index in range(1, limit + 1):
@@ -130,16 +121,25 @@ class LaunchLoop:
                             break
                     raised = self._launch_once(index, stressed=background.active)
                     if raised is not None:
+                        self.stop_reason = f"stopped at launch {index}: it {'hung' if self.device_lost else 'raised'}"
                         break
-                self._finish_pending()
+                else:
+                    if self.repeat is None:
+                        self.stop_reason = f"stopped at the cap of {AUTO_MAX_LAUNCHES:,} launches"
+                if not self.device_lost:  # a check of a hung GPU's output would wait forever
+                    self._finish_pending()
             finally:
                 if self.consensus is not None:
-                    self._fill_consistency()
+                    if not self.device_lost:
+                        self._fill_consistency()
                     self.consensus.release()
+                self.inputs.release()
         self.result.stress = background.describe()
         self.result.contention = watch.finish(stress=self.settings.stress if background.active else None)
-        if self.repeat is None and not self.result.stopped:
-            self.result.stopped = f"stopped at the cap of {AUTO_MAX_LAUNCHES:,} launches"
+        if self.repeat is None:
+            self.result.stopped = self._stopped_words()
+        if any(CHANGED_INPUT in launch.kinds for launch in self.result.launches):
+            self.case.forget_inputs()  # restored after each launch; rebuilt for later tests all the same
         return raised
 
     def _launch_once(self, index: int, *, stressed: bool) -> BaseException | None:
@@ -159,9 +159,10 @@ class LaunchLoop:
         # launch's check (its output is in the other buffer).
         out.fill_(float("nan"))
         try:
-            self.timer.start()
-            returned = self.launch(out)
-            self.timer.stop()
+            with self.deadline.call():
+                self.timer.start()
+                returned = self.launch(out)
+                self.timer.stop()
         except Exception as exc:  # the kernel's failure is the test's evidence
             return self._raised(record, exc)
         self._finish_pending()
@@ -169,46 +170,90 @@ class LaunchLoop:
         begun = None
         if checked is not None:
             copies = self.consensus.copies if self.consensus is not None and not self.checker.by_checksum else []
+            # the checksum always: it also proves an output used after the next launch unchanged
             begun = self.checker.prepare(checked, self.ref, self.rowmax, self.case.tolerance, self.case.tile, copies,
-                                         self.consensus is not None)
+                                         True)
         try:
             if begun is not None:
                 begun.start()  # queued behind the launch, before waiting: no gap on the GPU
-            synchronize(self.device, current_stream_only=stressed)
-        except Exception as exc:  # a fault the launch left behind
+            self.watch.queue(buffer)  # its inputs and the guards around out, counted behind the check
+            self.deadline.wait(current_stream_only=stressed)
+        except Exception as exc:  # a fault the launch left behind, or a launch that does not end
             return self._raised(record, exc)
+        self._guarded(record, buffer)
         if begun is not None:
             self.pending.append((record, checked, begun))
         record.elapsed_s = self.timer.seconds()
+        if not self.checker.by_checksum or checked is not out:
+            # the torch path's numbers are ready: used before the next launch writes anything; and a
+            # kernel's own output is finished now, before it is poisoned
+            self._finish_pending()
+        if checked is not None and checked is not out:  # so that returning it again unwritten shows
+            checked.fill_(float("nan"))
+            self.poisoned_returns.add(checked.data_ptr())
         return None
+
+    def _guarded(self, record: LaunchRecord, buffer: GuardedBuffer) -> None:
+        """What the launch touched that it may not: recorded, and put right for the next launch."""
+        before, after, changed = self.watch.read()
+        if before or after:
+            record.add_kind(WROTE_OUTSIDE)
+            places = [f"{count:,} elements {where} the {side} of out"
+                      for count, where, side in ((before, "before", "start"), (after, "past", "end")) if count]
+            record.wrote_outside = "wrote " + " and ".join(places)
+            buffer.lay()
+        for name in changed:
+            record.add_kind(CHANGED_INPUT)
+            record.changed_inputs[name] = self.inputs.changed_rows(name)
+            self.inputs.restore(name)  # the next launch runs on the inputs the reference was made from
 
     def _finish_pending(self) -> None:
         while self.pending:
             record, checked, begun = self.pending.pop()
             self._finish_check(record, checked, begun.result())
 
+    def _running_bad(self) -> int:
+        """Bad launches so far, consistency included: a launch whose output differs from the
+        largest group of equal outputs so far counts, as it would in the end."""
+        bad = {launch.index for launch in self.result.launches if launch.bad}
+        if self.consensus is not None:
+            bad |= self.consensus.outside_largest()
+        return len(bad)
+
     def _enough(self, started: float) -> bool:
         """--gemmcheck-repeat=auto: whether the rate's bound reached the target or time ran out;
-        notes which on the result."""
-        settings, result = self.settings, self.result
-        launches, bad = len(result.launches), len(result.bad_launches)
-        bound = rate_upper_bound(bad, launches)
+        notes which."""
+        settings = self.settings
+        bound = rate_upper_bound(self._running_bad(), len(self.result.launches))
         if bound < settings.target_rate:
-            result.stopped = (f"stopped after {launches:,} launches: rate < {format_percent(bound)} reached the "
-                              f"target {format_percent(settings.target_rate)}")
+            self.stop_reason = "target"
             return True
         if time.monotonic() - started >= settings.budget:
-            result.stopped = (f"stopped after {launches:,} launches: the {settings.budget:g} s budget ran out with the "
-                              f"rate shown only below {format_percent(bound)} (target {format_percent(settings.target_rate)})")
+            self.stop_reason = "budget"
             return True
         return False
 
-    # --- buffers ------------------------------------------------------------------------
-    def _output_buffer(self) -> OutputBuffer:
-        case = self.case
-        return OutputBuffer(torch.empty((case.m, case.n), dtype=case.out_dtype, device=self.device))
+    def _stopped_words(self) -> str:
+        """Why --gemmcheck-repeat=auto stopped, with the final counts (consistency included)."""
+        launches, bad = len(self.result.launches), len(self.result.bad_launches)
+        bound, target = rate_upper_bound(bad, launches), self.settings.target_rate
+        if self.stop_reason == "target":
+            if bound < target:
+                return (f"stopped after {launches:,} launches: rate < {format_percent(bound)} reached the target "
+                        f"{format_percent(target)}")
+            return (f"stopped after {launches:,} launches, when the running count reached the target "
+                    f"{format_percent(target)}; the final count shows the rate only below {format_percent(bound)}")
+        if self.stop_reason == "budget":
+            return (f"stopped after {launches:,} launches: the {self.settings.budget:g} s budget ran out with the "
+                    f"rate shown only below {format_percent(bound)} (target {format_percent(target)})")
+        return self.stop_reason
 
-    def spare_buffer(self) -> OutputBuffer | None:
+    # --- buffers ------------------------------------------------------------------------
+    def _output_buffer(self) -> GuardedBuffer:
+        case = self.case
+        return GuardedBuffer(case.m, case.n, case.out_dtype, self.device)
+
+    def spare_buffer(self) -> GuardedBuffer | None:
         """The second output buffer, or None when the device has no room for it (then launches
         take turns with their checks in one buffer: slower, the same results)."""
         try:
@@ -219,6 +264,14 @@ class LaunchLoop:
     # --- one launch's record ------------------------------------------------------------
     def _raised(self, record: LaunchRecord, exc: Exception) -> Exception:
         self.timer.stop()
+        if isinstance(exc, LaunchHung):
+            record.add_kind(HUNG)
+            record.error = str(exc)
+            if exc.device_lost:
+                self.device_lost = True
+                self.case.context.device_lost(self.device)
+            record.elapsed_s = time.monotonic() - self.deadline.started
+            return exc
         record.elapsed_s = self.timer.seconds()
         record.add_kind(RAISED)
         record.error = f"{type(exc).__name__}: {exc}".strip()
@@ -227,7 +280,7 @@ class LaunchLoop:
     def _output_to_check(self, out, identity, returned, record: LaunchRecord):
         """The tensor this launch produced, or None (recorded as bad output) when there is none."""
         case = self.case
-        if _layout(out) != identity:
+        if layout(out) != identity:
             record.add_kind(BAD_OUTPUT)
             record.error = (f"the kernel replaced or reshaped `out` (now shape {list(out.shape)}, "
                             f"dtype {dtype_name(out.dtype)}, stride {out.stride()}); it must write into it in place")
@@ -240,7 +293,8 @@ class LaunchLoop:
                                 f"{dtype_name(returned.dtype)} on {returned.device}; expected "
                                 f"{list(expected)}, {dtype_name(case.out_dtype)} on {self.device}")
                 return None
-            record.poisoned = False  # its own allocation: checked as returned
+            # its own allocation: checked as returned, poisoned only if it returned it before
+            record.poisoned = returned.data_ptr() in self.poisoned_returns
             return returned
         return out
 
@@ -249,6 +303,10 @@ class LaunchLoop:
         the worst launch's wrong elements mapped over the output's tiles (its output is still
         there: the next launch writes the other buffer)."""
         self._fill_accuracy(record, outcome.accuracy, checked)
+        uses_output = (record.wrong > self.mapped_wrong and self.case.tile is not None) or (
+            self.consensus is not None and self.checker.by_checksum and self.consensus.reads_output(outcome.checksum))
+        if uses_output and not self._still_as_checked(record, checked, outcome):
+            return
         if record.wrong > self.mapped_wrong and self.case.tile is not None:
             self.mapped_wrong = record.wrong
             self.result.worst_tiles = {"launch": record.index, "wrong": record.wrong, **wrong_tile_map(
@@ -259,6 +317,21 @@ class LaunchLoop:
             self.consensus.observe_checksum(record.index, checked, outcome.checksum)
         else:
             self.consensus.observe(record.index, checked, outcome.diffs)
+
+    def _still_as_checked(self, record: LaunchRecord, checked, outcome: Outcome) -> bool:
+        """Whether ``checked`` holds what its check read, now that a later launch has run; if not,
+        that launch wrote into it (the other output buffer): it is blamed, and this output is
+        used no further (its consistency is then judged by its checksum alone)."""
+        if outcome.checksum is None or self.checker.checksum(checked) == outcome.checksum:
+            return True
+        later = next((launch for launch in self.result.launches if launch.index > record.index), None)
+        if later is not None:
+            later.add_kind(WROTE_OUTSIDE)
+            later.wrote_outside = (f"wrote into the other output buffer, which held launch {record.index}'s output "
+                                   "until its check was finished")
+        if self.consensus is not None:
+            self.consensus.observe_unkept(record.index, outcome.checksum)
+        return False
 
     @staticmethod
     def _fill_accuracy(record: LaunchRecord, accuracy: AccuracyStats, checked) -> None:

@@ -91,15 +91,38 @@ class Consensus:
                 self._diff[(launch, copy_index)] = self._diff[(first, copy_index)]
         self._join(launch, group)
 
+    def reads_output(self, total: int | None) -> bool:
+        """Whether :meth:`observe_checksum` of an output with checksum ``total`` reads the output
+        (to keep it, or to compare it with the kept ones): only a checksum not seen before."""
+        return total is not None and total not in self._group_of_checksum
+
+    def observe_unkept(self, launch: int, total: int) -> None:
+        """Record launch ``launch`` by its checksum alone (its output cannot be read any more):
+        it joins the group of equal checksums; against a new one its differences are unknown."""
+        group = self._group_of_checksum.setdefault(total, ("sum", total))
+        self._join(launch, group)
+
+    def outside_largest(self) -> set[int]:
+        """The launches so far outside the largest group of equal outputs (the first seen among
+        equals): those the consensus would blame if the launches ended now."""
+        if not self._group_of:
+            return set()
+        sizes: dict[object, int] = {}
+        for group in self._group_of.values():
+            sizes[group] = sizes.get(group, 0) + 1
+        largest = max(sizes, key=lambda g: (sizes[g], -self._first_launch[g]))
+        return {launch for launch, group in self._group_of.items() if group != largest}
+
     def _consensus_group(self, accurate: set[int] = frozenset()):
-        """The largest group; among equals, the one with more accurate launches, then the one
-        seen first (so that a tie between a bad and a good output does not blame the good one)."""
+        """The largest group of outputs that passed the accuracy check, if any did, else the
+        largest group; among equals the one seen first. A majority of wrong or unwritten
+        outputs never makes the right ones the inconsistent ones."""
         sizes: dict[object, int] = {}
         accurate_in: dict[object, int] = {}
         for launch, group in self._group_of.items():
             sizes[group] = sizes.get(group, 0) + 1
             accurate_in[group] = accurate_in.get(group, 0) + (launch in accurate)
-        consensus = max(sizes, key=lambda g: (sizes[g], accurate_in[g], -self._first_launch[g]))
+        consensus = max(sizes, key=lambda g: (accurate_in[g] > 0, sizes[g], accurate_in[g], -self._first_launch[g]))
         return consensus, sizes
 
     def finish(self, accurate: set[int] = frozenset()) -> tuple[dict[int, Agreement], int, str]:

@@ -14,6 +14,7 @@ import re
 DEVICES_OPTION = "--gemmcheck-devices"
 
 _WORKER_ID = re.compile(r"gw(\d+)")
+MAX_GPU_INDEX = 1024  # a range beyond this is a typo, not a host
 
 
 # --- choosing a device ---------------------------------------------------------------------
@@ -28,6 +29,7 @@ def parse_devices(spec: str | None) -> tuple[int, ...] | None:
     if text.lower() in ("", "all"):
         return None
     devices: list[int] = []
+    named: set[int] = set()
     for item in text.replace(" ", "").split(","):
         if not item:
             raise ValueError(f"{DEVICES_OPTION}={spec!r}: empty item; use e.g. '0,1,3', '0-3' or 'all'")
@@ -38,9 +40,13 @@ def parse_devices(spec: str | None) -> tuple[int, ...] | None:
         first, last = int(bounds[0]), int(bounds[-1])
         if last < first:
             raise ValueError(f"{DEVICES_OPTION}={spec!r}: range {item!r} runs backwards")
+        if last >= MAX_GPU_INDEX:
+            raise ValueError(f"{DEVICES_OPTION}={spec!r}: GPU {last} is beyond any host's GPUs (indices below "
+                             f"{MAX_GPU_INDEX})")
         for index in range(first, last + 1):
-            if index in devices:
+            if index in named:
                 raise ValueError(f"{DEVICES_OPTION}={spec!r}: GPU {index} is named twice")
+            named.add(index)
             devices.append(index)
     return tuple(devices)
 

@@ -3,6 +3,9 @@
 Every option is ``--gemmcheck-NAME`` with the ini key ``gemmcheck_NAME``. The command line
 wins over the ini file, and a test's ``@pytest.mark.gemmcheck(...)`` wins over both. A bad
 value is a usage error (exit 4) that names the option or the ini key it came from.
+
+Numbers are ASCII decimals: digits with an optional sign, and for real numbers a decimal point
+and an exponent ("12", "+3", "0.05", ".5", "5e-2"); a marker may give them as numbers.
 """
 
 from __future__ import annotations
@@ -10,6 +13,8 @@ from __future__ import annotations
 import argparse
 import fnmatch
 import math
+import numbers
+import re
 from dataclasses import dataclass, field, make_dataclass, replace
 from typing import Any, Callable
 
@@ -21,12 +26,32 @@ import pytest
 AUTO = "auto"
 
 
+# int() and float() also read other scripts' digits ("٣", "３") and underscores ("1_000"): text
+# that is one number to Python and another, or none, to whoever typed it. Only these forms count.
+_WHOLE = re.compile(r"[+-]?[0-9]+")
+_REAL = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?")
+_ASCII_SPACE = " \t\n\r\f\v"
+
+
+def _number(value, form: re.Pattern, convert: Callable, kind: type):
+    """``value`` as a number: text of ``form`` (ASCII space around it allowed), or a number of
+    ``kind`` (a marker's, never a bool); None when it is neither."""
+    if isinstance(value, str):
+        text = value.strip(_ASCII_SPACE)
+        if not form.fullmatch(text):
+            return None
+        try:
+            return convert(text)
+        except ValueError:  # more digits than int() converts
+            return None
+    if isinstance(value, kind) and not isinstance(value, bool):
+        return convert(value)
+    return None
+
+
 def _parse_whole(text, what: str, minimum: int) -> int:
-    try:
-        value = int(text)
-    except (TypeError, ValueError):
-        raise ValueError(f"expected {what}, got {text!r}") from None
-    if value < minimum:
+    value = _number(text, _WHOLE, int, numbers.Integral)
+    if value is None or value < minimum:
         raise ValueError(f"expected {what}, got {text!r}")
     return value
 
@@ -79,6 +104,10 @@ def parse_budget(text) -> float:
     return _parse_positive_float(text, "a number of seconds > 0")
 
 
+def parse_launch_timeout(text) -> float:
+    return _parse_positive_float(text, "a number of seconds >= 0 (0: no deadline)", allow_zero=True)
+
+
 def parse_wait_idle(text) -> float:
     return _parse_positive_float(text, "a number of seconds >= 0 (0: do not wait)", allow_zero=True)
 
@@ -91,11 +120,8 @@ def parse_worst_factor(text) -> float:
 
 
 def _parse_positive_float(text: str | float, what: str, allow_zero: bool = False) -> float:
-    try:
-        value = float(text)
-    except (TypeError, ValueError):
-        raise ValueError(f"expected {what}, got {text!r}") from None
-    if not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
+    value = _number(text, _REAL, float, numbers.Real)
+    if value is None or not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
         raise ValueError(f"expected {what}, got {text!r}")
     return value
 
@@ -134,6 +160,9 @@ def parse_devices(text) -> str | None:
     from .devices import parse_devices as check_syntax
 
     value = str(text).strip()
+    if not value.isascii():  # str.isdigit() takes other scripts' digits, and '²', for GPU indices
+        raise ValueError(f"--gemmcheck-devices={text!r}: GPU indices are ASCII digits; use e.g. '0,1,3', '0-3' "
+                         "or 'all'")
     check_syntax(value)  # ValueError names the option
     return value or None
 
@@ -205,6 +234,10 @@ OPTIONS: tuple[Option, ...] = (
            "before each case on a GPU, wait up to SECONDS (never less than the 1 s its five samples "
            "take) until no other process holds the GPU and it is idle, else give up with a note; 0: do "
            "not wait. Every result records whether other work shared its GPU", "SECONDS", marker=True),
+    Option("launch-timeout", parse_launch_timeout, 60.0,
+           "a launch (the call and its GPU work) that has not finished after SECONDS fails its test as "
+           "hung; on a GPU, whose kernel cannot be stopped, that GPU's later cases are skipped; 0: no "
+           "deadline", "SECONDS", marker=True),
     Option("devices", parse_devices, None,
            "GPUs to use (e.g. 0,1,3 or 0-3; default all visible): each pytest-xdist worker takes "
            "its own, round-robin", "LIST"),
@@ -234,6 +267,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("tag", parse_text, None, "a label stored with this run (a branch, a PR, a machine)", "TAG"),
     Option("no-record", parse_flag, False, "check and judge, but write nothing to the history database",
            flag_only=True),
+    Option("require-record", parse_flag, False,
+           "end with exit status 4 when any result could not be recorded (without it, a session that "
+           "cannot record says so and keeps its tests' exit status)", flag_only=True),
 )
 BY_NAME = {option.name: option for option in OPTIONS}
 BY_FIELD = {option.field: option for option in OPTIONS}
@@ -243,12 +279,29 @@ def _is_nondeterministic(self, kernel: str) -> bool:
     return any(fnmatch.fnmatchcase(kernel, pattern) for pattern in self.nondeterministic)
 
 
+# user:password@ after a URL's scheme, the password up to the last @ (SQLAlchemy reads it up to
+# the first; taking more never shows a part of one that holds an unencoded @)
+_URL_PASSWORD = re.compile(r"(?P<head>\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/@]*):.*@")
+
+
+def hide_passwords(text) -> str:
+    """``text`` with the password of every URL in it shown as ``***``: what may be printed or
+    stored of a URL, a command line or a message that names one (no SQLAlchemy needed)."""
+    return _URL_PASSWORD.sub(lambda found: found["head"] + ":***@", str(text))
+
+
+def _masked_repr(self) -> str:
+    # `pytest -l` prints the locals of a failing test, its settings among them
+    fields = (f"{option.field}={hide_passwords(repr(getattr(self, option.field)))}" for option in OPTIONS)
+    return f"Settings({', '.join(fields)})"
+
+
 # The resolved settings of a session (and, after marker overrides, of one test): a frozen
 # dataclass with a field per option, its default the option's.
 Settings = make_dataclass(
     "Settings", [(option.field, Any, field(default=option.default)) for option in OPTIONS], frozen=True,
     namespace={"__doc__": "The resolved --gemmcheck-* settings; a field per option, defaulting as the option does.",
-               "__module__": __name__, "is_nondeterministic": _is_nondeterministic})
+               "__module__": __name__, "is_nondeterministic": _is_nondeterministic, "__repr__": _masked_repr})
 
 
 def _argparse_type(option: Option):
@@ -327,7 +380,8 @@ def apply_marker(settings: Settings, marker_kwargs: dict[str, Any]) -> TestOverr
     """Overrides from ``@pytest.mark.gemmcheck(...)``; a bad key or value raises ValueError."""
     unknown = sorted(set(marker_kwargs) - set(MARKER_KEYS))
     if unknown:
-        raise ValueError(f"@pytest.mark.gemmcheck got unknown argument(s) {', '.join(unknown)}; "
+        shown = ", ".join(key if key.isidentifier() else repr(key) for key in unknown)
+        raise ValueError(f"@pytest.mark.gemmcheck got unknown argument(s) {shown}; "
                          f"it takes {', '.join(MARKER_KEYS)}")
     changes = {}
     for key, value in marker_kwargs.items():

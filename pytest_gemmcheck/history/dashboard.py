@@ -178,16 +178,18 @@ def results(engine: Engine, *selections: Selection) -> list[ResultRow]:
         return [ResultRow(*row) for row in connection.execute(query)]
 
 
-def case_runs(engine: Engine, selection: Selection, *, limit: int = 50) -> list[tuple[ResultRow, str | None]]:
-    """The results of the selected cases, newest first, with their stack's arch: the table of a bug report."""
+def case_runs(engine: Engine, selection: Selection, *,
+              limit: int = 50) -> list[tuple[ResultRow, str | None, str]]:
+    """The results of the selected cases, newest first, with their stack's arch and their case's
+    key: the table of a bug report."""
     with engine.connect() as connection:
         where = _where(connection, selection)
         if where is None:
             return []
-        query = (select(*_RESULT_COLUMNS, Stack.gpu_arch).join(Run, Run.id == Result.run_id)
-                 .outerjoin(Stack, Stack.id == Result.stack_id).where(where)
+        query = (select(*_RESULT_COLUMNS, Stack.gpu_arch, Case.key).join(Run, Run.id == Result.run_id)
+                 .join(Case, Case.id == Result.case_id).outerjoin(Stack, Stack.id == Result.stack_id).where(where)
                  .order_by(Run.started_at.desc(), Result.id.desc()).limit(limit))
-        return [(ResultRow(*row[:-1]), row[-1]) for row in connection.execute(query)]
+        return [(ResultRow(*row[:-2]), row[-2], row[-1]) for row in connection.execute(query)]
 
 
 def runs(engine: Engine, selection: Selection, *, limit: int = 20) -> list[tuple]:

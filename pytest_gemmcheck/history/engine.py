@@ -2,53 +2,55 @@
 
 SQLite (the embedded default) runs in WAL mode with a busy timeout, so a dashboard reads while
 a run writes and two sessions can write one file; write transactions start with BEGIN
-IMMEDIATE so that two writers queue instead of failing on a lock upgrade. Every problem
-opening a database becomes a one-line :class:`DatabaseError`.
+IMMEDIATE so that two writers queue instead of failing on a lock upgrade. A SQLite file about to
+be written into passes SQLite's quick check first. JSON columns hold standard JSON on every
+backend (a non-finite number becomes null). Every problem opening a database becomes a one-line
+:class:`DatabaseError`.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
+import math
 import os
 from pathlib import Path
 
 from sqlalchemy import create_engine, event, inspect, text
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.engine.url import URL
-from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, SQLAlchemyError
+from sqlalchemy.exc import ArgumentError, NoSuchModuleError, SQLAlchemyError
 
-from ..errors import GemmcheckError
-from .location import sqlite_file
+from ..config.options import hide_passwords
+from .location import DatabaseError, one_line, sqlite_file  # DatabaseError lives where no SQLAlchemy is needed
+
 BUSY_TIMEOUT_MS = 60_000
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 _PG_MIGRATION_LOCK = 0x67656D6D  # pg_advisory_xact_lock key: one migrating session at a time
 
 
-class DatabaseError(GemmcheckError):
-    """The database cannot be used as asked; the message is one line and names it safely."""
-
-
 def resolve_url(value: str | os.PathLike | None, base_dir: Path) -> URL:
     """A SQLAlchemy URL from an option value: a URL as is, anything else a SQLite file path
-    (relative to ``base_dir``); None means the default file under ``base_dir``."""
+    (relative to ``base_dir``); None means the default file under ``base_dir``. An in-memory
+    SQLite database, gone with its connection, is refused."""
     path = sqlite_file(value, base_dir)
-    if path is None:
-        try:
-            return make_url(str(value))
-        except ArgumentError as exc:
-            raise DatabaseError(f"--gemmcheck-db: {str(value)!r} is not a database URL ({exc})") from None
-    return URL.create("sqlite+pysqlite", database=str(path))
+    if path is not None:
+        return URL.create("sqlite+pysqlite", database=str(path))
+    try:
+        url = make_url(str(value))
+        url.port  # a port that is no number fails only here
+    except (ArgumentError, ValueError) as exc:
+        raise DatabaseError(f"{hide_passwords(value)!r} is not a database URL ({exc})") from None
+    if is_sqlite(url) and (url.database in (None, "", ":memory:") or url.query.get("mode") == "memory"):
+        raise DatabaseError(f"{hide_passwords(value)} is an in-memory database, gone when the session ends: "
+                            "give a file (a path, or sqlite:///path/to/history.db)")
+    return url
 
 
 def safe_url(url: URL | str) -> str:
     """The URL with any password hidden: what may be printed or stored."""
     if isinstance(url, str):
-        if "://" not in url:
-            return url
-        try:
-            url = make_url(url)
-        except ArgumentError:
-            return "<unparseable URL>"
+        return hide_passwords(url)
     return url.render_as_string(hide_password=True)
 
 
@@ -61,14 +63,39 @@ def create(url: URL) -> Engine:
     try:
         if is_sqlite(url):
             if url.database and url.database != ":memory:":
-                Path(url.database).parent.mkdir(parents=True, exist_ok=True)
-            engine = create_engine(url, connect_args={"timeout": BUSY_TIMEOUT_MS / 1000})
+                _make_folder(Path(url.database))
+            engine = create_engine(url, connect_args={"timeout": BUSY_TIMEOUT_MS / 1000}, json_serializer=_json_text)
             _tune_sqlite(engine)
         else:
-            engine = create_engine(url, pool_pre_ping=True)
+            engine = create_engine(url, pool_pre_ping=True, json_serializer=_json_text)
     except (NoSuchModuleError, ImportError) as exc:
         raise DatabaseError(f"cannot open {safe_url(url)}: no driver for it is installed ({exc})") from None
     return engine
+
+
+def _make_folder(database: Path) -> None:
+    try:
+        database.parent.mkdir(parents=True, exist_ok=True)
+    except FileExistsError as exc:  # a file where a folder of the path should be
+        raise DatabaseError(f"cannot create the folder of {database}: {exc.filename} is a file") from None
+    except OSError as exc:
+        raise DatabaseError(f"cannot create the folder of {database}: {exc.strerror} ({exc.filename})") from None
+
+
+def _finite(value):
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(item) for item in value]
+    return value
+
+
+def _json_text(value) -> str:
+    # JSON has no NaN or infinity: PostgreSQL refuses them and SQLite would keep text that is no
+    # JSON. A measurement that is not a number is stored as null (params never hold one: a case refuses it).
+    return json.dumps(_finite(value), allow_nan=False)
 
 
 def _tune_sqlite(engine: Engine) -> None:
@@ -135,15 +162,36 @@ def _known(revision: str) -> bool:
         return False
 
 
+def is_newer(revision: str | None) -> bool:
+    """Whether a database at ``revision`` has a schema this pytest-gemmcheck does not know."""
+    return revision is not None and not _known(revision)
+
+
+def newer_schema_words(revision: str) -> str:
+    from .. import __version__
+
+    return (f"has schema revision {revision}, newer than this pytest-gemmcheck {__version__} knows "
+            f"(head {head_revision()}); upgrade pytest-gemmcheck to use it")
+
+
 def check_not_newer(engine: Engine, url: URL) -> str | None:
     current = current_revision(engine)
-    if current is not None and not _known(current):
-        from .. import __version__
-
-        raise DatabaseError(
-            f"{safe_url(url)} has schema revision {current}, newer than this pytest-gemmcheck "
-            f"{__version__} knows (head {head_revision()}); upgrade pytest-gemmcheck to use it")
+    if is_newer(current):
+        raise DatabaseError(f"{safe_url(url)} {newer_schema_words(current)}")
     return current
+
+
+def check_integrity(engine: Engine, url: URL) -> None:
+    """SQLite's quick check of a file about to be written into (about 0.2 s per million launch
+    rows): a damaged one is refused, not written into further."""
+    if not is_sqlite(url):
+        return
+    with _friendly(engine):
+        with engine.connect() as connection:
+            problems = connection.exec_driver_sql("PRAGMA quick_check").scalars().all()
+    if problems != ["ok"]:
+        raise DatabaseError(f"{safe_url(url)} fails its integrity check (PRAGMA quick_check: {problems[0]}); "
+                            "restore it from a copy, or move it aside to start a new history")
 
 
 def upgrade(engine: Engine, url: URL, *, only_if_empty: bool = False) -> tuple[str | None, str]:
@@ -171,23 +219,30 @@ def upgrade(engine: Engine, url: URL, *, only_if_empty: bool = False) -> tuple[s
     return before, head_revision()
 
 
-def open_database(url: URL, *, auto_upgrade: bool) -> Engine:
+def open_database(url: URL, *, auto_upgrade: bool, for_writing: bool = False, read_only: bool = False) -> Engine:
     """An engine on a database at the current schema. A database without any of the schema's
     tables (a new server database, say) gets it here, under the migration lock so that a fleet
     of sessions starting at once do not race (as MLflow does); an older schema is upgraded
     here when ``auto_upgrade`` (the embedded SQLite default), else refused with the command
-    that upgrades it."""
+    that upgrades it. ``for_writing``: a SQLite file must pass its quick check first;
+    ``read_only``: nothing is created or migrated (a database not at the head is refused)."""
     engine = create(url)
-    current = check_not_newer(engine, url)
-    head = head_revision()
-    if current is None and not auto_upgrade:
-        _, current = upgrade(engine, url, only_if_empty=True)
-    if current != head:
-        if not auto_upgrade:
-            engine.dispose()
-            state = "has no gemmcheck schema revision" if current is None else f"is at schema revision {current}"
-            raise DatabaseError(f"{safe_url(url)} {state} (head {head}); run: gemmcheck db upgrade --db '{safe_url(url)}'")
-        upgrade(engine, url)
+    try:
+        if for_writing:
+            check_integrity(engine, url)
+        current = check_not_newer(engine, url)
+        head = head_revision()
+        if current is None and not auto_upgrade and not read_only:
+            _, current = upgrade(engine, url, only_if_empty=True)
+        if current != head:
+            if read_only or not auto_upgrade:
+                state = "has no gemmcheck schema revision" if current is None else f"is at schema revision {current}"
+                raise DatabaseError(f"{safe_url(url)} {state} (head {head}); run: gemmcheck db upgrade --db "
+                                    f"'{safe_url(url)}'")
+            upgrade(engine, url)
+    except BaseException:
+        engine.dispose()
+        raise
     return engine
 
 
@@ -198,8 +253,5 @@ def _friendly(engine: Engine):
         yield
     except DatabaseError:
         raise
-    except DBAPIError as exc:
-        reason = str(exc.orig).strip().splitlines()[0] if exc.orig is not None else str(exc)
-        raise DatabaseError(f"cannot use {safe_url(engine.url)}: {reason}") from None
     except SQLAlchemyError as exc:
-        raise DatabaseError(f"cannot use {safe_url(engine.url)}: {str(exc).splitlines()[0]}") from None
+        raise DatabaseError(f"cannot use {safe_url(engine.url)}: {one_line(exc)}") from None

@@ -1,6 +1,6 @@
 """Where the history database is, as far as that can be said without SQLAlchemy: the file of
 a SQLite database given as a path (or the default), so that a session with no history yet
-need not import SQLAlchemy to learn there is none."""
+need not import SQLAlchemy to learn there is none; and its errors, said in one line."""
 
 from __future__ import annotations
 
@@ -8,18 +8,33 @@ import os
 from pathlib import Path
 
 from ..config.options import BY_NAME
+from ..errors import GemmcheckError
 
 DEFAULT_PATH = Path(".gemmcheck") / "history.db"
 ENV_VAR = BY_NAME["db"].env  # the database of pytest sessions and the gemmcheck command, when not given
 
 
+class DatabaseError(GemmcheckError):
+    """The database cannot be used as asked; the message is one line and names it safely."""
+
+
+def one_line(exc: BaseException) -> str:
+    """An exception in one line: a driver's own error, without SQLAlchemy's statement and parameters."""
+    reason = getattr(exc, "orig", None) or exc
+    text = str(reason).strip().splitlines()
+    return text[0] if text else type(reason).__name__
+
+
 def sqlite_file(value: str | os.PathLike | None, base_dir: Path) -> Path | None:
     """The file a --gemmcheck-db value names (relative to ``base_dir``; None: the default
-    file), or None when the value is a URL."""
+    file), or None when the value is a URL. A ``~name`` of no user raises DatabaseError."""
     if value is None or str(value) == "":
         return base_dir / DEFAULT_PATH
     text_value = str(value)
     if "://" in text_value:
         return None
-    path = Path(text_value).expanduser()
+    try:
+        path = Path(text_value).expanduser()
+    except RuntimeError:  # ~name of no user: never a folder named "~name" by mistake
+        raise DatabaseError(f"cannot expand {text_value.split('/')[0]} in {text_value}: no such user") from None
     return path if path.is_absolute() else base_dir / path

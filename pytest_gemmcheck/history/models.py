@@ -6,8 +6,8 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any
 
-from sqlalchemy import (JSON, Boolean, DateTime, Float, ForeignKey, Index, Integer, MetaData, String,
-                        Text)
+from sqlalchemy import (JSON, BigInteger, Boolean, DateTime, Float, ForeignKey, Index, Integer, MetaData,
+                        String, Text)
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 # Stable constraint names, so that migrations can refer to them on every backend.
@@ -17,6 +17,17 @@ NAMING = {
     "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
     "pk": "pk_%(table_name)s",
 }
+
+
+# Counts and seeds take 64 bits (an 8192x8192 output wrong on 33 launches is 2.2e9 wrong
+# elements), and free text any length. SQLite's INTEGER already holds 64 bits and its VARCHAR(n)
+# any length, so there the types 0001 made stay: migration 0006 copies no SQLite table.
+COUNT = BigInteger().with_variant(Integer(), "sqlite")
+
+
+def free_text(sqlite_length: int):
+    """Text of any length; on SQLite the VARCHAR the table was made with (which holds any length)."""
+    return Text().with_variant(String(sqlite_length), "sqlite")
 
 
 def utcnow() -> datetime:
@@ -33,18 +44,18 @@ class Stack(Base):
     __tablename__ = "stack"
     id: Mapped[int] = mapped_column(primary_key=True)
     fingerprint: Mapped[str] = mapped_column(String(32), unique=True)
-    host: Mapped[str | None] = mapped_column(String(255))
-    os: Mapped[str | None] = mapped_column(String(255))
-    python: Mapped[str | None] = mapped_column(String(64))
-    torch: Mapped[str | None] = mapped_column(String(64))
-    cuda: Mapped[str | None] = mapped_column(String(64))
-    hip: Mapped[str | None] = mapped_column(String(64))
-    gpu_name: Mapped[str | None] = mapped_column(String(255))
-    gpu_arch: Mapped[str | None] = mapped_column(String(64), index=True)
-    gpu_count: Mapped[int | None] = mapped_column(Integer)
-    driver: Mapped[str | None] = mapped_column(String(64))
-    triton: Mapped[str | None] = mapped_column(String(64))
-    flydsl: Mapped[str | None] = mapped_column(String(64))
+    host: Mapped[str | None] = mapped_column(free_text(255))
+    os: Mapped[str | None] = mapped_column(free_text(255))
+    python: Mapped[str | None] = mapped_column(free_text(64))
+    torch: Mapped[str | None] = mapped_column(free_text(64))
+    cuda: Mapped[str | None] = mapped_column(free_text(64))
+    hip: Mapped[str | None] = mapped_column(free_text(64))
+    gpu_name: Mapped[str | None] = mapped_column(free_text(255))
+    gpu_arch: Mapped[str | None] = mapped_column(free_text(64), index=True)
+    gpu_count: Mapped[int | None] = mapped_column(COUNT)
+    driver: Mapped[str | None] = mapped_column(free_text(64))
+    triton: Mapped[str | None] = mapped_column(free_text(64))
+    flydsl: Mapped[str | None] = mapped_column(free_text(64))
     extra: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
@@ -55,22 +66,22 @@ class Run(Base):
     __tablename__ = "run"
     id: Mapped[int] = mapped_column(primary_key=True)
     stack_id: Mapped[int | None] = mapped_column(ForeignKey("stack.id"))
-    status: Mapped[str] = mapped_column(String(16), default="running")  # running/complete/interrupted
-    exit_status: Mapped[int | None] = mapped_column(Integer)
+    status: Mapped[str] = mapped_column(String(16), default="running")  # running/complete/interrupted/unrecorded
+    exit_status: Mapped[int | None] = mapped_column(COUNT)
     started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, index=True)
     ended_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     heartbeat_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
-    tag: Mapped[str | None] = mapped_column(String(255), index=True)
-    revision: Mapped[str | None] = mapped_column(String(64))
+    tag: Mapped[str | None] = mapped_column(free_text(255), index=True)
+    revision: Mapped[str | None] = mapped_column(free_text(64))
     dirty: Mapped[bool | None] = mapped_column(Boolean)
     command: Mapped[str | None] = mapped_column(Text)
     rootdir: Mapped[str | None] = mapped_column(Text)
     options: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
-    host: Mapped[str | None] = mapped_column(String(255))
-    pid: Mapped[int | None] = mapped_column(Integer)
-    pid_start: Mapped[str | None] = mapped_column(String(32))  # process start time: pid reuse guard
-    workers: Mapped[int] = mapped_column(Integer, default=0)
-    version: Mapped[str | None] = mapped_column(String(32))  # pytest-gemmcheck's
+    host: Mapped[str | None] = mapped_column(free_text(255))
+    pid: Mapped[int | None] = mapped_column(COUNT)
+    pid_start: Mapped[str | None] = mapped_column(free_text(32))  # process start time: pid reuse guard
+    workers: Mapped[int] = mapped_column(COUNT, default=0)
+    version: Mapped[str | None] = mapped_column(free_text(32))  # pytest-gemmcheck's
     # the session's own id, known before its row exists: xdist workers judge against the
     # history without this run's own results by it
     token: Mapped[str | None] = mapped_column(String(32), index=True)
@@ -84,12 +95,12 @@ class Case(Base):
     __tablename__ = "case"
     id: Mapped[int] = mapped_column(primary_key=True)
     key: Mapped[str] = mapped_column(String(32), unique=True)
-    kernel: Mapped[str] = mapped_column(String(255), index=True)
-    m: Mapped[int] = mapped_column(Integer)
-    n: Mapped[int] = mapped_column(Integer)
-    k: Mapped[int] = mapped_column(Integer)
-    quant: Mapped[str] = mapped_column(String(32))
-    tile: Mapped[str | None] = mapped_column(String(32))
+    kernel: Mapped[str] = mapped_column(free_text(255), index=True)
+    m: Mapped[int] = mapped_column(COUNT)
+    n: Mapped[int] = mapped_column(COUNT)
+    k: Mapped[int] = mapped_column(COUNT)
+    quant: Mapped[str] = mapped_column(free_text(32))
+    tile: Mapped[str | None] = mapped_column(free_text(32))
     out_dtype: Mapped[str] = mapped_column(String(32))
     fp8: Mapped[str | None] = mapped_column(String(16))
     params: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
@@ -104,17 +115,17 @@ class Result(Base):
     case_id: Mapped[int] = mapped_column(ForeignKey("case.id"))
     stack_id: Mapped[int | None] = mapped_column(ForeignKey("stack.id"))
     nodeid: Mapped[str | None] = mapped_column(Text)
-    seed: Mapped[int] = mapped_column(Integer)
-    device: Mapped[str | None] = mapped_column(String(64))
+    seed: Mapped[int] = mapped_column(COUNT)
+    device: Mapped[str | None] = mapped_column(free_text(64))
     deterministic: Mapped[bool] = mapped_column(Boolean)
     rtol: Mapped[float] = mapped_column(Float)
     floor: Mapped[float] = mapped_column(Float)
-    launches: Mapped[int] = mapped_column(Integer)
-    bad_launches: Mapped[int] = mapped_column(Integer)
-    worst_wrong: Mapped[int] = mapped_column(Integer)
-    total_wrong: Mapped[int] = mapped_column(Integer)
-    kinds: Mapped[str] = mapped_column(String(255), default="")  # comma-separated failure kinds
-    consensus_size: Mapped[int] = mapped_column(Integer, default=0)
+    launches: Mapped[int] = mapped_column(COUNT)
+    bad_launches: Mapped[int] = mapped_column(COUNT)
+    worst_wrong: Mapped[int] = mapped_column(COUNT)
+    total_wrong: Mapped[int] = mapped_column(COUNT)
+    kinds: Mapped[str] = mapped_column(free_text(255), default="")  # comma-separated failure kinds
+    consensus_size: Mapped[int] = mapped_column(COUNT, default=0)
     verdict: Mapped[str] = mapped_column(String(16))
     baseline_source: Mapped[str | None] = mapped_column(Text)
     message: Mapped[str | None] = mapped_column(Text)
@@ -127,6 +138,8 @@ class Result(Base):
     contention: Mapped[dict[str, Any] | None] = mapped_column(JSON)  # what was seen on its GPU, start and end
     worst_tiles: Mapped[dict[str, Any] | None] = mapped_column(JSON)  # the worst launch's wrong elements per tile
     recorded_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    # given when recorded (32 hex digits): `gemmcheck db import` leaves out results stored already
+    uid: Mapped[str | None] = mapped_column(String(32))
 
     case: Mapped[Case] = relationship()
     run: Mapped[Run] = relationship()
@@ -134,6 +147,7 @@ class Result(Base):
     __table_args__ = (
         Index("ix_result_case_id_run_id", "case_id", "run_id"),
         Index("ix_result_run_id", "run_id"),
+        Index("ix_result_uid", "uid", unique=True),
     )
 
 
@@ -141,27 +155,27 @@ class Launch(Base):
     """One launch of a case: one poisoned output, one check."""
 
     __tablename__ = "launch"
-    id: Mapped[int] = mapped_column(primary_key=True)
+    id: Mapped[int] = mapped_column(COUNT, primary_key=True)  # a fleet's launches outgrow 2**31 ids
     result_id: Mapped[int] = mapped_column(ForeignKey("result.id", ondelete="CASCADE"))
-    launch_index: Mapped[int] = mapped_column(Integer)  # 1-based, in launch order
-    kinds: Mapped[str] = mapped_column(String(255), default="")  # empty: clean
-    wrong: Mapped[int] = mapped_column(Integer, default=0)
-    nonfinite: Mapped[int] = mapped_column(Integer, default=0)
-    differing: Mapped[int | None] = mapped_column(Integer)  # NULL: differs, count unknown
+    launch_index: Mapped[int] = mapped_column(COUNT)  # 1-based, in launch order
+    kinds: Mapped[str] = mapped_column(free_text(255), default="")  # empty: clean
+    wrong: Mapped[int] = mapped_column(COUNT, default=0)
+    nonfinite: Mapped[int] = mapped_column(COUNT, default=0)
+    differing: Mapped[int | None] = mapped_column(COUNT)  # NULL: differs, count unknown
     max_abs_err: Mapped[float] = mapped_column(Float, default=0.0)
     max_rel_err: Mapped[float] = mapped_column(Float, default=0.0)
     rel_l2: Mapped[float] = mapped_column(Float, default=0.0)
-    wrong_rows: Mapped[int] = mapped_column(Integer, default=0)
-    wrong_tiles: Mapped[int | None] = mapped_column(Integer)
-    differing_rows: Mapped[int] = mapped_column(Integer, default=0)
-    differing_tiles: Mapped[int | None] = mapped_column(Integer)
+    wrong_rows: Mapped[int] = mapped_column(COUNT, default=0)
+    wrong_tiles: Mapped[int | None] = mapped_column(COUNT)
+    differing_rows: Mapped[int] = mapped_column(COUNT, default=0)
+    differing_tiles: Mapped[int | None] = mapped_column(COUNT)
     max_diff_rel: Mapped[float] = mapped_column(Float, default=0.0)
     elapsed_s: Mapped[float] = mapped_column(Float, default=0.0)
     poisoned: Mapped[bool] = mapped_column(Boolean, default=True)
     error: Mapped[str | None] = mapped_column(Text)
-    pid: Mapped[int | None] = mapped_column(Integer)
-    device: Mapped[str | None] = mapped_column(String(64))
-    host: Mapped[str | None] = mapped_column(String(255))
-    device_uuid: Mapped[str | None] = mapped_column(String(64))  # the physical GPU
+    pid: Mapped[int | None] = mapped_column(COUNT)
+    device: Mapped[str | None] = mapped_column(free_text(64))
+    host: Mapped[str | None] = mapped_column(free_text(255))
+    device_uuid: Mapped[str | None] = mapped_column(free_text(64))  # the physical GPU
 
     __table_args__ = (Index("ix_launch_result_id", "result_id"),)

@@ -1,61 +1,60 @@
 """Recording a session into the history database, from the process that owns the session
 (never an xdist worker: their results arrive here on their reports).
 
-The session opens the database when its first gemmcheck case starts (:meth:`Recorder.open`:
-a corrupt or newer-schema database is then a one-line usage error before any kernel runs), or,
-on an xdist controller, when the first result arrives; a test suite without gemmcheck cases
-never touches one. Results are written in batches (by count, launches and time); if the
-database fails mid-session, pending results go to a JSON file beside it and nothing is lost.
-Nothing is left pending while a test runs (pending results are written before the next test
-starts), so a session killed during a long test loses at most that test's results.
+The session opens the database when its first gemmcheck case starts (:meth:`Recorder.open`):
+it is checked (SQLite's quick check, the schema, a write that is rolled back) and the run row is
+written, so that a database that cannot be used is a one-line usage error before any kernel
+runs, and a session killed in its first case still leaves its run. An xdist controller opens it
+when a worker starts its first case. Each test's results are written when its report arrives,
+a batch in one transaction, retried result by result when it fails: one result the database
+refuses never takes the others with it, and after any failure the next results are tried
+again. What cannot be written goes at once, with why, to the fallback file (fallback.py), which
+``gemmcheck db import`` loads. The run ends ``complete``, ``interrupted``, or ``unrecorded``
+(some of its results are only in the fallback file).
 """
 
 from __future__ import annotations
 
-import json
-import os
+import uuid
 from datetime import datetime, timezone
 from pathlib import Path
 
 from ..case.result import CaseResult
+from ..config.options import hide_passwords
 from ..environment.git import git_state
+from . import fallback
+from .location import one_line
 
 BATCH_RESULTS = 64
 BATCH_LAUNCHES = 20_000
+RECORDING_FAILED = 4  # the exit status of --gemmcheck-require-record when a result was not recorded
 
 
 def masked_command(args) -> str:
-    """The command line with passwords in any URL hidden."""
-    masked = []
-    for arg in args:
-        arg = str(arg)
-        if "://" in arg:
-            from .engine import safe_url
-
-            prefix, _, url = arg.rpartition("=") if arg.startswith("--") else ("", "", arg)
-            arg = f"{prefix}={safe_url(url)}" if prefix else safe_url(url)
-        masked.append(arg)
-    return " ".join(masked)
+    """The command line with the password of any URL in it hidden."""
+    return " ".join(hide_passwords(arg) for arg in args)
 
 
 class Recorder:
     def __init__(self, *, url, rootdir: Path, tag: str | None, command: str, options: dict, workers: int,
-                 token: str | None = None):
+                 token: str | None = None, require: bool = False):
         self.url = url
-        self.token = token  # the session's id, written into its run row
+        self.token = token or uuid.uuid4().hex  # the session's id, written into its run row
         self.rootdir = rootdir
         self.tag = tag
         self.command = command
         self.options = options
         self.workers = workers
+        self.require = require  # --gemmcheck-require-record
         self.started_at = datetime.now(timezone.utc)
         self.store = None
         self.run_id: int | None = None
-        self.pending: list[CaseResult] = []
+        self.pending: list[tuple[str, CaseResult]] = []  # (uid, result) not yet written
         self.recorded = 0
-        self.failure: str | None = None  # why recording stopped, one line
-        self.fallback: Path | None = None
-        self._unrecorded: list[CaseResult] = []
+        self.unrecorded: dict[str, str] = {}  # uid -> why it is only in the fallback file
+        self.end_failure: str | None = None  # why the run's end could not be written
+        self._fallback: fallback.FallbackFile | None = None
+        self._run_info = None
 
     @property
     def where(self) -> str:
@@ -63,82 +62,116 @@ class Recorder:
 
         return safe_url(self.url)
 
+    @property
+    def saved_to(self) -> Path | None:
+        """The fallback file, once something went into it."""
+        return self._fallback.path if self._fallback is not None else None
+
+    @property
+    def failed(self) -> bool:
+        """Whether anything of this session is not in the database."""
+        return bool(self.unrecorded) or self.end_failure is not None
+
+    # --- the run ------------------------------------------------------------------------
     def open(self) -> None:
-        """Open the database now (creating and migrating the embedded SQLite default): a database
-        that cannot be used raises DatabaseError before anything is recorded. Otherwise the
-        first write opens it."""
-        if self.store is not None:
+        """Open the database (creating and migrating the embedded SQLite default), check it can
+        be written, and write the run row; a database that cannot be used raises DatabaseError."""
+        if self.run_id is not None:
             return
-        from .engine import is_sqlite, open_database
+        from .engine import DatabaseError, is_sqlite, open_database
         from .store import HistoryStore
 
-        # migrations run by themselves only on SQLite files; a shared server is upgraded on purpose
-        self.store = HistoryStore(open_database(self.url, auto_upgrade=is_sqlite(self.url)))
+        if self.store is None:
+            # migrations run by themselves only on SQLite files; a shared server is upgraded on purpose
+            self.store = HistoryStore(open_database(self.url, auto_upgrade=is_sqlite(self.url), for_writing=True))
+        try:
+            self.store.probe_write()
+            self.run_id = self.store.begin_run(self.run_info(), started_at=self.started_at)
+        except Exception as exc:  # a driver's error, said in one line that names the database
+            raise DatabaseError(f"cannot write to {self.where}: {one_line(exc)}") from None
 
-    def _begin(self, first: CaseResult) -> None:
+    def run_info(self):
         from .. import __version__
         from .store import RunInfo
 
-        self.open()
-        revision, dirty = git_state(self.rootdir)
-        info = RunInfo(tag=self.tag, revision=revision, dirty=dirty, command=self.command, rootdir=str(self.rootdir),
-                       options=self.options, workers=self.workers, version=__version__, token=self.token)
-        self.run_id = self.store.begin_run(info, first.stack or None, started_at=self.started_at)
+        if self._run_info is None:
+            revision, dirty = git_state(self.rootdir)
+            self._run_info = RunInfo(tag=self.tag, revision=revision, dirty=dirty, command=self.command,
+                                     rootdir=str(self.rootdir), options=self.options, workers=self.workers,
+                                     version=__version__, token=self.token)
+        return self._run_info
 
+    # --- results ------------------------------------------------------------------------
     def add(self, result: CaseResult) -> None:
-        if self.failure is not None:
-            self._unrecorded.append(result)
-            return
-        self.pending.append(result)
-        if len(self.pending) >= BATCH_RESULTS or sum(len(r.launches) for r in self.pending) >= BATCH_LAUNCHES:
+        self.pending.append((uuid.uuid4().hex, result))
+        if len(self.pending) >= BATCH_RESULTS or sum(len(r.launches) for _, r in self.pending) >= BATCH_LAUNCHES:
             self.flush()
 
     def flush(self) -> None:
-        if not self.pending or self.failure is not None:
+        """Write what is pending; what the database refuses goes to the fallback file."""
+        if not self.pending:
             return
+        batch, self.pending = self.pending, []
         try:
-            if self.run_id is None:
-                self._begin(self.pending[0])
-            self.store.add_results(self.run_id, self.pending)
-            self.recorded += len(self.pending)
-            self.pending = []
-        except Exception as exc:  # a broken store must not take the results with it
-            self.failure = _one_line(exc)
-            self._unrecorded.extend(self.pending)
-            self.pending = []
+            self.open()
+        except Exception as exc:  # no database this time: the batch is kept in the fallback file
+            failed = {uid: one_line(exc) for uid, _ in batch}
+        else:
+            failed = self.store.add_each(self.run_id, batch)
+        self.recorded += len(batch) - len(failed)
+        for uid, result in batch:
+            if uid in failed:
+                self._keep(uid, failed[uid], result)
 
-    def finish(self, exit_status: int, interrupted: bool) -> None:
+    def _keep(self, uid: str, reason: str, result: CaseResult) -> None:
+        self.unrecorded[uid] = reason
+        self._fallback_file().add(uid, reason, result)
+
+    def _fallback_file(self) -> fallback.FallbackFile:
+        if self._fallback is None:
+            run = {**vars(self.run_info()), **fallback.this_process(), "started_at": self.started_at.isoformat()}
+            self._fallback = fallback.FallbackFile(self.rootdir, fallback.file_name(self.started_at, self.token),
+                                                   fallback.header(database=self.where, run=run))
+        return self._fallback
+
+    def finish(self, exit_status: int, interrupted: bool) -> int:
+        """Write what is pending and the run's end; the exit status the session should end with
+        (a passing one turned into 4 under --gemmcheck-require-record when recording failed)."""
         self.flush()
-        if self.failure is None and self.run_id is not None:
+        ended = "interrupted" if interrupted else "complete"
+        if self.require and self.unrecorded and exit_status == 0:
+            exit_status = RECORDING_FAILED
+        if self.run_id is not None:
             try:
-                self.store.finish_run(self.run_id, "interrupted" if interrupted else "complete", exit_status)
-            except Exception as exc:
-                self.failure = _one_line(exc)
-        if self._unrecorded:
-            self.fallback = self._save_fallback()
+                self.store.finish_run(self.run_id, "unrecorded" if self.unrecorded else ended, exit_status)
+            except Exception as exc:  # the run would look interrupted: the fallback file says how it ended
+                self.end_failure = one_line(exc)
+                if self.require and exit_status == 0:
+                    exit_status = RECORDING_FAILED
+        if self.failed:
+            self._fallback_file().end(ended, exit_status)
         if self.store is not None:
             self.store.engine.dispose()
+        return exit_status
 
-    def _save_fallback(self) -> Path:
-        folder = self.rootdir / ".gemmcheck"
-        folder.mkdir(parents=True, exist_ok=True)
-        path = folder / f"unrecorded-{self.started_at:%Y%m%dT%H%M%S}-{os.getpid()}.json"
-        payload = {"database": self.where, "reason": self.failure, "tag": self.tag, "command": self.command,
-                   "started_at": self.started_at.isoformat(), "results": [r.to_dict() for r in self._unrecorded]}
-        path.write_text(json.dumps(payload, indent=1, default=str))
-        return path
-
+    # --- what the summary says ------------------------------------------------------------
     def summary(self) -> str:
-        if self.failure is not None:
-            text = f"gemmcheck: NOT recorded to {self.where}: {self.failure}"
-            if self.fallback is not None:
-                text += f"; {len(self._unrecorded)} results saved to {self.fallback}"
-            return text
-        if self.run_id is None:
-            return ""
-        return f"gemmcheck: recorded run {self.run_id} ({self.recorded} results) to {self.where}"
-
-
-def _one_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0] if text else type(exc).__name__
+        """One line: what was recorded where, and what was not, why, and where it is instead."""
+        if not self.failed:
+            if self.run_id is None:
+                return ""
+            return f"gemmcheck: recorded run {self.run_id} ({self.recorded} results) to {self.where}"
+        total = self.recorded + len(self.unrecorded)
+        text = f"gemmcheck: NOT recorded to {self.where}: "
+        if self.unrecorded:
+            text += f"{len(self.unrecorded)} of {total} results ({fallback.reasons_words(self.unrecorded.values())})"
+        if self.end_failure is not None:
+            text += ("; " if self.unrecorded else "") + f"the run's end ({self.end_failure})"
+        if self.run_id is not None and self.recorded:
+            text += f"; run {self.run_id} has the other {self.recorded}"
+        saved = self.saved_to
+        if saved is not None:
+            text += f"; saved to {saved} (load it with: gemmcheck db import {saved})"
+        elif self._fallback is not None:
+            text += f"; and they could not be saved anywhere: {self._fallback.error}"
+        return text

@@ -2,7 +2,9 @@
 dashboard and the verdicts need.
 
 Writes go in batches, each in one transaction: a result is stored with all its launches or
-not at all, so a session killed at any moment leaves a consistent database.
+not at all, so a session killed at any moment leaves a consistent database. A batch that fails
+is written again result by result (:meth:`HistoryStore.add_each`), so that one result the
+database refuses never takes the others with it.
 """
 
 from __future__ import annotations
@@ -20,10 +22,33 @@ from sqlalchemy.engine import Engine
 from ..case.result import CaseResult, CompiledResult
 from ..environment.stack import process_alive, process_start_time, split
 from .engine import write_transaction
+from .location import DatabaseError, one_line
 from .models import Case, Launch, Result, Run, Stack, utcnow
 
 # A run from another host that has not written for this long is taken as interrupted.
 STALE_AFTER = timedelta(hours=6)
+BIGINT = range(-2 ** 63, 2 ** 63)  # what a 64-bit column holds
+
+
+class RowError(ValueError):
+    """A value of one result that no column can hold; the message names it."""
+
+
+def database_wide(exc: BaseException) -> bool:
+    """Whether a failed write says that the database takes no write now (gone, locked, full,
+    read-only, its schema changed), rather than that one result is wrong."""
+    from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
+
+    if isinstance(exc, DBAPIError) and exc.connection_invalidated:
+        return True
+    return isinstance(exc, (OperationalError, InterfaceError, DatabaseError))
+
+
+def _fits(row: dict, table: str) -> dict:
+    for column, value in row.items():
+        if isinstance(value, int) and not isinstance(value, bool) and value not in BIGINT:
+            raise RowError(f"{table}.{column} {value} does not fit a 64-bit column")
+    return row
 
 
 def _insert_ignoring_duplicates(connection, table, rows: list[dict], unique: str) -> None:
@@ -67,6 +92,10 @@ class RunInfo:
     workers: int = 0
     version: str | None = None
     token: str | None = None
+    # the recording process; None: this one (`gemmcheck db import` gives the session's own)
+    host: str | None = None
+    pid: int | None = None
+    pid_start: str | None = None
 
 
 class HistoryStore:
@@ -74,24 +103,55 @@ class HistoryStore:
         self.engine = engine
 
     # --- runs -------------------------------------------------------------------------
-    def begin_run(self, info: RunInfo, stack: dict | None = None, started_at: datetime | None = None) -> int:
+    def begin_run(self, info: RunInfo, stack: dict | None = None, started_at: datetime | None = None,
+                  status: str = "running") -> int:
         self.mark_dead_runs_interrupted()
-        pid = os.getpid()
+        pid = os.getpid() if info.pid is None else info.pid
         with write_transaction(self.engine) as connection:
             stack_id = self._stack_ids(connection, [stack])[stack["fingerprint"]] if stack else None
             now = utcnow()
             return connection.execute(insert(Run).returning(Run.id), {
-                "stack_id": stack_id, "status": "running", "started_at": started_at or now, "heartbeat_at": now,
+                "stack_id": stack_id, "status": status, "started_at": started_at or now, "heartbeat_at": now,
                 "tag": info.tag, "revision": info.revision, "dirty": info.dirty, "command": info.command,
-                "rootdir": info.rootdir, "options": info.options or {}, "host": socket.gethostname(), "pid": pid,
-                "pid_start": process_start_time(pid), "workers": info.workers, "version": info.version,
-                "token": info.token,
+                "rootdir": info.rootdir, "options": info.options or {}, "host": info.host or socket.gethostname(),
+                "pid": pid, "pid_start": info.pid_start if info.pid is not None else process_start_time(pid),
+                "workers": info.workers, "version": info.version, "token": info.token,
             }).scalar_one()
 
-    def finish_run(self, run_id: int, status: str, exit_status: int | None) -> None:
+    def finish_run(self, run_id: int, status: str, exit_status: int | None, ended_at: datetime | None = None) -> None:
         with write_transaction(self.engine) as connection:
             connection.execute(update(Run).where(Run.id == run_id).values(
-                status=status, exit_status=exit_status, ended_at=utcnow(), heartbeat_at=utcnow()))
+                status=status, exit_status=exit_status, ended_at=ended_at or utcnow(), heartbeat_at=utcnow()))
+
+    def run_of_token(self, token: str) -> tuple[int, str] | None:
+        """(id, status) of the run whose token is ``token``, if it was written."""
+        with self.engine.connect() as connection:
+            row = connection.execute(select(Run.id, Run.status).where(Run.token == token).order_by(Run.id)).first()
+        return tuple(row) if row else None
+
+    def probe_write(self) -> None:
+        """A row in every table, in a transaction that is rolled back: a database this session
+        cannot write (a read-only file or folder, a read-only server or role, a full disk) fails
+        here, before any launch, rather than at the first result. The rows take id -1, which no
+        row has, so that no id sequence moves."""
+        probe, now = -1, utcnow()
+        with self.engine.connect() as connection:
+            connection = connection.execution_options(gemmcheck_write=True)
+            transaction = connection.begin()
+            try:
+                connection.execute(insert(Stack), {"id": probe, "fingerprint": "0" * 32, "extra": {},
+                                                   "created_at": now})
+                connection.execute(insert(Run), {"id": probe, "status": "running", "started_at": now, "options": {},
+                                                 "workers": 0})
+                connection.execute(insert(Case), {"id": probe, "key": "0" * 32, "kernel": "", "m": 1, "n": 1, "k": 1,
+                                                  "quant": "", "out_dtype": "", "params": {}})
+                connection.execute(insert(Result), {
+                    "id": probe, "run_id": probe, "case_id": probe, "stack_id": probe, "seed": 0, "deterministic": True,
+                    "rtol": 0.0, "floor": 0.0, "launches": 0, "bad_launches": 0, "worst_wrong": 0, "total_wrong": 0,
+                    "verdict": "", "recorded_at": now})
+                connection.execute(insert(Launch), {"id": probe, "result_id": probe, "launch_index": 1})
+            finally:
+                transaction.rollback()
 
     def mark_dead_runs_interrupted(self) -> int:
         """Runs left 'running' by a process that is gone (killed, crashed, power lost) become
@@ -117,16 +177,17 @@ class HistoryStore:
         return len(dead)
 
     # --- results ------------------------------------------------------------------------
-    def add_results(self, run_id: int, results: list[CaseResult]) -> None:
-        """Store results with their launches, all in one transaction."""
+    def add_results(self, run_id: int, results: list[CaseResult], uids: list[str] | None = None) -> None:
+        """Store results with their launches (and each its uid), all in one transaction."""
         if not results:
             return
+        uids = uids or [None] * len(results)
         with write_transaction(self.engine) as connection:
             stacks = self._stack_ids(connection, [r.stack for r in results if r.stack])
             _insert_ignoring_duplicates(connection, Case.__table__, [_case_row(r) for r in results], "key")
             case_ids = _ids_by(connection, Case, "key", [r.key for r in results])
-            result_rows = [_result_row(run_id, case_ids[r.key], stacks.get((r.stack or {}).get("fingerprint")), r)
-                           for r in results]
+            result_rows = [_result_row(run_id, case_ids[r.key], stacks.get((r.stack or {}).get("fingerprint")), r, uid)
+                           for r, uid in zip(results, uids)]
             result_ids = connection.scalars(
                 insert(Result).returning(Result.id, sort_by_parameter_order=True), result_rows).all()
             launch_rows = [_launch_row(result_id, launch)
@@ -138,6 +199,37 @@ class HistoryStore:
             if first_stack is not None:  # an xdist controller has no GPU: the workers' stack is the run's
                 connection.execute(update(Run).where(Run.id == run_id, Run.stack_id.is_(None)).values(stack_id=first_stack))
             connection.execute(update(Run).where(Run.id == run_id).values(**run_update))
+
+    def add_each(self, run_id: int, results: list[tuple[str, CaseResult]]) -> dict[str, str]:
+        """Store (uid, result) pairs: in one transaction, else (that failing) one result per
+        transaction, until the database refuses writes altogether; the uids not stored, each
+        with why in one line."""
+        if not results:
+            return {}
+        try:
+            self.add_results(run_id, [result for _, result in results], [uid for uid, _ in results])
+            return {}
+        except Exception as exc:  # which result (or the database as a whole) it was is found below
+            if database_wide(exc) or len(results) == 1:
+                return {uid: one_line(exc) for uid, _ in results}
+        failed = {}
+        for position, (uid, result) in enumerate(results):
+            try:
+                self.add_results(run_id, [result], [uid])
+            except Exception as exc:  # this result is refused: it goes to the fallback file with why
+                failed[uid] = one_line(exc)
+                if database_wide(exc):
+                    failed.update({later: failed[uid] for later, _ in results[position + 1:]})
+                    break
+        return failed
+
+    def stored_uids(self, uids: list[str]) -> set[str]:
+        """Those of ``uids`` whose result is in the database."""
+        found: set[str] = set()
+        with self.engine.connect() as connection:
+            for start in range(0, len(uids), 500):  # bounded IN lists
+                found.update(connection.scalars(select(Result.uid).where(Result.uid.in_(uids[start:start + 500]))))
+        return found
 
     def _stack_ids(self, connection, stacks: list[dict]) -> dict[str, int]:
         unique = {s["fingerprint"]: s for s in stacks if s}
@@ -167,14 +259,14 @@ def _aware(moment: datetime) -> datetime:
 
 
 def _case_row(result: CaseResult) -> dict:
-    return {"key": result.key, "kernel": result.kernel, "m": result.m, "n": result.n, "k": result.k,
-            "quant": result.quant, "tile": result.tile, "out_dtype": result.out_dtype, "fp8": result.fp8,
-            "params": result.params}
+    return _fits({"key": result.key, "kernel": result.kernel, "m": result.m, "n": result.n, "k": result.k,
+                  "quant": result.quant, "tile": result.tile, "out_dtype": result.out_dtype, "fp8": result.fp8,
+                  "params": result.params}, "case")
 
 
-def _result_row(run_id: int, case_id: int, stack_id: int | None, result: CaseResult) -> dict:
+def _result_row(run_id: int, case_id: int, stack_id: int | None, result: CaseResult, uid: str | None) -> dict:
     elapsed = result.elapsed
-    return {
+    return _fits({
         "run_id": run_id, "case_id": case_id, "stack_id": stack_id, "nodeid": result.nodeid, "seed": result.seed,
         "device": result.device, "deterministic": result.deterministic, "rtol": result.rtol, "floor": result.floor,
         "launches": len(result.launches), "bad_launches": len(result.bad_launches),
@@ -186,8 +278,8 @@ def _result_row(run_id: int, case_id: int, stack_id: int | None, result: CaseRes
         "elapsed_min_s": min(elapsed) if elapsed else None,
         "elapsed_median_s": statistics.median(elapsed) if elapsed else None,
         "contended": result.contended, "contention": result.contention or None, "worst_tiles": result.worst_tiles or None,
-        "recorded_at": utcnow(),
-    }
+        "recorded_at": utcnow(), "uid": uid,
+    }, "result")
 
 
 def _launch_row(result_id: int, launch) -> dict:

@@ -24,7 +24,7 @@ class Evidence:
     launches: int = 0
     bad: int = 0
     per_process: list[tuple[int, int]] = field(default_factory=list)  # (bad, launches) per process
-    gpus: int = 0
+    gpus: int = 0  # distinct GPUs that ran the launches; 0: the CPU did
     worst_wrong: int = 0
     worst_tiles: int = 0
     kinds: list[str] = field(default_factory=list)
@@ -47,7 +47,8 @@ class Evidence:
         return cls(
             launches=len(result.launches), bad=len(result.bad_launches),
             per_process=sorted((bad, n) for bad, n in per_process.values()),
-            gpus=len({launch.device_uuid or launch.device for launch in result.launches if launch.device}) or 1,
+            gpus=len({launch.device_uuid or launch.device for launch in result.launches
+                      if launch.device and not launch.device.startswith("cpu")}),
             worst_wrong=result.worst_wrong,
             worst_tiles=max((launch.wrong_tiles or 0 for launch in result.launches), default=0),
             kinds=result.kinds,
@@ -58,20 +59,22 @@ class Evidence:
         processes = history.processes
         return cls(
             launches=sum(p.launches for p in processes), bad=sum(p.bad_launches for p in processes),
-            per_process=sorted((p.bad_launches, p.launches) for p in processes), gpus=max(history.gpus, 1),
+            per_process=sorted((p.bad_launches, p.launches) for p in processes),
+            gpus=max(history.gpus, 1) if any(arch for _, arch, _ in history.stacks) else 0,
             worst_wrong=max((p.worst_wrong for p in processes), default=0),
             worst_tiles=max((p.worst_tiles for p in processes), default=0),
             kinds=[kind for kind in KINDS if kind in history.kinds],
         )
 
     def describe(self) -> str:
-        """'0/900 launches (rate < 0.33%) in 3 processes on 1 GPU'."""
+        """'0/900 launches (rate < 0.33%) in 3 processes on 1 GPU', or '... on the CPU'."""
         processes = self.processes or 1
         text = f"{format_rate(self.bad, self.launches)} launches in {processes} process{'es' if processes != 1 else ''}"
         if processes > 1:
             text += f" ({self.bad_processes} with a bad launch)"
-        gpus = self.gpus or 1
-        return text + f" on {gpus} GPU{'s' if gpus != 1 else ''}"
+        if not self.gpus:
+            return text + " on the CPU"
+        return text + f" on {self.gpus} GPU{'s' if self.gpus != 1 else ''}"
 
 
 @dataclass

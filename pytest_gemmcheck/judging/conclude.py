@@ -4,15 +4,22 @@ baseline and the message written onto the result, and the failure the test raise
 
 from __future__ import annotations
 
+import itertools
+import os
+import textwrap
 import traceback
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable
 
-from ..case.result import RAISED, CaseResult
+from ..case.result import CaseResult
 from ..errors import GemmcheckFailure, LaunchError
 from .baseline import Baseline
 from .message import failure_message
-from .verdict import Verdict, judge
+from .verdict import PASS, Verdict, failing_launches, judge
+
+# frames in the plugin are the launch loop's, not the kernel's (named as the modules' own __file__ is)
+_PACKAGE = str(Path(__file__).parent.parent) + os.sep
 
 
 @dataclass
@@ -24,7 +31,7 @@ class Conclusion:
 def conclude(result: CaseResult, settings, baseline_for: Callable[[CaseResult], Baseline], *,
              raised: BaseException | None = None, planned: int | None = None) -> Conclusion:
     """Judge ``result``. ``raised``: the exception a launch raised in this process (the test
-    fails with it, chained, and ``planned`` launches named); a launch recorded as raised
+    fails with it, chained, and ``planned`` launches named); a launch recorded as raised or hung
     elsewhere (a child process) fails the test as well. Under ``--gemmcheck-accept`` a
     regression does not fail: this run becomes the baseline instead."""
     baseline = baseline_for(result)
@@ -33,16 +40,30 @@ def conclude(result: CaseResult, settings, baseline_for: Callable[[CaseResult], 
     result.verdict = verdict.kind
     result.baseline = {"source": baseline.source, "description": baseline.description,
                        "launches": baseline.evidence.launches, "bad_launches": baseline.evidence.bad}
-    raised_launches = [launch for launch in result.launches if RAISED in launch.kinds]
-    result.message = failure_message(result, verdict) if (verdict.kind != "pass" or raised_launches) else ""
+    result.message = failure_message(result, verdict) if verdict.kind != PASS else ""
     failure: GemmcheckFailure | None = None
     if raised is not None:
-        last = result.launches[-1]
-        trace = "".join(traceback.format_exception_only(type(raised), raised)).strip()
-        failure = LaunchError(f"launch {last.index} of {planned or len(result.launches)} raised {trace}\n{result.message}")
-        failure.__cause__ = raised
-    elif raised_launches:
+        failure = _launch_error(raised, result.launches[-1].index, planned or len(result.launches), result.message)
+    elif failing_launches(result):
         failure = LaunchError(result.message)
     elif verdict.failed and not settings.accept:
         failure = GemmcheckFailure(result.message)
     return Conclusion(verdict, failure)
+
+
+def _launch_error(raised: BaseException, index: int, planned: int, message: str) -> LaunchError:
+    """The failure of a launch that raised: the kernel's exception, where it raised, and the
+    evidence. The kernel's traceback is written into the message in Python's own form (file,
+    line, source) and the chained exception carries none: pytest shows a chained traceback with
+    each frame's arguments, and the frame of ``launch(out)`` (the test's lambda, the kernel's
+    own functions) holds the whole NaN-poisoned output."""
+    frames = traceback.extract_tb(raised.__traceback__)
+    kernel_frames = traceback.StackSummary.from_list(
+        list(itertools.dropwhile(lambda frame: frame.filename.startswith(_PACKAGE), frames)))
+    where = "".join(kernel_frames.format()).rstrip()
+    text = f"launch {index} of {planned} raised " + f"{type(raised).__name__}: {raised}".strip() + "\n"
+    if where:
+        text += "  kernel traceback (most recent call last):\n" + textwrap.indent(where, "  ") + "\n"
+    failure = LaunchError(text + message)
+    failure.__cause__ = raised.with_traceback(None)
+    return failure

@@ -6,8 +6,8 @@ Written to read like the tables kernel authors paste into PRs: "3/12 launches ba
 
 from __future__ import annotations
 
-from ..case.result import (BAD_OUTPUT, INCONSISTENT, NONFINITE, RAISED, UNWRITTEN, WRONG, CaseResult,
-                           CompiledResult, LaunchRecord)
+from ..case.result import (BAD_OUTPUT, CHANGED_INPUT, HUNG, INCONSISTENT, NONFINITE, RAISED, UNWRITTEN, WRONG,
+                           WROTE_OUTSIDE, CaseResult, CompiledResult, LaunchRecord)
 from .stats import format_percent, rate_upper_bound
 from .verdict import Verdict
 
@@ -59,8 +59,15 @@ def launch_line(result: CaseResult, launch: LaunchRecord) -> str:
     total = result.m * result.n
     if RAISED in launch.kinds:
         parts.append(f"raised {launch.error}")
+    if HUNG in launch.kinds:
+        parts.append(f"hung: {launch.error}")
     if BAD_OUTPUT in launch.kinds:
         parts.append(f"bad output: {launch.error}")
+    if WROTE_OUTSIDE in launch.kinds:
+        parts.append(launch.wrote_outside)
+    if CHANGED_INPUT in launch.kinds:
+        parts.append("changed its input " + ", ".join(f"{name} in {_plural(rows, 'row')}"
+                                                      for name, rows in launch.changed_inputs.items()))
     if UNWRITTEN in launch.kinds:
         parts.append(f"wrote nothing: all {total:,} elements still hold the NaN poison")
     elif NONFINITE in launch.kinds:

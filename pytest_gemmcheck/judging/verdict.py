@@ -9,7 +9,9 @@ from the per-process rates (stats.design_effect), and the evidence is also state
 
 Error counts regress when the worst wrong-element count grows by more than ``worst_factor``
 over the baseline's, when wrong tiles spread by as much, or when a failure kind appears that
-the baseline never had (the first NaN, the first inconsistent launch, the first exception).
+the baseline never had (the first NaN, the first inconsistent launch). A launch that raised or
+hung is a regression whatever the baseline: the test fails with its exception, so no verdict
+may call it known-bad or a pass.
 
 Verdicts: regression (fails the test) > improved (better beyond chance: passes, says how to
 accept) > known-bad (a golden accepts a bad rate, and the rate holds) > pass.
@@ -20,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .baseline import CLEAN, Baseline, Evidence
-from ..case.result import CaseResult, CompiledResult
+from ..case.result import HUNG, RAISED, CaseResult, CompiledResult
 from .stats import design_effect, effective_counts, fisher_greater, fisher_less
 
 PASS = "pass"
@@ -28,9 +30,13 @@ REGRESSION = "regression"
 IMPROVED = "improved"
 KNOWN_BAD = "known-bad"
 
+# kinds of launch that end the case and fail its test with their exception
+FAILING_KINDS = (RAISED, HUNG)
+
 KIND_WORDS = {
-    "raised": "a launch raised",
     "bad_output": "a launch produced no usable output",
+    "wrote_outside": "a launch wrote outside its output",
+    "changed_input": "a launch changed its inputs",
     "unwritten": "a launch wrote nothing",
     "nonfinite": "non-finite elements",
     "inconsistent": "launches that differ from the consensus",
@@ -56,7 +62,8 @@ def judge(result: CaseResult, baseline: Baseline = CLEAN, *, alpha: float = 0.05
         return judge_static(result, baseline, static_policy)
     current = Evidence.of(result)
     base = baseline.evidence
-    reasons: list[str] = []
+    failing = failing_launches(result)
+    reasons = [failing_words(failing)] if failing else []
     lines = [f"current: {current.describe()}", f"baseline: {_baseline_words(baseline)}"]
 
     deff_now, deff_base = design_effect(current.per_process), design_effect(base.per_process)
@@ -103,7 +110,7 @@ def judge(result: CaseResult, baseline: Baseline = CLEAN, *, alpha: float = 0.05
                            f"baseline's {base.worst_wrong:,}")
         if base.worst_tiles and current.worst_tiles > worst_factor * base.worst_tiles:
             reasons.append(f"wrong tiles spread: {current.worst_tiles} in the worst launch, baseline {base.worst_tiles}")
-        new_kinds = [kind for kind in current.kinds if kind not in base.kinds and kind != "wrong"]
+        new_kinds = [kind for kind in current.kinds if kind not in base.kinds and kind not in ("wrong", *FAILING_KINDS)]
         for kind in new_kinds:
             reasons.append(f"{KIND_WORDS.get(kind, kind)} where the baseline had none")
 
@@ -118,6 +125,25 @@ def judge(result: CaseResult, baseline: Baseline = CLEAN, *, alpha: float = 0.05
         if baseline.accepts_bad:
             return Verdict(KNOWN_BAD, [f"a known bad rate, accepted by {baseline.description}, holds"], p_value, lines)
     return Verdict(PASS, [], p_value, lines)
+
+
+def failing_launches(result: CaseResult) -> list:
+    """The launches that raised or hung."""
+    return [launch for launch in result.launches if any(kind in launch.kinds for kind in FAILING_KINDS)]
+
+
+def failing_words(launches: list) -> str:
+    """Those launches in words, for a verdict's reasons and the summary line: 'launch 3 raised
+    RuntimeError: ...', 'launch 2 hung: did not finish ...', '3 launches raised; the first, launch
+    1, raised ...'."""
+    def verb(launch) -> str:
+        return "hung:" if HUNG in launch.kinds else "raised"
+
+    first = launches[0]
+    if len(launches) == 1:
+        return f"launch {first.index} {verb(first)} {first.error}"
+    verbs = " or ".join(sorted({verb(launch).rstrip(":") for launch in launches}))
+    return f"{len(launches)} launches {verbs}; the first, launch {first.index}, {verb(first)} {first.error}"
 
 
 def judge_static(result: CompiledResult, baseline: Baseline, policy: str) -> Verdict:

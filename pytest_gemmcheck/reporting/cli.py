@@ -5,14 +5,15 @@
     gemmcheck coverage [FILTERS]
     gemmcheck report --html FILE [FILTERS] [--run ID]
     gemmcheck runs [--tag T] [--since 7d]
-    gemmcheck db upgrade | current
+    gemmcheck db upgrade | current | import FILE [FILE ...]
     gemmcheck goldens export [--include-bad]
     gemmcheck lint FILE.s
 
 ``--db`` goes before or after the command. The database is ``--db`` (a SQLAlchemy URL or a
 SQLite path), else ``$GEMMCHECK_DB``, else the nearest ``.gemmcheck/history.db`` in the
 current directory or its parents. Errors are one line on stderr with exit status 2 (usage) or
-1 (the database cannot be used); output cut short by a closed pipe (``| head``) ends quietly.
+1 (the database or a file cannot be used); output cut short by a closed pipe (``| head``) ends
+quietly.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from ..history.location import DEFAULT_PATH, ENV_VAR
 from .tables import FORMATS, Table
 
 EXIT_DATABASE, EXIT_USAGE = 1, 2
+MAX_LIMIT = 10 ** 9  # rows: more than any database here holds, and within every backend's LIMIT
 
 
 class CommandError(Exception):
@@ -161,18 +163,27 @@ def cmd_report(args, engine) -> int:
 
 
 def cmd_db(args) -> int:
-    from ..history.engine import create, current_revision, head_revision, resolve_url, safe_url, upgrade
+    from ..history.engine import (check_integrity, create, current_revision, head_revision, is_newer,
+                                  newer_schema_words, resolve_url, safe_url, upgrade)
 
+    if args.action == "import":
+        return _import(args)
+    if args.files:
+        raise CommandError(f"db {args.action} takes no files (db import FILE [FILE ...] does)")
     url = _database_url(args) if (args.db or os.environ.get(ENV_VAR)) else resolve_url(None, Path.cwd())
     engine = create(url)
     try:
         if args.action == "current":
             current = current_revision(engine)
             head = head_revision()
+            if is_newer(current):
+                print(f"{safe_url(url)}: {newer_schema_words(current)}")
+                return 0
             state = "no gemmcheck schema" if current is None else f"revision {current}"
             note = "up to date" if current == head else f"head is {head}: run gemmcheck db upgrade"
             print(f"{safe_url(url)}: {state} ({note})")
             return 0
+        check_integrity(engine, url)  # a damaged file is not migrated further
         before, after = upgrade(engine, url)
         print(f"{safe_url(url)}: " + ("already at " + after if before == after else f"upgraded {before or 'empty'} -> {after}"))
         return 0
@@ -180,13 +191,62 @@ def cmd_db(args) -> int:
         engine.dispose()
 
 
+def _import(args) -> int:
+    """``db import FILE ...``: the fallback files' results into the database, a line per file;
+    a file that is no fallback file is one line on stderr (exit status 1), the others still load."""
+    from ..history import fallback
+    from ..history.engine import DatabaseError, is_sqlite, open_database, safe_url
+    from ..history.store import HistoryStore
+
+    if not args.files:
+        raise CommandError("db import needs the fallback files to load (.gemmcheck/unrecorded-*.jsonl)")
+    url = _database_url(args)
+    store = HistoryStore(open_database(url, auto_upgrade=is_sqlite(url), for_writing=True))
+    status = 0
+    try:
+        for path in args.files:
+            try:
+                loaded = fallback.load(store, fallback.read(Path(path)))
+            except DatabaseError as exc:
+                print(f"gemmcheck db import: {exc}", file=sys.stderr)
+                status = EXIT_DATABASE
+                continue
+            print(f"{path} into {safe_url(url)}, {loaded.words()}")
+            if loaded.failed:
+                status = EXIT_DATABASE
+    finally:
+        store.engine.dispose()
+    return status
+
+
+def cmd_goldens_export(args) -> int:
+    from .goldens_export import GoldensFolderError, check_folder
+
+    try:  # before the database is opened: a folder that cannot take the files is a usage error
+        check_folder(Path(args.dir))
+    except GoldensFolderError as exc:
+        raise CommandError(str(exc)) from None
+    return _export_goldens(args)
+
+
 @_with_engine
-def cmd_goldens_export(args, engine) -> int:
+def _export_goldens(args, engine) -> int:
     from .goldens_export import export_goldens
 
     for line in export_goldens(engine, _selection(args), Path(args.dir), scope=args.scope, include_bad=args.include_bad):
         print(line)
     return 0
+
+
+def _limit(text: str) -> int:
+    """--limit: a whole number of rows, bounded so that every backend takes it."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= MAX_LIMIT:
+        raise argparse.ArgumentTypeError(f"expected a whole number of rows from 1 to {MAX_LIMIT:,}, got {text!r}")
+    return value
 
 
 def _filters() -> argparse.ArgumentParser:
@@ -231,7 +291,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     history = commands.add_parser("history", parents=query, help="per case: runs, bad launches, rate, trend, verdict")
     history.add_argument("--case", action="append", metavar="KEY", help="one case (key or prefix): its runs, newest first")
-    history.add_argument("--limit", type=int, default=500, help="rows at most (default 500)")
+    history.add_argument("--limit", type=_limit, default=500, help="rows at most (default 500)")
     history.set_defaults(func=cmd_history)
 
     compare = commands.add_parser("compare", parents=query, help="A/B (or more) between sides, a row per case")
@@ -252,11 +312,14 @@ def build_parser() -> argparse.ArgumentParser:
     report.set_defaults(func=cmd_report)
 
     runs = commands.add_parser("runs", parents=query, help="recent runs")
-    runs.add_argument("--limit", type=int, default=20)
+    runs.add_argument("--limit", type=_limit, default=20, help="runs at most (default 20)")
     runs.set_defaults(func=cmd_runs)
 
-    db = commands.add_parser("db", parents=[_database()], help="the database's schema")
-    db.add_argument("action", choices=["upgrade", "current"])
+    db = commands.add_parser("db", parents=[_database()], help="the database's schema; fallback files into it")
+    db.add_argument("action", choices=["upgrade", "current", "import"],
+                    help="upgrade: apply migrations; current: the schema revision; import FILE...: load the "
+                         "results a session could not record (.gemmcheck/unrecorded-*.jsonl), each once")
+    db.add_argument("files", nargs="*", metavar="FILE", help="with import: the fallback files")
     db.set_defaults(func=cmd_db)
 
     goldens = commands.add_parser("goldens", help="accepted baselines under goldens/")
@@ -282,6 +345,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     from ..history.engine import DatabaseError
     from ..history.selection import SelectionError
+    from ..judging.goldens import GoldenError
 
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -293,11 +357,17 @@ def main(argv: list[str] | None = None) -> int:
     except DatabaseError as exc:
         print(f"gemmcheck: {exc}", file=sys.stderr)
         return EXIT_DATABASE
+    except GoldenError as exc:  # a golden file that cannot be read, or would lose another kernel's entries
+        print(f"gemmcheck {args.command}: {exc}", file=sys.stderr)
+        return EXIT_DATABASE
     except BrokenPipeError:
         # the reader went away (| head): end quietly, and keep Python from failing to flush at exit
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 0
+    except OSError as exc:  # a file to write (a report page, goldens) that cannot be written
+        print(f"gemmcheck {args.command}: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), file=sys.stderr)
+        return EXIT_DATABASE
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -15,6 +15,19 @@ from ..judging.baseline import Evidence
 from ..judging.goldens import GoldenEntry, GoldenStore, scope_value
 
 
+class GoldensFolderError(ValueError):
+    """``--dir`` names no folder the goldens can be written in."""
+
+
+def check_folder(folder: Path) -> None:
+    """``--dir``: a folder, or a path whose nearest existing part is one (the rest is made)."""
+    for part in (folder, *folder.parents):
+        if part.exists():
+            if not part.is_dir():
+                raise GoldensFolderError(f"--dir {folder}: {part} is not a directory")
+            return
+
+
 def export_goldens(engine, selection: Selection, folder: Path, *, scope: str, include_bad: bool) -> list[str]:
     """Write the goldens; the lines to print (files written, cases left out)."""
     store = GoldenStore(folder)

@@ -74,15 +74,17 @@ def history_table(engine, selection: Selection, *, limit: int = 500) -> Table:
 
 
 def case_runs_table(engine, selection: Selection, *, limit: int = 50) -> Table:
+    """The selected cases' runs, newest first; the case column tells apart the cases a key
+    prefix matched."""
     rows, records = [], []
-    for result, arch in case_runs(engine, selection, limit=limit):
+    for result, arch, key in case_runs(engine, selection, limit=limit):
         low, high = rate_interval(result.bad_launches, result.launches)
-        rows.append([str(result.run_id), when(result.started_at), result.status, result.tag or "",
+        rows.append([key[:10], str(result.run_id), when(result.started_at), result.status, result.tag or "",
                      (result.revision or "")[:10], arch or "cpu", f"{result.bad_launches}/{result.launches}",
                      format_interval(low, high), f"{result.worst_wrong:,}", result.verdict, result.kinds])
-        records.append({"run_id": result.run_id, "started_at": result.started_at, "status": result.status,
+        records.append({"key": key, "run_id": result.run_id, "started_at": result.started_at, "status": result.status,
                         "tag": result.tag, "revision": result.revision, "gpu_arch": arch, "launches": result.launches,
                         "bad_launches": result.bad_launches, "rate_low": low, "rate_high": high,
                         "worst_wrong": result.worst_wrong, "verdict": result.verdict, "kinds": result.kinds})
-    return Table(["run", "started", "status", "tag", "revision", "arch", "bad", "rate (95%)", "worst", "verdict",
-                  "kinds"], rows, records=records, empty="no recorded runs of that case")
+    return Table(["case", "run", "started", "status", "tag", "revision", "arch", "bad", "rate (95%)", "worst",
+                  "verdict", "kinds"], rows, records=records, empty="no recorded runs of that case")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ..case.result import CaseResult, CompiledResult
 from ..judging.message import evidence, static_words, worst
+from ..judging.verdict import failing_launches, failing_words
 
 
 def summary_line(result: CaseResult) -> str:
@@ -12,6 +13,9 @@ def summary_line(result: CaseResult) -> str:
     if isinstance(result, CompiledResult):
         return f"{verdict:<10} {result.label}: {static_words(result)}"
     text = f"{verdict:<10} {result.label}: {evidence(result)}"
+    failing = failing_launches(result)
+    if failing:
+        text += f"; {failing_words(failing)}"
     worst_line = worst(result)
     if worst_line:
         text += f"; {worst_line}"
@@ -33,5 +37,5 @@ def write_summary(terminal, results: list[CaseResult], recorded: str, recording_
         terminal.write_line(summary_line(result) + f"  ({result.nodeid})", **markup)
     if recorded:
         terminal.write_line(recorded, **({"red": True, "bold": True} if recording_failed else {}))
-    for path in accepted:
-        terminal.write_line(f"gemmcheck: accepted as goldens: {path}")
+    for line in accepted:
+        terminal.write_line(f"gemmcheck: {line}", **({} if line.startswith("accepted") else {"red": True}))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 import torch
 
 from ..case.case import Case, CaseContext, default_device
@@ -28,6 +29,7 @@ class GemmcheckFixture:
             inputs_cache=session.caches[0], reference_cache=session.caches[1], record=self._record,
             stack_info=session.stack_info, device_identity=session.device_identity,
             baseline_for=session.history.baseline_for, judge=not is_child(),
+            device_lost=lambda device: session.lost_devices.add(str(device)),
         )
         self._sink = sink
         self.results: list[CaseResult] = []
@@ -38,7 +40,11 @@ class GemmcheckFixture:
 
     def case(self, kernel: str, **kwargs: Any) -> Case:
         self._session.start_cases()
-        return Case(self._context, kernel, **kwargs)
+        case = Case(self._context, kernel, **kwargs)
+        if str(case.device) in self._session.lost_devices:
+            pytest.skip(f"gemmcheck: {case.device} is unusable: a launch of an earlier case hung on it "
+                        "(--gemmcheck-launch-timeout)")
+        return case
 
 
 class PoisonedOutput:

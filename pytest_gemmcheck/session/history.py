@@ -3,7 +3,9 @@
 every process that runs cases), and the goldens.
 
 Nothing here opens a database, or imports SQLAlchemy, until a gemmcheck case needs it: a
-session with no case touches no database.
+session with no case touches no database. With --gemmcheck-no-record nothing is written, and a
+history that cannot be read is said once in the summary while the results are judged against
+their goldens, else clean.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ class SessionHistory:
         self.workers = workers
         self.recorder: Recorder | None = None
         self._reader = None  # engine for reading baselines; False: no history can be read
+        self.unread: str | None = None  # --gemmcheck-no-record: why the history could not be read
         self._goldens: GoldenStore | None = None
 
     # --- where ----------------------------------------------------------------------------
@@ -52,24 +55,37 @@ class SessionHistory:
 
     # --- before the first case --------------------------------------------------------------
     def prepare(self) -> None:
-        """Before this process's first case: open the database this session will write (or, where
-        it only reads, the one it reads), so that one that cannot be used is refused before any
-        launch. Raises GemmcheckError (one line) or ImportError."""
+        """Before this process's first case: open the database this session will write, checked
+        and with its run row written (or, where it only reads, the one it reads), so that one
+        that cannot be used is refused before any launch. Raises GemmcheckError (one line) or
+        ImportError."""
         if self.records:
             self._recorder().open()
         else:
             self._reading_engine()
 
+    def open_for_workers(self) -> None:
+        """An xdist controller, when a worker starts its first case: the run row is written then
+        (the controller runs no case to open it at). A database that cannot be used is said in the
+        summary, and the results go to the fallback file."""
+        if self.records:
+            try:
+                self._recorder().open()
+            except Exception:  # each result's write tries again, and the summary says why it failed
+                pass
+
     def _recorder(self) -> Recorder:
         if self.recorder is None:
+            from ..config.options import hide_passwords
             from ..history.recorder import Recorder, masked_command
 
             params = self.config.invocation_params
-            options = {name: value for name, value in vars(self.settings).items() if name != "db"}
+            options = {name: hide_passwords(value) if isinstance(value, str) else value
+                       for name, value in vars(self.settings).items() if name != "db"}
             options["nondeterministic"] = list(self.settings.nondeterministic)
             self.recorder = Recorder(url=self.database_url(), rootdir=self.config.rootpath, tag=self.settings.tag,
                                      command=masked_command(["pytest", *params.args]), options=options,
-                                     workers=self.workers, token=self.token)
+                                     workers=self.workers, token=self.token, require=self.settings.require_record)
         return self.recorder
 
     # --- writing --------------------------------------------------------------------------
@@ -83,17 +99,28 @@ class SessionHistory:
         if self.recorder is not None:
             self.recorder.flush()
 
-    def finish(self, exit_status: int, interrupted: bool) -> None:
+    def finish(self, exit_status: int, interrupted: bool) -> int:
+        """The run's end written; the exit status the session ends with (see Recorder.finish)."""
         if self.recorder is not None:
-            self.recorder.finish(exit_status, interrupted=interrupted)
+            exit_status = self.recorder.finish(exit_status, interrupted=interrupted)
         if self._reader:
             self._reader.dispose()
+        return exit_status
 
-    def summary(self) -> tuple[str, bool]:
-        """The summary's line about recording, and whether it is a failure."""
-        if self.recorder is None:
+    def summary(self, judged: bool) -> tuple[str, bool]:
+        """The summary's line about the history, and whether it is a failure. ``judged``: this
+        session judged results (an xdist controller with --gemmcheck-no-record tries the history
+        here, as its workers did, to say whether they could read it)."""
+        if self.recorder is not None:
+            return self.recorder.summary(), self.recorder.failed
+        if judged and self.settings.no_record and self.owner and self._reader is None:
+            engine = self._reading_engine()
+            if engine is not None:
+                engine.dispose()
+        if self.unread is None:
             return "", False
-        return self.recorder.summary(), self.recorder.failure is not None
+        return (f"gemmcheck: history not read (--gemmcheck-no-record): {self.unread}; judged against goldens, "
+                "else clean"), False
 
     # --- reading: baselines -----------------------------------------------------------------
     @property
@@ -109,22 +136,30 @@ class SessionHistory:
 
     def _reading_engine(self):
         """The history database for reading baselines, or None when there is none yet. Never
-        creates one: only the owner's recorder writes."""
+        creates one: only the owner's recorder writes. With --gemmcheck-no-record nothing is
+        migrated either, and a database that cannot be read is no history (self.unread says why)."""
         if self.recorder is not None and self.recorder.store is not None:
             return self.recorder.store.engine
         if self._reader is None:
+            from ..errors import GemmcheckError
             from ..history.location import sqlite_file
 
-            path = sqlite_file(self.settings.db, self._base_dir())
-            if path is not None and not path.exists():
-                return None  # no history yet, known without importing SQLAlchemy; checked again next time
             try:
-                from ..history.engine import is_sqlite, open_database
-            except ImportError:  # no SQLAlchemy (only possible with --gemmcheck-no-record): no history
-                self._reader = False
-                return None
-            url = self.database_url()
-            self._reader = open_database(url, auto_upgrade=is_sqlite(url))
+                path = sqlite_file(self.settings.db, self._base_dir())
+                if path is not None and not path.exists():
+                    return None  # no history yet, known without importing SQLAlchemy; checked again next time
+                try:
+                    from ..history.engine import is_sqlite, open_database
+                except ImportError:  # no SQLAlchemy (only possible with --gemmcheck-no-record): no history
+                    self._reader = False
+                    return None
+                url = self.database_url()
+                read_only = self.settings.no_record
+                self._reader = open_database(url, auto_upgrade=is_sqlite(url) and not read_only, read_only=read_only)
+            except GemmcheckError as exc:
+                if not self.settings.no_record:
+                    raise
+                self.unread, self._reader = str(exc), False
         return self._reader or None
 
     def baseline_for(self, result: CaseResult) -> Baseline:
@@ -158,15 +193,31 @@ class SessionHistory:
 
     # --- goldens ----------------------------------------------------------------------------
     def accept(self, results: list[CaseResult]) -> list[str]:
-        """--gemmcheck-accept: these results become the goldens of their cases; the files written."""
+        """--gemmcheck-accept: these results become the goldens of their cases; a line per kernel
+        (the file written, or why it was not). A result whose launch raised or hung is no
+        baseline to accept: it is left out, and said so."""
+        from ..case.result import HUNG, RAISED
         from ..environment.git import git_state
+        from ..judging.goldens import GoldenError
 
         revision, dirty = git_state(self.config.rootpath)
         note = "accepted" + (f" at {revision[:10]}{'+' if dirty else ''}" if revision else "")
         if self.settings.tag:
             note += f" ({self.settings.tag})"
-        kernels = set()
+        kernels, lines = set(), []
         for result in results:
-            self.goldens.accept(result, self.settings.scope, note)
+            if {RAISED, HUNG} & set(result.kinds):
+                lines.append(f"not accepted as a golden: {result.label}: a launch {'raised' if RAISED in result.kinds else 'hung'}")
+                continue
+            try:
+                self.goldens.accept(result, self.settings.scope, note)
+            except GoldenError as exc:
+                lines.append(f"not accepted as a golden: {result.label}: {exc}")
+                continue
             kernels.add(result.kernel)
-        return [str(self.goldens.write(kernel)) for kernel in sorted(kernels)]
+        for kernel in sorted(kernels):
+            try:
+                lines.append(f"accepted as goldens: {self.goldens.write(kernel)}")
+            except (GoldenError, OSError) as exc:
+                lines.append(f"goldens of {kernel} not written: {exc}")
+        return lines

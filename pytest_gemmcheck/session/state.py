@@ -10,6 +10,7 @@ cases imports nothing heavy and touches no database.
 from __future__ import annotations
 
 import os
+import sys
 import uuid
 from typing import TYPE_CHECKING
 
@@ -22,6 +23,7 @@ if TYPE_CHECKING:  # torch-backed modules are imported only when a case is made
     from ..case.result import CaseResult
 
 REPORT_ATTR = "gemmcheck_results"  # a test report's attribute carrying its results
+CASE_SETUP_ATTR = "gemmcheck_case_setup"  # set on an xdist worker's setup report of a gemmcheck test
 WORKER_TOKEN = "gemmcheck_run_token"  # the controller's run token, in an xdist worker's workerinput
 CHILD_OUTPUT = "GEMMCHECK_CHILD_OUTPUT"  # where a --gemmcheck-processes child writes its results
 
@@ -52,7 +54,8 @@ class GemmcheckSession:
         self._started = False
         self._unusable: str | None = None  # why this worker cannot read the history
         self._identities: dict[str, dict] = {}
-        self.accepted: list[str] = []  # golden files written by --gemmcheck-accept
+        self.lost_devices: set[str] = set()  # GPUs a launch hung on: no later work there can finish
+        self.accepted: list[str] = []  # what --gemmcheck-accept wrote, or could not, a line each
 
     # --- before a case ----------------------------------------------------------------------
     def start_cases(self) -> None:
@@ -133,8 +136,19 @@ class GemmcheckSession:
         return self._identities[key]
 
     # --- hooks (this object is registered as a plugin) ---------------------------------------
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call):
+        """An xdist worker's setup report of a gemmcheck test says so: its controller, which runs
+        no case, writes the run row then."""
+        outcome = yield
+        if call.when == "setup" and is_xdist_worker(self.config) and "gemmcheck" in getattr(item, "fixturenames", ()):
+            setattr(outcome.get_result(), CASE_SETUP_ATTR, True)
+
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        """Take the results a test report carries (from this process or an xdist worker)."""
+        """Take the results a test report carries (from this process or an xdist worker), and
+        write them now: a session killed later keeps every test that finished."""
+        if getattr(report, CASE_SETUP_ATTR, False) and not is_xdist_worker(self.config):
+            self.history.open_for_workers()
         payload = getattr(report, REPORT_ATTR, None)
         if not payload:
             return
@@ -144,9 +158,7 @@ class GemmcheckSession:
             result = CaseResult.from_dict(data)
             self.results.append(result)
             self.history.record(result)
-
-    def pytest_runtest_logstart(self, nodeid, location) -> None:
-        self.history.flush()  # nothing pending while the next test runs
+        self.history.flush()
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus) -> None:
         if is_child():
@@ -156,14 +168,25 @@ class GemmcheckSession:
             return
         if not self.history.owner:
             return
-        self.history.finish(int(exitstatus), interrupted=exitstatus == pytest.ExitCode.INTERRUPTED)
+        ending = self.history.finish(int(exitstatus), interrupted=exitstatus == pytest.ExitCode.INTERRUPTED)
+        if ending != exitstatus:  # --gemmcheck-require-record, and a result was not recorded
+            session.exitstatus = ending
         if self.settings.accept and self.results:
             self.accepted = self.history.accept(self.results)
 
     def pytest_terminal_summary(self, terminalreporter) -> None:
-        recorded, failed = self.history.summary()
+        recorded, failed = self.history.summary(judged=bool(self.results))
         if not self.results and not recorded:
             return
         from ..reporting.terminal import write_summary
 
         write_summary(terminalreporter, self.results, recorded, failed, self.accepted)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_unconfigure(self, config) -> None:
+        """After everything else: a process whose GPU a kernel hung on would wait for that kernel
+        at exit, forever; it ends here instead (a test failed: status 1)."""
+        if self.lost_devices and not is_xdist_worker(config):
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(pytest.ExitCode.TESTS_FAILED)

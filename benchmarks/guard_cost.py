@@ -1,0 +1,83 @@
+"""What the guards of each launch cost on a GPU (case/guards.py: the inputs compared with their
+pristine copies, the canary around ``out`` counted), against the fused check of the same launch.
+
+    python benchmarks/guard_cost.py [--shape 16384x7168x2048] [--quant ptpc] [--rounds 50]
+
+Both are timed as case.run queues them, interleaved round by round: GPU time between CUDA
+events, and the host's time to queue and read them. Prints each and the ratio.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import torch  # noqa: E402
+
+from pytest_gemmcheck.case.case import Case, CaseContext  # noqa: E402
+from pytest_gemmcheck.case.guards import GuardedBuffer, InputGuard, LaunchWatch  # noqa: E402
+from pytest_gemmcheck.checking.backends import select_checker  # noqa: E402
+from pytest_gemmcheck.checking.torch_backend import row_max  # noqa: E402
+from pytest_gemmcheck.config.options import Settings  # noqa: E402
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--shape", default="16384x7168x2048")
+    parser.add_argument("--quant", default="ptpc")
+    parser.add_argument("--rounds", type=int, default=50)
+    args = parser.parse_args(argv)
+    if not torch.cuda.is_available():
+        print("guard_cost.py: needs a GPU")
+        return 0
+    m, n, k = (int(v) for v in args.shape.split("x"))
+    case = Case(CaseContext(Settings()), "guard_cost", m=m, n=n, k=k, quant=args.quant)
+    ref = case.reference()
+    rowmax = row_max(ref)
+    buffer = GuardedBuffer(m, n, ref.dtype, case.device)
+    buffer.tensor.copy_(ref)
+    checker = select_checker("triton", buffer.tensor)
+    watch = LaunchWatch(InputGuard(case.inputs()), case.device)
+    stream = torch.cuda.current_stream()
+
+    def check():
+        checker.prepare(buffer.tensor, ref, rowmax, case.tolerance, None, [], True).start().result()
+
+    def guards():
+        watch.queue(buffer)
+        stream.synchronize()
+        watch.read()
+
+    times = {"fused check": ([], []), "guards": ([], [])}
+    for _ in range(5):  # compile, capture, warm
+        check()
+        guards()
+    for _ in range(args.rounds):
+        for name, work in (("fused check", check), ("guards", guards)):
+            start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            torch.cuda.synchronize()
+            host = time.perf_counter()
+            start.record(stream)
+            work()
+            stop.record(stream)
+            stop.synchronize()
+            times[name][1].append(time.perf_counter() - host)
+            times[name][0].append(start.elapsed_time(stop) / 1000)
+    inputs = sum(t.numel() * t.element_size() for t in watch.inputs.live.values())
+    print(f"{args.quant} {m}x{n}x{k}: inputs {inputs / 1e6:.1f} MB (compared with their copy: {2 * inputs / 1e6:.1f} MB "
+          f"read per launch); out {m * n * ref.element_size() / 1e6:.1f} MB; median of {args.rounds} interleaved rounds")
+    for name, (gpu, host) in times.items():
+        print(f"   {name:<12} GPU {1e3 * statistics.median(gpu):.3f} ms   wall {1e3 * statistics.median(host):.3f} ms")
+    ratio = statistics.median(times["guards"][1]) / statistics.median(times["fused check"][1])
+    print(f"   guards / fused check (wall): {ratio:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
