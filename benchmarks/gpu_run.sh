@@ -23,13 +23,19 @@
 #   two-gpus      launches per second with pytest-xdist -n 2 vs -n 1 (only with >= 2 GPUs)
 #   accuracy      how far correct GPU GEMMs stray from the reference (benchmarks/gpu_accuracy.py)
 #   check-speed   the fused check against copy bandwidth and assert_close (benchmarks/check_speed.py)
+#   guards        what a launch may not touch (examples/gpu/test_gpu_guards.py: a cp.async GEMM
+#                 writing one row past out, one scribbling on b), the guards' cost against the
+#                 fused check's (benchmarks/guard_cost.py), and the plugin's reliability tests
 #   fused-check-tests, recorded-examples, dashboard, stack
 #                 the fused check's tests on the GPU; a recorded run of the GPU examples
+#   hang          last, as it takes its process's GPU with it: a kernel that never ends, failed
+#                 as hung by --gemmcheck-launch-timeout=5, the GPU's next case skipped, the
+#                 process ended (a stack dump at 30 s if it is stuck anywhere)
 #
 # GPU_RUN_PARTS="accuracy check-speed" runs only the parts whose names start with those words.
 #
-# The plugin does not need to be installed: the repository root goes first on PYTHONPATH and
-# the plugin is loaded with -p when no installed copy registers it. No history database is
+# The plugin does not need to be installed: the repository root goes first on PYTHONPATH, and
+# when no installed copy registers the plugin a dist-info of its entry points goes beside it. No history database is
 # written (--gemmcheck-no-record where the plugin has it), so SQLAlchemy is not needed.
 
 set -u
@@ -97,13 +103,19 @@ GPUS=$("$PY" -c "import torch; print(torch.cuda.device_count() if torch.cuda.is_
 GPUS=${GPUS:-0}
 log "visible GPUs: $GPUS"
 
-# How to load the plugin, and which of its options this revision has.
+# The plugin's entry point: a checkout is not installed, so a dist-info naming it goes on
+# PYTHONPATH, and every pytest started here (pytester's subprocesses included) loads it.
 PLUGIN_ARGS=()
 if ! "$PY" -c "
 import sys
 from importlib import metadata
 sys.exit(0 if any(e.name == 'gemmcheck' for e in metadata.entry_points(group='pytest11')) else 1)" 2>>"$LOG"; then
-    PLUGIN_ARGS=(-p pytest_gemmcheck.plugin)
+    INFO="$WORK/site/pytest_gemmcheck_checkout-0.dist-info"
+    mkdir -p "$INFO"
+    printf 'Metadata-Version: 2.1\nName: pytest-gemmcheck-checkout\nVersion: 0\n' > "$INFO/METADATA"
+    printf '[pytest11]\ngemmcheck = pytest_gemmcheck.plugin\n\n[console_scripts]\ngemmcheck = pytest_gemmcheck.reporting.cli:main\n' > "$INFO/entry_points.txt"
+    chmod a+rx "$WORK" "$WORK/site"  # the tests run some sessions as an unprivileged user
+    export PYTHONPATH="$WORK/site:$PYTHONPATH"
 fi
 HELP=$("$PY" -m pytest "${PLUGIN_ARGS[@]}" --help 2>>"$LOG")
 has_option() { grep -q -- "$1" <<< "$HELP"; }
@@ -152,6 +164,12 @@ else
     log "=== two-gpus: skipped ($GPUS GPU visible; needs 2)"
 fi
 
+run_part guards 90 "$PY" -m pytest examples/gpu/test_gpu_guards.py "${COMMON[@]}"
+run_part guard-cost 60 "$PY" benchmarks/guard_cost.py
+if "$PY" -c "import sqlalchemy, alembic" 2>>"$LOG"; then
+    run_part guard-tests 150 "$PY" -m pytest tests/reliability -q -p no:cacheprovider -x -n 4
+fi
+
 run_part accuracy 90 "$PY" benchmarks/gpu_accuracy.py --json "$OUT/gpu_accuracy.json"
 run_part check-speed 90 "$PY" benchmarks/check_speed.py
 run_part check-speed-sweep 100 "$PY" benchmarks/check_speed.py --sweep
@@ -173,5 +191,8 @@ if "$PY" -c "import sqlalchemy, alembic" 2>>"$LOG"; then
         run_part xdist-devices-rows 20 "$PY" -c "import sqlite3; c = sqlite3.connect('$WORK/xdist.db'); print('runs:', c.execute('select count(*) from run').fetchall(), 'launches per worker pid and GPU:', c.execute('select pid, device, device_uuid, count(*) from launch group by pid, device, device_uuid').fetchall())"
     fi
 fi
+
+run_part hang 60 env GEMMCHECK_EXAMPLE_HANG=1 "$PY" -X faulthandler -m pytest examples/gpu/test_gpu_guards.py \
+    "${COMMON[@]}" -s -k "spin or lost" --gemmcheck-launch-timeout=5 -o faulthandler_timeout=30
 
 log "done in $(( $(date +%s) - STARTED ))s; numbers in $JSON"

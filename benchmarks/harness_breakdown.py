@@ -24,6 +24,7 @@ sys.path.insert(0, str(ROOT / "examples" / "gpu"))
 
 from pytest_gemmcheck.checking import rule, torch_backend as check  # noqa: E402
 from pytest_gemmcheck.case.case import Case, CaseContext  # noqa: E402
+from pytest_gemmcheck.case.guards import GuardedBuffer, InputGuard, LaunchWatch  # noqa: E402
 from pytest_gemmcheck.checking.backends import select_checker  # noqa: E402
 from pytest_gemmcheck.config.options import Settings  # noqa: E402
 from gpu_timing import device_seconds  # noqa: E402
@@ -62,15 +63,18 @@ def shape(name, quant, m, n, k, kernel_of):
     kernel(out)
     kernel_ms = device_ms(lambda: kernel(out))
     check_ms = device_ms(lambda: checker.prepare(out, ref, rowmax, tol, None, [], True).start())
+    buffer = GuardedBuffer(m, n, torch.bfloat16, ref.device)
+    watch = LaunchWatch(InputGuard(x), ref.device, fused=checker.name == "triton")
+    guards_ms = device_ms(lambda: watch.queue(buffer))
     check_wall_ms = timed(lambda: checker.prepare(out, ref, rowmax, tol, None, [], True).result())
     case.run(kernel)  # warm: compiles, caches
     start = time.perf_counter()
     result = case.run(kernel)
     whole_ms = (time.perf_counter() - start) * 1000 / LAUNCHES
-    rest = whole_ms - fill_ms - kernel_ms - check_ms
+    rest = whole_ms - fill_ms - kernel_ms - check_ms - guards_ms
     print(f"{name} {quant} {m}x{n}x{k} ({checker.name} check), per launch, GPU time of each phase:")
     for label, value in (("poison fill", fill_ms), ("kernel", kernel_ms), ("check", check_ms),
-                         ("GPU waiting for host", rest)):
+                         ("guards", guards_ms), ("GPU waiting for host", rest)):
         print(f"   {label:<22} {value:8.3f} ms  {100 * value / whole_ms:5.1f}%")
     print(f"   (one check called alone and waited for: {check_wall_ms:.3f} ms wall)")
     print(f"   {'case.run per launch':<22} {whole_ms:8.3f} ms = {whole_ms / kernel_ms:.2f}x the kernel; "

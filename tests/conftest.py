@@ -38,6 +38,15 @@ def make_case():
 
 
 @pytest.fixture
+def fused_anywhere(monkeypatch):
+    """The fused check for the test: compiled on a GPU; off one, in Triton's interpreter
+    (TRITON_INTERPRET=1, which on a GPU machine would send kernels first launched in the test
+    to the interpreter with GPU tensors)."""
+    if not torch.cuda.is_available():
+        monkeypatch.setenv("TRITON_INTERPRET", "1")
+
+
+@pytest.fixture
 def examples_dir():
     return EXAMPLES
 

@@ -2,6 +2,7 @@
 machine without a GPU the Triton interpreter runs the kernels."""
 
 import pytest
+import torch
 
 from kernels import FaultInjector, tiled_gemm
 from pytest_gemmcheck.errors import GemmcheckFailure
@@ -34,8 +35,7 @@ def run(make_case, backend, scenario, deterministic=None):
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS)
-def test_fused_and_torch_backends_agree(make_case, monkeypatch, scenario):
-    monkeypatch.setenv("TRITON_INTERPRET", "1")  # off the GPU, the interpreter stands in
+def test_fused_and_torch_backends_agree(make_case, fused_anywhere, scenario):
     torch_result, torch_launches = run(make_case, "torch", scenario)
     fused_result, fused_launches = run(make_case, "triton", scenario)
     assert (torch_result.check_backend, fused_result.check_backend) == ("torch", "triton")
@@ -44,8 +44,7 @@ def test_fused_and_torch_backends_agree(make_case, monkeypatch, scenario):
     assert fused_result.verdict == torch_result.verdict
 
 
-def test_fused_backend_without_consistency(make_case, monkeypatch):
-    monkeypatch.setenv("TRITON_INTERPRET", "1")
+def test_fused_backend_without_consistency(make_case, fused_anywhere):
     _, torch_launches = run(make_case, "torch", "subtle on 6", deterministic=False)
     _, fused_launches = run(make_case, "triton", "subtle on 6", deterministic=False)
     assert fused_launches == torch_launches
@@ -62,13 +61,12 @@ TAMPERINGS = {
 
 
 @pytest.mark.parametrize("tampering", TAMPERINGS)
-def test_checksum_grouping_matches_bitwise_comparison(make_case, monkeypatch, tampering):
+def test_checksum_grouping_matches_bitwise_comparison(make_case, fused_anywhere, tampering):
     """The fused backend groups outputs by checksum and compares kept copies only at the end;
     the torch backend compares every output with the kept copies. Same launches flagged, same
     counts, same notes."""
     from kernels import bf16_matmul
 
-    monkeypatch.setenv("TRITON_INTERPRET", "1")
     outcomes = {}
     for backend in ("torch", "triton"):
         results = []
@@ -89,3 +87,63 @@ def test_checksum_grouping_matches_bitwise_comparison(make_case, monkeypatch, ta
                               for l in result.launches], result.consensus_size, result.consensus_note)
     assert outcomes["triton"] == outcomes["torch"]
     assert any(kinds for _, kinds, *rest in outcomes["torch"][0])
+
+
+@pytest.mark.parametrize("name,rows", [("a", 3), ("b", 1), ("a_scale", 2), ("b_scale", 1)])
+def test_fused_and_torch_backends_see_the_same_changed_inputs(make_case, fused_anywhere, name, rows):
+    """The input guard's Triton kernel (checking/triton/differ.py) against its torch ops: one
+    byte of each changed row, on launch 3 only; the launch is blamed, the input put back."""
+    seen = {}
+    for backend in ("torch", "triton"):
+        results = []
+        case = make_case(f"changes_{name}", m=40, n=24, k=64, quant="ptpc", settings=Settings(repeat=5, check_backend=backend),
+                         record=results.append)
+        x = case.inputs()
+        calls = []
+
+        def launch(out):
+            calls.append(1)
+            tiled_gemm(x, out)
+            if len(calls) == 3:
+                tensor = getattr(x, name)
+                for row in range(rows):  # the last byte of a row: the end of a 64-bit word
+                    tensor[row * 7].view(-1).view(torch.uint8)[-1] ^= 1
+        try:
+            case.run(launch)
+        except GemmcheckFailure:
+            pass
+        (result,) = results
+        seen[backend] = [(launch.index, launch.kinds, launch.changed_inputs) for launch in result.launches]
+    assert seen["triton"] == seen["torch"]
+    assert [changed for _, _, changed in seen["torch"]] == [{}, {}, {name: rows}, {}, {}]
+
+
+def test_fused_and_torch_backends_see_the_same_writes_around_out(make_case, fused_anywhere):
+    """The guard kernel's canary count against torch's: 3 elements before out on launch 2, 10
+    past its end and the last element of the region after it on launch 4."""
+    seen = {}
+    for backend in ("torch", "triton"):
+        results = []
+        case = make_case("writes_around_out", m=40, n=24, k=64, quant="ptpc", settings=Settings(repeat=5, check_backend=backend),
+                         record=results.append)
+        x = case.inputs()
+        calls = []
+
+        def launch(out):
+            calls.append(1)
+            tiled_gemm(x, out)
+            if len(calls) == 2:
+                torch.as_strided(out, (3,), (1,), out.storage_offset() - 3).zero_()
+            if len(calls) == 4:
+                past = torch.as_strided(out, (out.numel() + 4096,), (1,))
+                past[out.numel():out.numel() + 10] = 0
+                past[-1] = 1.0
+        try:
+            case.run(launch)
+        except GemmcheckFailure:
+            pass
+        (result,) = results
+        seen[backend] = [(launch.index, launch.kinds, launch.wrote_outside) for launch in result.launches]
+    assert seen["triton"] == seen["torch"]
+    assert [words for _, _, words in seen["torch"]] == [
+        "", "wrote 3 elements before the start of out", "", "wrote 11 elements past the end of out", ""]

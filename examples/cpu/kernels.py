@@ -24,7 +24,7 @@ def _k_blocks(k: int, block: int, reverse: bool):
 
 
 def tiled_gemm(x, out, *, tile=(64, 64), acc=torch.float32, reverse_k=False, k_block=256):
-    """out = A @ B^T for any quant mode of ``x`` (a case's inputs), tile by tile.
+    """out = A @ B^T for any quant mode of ``x`` (a case's inputs), tile by tile, on their device.
 
     acc: accumulator dtype (torch.float32 or torch.float64). reverse_k walks K blocks
     backwards, another summation order.
@@ -38,7 +38,7 @@ def tiled_gemm(x, out, *, tile=(64, 64), acc=torch.float32, reverse_k=False, k_b
         i1 = min(m, i0 + tm)
         for j0 in range(0, n, tn):
             j1 = min(n, j0 + tn)
-            c = torch.zeros((i1 - i0, j1 - j0), dtype=acc)
+            c = torch.zeros((i1 - i0, j1 - j0), dtype=acc, device=x.a.device)
             for k0 in _k_blocks(k, k_block, reverse_k):
                 k1 = min(k, k0 + k_block)
                 a = x.a[i0:i1, k0:k1].to(acc)
@@ -47,7 +47,7 @@ def tiled_gemm(x, out, *, tile=(64, 64), acc=torch.float32, reverse_k=False, k_b
                 if x.quant == "blockscale":
                     kb = k0 // BLOCK_K
                     a_s = x.a_scale[i0:i1, kb].to(acc)  # per row, this K block
-                    b_s = x.b_scale[torch.arange(j0, j1) // BLOCK_K, kb].to(acc)  # per 128-col block
+                    b_s = x.b_scale[torch.arange(j0, j1, device=x.a.device) // BLOCK_K, kb].to(acc)  # per 128-col block
                     partial = partial * a_s[:, None] * b_s[None, :]
                 elif x.quant == "mxfp8":
                     kb = k0 // MX_BLOCK

@@ -14,14 +14,20 @@ output.
 
 Both are queued on the current stream right after the launch's check, as a handful of counts
 in one small device tensor copied to pinned host memory; the host reads them after the
-launch's synchronisation, which already waited for them: no synchronisation of their own. The
-slow paths (counting rows, restoring) run only when something changed.
+launch's synchronisation, which already waited for them: no synchronisation of their own. On
+a GPU that work is one CUDA graph per output buffer, captured at its first use and replayed
+after every launch into it, so that the host launches one graph rather than a dozen torch ops
+(what a harness's ratio to the bare launches is made of). Inputs are compared exactly, as 64-bit
+words where their size allows, reading each input and its copy once (with the fused check, one
+Triton kernel for all of it: checking/triton/guards.py). The slow paths (counting rows, restoring)
+run only when something changed.
 """
 
 from __future__ import annotations
 
 import torch
 
+from ..checking.graphs import capture
 from ..checking.torch_backend import bits_view
 from .quant import Inputs
 
@@ -45,20 +51,20 @@ class GuardedBuffer:
         self.block = torch.empty(2 * GUARD_ELEMENTS + m * n, dtype=dtype, device=device)
         self.tensor = self.block[GUARD_ELEMENTS:GUARD_ELEMENTS + m * n].view(m, n)
         self.identity = layout(self.tensor)
-        self._before = bits_view(self.block[:GUARD_ELEMENTS])
-        self._after = bits_view(self.block[GUARD_ELEMENTS + m * n:])
-        self._canary = _signed(_CANARY[dtype], 8 * self.block.element_size())
+        self.after_offset = GUARD_ELEMENTS + m * n  # where the region after out begins
+        self.bits = bits_view(self.block)
+        # both guard regions as the two rows of one view: one op lays or counts them
+        self._guards = self.bits.as_strided((2, GUARD_ELEMENTS), (self.after_offset, 1))
+        self.canary = _signed(_CANARY[dtype], 8 * self.block.element_size())
         self.lay()
 
     def lay(self) -> None:
         """The canary into both guard regions."""
-        self._before.fill_(self._canary)
-        self._after.fill_(self._canary)
+        self._guards.fill_(self.canary)
 
-    def queue_count(self, counts: torch.Tensor, slot: int) -> None:
-        """Into ``counts[slot]`` and ``counts[slot + 1]``: elements changed before and after ``out``."""
-        counts[slot].copy_(torch.count_nonzero(self._before != self._canary))
-        counts[slot + 1].copy_(torch.count_nonzero(self._after != self._canary))
+    def queue_count(self, counts: torch.Tensor) -> None:
+        """Into ``counts[0]`` and ``counts[1]`` (int32): elements changed before and after ``out``."""
+        torch.sum(self._guards != self.canary, dim=1, dtype=torch.int32, out=counts[:2])
 
 
 def layout(t: torch.Tensor) -> tuple:
@@ -73,14 +79,16 @@ class InputGuard:
         self.live = {name: getattr(inputs, name) for name in INPUT_NAMES
                      if isinstance(getattr(inputs, name, None), torch.Tensor)}
         self.pristine = {name: tensor.detach().clone() for name, tensor in self.live.items()}
+        # (live, pristine) flat views, compared after every launch
+        self.pairs = [(_words(self.live[name]), _words(self.pristine[name])) for name in self.live]
 
     def __len__(self) -> int:
         return len(self.live)
 
-    def queue_count(self, counts: torch.Tensor, slot: int) -> None:
-        """Into ``counts[slot + i]``: whether the i-th input differs from its pristine copy."""
-        for offset, (name, tensor) in enumerate(self.live.items()):
-            counts[slot + offset].copy_(torch.any(bits_view(tensor) != bits_view(self.pristine[name])))
+    def queue_count(self, changed: torch.Tensor) -> None:
+        """Into ``changed[i]`` (int32): 1 where the i-th input differs from its pristine copy, else 0."""
+        for index, (live, pristine) in enumerate(self.pairs):
+            changed[index].copy_(torch.any(live != pristine))
 
     def names(self) -> list[str]:
         return list(self.live)
@@ -97,28 +105,65 @@ class InputGuard:
 
     def release(self) -> None:
         self.pristine.clear()
+        self.pairs.clear()
+
+
+def _words(t: torch.Tensor) -> torch.Tensor:
+    """A flat view of ``t``'s bits as 64-bit words where its size and alignment allow (8x fewer
+    elements to compare for fp8), else as same-width integers."""
+    flat = bits_view(t).reshape(-1) if t.is_contiguous() else bits_view(t)
+    try:
+        return flat.view(torch.int64) if t.is_contiguous() else flat
+    except RuntimeError:  # a size or offset that is not a multiple of 8 bytes
+        return flat
 
 
 class LaunchWatch:
-    """One launch's guard counts: queued after the launch, read after its synchronisation."""
+    """The guard counts of each launch: queued right after the launch, read once the launch's
+    event (recorded behind them) has completed."""
 
-    def __init__(self, inputs: InputGuard | None, device: torch.device):
+    def __init__(self, inputs: InputGuard | None, device: torch.device, *, fused: bool = False):
         self.inputs = inputs
-        self.size = 2 + (len(inputs) if inputs is not None else 0)
-        self.counts = torch.zeros(self.size, dtype=torch.int64, device=device)
-        self.host = (torch.zeros(self.size, dtype=torch.int64, pin_memory=True) if device.type == "cuda"
-                     else self.counts)
+        self.device = device
+        self.fused = fused  # one Triton kernel for all of it (the fused check's backend), else torch ops
+        # [before out, after out, then 1 for each input that changed]: int32 on the device
+        self.values = torch.zeros(2 + len(INPUT_NAMES), dtype=torch.int32, device=device)
+        self._on_gpu = device.type == "cuda"
+        self._host = torch.zeros(self.values.numel(), dtype=torch.int32, pin_memory=True) if self._on_gpu else self.values
+        self._graphs: dict[int, object] = {}  # per output buffer (by id): its graph, or None where capture failed
 
     def queue(self, buffer: GuardedBuffer) -> None:
-        buffer.queue_count(self.counts, 0)
-        if self.inputs is not None:
-            self.inputs.queue_count(self.counts, 2)
-        if self.host is not self.counts:
-            self.host.copy_(self.counts, non_blocking=True)
+        if not self._on_gpu:
+            self._enqueue(buffer)
+            return
+        key = id(buffer)  # the loop keeps its buffers alive as long as this watch
+        if key not in self._graphs:
+            try:
+                self._graphs[key] = capture(lambda: self._enqueue(buffer), self.device)
+            except RuntimeError:  # capture refused (a profiler, CUDA_LAUNCH_BLOCKING): op by op
+                self._graphs[key] = None
+        graph = self._graphs[key]
+        if graph is None:
+            self._enqueue(buffer)
+        else:
+            graph.replay()
+
+    def _enqueue(self, buffer: GuardedBuffer) -> None:
+        pairs = self.inputs.pairs if self.inputs is not None else []
+        if self.fused:
+            from ..checking.triton.guards import queue_guards
+
+            queue_guards(pairs, buffer.bits, GUARD_ELEMENTS, buffer.after_offset, buffer.canary, self.values)
+        else:
+            buffer.queue_count(self.values)
+            if pairs:
+                self.inputs.queue_count(self.values[2:])
+        if self._on_gpu:
+            self._host.copy_(self.values, non_blocking=True)
 
     def read(self) -> tuple[int, int, list[str]]:
-        """(elements written before out, after out, the inputs that changed); after the launch's
-        synchronisation, which waited for the queued counts too."""
-        values = self.host.tolist()
+        """(elements written before out, after out, the inputs that changed), once the queued
+        counts have completed."""
+        values = self._host.tolist()
         changed = [name for name, flag in zip(self.inputs.names(), values[2:]) if flag] if self.inputs else []
         return values[0], values[1], changed

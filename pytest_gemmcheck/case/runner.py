@@ -3,9 +3,10 @@ numbers onto its record, then the consistency of all of them.
 
 Two output buffers are used in turn: a launch's check is finished while the next launch fills
 the other one, so the output it read is still there to keep (see checking/backends.py). On a
-GPU the poison fill, the launch and the check are queued on the current stream with no wait
-between them. Each launch is also watched for what it may not touch (guards.py: its inputs,
-the memory around ``out``) and waited for with a deadline (waiting.py). An output used after
+GPU the poison fill, the launch, its guards and its check are queued on the current stream
+with no wait between them; the host waits (with a deadline: waiting.py) only up to the guards
+(guards.py: what a launch may not touch, its inputs and the memory around ``out``), and the
+check runs on while the host reads them and queues the next launch. An output used after
 the next launch ran (a copy kept for consistency, a tile map) is first checked to be the one
 its check read: a launch that wrote into the other buffer is blamed, not the one it spoiled.
 A kernel's own returned output is poisoned after its check, so that returning it again
@@ -98,8 +99,9 @@ class LaunchLoop:
         self.timer = LaunchTimer(self.device)
         self.mapped_wrong = 0  # wrong elements of the launch whose tile map the result holds
         self.deadline = Deadline(self.settings.launch_timeout, self.device)
+        self.settling_launches = 4 if self.device.type == "cuda" else 0  # see _launch_once
         self.inputs = InputGuard(case.inputs())
-        self.watch = LaunchWatch(self.inputs, self.device)
+        self.watch = LaunchWatch(self.inputs, self.device, fused=self.checker.name == "triton")
         self.poisoned_returns: set[int] = set()  # storage of returned outputs poisoned after their check
         self.device_lost = False  # a launch hung on the GPU: nothing more may wait for it
         self.stop_reason = ""  # why --gemmcheck-repeat=auto stopped
@@ -119,7 +121,7 @@ class LaunchLoop:
                         self._finish_pending()  # the stopping rule counts every launch so far
                         if self._enough(started):
                             break
-                    raised = self._launch_once(index, stressed=background.active)
+                    raised = self._launch_once(index)
                     if raised is not None:
                         self.stop_reason = f"stopped at launch {index}: it {'hung' if self.device_lost else 'raised'}"
                         break
@@ -142,7 +144,7 @@ class LaunchLoop:
             self.case.forget_inputs()  # restored after each launch; rebuilt for later tests all the same
         return raised
 
-    def _launch_once(self, index: int, *, stressed: bool) -> BaseException | None:
+    def _launch_once(self, index: int) -> BaseException | None:
         record = LaunchRecord(index=index, **self.where)
         self.result.launches.append(record)
         if index == 2:
@@ -165,6 +167,15 @@ class LaunchLoop:
                 self.timer.stop()
         except Exception as exc:  # the kernel's failure is the test's evidence
             return self._raised(record, exc)
+        if index <= self.settling_launches:
+            # the first two checks of each buffer load the check's kernels and capture CUDA graphs:
+            # driver calls that wait for a running kernel, a hung one too, past any deadline. So
+            # these launches are waited for, with the deadline, before their checks are queued.
+            try:
+                self.deadline.mark()
+                self.deadline.wait()
+            except Exception as exc:
+                return self._raised(record, exc)
         self._finish_pending()
         checked = self._output_to_check(out, buffer.identity, returned, record)
         begun = None
@@ -174,10 +185,14 @@ class LaunchLoop:
             begun = self.checker.prepare(checked, self.ref, self.rowmax, self.case.tolerance, self.case.tile, copies,
                                          True)
         try:
+            # On the stream: the guards (its inputs, the memory around out), the mark waited for,
+            # then the check, which runs on while the host reads the guards and queues the next
+            # launch: the GPU is not left waiting for the host.
+            self.watch.queue(buffer)
+            self.deadline.mark()
             if begun is not None:
-                begun.start()  # queued behind the launch, before waiting: no gap on the GPU
-            self.watch.queue(buffer)  # its inputs and the guards around out, counted behind the check
-            self.deadline.wait(current_stream_only=stressed)
+                begun.start()
+            self.deadline.wait()
         except Exception as exc:  # a fault the launch left behind, or a launch that does not end
             return self._raised(record, exc)
         self._guarded(record, buffer)

@@ -3,11 +3,13 @@
 A launch has two parts that can hang: the call itself (Python, or a host-side wait inside
 it) and the GPU work it queued. The call is interrupted by a timer signal (SIGALRM, in the
 main thread where the platform has it: Python code and sleeps are interrupted; a C call that
-holds the interpreter is interrupted when it returns). The GPU work is waited for by polling
-an event on the current stream, yielding the interpreter between polls so that a stressor's
-thread keeps its load queued, until it completes or the deadline passes; then the device is
-synchronised as before (device-wide unless a background load runs), for the work of streams
-of the kernel's own, which no deadline covers.
+holds the interpreter is interrupted when it returns). The GPU work is waited for through an
+event marked on the current stream behind it (and behind what must be read before the next
+launch: its guards), polled until it completes or the deadline passes, yielding the
+interpreter between polls so that a stressor's thread keeps its load queued. What is queued
+after the mark (the launch's check) goes on running while the host prepares the next launch.
+Kernels are ordered on the current stream, as torch's own ops are; work a kernel leaves on
+streams of its own is not waited for here.
 
 A GPU kernel that does not finish cannot be stopped: the process's device is unusable from
 then on, which the launch loop reports and the session honours (its later cases on that GPU
@@ -35,7 +37,7 @@ class Deadline:
     def __init__(self, timeout_s: float, device: torch.device):
         self.timeout_s = timeout_s
         self.device = device
-        self._event = torch.cuda.Event() if device.type == "cuda" and timeout_s > 0 else None
+        self._event = torch.cuda.Event() if device.type == "cuda" else None
         self._alarm = timeout_s > 0 and hasattr(signal, "setitimer") and \
             threading.current_thread() is threading.main_thread()
         self.started = 0.0
@@ -73,20 +75,21 @@ class Deadline:
             if self._alarm:
                 signal.setitimer(signal.ITIMER_REAL, 0)
 
-    def wait(self, *, current_stream_only: bool) -> None:
-        """For the launch's GPU work (and what was queued after it), until the deadline."""
-        if self.device.type != "cuda":
-            return
+    def mark(self) -> None:
+        """Behind what the launch queued so far on the current stream: the point wait() waits for."""
         if self._event is not None:
-            stream = torch.cuda.current_stream(self.device)
-            self._event.record(stream)
-            while not self._event.query():
-                waited = time.monotonic() - self.started
-                if waited > self.timeout_s:
-                    raise LaunchHung(self._words() + "; a GPU kernel cannot be stopped, so this GPU is not used "
-                                     "again in this process", device_lost=True)
-                time.sleep(0 if waited < _SPIN_S else _NAP_S)  # sleep(0) yields the interpreter
-        if current_stream_only:
-            torch.cuda.current_stream(self.device).synchronize()
-        else:
-            torch.cuda.synchronize(self.device)
+            self._event.record(torch.cuda.current_stream(self.device))
+
+    def wait(self) -> None:
+        """For the launch's GPU work up to the last mark, until the deadline."""
+        if self._event is None:
+            return
+        if self.timeout_s <= 0:
+            self._event.synchronize()
+            return
+        while not self._event.query():
+            waited = time.monotonic() - self.started
+            if waited > self.timeout_s:
+                raise LaunchHung(self._words() + "; a GPU kernel cannot be stopped, so this GPU is not used "
+                                 "again in this process", device_lost=True)
+            time.sleep(0 if waited < _SPIN_S else _NAP_S)  # sleep(0) yields the interpreter

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..case.result import CaseResult
-from ..errors import GemmcheckFailure, LaunchError
+from ..errors import GemmcheckFailure, LaunchError, LaunchHung
 from .baseline import Baseline
 from .message import failure_message
 from .verdict import PASS, Verdict, failing_launches, judge
@@ -61,7 +61,10 @@ def _launch_error(raised: BaseException, index: int, planned: int, message: str)
     kernel_frames = traceback.StackSummary.from_list(
         list(itertools.dropwhile(lambda frame: frame.filename.startswith(_PACKAGE), frames)))
     where = "".join(kernel_frames.format()).rstrip()
-    text = f"launch {index} of {planned} raised " + f"{type(raised).__name__}: {raised}".strip() + "\n"
+    if isinstance(raised, LaunchHung):  # its own words say what happened; the message repeats them
+        text = f"launch {index} of {planned} hung\n"
+    else:
+        text = f"launch {index} of {planned} raised " + f"{type(raised).__name__}: {raised}".strip() + "\n"
     if where:
         text += "  kernel traceback (most recent call last):\n" + textwrap.indent(where, "  ") + "\n"
     failure = LaunchError(text + message)

@@ -193,9 +193,11 @@ class Unprivileged:
     root (on files root made), else this user with write permission taken away."""
 
     def __init__(self, folder: Path):
-        self.folder = folder  # readable by that user; the tests' files go here
+        self.folder = folder  # readable by that user; the tests' files go here, and it is its HOME
         self.root = os.geteuid() == 0
         self.nobody = pwd.getpwnam("nobody") if self.root else None
+        # Triton's cache defaults to HOME, which these tests make read-only: a writable one elsewhere
+        self.cache = self.own(readable_folder("gemmcheck-triton-"))
 
     def own(self, path: Path) -> Path:
         """The session's user may write ``path``."""
@@ -212,6 +214,7 @@ class Unprivileged:
         prefix = (["setpriv", f"--reuid={self.nobody.pw_uid}", f"--regid={self.nobody.pw_gid}", "--clear-groups"]
                   if self.root else [])
         environment = {"PATH": os.environ["PATH"], "HOME": str(self.folder), "PYTHONDONTWRITEBYTECODE": "1",
+                       "TRITON_CACHE_DIR": str(self.cache),
                        **{name: os.environ[name] for name in ("PYTHONPATH",) if name in os.environ}, **(env or {})}
         return subprocess.run([*prefix, sys.executable, *args], cwd=cwd, env=environment, capture_output=True,
                               text=True, timeout=300)
@@ -233,8 +236,10 @@ def unprivileged_python():
     if os.geteuid() == 0 and not shutil.which("setpriv"):
         return "running a session as nobody needs setpriv"
     folder = readable_folder("gemmcheck-probe-")
-    probe = Unprivileged(folder).run("-c", "import pytest_gemmcheck, sqlalchemy, torch", cwd=folder)
+    user = Unprivileged(folder)
+    probe = user.run("-c", "import pytest_gemmcheck, sqlalchemy, torch", cwd=folder)
     shutil.rmtree(folder)
+    shutil.rmtree(user.cache)
     return f"an unprivileged user cannot run this Python: {probe.stderr.strip()[-300:]}" if probe.returncode else None
 
 
@@ -243,11 +248,13 @@ def unprivileged(unprivileged_python):
     if unprivileged_python:
         pytest.skip(unprivileged_python)
     folder = readable_folder("gemmcheck-readonly-")
-    yield Unprivileged(folder)
+    user = Unprivileged(folder)
+    yield user
     for path in (folder, *folder.rglob("*")):
         if path.is_dir():
             path.chmod(0o755)  # a non-root user's own folders, writable again to be removed
     shutil.rmtree(folder)
+    shutil.rmtree(user.cache, ignore_errors=True)
 
 
 def refusal_line(done: subprocess.CompletedProcess) -> str:

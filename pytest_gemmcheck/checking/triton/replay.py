@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import torch
 
+from ..graphs import capture
 from ..rule import Tolerance
 from .facts import reference_facts
 from .plan import LaunchConfig
@@ -65,27 +66,6 @@ class Replay:
 
 
 _NO_GRAPH = object()  # a Replay whose capture was refused
-
-
-def capture(launches, device: torch.device) -> torch.cuda.CUDAGraph:
-    """A CUDA graph of ``launches`` (which must allocate nothing), captured on a side stream
-    ordered after the current one. Not torch.cuda.graph: it waits for the whole device and
-    empties the allocator's cache, costs a harness does not want mid-case."""
-    graph = torch.cuda.CUDAGraph()
-    current = torch.cuda.current_stream(device)
-    stream = RUNTIME.capture_streams.get(device)
-    if stream is None:
-        stream = RUNTIME.capture_streams[device] = torch.cuda.Stream(device)
-    stream.wait_stream(current)
-    with torch.cuda.stream(stream):
-        # thread_local: a stressor's thread may keep using the GPU meanwhile
-        graph.capture_begin(capture_error_mode="thread_local")
-        try:
-            launches()
-        finally:
-            graph.capture_end()
-    current.wait_stream(stream)
-    return graph
 
 
 def replay_for(out, ref, rowmax, tol: Tolerance, tile, config: LaunchConfig, checksum: bool) -> Replay:

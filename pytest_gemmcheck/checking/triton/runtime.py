@@ -32,8 +32,6 @@ class Runtime:
         self.reference_facts: list[tuple] = []
         # replay.Replay entries by everything their kernels were given, newest last.
         self.replays: dict[tuple, object] = {}
-        # The side stream per device that CUDA graphs are captured on.
-        self.capture_streams: dict[torch.device, torch.cuda.Stream] = {}
         # launch.py's compiled kernels, by everything Triton specialises them on.
         self.compiled_kernels: dict = {}
         # A direct launch was refused once: Triton's own path from then on.
@@ -46,8 +44,8 @@ class Runtime:
         self.synchronize_each_kernel = False
         # Where scratch memory comes from: (numel, dtype, device) -> an uninitialised tensor.
         self.allocate: Callable[[int, torch.dtype, torch.device], torch.Tensor] = uninitialised_scratch
-        # A stand-in for replay.capture, (launches, device) -> a graph to replay (the tests'
-        # fake); None: replay.capture itself.
+        # A stand-in for graphs.capture, (launches, device) -> a graph to replay (the tests'
+        # fake); None: graphs.capture itself.
         self.capture: Callable | None = None
 
 
