@@ -30,6 +30,9 @@ def test_example_suites_run_clean_and_show_the_faults(pytester, examples_dir):
         "REGRESSION fault_tile ptpc 256x256x512 tile 64x64: 1/3 launches bad (launch 2)*[[]wrong, inconsistent[]]*",
         "REGRESSION fault_subtle * [[]inconsistent[]]*",
     ])
+    # a kernel's own output: said on its passing line
+    result.stdout.fnmatch_lines(["PASS * allocating_gemm fp8 128x96x256: 0/3 launches bad; * process; *launch*1* checked as "
+                                 "returned, not poisoned*"])
 
 
 def test_failure_message_reads_like_the_hand_made_tables(suite):

@@ -271,7 +271,8 @@ def test_repeat_auto_stops_when_the_bound_reaches_the_target(suite):
     result = suite.runpytest("--gemmcheck-repeat=auto", "--gemmcheck-target-rate=0.05", "--gemmcheck-no-record")
     result.assert_outcomes(passed=1)
     # 0 bad launches in n: the bound 1 - 0.05**(1/n) is below 5% from n = 59
-    result.stdout.fnmatch_lines(["PASS * 0/59 launches bad; rate < 4.95% (95%)*"])
+    result.stdout.fnmatch_lines(["PASS * 0/59 launches bad; rate < 4.95% (95%)*; stopped after 59 launches: rate < 4.95% "
+                                 "reached the target 5*"])
 
 
 def test_repeat_auto_reports_a_budget_that_ran_out(suite, monkeypatch):

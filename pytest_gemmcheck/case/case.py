@@ -4,13 +4,14 @@ loop (runner.py), then the verdict (judging/) and the record."""
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import torch
 
 from ..checking.rule import Tolerance
-from ..config.options import AUTO, BY_NAME, Settings
+from ..config.options import AUTO, BY_NAME, Settings, parse_seed
 from ..errors import CaseError
 from ..judging.baseline import CLEAN, Baseline
 from ..judging.conclude import conclude
@@ -57,6 +58,23 @@ class CaseContext:
     judge: bool = True  # False in a --gemmcheck-processes child: its parent judges the aggregate
 
 
+def _non_finite(value, path: str) -> str | None:
+    """Where in ``value`` (dicts and lists) the first NaN or infinity is, as ``params['a'][0]``."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return path
+    if isinstance(value, dict):
+        items = value.items()
+    elif isinstance(value, (list, tuple)):
+        items = enumerate(value)
+    else:
+        return None
+    for key, item in items:
+        found = _non_finite(item, f"{path}[{key!r}]")
+        if found:
+            return found
+    return None
+
+
 class Case:
     def __init__(self, context: CaseContext, kernel: str, *, m: int, n: int, k: int, quant: str = "bf16",
                  tile: str | tuple[int, int] | None = None, out_dtype=torch.bfloat16, device=None,
@@ -84,12 +102,17 @@ class Case:
         self.device = torch.device(device) if device is not None else default_device()
         self.fp8 = fp8_flavour(fp8) if self.mode.uses_fp8 else None
         settings = context.settings
-        self.seed = settings.seed if seed is None else int(seed)
+        try:
+            self.seed = settings.seed if seed is None else parse_seed(seed)
+        except ValueError as exc:
+            raise CaseError(f"seed: {exc}") from None
         self.params = dict(params or {})
         try:
             json.dumps(self.params, sort_keys=True, allow_nan=False)
         except (TypeError, ValueError) as exc:
-            raise CaseError(f"params must be JSON-serialisable (they are part of the case key): {exc}") from None
+            where = _non_finite(self.params, "params")
+            reason = f"{where} is not finite, and JSON has no NaN or infinity" if where else str(exc)
+            raise CaseError(f"params must be JSON-serialisable (they are part of the case key): {reason}") from None
         if deterministic is None:
             deterministic = context.deterministic
         if deterministic is None:

@@ -135,7 +135,10 @@ def parse_floor(text: str | float) -> float:
 
 
 def parse_seed(text: str | int) -> int:
-    return _parse_whole(text, "a whole number >= 0", 0)
+    value = _parse_whole(text, "a whole number >= 0 and < 2**63", 0)
+    if value >= 1 << 63:  # stored as a signed 64-bit number
+        raise ValueError(f"expected a whole number >= 0 and < 2**63, got {text!r}")
+    return value
 
 
 def parse_text(text: str) -> str | None:
@@ -273,6 +276,10 @@ OPTIONS: tuple[Option, ...] = (
 )
 BY_NAME = {option.name: option for option in OPTIONS}
 BY_FIELD = {option.field: option for option in OPTIONS}
+# Options that contradict each other when both are on, and why
+CONFLICTS = (
+    ("require-record", "no-record", "nothing is recorded, so nothing can be required to be"),
+)
 
 
 def _is_nondeterministic(self, kernel: str) -> bool:
@@ -361,6 +368,9 @@ def resolve(config: pytest.Config, environ=None) -> Settings:
                 raise pytest.UsageError(f"{where}: {exc}") from None
         if value is not None:
             values[option.field] = value
+    for first, second, why in CONFLICTS:
+        if values.get(BY_NAME[first].field) and values.get(BY_NAME[second].field):
+            raise pytest.UsageError(f"{BY_NAME[first].flag} cannot be used with {BY_NAME[second].flag}: {why}")
     return Settings(**values)
 
 

@@ -11,8 +11,6 @@ backend (a non-finite number becomes null). Every problem opening a database bec
 from __future__ import annotations
 
 import contextlib
-import json
-import math
 import os
 from pathlib import Path
 
@@ -21,6 +19,7 @@ from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.engine.url import URL
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError, SQLAlchemyError
 
+from .. import jsontext
 from ..config.options import hide_passwords
 from .location import DatabaseError, one_line, sqlite_file  # DatabaseError lives where no SQLAlchemy is needed
 
@@ -82,20 +81,9 @@ def _make_folder(database: Path) -> None:
         raise DatabaseError(f"cannot create the folder of {database}: {exc.strerror} ({exc.filename})") from None
 
 
-def _finite(value):
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {key: _finite(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_finite(item) for item in value]
-    return value
-
-
 def _json_text(value) -> str:
-    # JSON has no NaN or infinity: PostgreSQL refuses them and SQLite would keep text that is no
-    # JSON. A measurement that is not a number is stored as null (params never hold one: a case refuses it).
-    return json.dumps(_finite(value), allow_nan=False)
+    # params never hold a non-finite number (a case refuses one); measurements may
+    return jsontext.dumps(value)
 
 
 def _tune_sqlite(engine: Engine) -> None:

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from dataclasses import dataclass, field
 from typing import Any
+
+from .. import jsontext
 
 FORMATS = ("table", "markdown", "json", "csv")
 
@@ -58,4 +59,4 @@ class Table:
 
     def json(self) -> str:
         records = self.records if self.records is not None else [dict(zip(self.headers, row)) for row in self.rows]
-        return json.dumps(records, indent=1, default=str)
+        return jsontext.dumps(records, indent=1, default=str)

@@ -19,11 +19,22 @@ def summary_line(result: CaseResult) -> str:
     worst_line = worst(result)
     if worst_line:
         text += f"; {worst_line}"
+    unpoisoned = [launch.index for launch in result.launches if not launch.poisoned]
+    if unpoisoned:  # a kernel's own output, checked as returned: said on a passing line too
+        text += (f"; {_launches(unpoisoned)} checked as returned, not poisoned (the kernel's own output; it must "
+                 f"be written on every launch)")
+    if result.stopped:
+        text += f"; {result.stopped}"
     if result.kinds:
         text += f" [{', '.join(result.kinds)}]"
     if result.verdict not in ("pass", "") and result.baseline.get("source") not in (None, "clean"):
         text += f" vs {result.baseline['bad_launches']}/{result.baseline['launches']} ({result.baseline['source']})"
     return text
+
+
+def _launches(indices: list[int]) -> str:
+    shown = ", ".join(str(index) for index in indices[:8]) + (", ..." if len(indices) > 8 else "")
+    return f"launch {shown}" if len(indices) == 1 else f"{len(indices)} launches ({shown})"
 
 
 def write_summary(terminal, results: list[CaseResult], recorded: str, recording_failed: bool,

@@ -19,7 +19,8 @@ SUITES = {
 
         @pytest.mark.parametrize("seed", [1, 2 ** 64, 3])
         def test_seed(gemmcheck, seed):
-            case = gemmcheck.case("seeded", m=16, n=16, k=32, seed=seed)
+            case = gemmcheck.case("seeded", m=16, n=16, k=32, seed=seed % 2 ** 63)
+            case.seed = seed  # past the case's own check (seeds < 2**63): a row no column holds
             x = case.inputs()
             case.run(lambda out: bf16_matmul(x, out))
     """,

@@ -376,3 +376,29 @@ def test_history_of_a_case_prefix_that_matches_several_cases_has_a_case_column(t
     assert sorted(line.split()[0] for line in lines[2:]) == ["abc1000000", "abc2000000"], out
     status, out, _ = cli(capsys, "--db", db, "history", "--case", "abc", "--json")
     assert sorted(row["key"] for row in json.loads(out)) == ["abc1000000000000", "abc2000000000000"]
+
+
+@pytest.mark.parametrize("seed", [2 ** 63, -1, 1.5, "x"])
+def test_a_seed_no_column_holds_is_refused_at_the_case(make_case, seed):
+    with pytest.raises(CaseError, match=r"seed: expected a whole number >= 0 and < 2\*\*63"):
+        make_case(m=16, n=16, k=32, seed=seed)
+
+
+def test_a_non_finite_param_is_named_where_it_is(make_case):
+    with pytest.raises(CaseError, match=r"params\['fuse'\]\[1\] is not finite, and JSON has no NaN or infinity"):
+        make_case(m=16, n=16, k=32, params={"fuse": [1.0, float("nan")]})
+
+
+def test_json_output_is_standard_json_for_values_that_are_not_numbers():
+    from pytest_gemmcheck.reporting.tables import Table
+
+    table = Table(headers=["case", "max rel err"], rows=[["k", float("nan")], ["j", float("inf")]])
+    assert json.loads(table.json(), parse_constant=pytest.fail) == [{"case": "k", "max rel err": None},
+                                                                    {"case": "j", "max rel err": None}]
+
+
+def test_require_record_with_no_record_is_a_usage_error_naming_both(seeds):
+    result = seeds.runpytest("-p", "no:cacheprovider", "--gemmcheck-require-record", "--gemmcheck-no-record")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--gemmcheck-require-record cannot be used with --gemmcheck-no-record: nothing is "
+                                 "recorded*"])
