@@ -170,6 +170,9 @@ def test_kernel_that_raises_fails_with_launch_number_and_its_exception(suite):
      "*bad output: returned a tensor of shape [[]16, 16[]], dtype float32*"),
     ("out.resize_(8, 32)", "*bad output: the kernel replaced or reshaped `out` (now shape [[]8, 32[]]*"),
     ("pass", "*wrote nothing: all 256 elements still hold the NaN poison*"),
+    ("return out.float().numpy()",
+     "*bad output: returned a numpy.ndarray of shape [[]16, 16[]]; a kernel writes into `out` or returns a torch tensor*"),
+    ("import sys; sys.exit(3)", "*launch 1: raised SystemExit: 3*"),
 ])
 def test_bad_outputs_are_reported_as_such(suite, body, message):
     suite.makepyfile("import torch\n" + textwrap.dedent(f"""

@@ -165,7 +165,7 @@ class LaunchLoop:
                 self.timer.start()
                 returned = self.launch(out)
                 self.timer.stop()
-        except Exception as exc:  # the kernel's failure is the test's evidence
+        except (Exception, SystemExit) as exc:  # the kernel's failure is the test's evidence (sys.exit too)
             return self._raised(record, exc)
         if index <= self.settling_launches:
             # the first two checks of each buffer load the check's kernels and capture CUDA graphs:
@@ -277,7 +277,7 @@ class LaunchLoop:
             return None
 
     # --- one launch's record ------------------------------------------------------------
-    def _raised(self, record: LaunchRecord, exc: Exception) -> Exception:
+    def _raised(self, record: LaunchRecord, exc: BaseException) -> BaseException:
         self.timer.stop()
         if isinstance(exc, LaunchHung):
             record.add_kind(HUNG)
@@ -299,6 +299,12 @@ class LaunchLoop:
             record.add_kind(BAD_OUTPUT)
             record.error = (f"the kernel replaced or reshaped `out` (now shape {list(out.shape)}, "
                             f"dtype {dtype_name(out.dtype)}, stride {out.stride()}); it must write into it in place")
+            return None
+        if not isinstance(returned, torch.Tensor) and hasattr(returned, "__array__") and hasattr(returned, "shape"):
+            # an array of another library (numpy, cupy): its values are not what the case checks
+            record.add_kind(BAD_OUTPUT)
+            record.error = (f"returned a {type(returned).__module__}.{type(returned).__name__} of shape "
+                            f"{list(returned.shape)}; a kernel writes into `out` or returns a torch tensor")
             return None
         if isinstance(returned, torch.Tensor) and returned.data_ptr() != out.data_ptr():
             expected = (case.m, case.n)
