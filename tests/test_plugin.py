@@ -91,7 +91,7 @@ def test_ini_keys_are_defaults_and_the_command_line_wins(suite):
     (["--gemmcheck-repeat=many"], "argument --gemmcheck-repeat: expected a whole number of launches >= 1 or 'auto', got 'many'"),
     (["--gemmcheck-rtol=-1"], "argument --gemmcheck-rtol: expected a relative tolerance > 0*"),
     (["--gemmcheck-rtol=nan"], "argument --gemmcheck-rtol: expected a relative tolerance > 0*"),
-    (["--gemmcheck-seed=x"], "argument --gemmcheck-seed: expected a whole number >= 0, got 'x'"),
+    (["--gemmcheck-seed=x"], "argument --gemmcheck-seed: expected a whole number >= 0 and < 2**63, got 'x'"),
     (["--gemmcheck-floor=-0.5"], "argument --gemmcheck-floor: expected a fraction*"),
 ])
 def test_bad_option_values_are_usage_errors_naming_the_option(pytester, args, message):

@@ -97,7 +97,7 @@ def test_the_marker_gives_overrides_or_a_value_error(kwargs):
 
 @pytest.mark.parametrize("args,ini,named", [
     (["--gemmcheck-repeat=٣"], "", "argument --gemmcheck-repeat: expected a whole number of launches"),
-    (["--gemmcheck-seed=1_000"], "", "argument --gemmcheck-seed: expected a whole number >= 0, got '1_000'"),
+    (["--gemmcheck-seed=1_000"], "", "argument --gemmcheck-seed: expected a whole number >= 0 and < 2**63, got '1_000'"),
     (["--gemmcheck-rtol=０.05"], "", "argument --gemmcheck-rtol: expected a relative tolerance"),
     (["--gemmcheck-budget=1e"], "", "argument --gemmcheck-budget: expected a number of seconds"),
     (["--gemmcheck-devices=٣"], "", "argument --gemmcheck-devices: --gemmcheck-devices='٣'"),
