@@ -11,6 +11,9 @@ from . import moved
 __version__ = "0.1.0"
 
 _LAZY = {
+    "session": "pytest_gemmcheck.api",
+    "Session": "pytest_gemmcheck.api",
+    "Result": "pytest_gemmcheck.api",
     "Case": "pytest_gemmcheck.case.case",
     "CaseResult": "pytest_gemmcheck.case.result",
     "LaunchRecord": "pytest_gemmcheck.case.result",

@@ -24,3 +24,10 @@ def pytest_gemmcheck_stack_info(info):
     "rccl 2.21"``). Values should be short strings or numbers: they are part of the stack's
     fingerprint and stored in the ``stack.extra`` column.
     """
+
+
+@hookspec
+def pytest_gemmcheck_result(result):
+    """Called with each judged result (a ``CaseResult``, or a ``CompiledResult`` for a compiled
+    kernel) just before it is recorded, in the process that judged it: for a repo's own
+    dashboards or logs. ``result.to_dict()`` is its plain form. Changes to it are recorded."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from .config import options
-from .session.state import REPORT_ATTR, GemmcheckSession
+from .pytest_session.state import REPORT_ATTR, GemmcheckSession
 
 SESSION_KEY = pytest.StashKey[GemmcheckSession]()
 RESULTS_KEY = pytest.StashKey[list]()
@@ -28,7 +28,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[SESSION_KEY] = session
     config.pluginmanager.register(session, "gemmcheck-session")  # it takes the reports, writes the summary
     if config.pluginmanager.hasplugin("xdist"):  # as pytest-randomly: xdist's hooks only with xdist
-        from .session.xdist import XdistHooks
+        from .pytest_session.xdist import XdistHooks
 
         config.pluginmanager.register(XdistHooks(session), "gemmcheck-xdist")
 
@@ -53,7 +53,7 @@ def _results_sink(item: pytest.Item) -> list:
 def gemmcheck(request: pytest.FixtureRequest):
     """Case factory: ``gemmcheck.case(kernel, m=, n=, k=, quant=, tile=, ...)``; then
     ``case.inputs()`` and ``case.run(lambda out: kernel(..., out))``."""
-    from .session.fixtures import GemmcheckFixture
+    from .pytest_session.fixtures import GemmcheckFixture
 
     return GemmcheckFixture(_session(request.config), _overrides(request.config, request.node), request.node.nodeid,
                             _results_sink(request.node))
@@ -62,7 +62,7 @@ def gemmcheck(request: pytest.FixtureRequest):
 @pytest.fixture
 def poisoned_output():
     """``poisoned_output(m, n, dtype=torch.bfloat16, device=None)``: a NaN-filled output."""
-    from .session.fixtures import PoisonedOutput
+    from .pytest_session.fixtures import PoisonedOutput
 
     return PoisonedOutput()
 
@@ -71,7 +71,7 @@ def poisoned_output():
 def bf16_reference():
     """``bf16_reference(inputs)`` or ``bf16_reference(a, b, a_scale=, b_scale=, quant=)``: the
     fp32 reference (TF32 off) rounded to bf16 (or ``out_dtype=``)."""
-    from .session.fixtures import bf16_reference as reference
+    from .pytest_session.fixtures import bf16_reference as reference
 
     return reference
 
@@ -81,7 +81,7 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function):
     """--gemmcheck-processes: the test's launches run in fresh child processes instead."""
     if "gemmcheck" not in pyfuncitem.fixturenames:
         return None
-    from .session.processes import run_in_processes
+    from .pytest_session.processes import run_in_processes
     config = pyfuncitem.config
     handled = run_in_processes(_session(config), pyfuncitem, _overrides(config, pyfuncitem), _results_sink(pyfuncitem))
     return True if handled else None
@@ -89,8 +89,11 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function):
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call):
+    payload = item.stash.get(RESULTS_KEY, None) if call.when == "call" else None
+    if payload:  # JUnit XML properties, pytest's way: the item's reports (an xdist worker's too) carry them
+        from .reporting.ci_output import junit_properties
+
+        item.user_properties.extend(junit_properties(payload))
     outcome = yield
-    if call.when == "call":
-        payload = item.stash.get(RESULTS_KEY, None)
-        if payload:  # rides on the report: under xdist it reaches the controller with it
-            setattr(outcome.get_result(), REPORT_ATTR, list(payload))
+    if payload:  # rides on the report: under xdist it reaches the controller with it
+        setattr(outcome.get_result(), REPORT_ATTR, list(payload))

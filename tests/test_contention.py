@@ -417,7 +417,7 @@ def test_real_nvml_sees_another_process_on_the_gpu_and_not_this_one():
 def test_children_of_gemmcheck_processes_merge_into_one_record():
     """--gemmcheck-processes: the aggregate is contended when any child was, unknown when any
     could not tell (and none was contended), quiet only when every child was."""
-    from pytest_gemmcheck.session.processes import _merged_contention
+    from pytest_gemmcheck.pytest_session.processes import _merged_contention
 
     quiet, busy, unknown = {"contended": False, "note": "quiet"}, {"contended": True, "note": "pid 9"}, {"contended": None}
     assert _merged_contention([quiet, quiet])["contended"] is False

@@ -56,6 +56,14 @@ class CaseContext:
     device_identity: Callable[[torch.device], dict] = lambda device: {}
     device_lost: Callable[[torch.device], None] = lambda device: None  # a launch hung on it
     judge: bool = True  # False in a --gemmcheck-processes child: its parent judges the aggregate
+    raises: bool = True  # a failing verdict raises from case.run (pytest); a script asks with check=True
+
+
+def reference_name(reference) -> str | None:
+    """A case's own reference function by name (module and qualified name), as its key holds it."""
+    if reference is None:
+        return None
+    return f"{getattr(reference, '__module__', '') or ''}.{getattr(reference, '__qualname__', type(reference).__name__)}"
 
 
 def _non_finite(value, path: str) -> str | None:
@@ -79,7 +87,8 @@ class Case:
     def __init__(self, context: CaseContext, kernel: str, *, m: int, n: int, k: int, quant: str = "bf16",
                  tile: str | tuple[int, int] | None = None, out_dtype=torch.bfloat16, device=None,
                  seed: int | None = None, fp8: str = "e4m3fn", params: dict[str, Any] | None = None,
-                 deterministic: bool | None = None, rtol: float | None = None, floor: float | None = None):
+                 deterministic: bool | None = None, rtol: float | None = None, floor: float | None = None,
+                 reference: Callable[[Inputs], torch.Tensor] | None = None):
         if not isinstance(kernel, str) or not kernel:
             raise CaseError(f"kernel must be a non-empty name, got {kernel!r}")
         if len(kernel) > MAX_NAME or not kernel.isprintable():
@@ -113,6 +122,9 @@ class Case:
             where = _non_finite(self.params, "params")
             reason = f"{where} is not finite, and JSON has no NaN or infinity" if where else str(exc)
             raise CaseError(f"params must be JSON-serialisable (they are part of the case key): {reason}") from None
+        if reference is not None and not callable(reference):
+            raise CaseError(f"reference must be a callable reference(inputs) -> [m, n] tensor, got {reference!r}")
+        self.reference_fn = reference
         if deterministic is None:
             deterministic = context.deterministic
         if deterministic is None:
@@ -132,6 +144,9 @@ class Case:
             "kernel": self.kernel, "m": self.m, "n": self.n, "k": self.k, "quant": self.quant,
             "tile": self.tile_text, "out_dtype": dtype_name(self.out_dtype), "params": self.params,
             "fp8": self.fp8.name if self.fp8 else None,
+            # a case's own reference says what is right: a case of its own (absent otherwise, so
+            # that keys made before the override existed still hold)
+            **({"reference": reference_name(self.reference_fn)} if self.reference_fn is not None else {}),
         }
 
     @property
@@ -161,20 +176,32 @@ class Case:
 
     def reference(self) -> torch.Tensor:
         """The bf16-rounded (out dtype) fp32 reference of :meth:`inputs`, computed once."""
-        key = self._inputs_key() + (dtype_name(self.out_dtype),)
+        key = self._inputs_key() + (dtype_name(self.out_dtype), reference_name(self.reference_fn))
         return self.context.reference_cache.get(key, self._make_reference)
 
     def _make_reference(self) -> torch.Tensor:
         """The reference, refused when it does not fit the output dtype: an element that overflows
         to inf (float16 holds 65504 at most) would make its row's tolerance infinite, and a kernel
         could write anything there."""
-        ref = compute_reference(self.inputs(), self.out_dtype)
+        ref = compute_reference(self.inputs(), self.out_dtype) if self.reference_fn is None else self._own_reference()
         overflowed = int((~torch.isfinite(ref)).sum())
         if overflowed:
             raise CaseError(f"the reference of {self!r} does not fit {dtype_name(self.out_dtype)}: {overflowed:,} "
                             f"of its {ref.numel():,} elements overflow; use out_dtype=torch.float32 or "
                             "torch.bfloat16, or a smaller K")
         return ref
+
+    def _own_reference(self) -> torch.Tensor:
+        """The case's ``reference(inputs)``, checked and rounded to the output dtype like the built-in one."""
+        with torch.no_grad():
+            ref = self.reference_fn(self.inputs())
+        name = reference_name(self.reference_fn)
+        if not isinstance(ref, torch.Tensor) or tuple(ref.shape) != (self.m, self.n) or not ref.is_floating_point():
+            got = (f"shape {list(ref.shape)}, dtype {dtype_name(ref.dtype)}" if isinstance(ref, torch.Tensor)
+                   else type(ref).__name__)
+            raise CaseError(f"reference {name} of {self!r} must return a floating-point [{self.m}, {self.n}] tensor, "
+                            f"got {got}")
+        return ref.to(device=self.device, dtype=self.out_dtype).contiguous()
 
     # --- compiled, not run ----------------------------------------------------------------
     def compile_flydsl(self, spec: str, *, params: dict | None = None, arch: str = "gfx950",
@@ -197,9 +224,11 @@ class Case:
         return self._conclude(result)
 
     # --- running ------------------------------------------------------------------------
-    def run(self, launch: Callable[[torch.Tensor], Any], *, repeat: int | str | None = None) -> CaseResult:
+    def run(self, launch: Callable[[torch.Tensor], Any], *, repeat: int | str | None = None,
+            check: bool | None = None) -> CaseResult:
         """Poison, launch, synchronise and check, ``repeat`` times (default: --gemmcheck-repeat);
-        record every launch; raise :class:`GemmcheckFailure` when the verdict is a regression."""
+        record every launch; raise :class:`GemmcheckFailure` when the verdict fails (``check``:
+        whether to; by default under pytest, not in a script's session)."""
         __tracebackhide__ = True  # a failure points at the test's case.run line, not in here
         if not callable(launch):
             raise CaseError(f"case.run takes a callable launch(out), got {launch!r}")
@@ -210,7 +239,7 @@ class Case:
         loop = LaunchLoop(self, launch, result, repeat=None if repeat == AUTO else repeat,
                           wants_consensus_checksum=not self.context.judge)
         raised = loop.run()
-        return self._conclude(result, raised, len(result.launches) if repeat == AUTO else repeat)
+        return self._conclude(result, raised, len(result.launches) if repeat == AUTO else repeat, check=check)
 
     def _new_result(self, kind: type[CaseResult] = CaseResult) -> CaseResult:
         return kind(
@@ -221,7 +250,8 @@ class Case:
             nodeid=self.context.nodeid, stack=self.context.stack_info(),
         )
 
-    def _conclude(self, result: CaseResult, raised: BaseException | None = None, planned: int | None = None):
+    def _conclude(self, result: CaseResult, raised: BaseException | None = None, planned: int | None = None,
+                  check: bool | None = None):
         """Judged, recorded, and raised when it fails; a --gemmcheck-processes child only records:
         its parent judges the aggregate."""
         __tracebackhide__ = True
@@ -230,6 +260,6 @@ class Case:
             return result
         conclusion = conclude(result, self.context.settings, self.context.baseline_for, raised=raised, planned=planned)
         self.context.record(result)
-        if conclusion.failure is not None:
+        if conclusion.failure is not None and (self.context.raises if check is None else check):
             raise conclusion.failure
         return result

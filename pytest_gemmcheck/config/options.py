@@ -273,6 +273,13 @@ OPTIONS: tuple[Option, ...] = (
     Option("require-record", parse_flag, False,
            "end with exit status 4 when any result could not be recorded (without it, a session that "
            "cannot record says so and keeps its tests' exit status)", flag_only=True),
+    Option("summary", parse_text, None,
+           "append the session's results to FILE as a markdown table (one row per case), e.g. "
+           "--gemmcheck-summary=\"$GITHUB_STEP_SUMMARY\"; nothing is written when no case ran", "FILE"),
+    Option("json", parse_text, None,
+           "write the session's results to FILE as JSON for scripts ({\"format\": 1, \"version\", \"run\", "
+           "\"totals\", \"results\"}, a result as CaseResult.to_dict() gives it), replacing the file; nothing is "
+           "written when no case ran", "FILE"),
 )
 BY_NAME = {option.name: option for option in OPTIONS}
 BY_FIELD = {option.field: option for option in OPTIONS}

@@ -38,8 +38,9 @@ def _launches(indices: list[int]) -> str:
 
 
 def write_summary(terminal, results: list[CaseResult], recorded: str, recording_failed: bool,
-                  accepted: list[str]) -> None:
-    """The section, on pytest's terminal reporter; nothing when there is nothing to say."""
+                  accepted: list[str], outputs: list[tuple[str, bool]] = ()) -> None:
+    """The section, on pytest's terminal reporter; nothing when there is nothing to say.
+    ``outputs``: a line per --gemmcheck-summary/--gemmcheck-json file, and whether it failed."""
     if not results and not recorded:
         return
     terminal.write_sep("-", "gemmcheck")
@@ -50,3 +51,5 @@ def write_summary(terminal, results: list[CaseResult], recorded: str, recording_
         terminal.write_line(recorded, **({"red": True, "bold": True} if recording_failed else {}))
     for line in accepted:
         terminal.write_line(f"gemmcheck: {line}", **({} if line.startswith("accepted") else {"red": True}))
+    for line, output_failed in outputs:
+        terminal.write_line(line, **({"red": True, "bold": True} if output_failed else {}))

@@ -35,6 +35,8 @@ class GemmcheckFixture:
         self.results: list[CaseResult] = []
 
     def _record(self, result: CaseResult) -> None:
+        if self._context.judge:  # a --gemmcheck-processes child's part is not a result yet: its parent's is
+            self._session.config.hook.pytest_gemmcheck_result(result=result)
         self.results.append(result)
         self._sink.append(result.to_dict())
 

@@ -187,6 +187,7 @@ def run_in_processes(session, item, overrides, sink: list) -> bool:
     for result in aggregate(children):
         result.nodeid = item.nodeid
         conclusion = conclude(result, settings, session.history.baseline_for)
+        config.hook.pytest_gemmcheck_result(result=result)
         sink.append(result.to_dict())
         if conclusion.failure is not None:
             failures.append(conclusion.failure)

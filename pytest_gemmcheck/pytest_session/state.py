@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import sys
 import uuid
+from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
 import pytest
@@ -46,9 +47,9 @@ class GemmcheckSession:
         # the run's id, known before its row exists; an xdist worker has its controller's
         token = config.workerinput.get(WORKER_TOKEN) if worker else None
         numprocesses = getattr(config.option, "numprocesses", None)
-        self.history = SessionHistory(config, settings, token=token or uuid.uuid4().hex,
-                                      owner=not worker and not is_child(),
-                                      workers=numprocesses if isinstance(numprocesses, int) else 0)
+        self.history = SessionHistory.for_config(config, settings, token=token or uuid.uuid4().hex,
+                                                 owner=not worker and not is_child(),
+                                                 workers=numprocesses if isinstance(numprocesses, int) else 0)
         self._caches = None
         self._stack = None
         self._started = False
@@ -56,6 +57,8 @@ class GemmcheckSession:
         self._identities: dict[str, dict] = {}
         self.lost_devices: set[str] = set()  # GPUs a launch hung on: no later work there can finish
         self.accepted: list[str] = []  # what --gemmcheck-accept wrote, or could not, a line each
+        self.started_at = datetime.now(timezone.utc)
+        self.outputs: list[tuple[str, bool]] = []  # --gemmcheck-summary/-json: a line each, and whether it failed
 
     # --- before a case ----------------------------------------------------------------------
     def start_cases(self) -> None:
@@ -173,6 +176,27 @@ class GemmcheckSession:
             session.exitstatus = ending
         if self.settings.accept and self.results:
             self.accepted = self.history.accept(self.results)
+        if self.results and (self.settings.summary or self.settings.json):
+            self._write_outputs(session, ending, exitstatus == pytest.ExitCode.INTERRUPTED)
+
+    def _write_outputs(self, session: pytest.Session, exit_status: int, interrupted: bool) -> None:
+        """--gemmcheck-summary and --gemmcheck-json, by the process that owns the session. A file
+        that cannot be written is one line in the summary; it changes the exit status only under
+        --gemmcheck-require-record, as a result that could not be recorded does."""
+        from .. import __version__
+        from ..reporting.ci_output import write_files
+
+        recorder = self.history.recorder
+        history = recorder.summary() if recorder is not None else ""
+        run = {"token": self.history.token, "id": recorder.run_id if recorder is not None else None,
+               "tag": self.settings.tag, "started_at": self.started_at.isoformat(),
+               "finished_at": datetime.now(timezone.utc).isoformat(), "exit_status": int(exit_status),
+               "interrupted": interrupted, "history": history.removeprefix("gemmcheck: ") or None}
+        self.outputs = write_files(self.settings, self.config.invocation_params.dir, self.results, run, __version__,
+                                   history=history.removeprefix("gemmcheck: "))
+        failed = any(failed for _, failed in self.outputs)
+        if failed and self.settings.require_record and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.USAGE_ERROR  # as Recorder.finish: the status 4 of what was not kept
 
     def pytest_terminal_summary(self, terminalreporter) -> None:
         recorded, failed = self.history.summary(judged=bool(self.results))
@@ -180,7 +204,16 @@ class GemmcheckSession:
             return
         from ..reporting.terminal import write_summary
 
-        write_summary(terminalreporter, self.results, recorded, failed, self.accepted)
+        write_summary(terminalreporter, self.results, recorded, failed, self.accepted, self.outputs)
+
+    def pytest_report_header(self, config: pytest.Config) -> str | None:
+        """One line: what gemmcheck will do (from the settings; nothing heavy, no database)."""
+        if is_xdist_worker(config) or is_child():
+            return None
+        from .. import __version__
+        from ..reporting.header import header_line
+
+        return header_line(self.settings, __version__)
 
     @pytest.hookimpl(trylast=True)
     def pytest_unconfigure(self, config) -> None:

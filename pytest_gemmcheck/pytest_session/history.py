@@ -28,8 +28,11 @@ SQLALCHEMY_MISSING = ("pytest-gemmcheck records into a database through SQLAlche
 
 
 class SessionHistory:
-    def __init__(self, config: pytest.Config, settings: Settings, *, token: str, owner: bool, workers: int = 0):
-        self.config = config
+    def __init__(self, settings: Settings, *, rootdir: Path, start_dir: Path, command: list[str], token: str,
+                 owner: bool, workers: int = 0):
+        self.rootdir = rootdir  # where the default database and goldens live
+        self.start_dir = start_dir  # what a given relative path is relative to
+        self.command = command  # stored with the run, passwords masked
         self.settings = settings
         self.token = token  # this run's id: its own results never count as its history
         self.owner = owner  # the process that writes (not an xdist worker)
@@ -39,10 +42,15 @@ class SessionHistory:
         self.unread: str | None = None  # --gemmcheck-no-record: why the history could not be read
         self._goldens: GoldenStore | None = None
 
+    @classmethod
+    def for_config(cls, config: pytest.Config, settings: Settings, **kwargs) -> SessionHistory:
+        params = config.invocation_params
+        return cls(settings, rootdir=config.rootpath, start_dir=params.dir, command=["pytest", *params.args], **kwargs)
+
     # --- where ----------------------------------------------------------------------------
     def _base_dir(self) -> Path:
         # a given path is relative to where pytest was started; the default file lives under the rootdir
-        return self.config.invocation_params.dir if self.settings.db else self.config.rootpath
+        return self.start_dir if self.settings.db else self.rootdir
 
     def database_url(self):
         from ..history.engine import resolve_url
@@ -79,12 +87,11 @@ class SessionHistory:
             from ..config.options import hide_passwords
             from ..history.recorder import Recorder, masked_command
 
-            params = self.config.invocation_params
             options = {name: hide_passwords(value) if isinstance(value, str) else value
                        for name, value in vars(self.settings).items() if name != "db"}
             options["nondeterministic"] = list(self.settings.nondeterministic)
-            self.recorder = Recorder(url=self.database_url(), rootdir=self.config.rootpath, tag=self.settings.tag,
-                                     command=masked_command(["pytest", *params.args]), options=options,
+            self.recorder = Recorder(url=self.database_url(), rootdir=self.rootdir, tag=self.settings.tag,
+                                     command=masked_command(self.command), options=options,
                                      workers=self.workers, token=self.token, require=self.settings.require_record)
         return self.recorder
 
@@ -128,9 +135,9 @@ class SessionHistory:
         if self._goldens is None:
             from ..judging.goldens import GoldenStore
 
-            folder = Path(self.settings.goldens) if self.settings.goldens else self.config.rootpath / "goldens"
+            folder = Path(self.settings.goldens) if self.settings.goldens else self.rootdir / "goldens"
             if not folder.is_absolute():
-                folder = self.config.invocation_params.dir / folder
+                folder = self.start_dir / folder
             self._goldens = GoldenStore(folder)
         return self._goldens
 
@@ -200,7 +207,7 @@ class SessionHistory:
         from ..environment.git import git_state
         from ..judging.goldens import GoldenError
 
-        revision, dirty = git_state(self.config.rootpath)
+        revision, dirty = git_state(self.rootdir)
         note = "accepted" + (f" at {revision[:10]}{'+' if dirty else ''}" if revision else "")
         if self.settings.tag:
             note += f" ({self.settings.tag})"

@@ -1,0 +1,238 @@
+"""The plain-Python API: the fixture's machinery for scripts and notebooks.
+
+::
+
+    import pytest_gemmcheck as gc
+
+    with gc.session(db=".gemmcheck/history.db", tag="repro") as s:   # or db=None: nothing recorded
+        case = s.case("fused_gemm_scatter", m=4096, n=7168, k=256, quant="ptpc", tile="256x256")
+        x = case.inputs()
+        result = case.run(lambda out: kern(x.a, x.b, out, x.a_scale, x.b_scale), repeat=12)
+        print(result.verdict, result.summary())
+
+A session is one recorded run, as one pytest session is: its results are judged against the
+goldens, else the history of earlier runs (a second session, in this script or a later one,
+judges against the first), else clean, and a failing verdict raises only when asked
+(``case.run(..., check=True)``). Options are the ``--gemmcheck-*`` options by their field names
+(``repeat=12``, ``rtol=0.05``, ``stress="copy"``...), parsed by the same rules.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import uuid
+from pathlib import Path
+from typing import Any, Callable
+
+from .config.options import BY_FIELD, OPTIONS, Settings
+from .errors import GemmcheckError
+
+
+class Result:
+    """A judged result of a script's case: the :class:`~pytest_gemmcheck.CaseResult` (its fields
+    read through this object: ``result.verdict``, ``result.launches``...) and its renderings."""
+
+    def __init__(self, record):
+        self.record = record
+
+    def __getattr__(self, name: str):
+        return getattr(self.record, name)
+
+    @property
+    def passed(self) -> bool:
+        return not self.record.failed
+
+    def summary(self) -> str:
+        """The one line of pytest's terminal summary."""
+        from .reporting.terminal import summary_line
+
+        return summary_line(self.record)
+
+    def evidence(self) -> str:
+        """The full evidence, as a failing test shows it (for a passing result: its summary line
+        and where it ran)."""
+        if self.record.message:
+            return self.record.message
+        baseline = self.record.baseline.get("description", "")
+        return f"{self.summary()}\n  baseline: {baseline}\n  on {self.record.device}" + (
+            f" ({self.record.stack.get('gpu_name')})" if self.record.stack.get("gpu_name") else "")
+
+    def to_dict(self) -> dict:
+        return self.record.to_dict()
+
+    def markdown(self) -> str:
+        """A markdown table of this result, for a PR or an issue."""
+        from .reporting.tables import Table
+
+        result = self.record
+        bad = len(result.bad_launches)
+        return Table(headers=["verdict", "case", "bad launches", "kinds", "baseline"], rows=[[
+            result.verdict, result.label, f"{bad}/{len(result.launches)}", ", ".join(result.kinds) or "none",
+            result.baseline.get("description", "")]]).markdown()
+
+    def __str__(self) -> str:
+        return self.summary()
+
+    def __repr__(self) -> str:
+        return f"<gemmcheck result {self.summary()}>"
+
+
+class ScriptCase:
+    """A case of a script's session: :class:`~pytest_gemmcheck.Case` (its attributes and
+    ``inputs()``/``reference()`` read through this object) whose ``run`` returns a :class:`Result`."""
+
+    def __init__(self, case):
+        self.case = case
+
+    def __getattr__(self, name: str):
+        return getattr(self.case, name)
+
+    def run(self, launch: Callable, *, repeat: int | str | None = None, check: bool = False) -> Result:
+        """``case.run`` of the fixture: poisoned launches, checked, judged and recorded. With
+        ``check`` a failing verdict raises GemmcheckFailure, as under pytest."""
+        return Result(self.case.run(launch, repeat=repeat, check=check))
+
+    def __repr__(self) -> str:
+        return repr(self.case)
+
+
+_DEFAULT_DB = object()
+
+
+# Options of a pytest session only (child processes, xdist workers, files written at its end), and
+# those a script's session takes as its own keywords
+_NOT_SCRIPT_OPTIONS = {"processes", "devices", "summary", "json", "db", "no_record", "tag", "goldens"}
+
+
+def _settings(db, tag, goldens, options: dict[str, Any]) -> Settings:
+    values = {}
+    for name, value in options.items():
+        option = BY_FIELD.get(name)
+        if option is None or name in _NOT_SCRIPT_OPTIONS:
+            known = ", ".join(sorted(option.field for option in OPTIONS if option.field not in _NOT_SCRIPT_OPTIONS))
+            raise GemmcheckError(f"gemmcheck.session() has no option {name!r}; it takes db, tag, goldens, rootdir, "
+                                 f"on_result and {known}")
+        try:
+            values[name] = option.parse(value)
+        except ValueError as exc:
+            raise GemmcheckError(f"gemmcheck.session({name}={value!r}): {exc} (the option {option.flag})") from None
+    if db is None:
+        values["no_record"] = True
+    elif db is not _DEFAULT_DB:
+        values["db"] = str(db)
+    if tag is not None:
+        values["tag"] = str(tag)
+    if goldens is not None:
+        values["goldens"] = str(goldens)
+    return Settings(**values)
+
+
+class Session:
+    """One run of a script's cases; a context manager (``with gc.session(...) as s``) that
+    writes the run's end on leaving, marked interrupted when an exception left it."""
+
+    def __init__(self, *, db=_DEFAULT_DB, tag: str | None = None, goldens: str | Path | None = None,
+                 rootdir: str | Path | None = None, on_result: Callable | None = None, **options: Any):
+        from .pytest_session.history import SessionHistory
+
+        self.settings = _settings(db, tag, goldens, options)
+        self.rootdir = Path(rootdir if rootdir is not None else os.getcwd()).resolve()
+        # db=None: nothing recorded and no history read, judged against the goldens, else clean
+        self._reads_history = db is not None
+        self.history = SessionHistory(self.settings, rootdir=self.rootdir, start_dir=Path(os.getcwd()),
+                                      command=[Path(sys.argv[0]).name if sys.argv and sys.argv[0] else "python",
+                                               *sys.argv[1:]], token=uuid.uuid4().hex, owner=True)
+        self.on_result = on_result  # called with each judged result before it is recorded
+        self.results: list = []
+        self._context = None
+        self._stack = None
+        self._identities: dict[str, dict] = {}
+        self.lost_devices: set = set()  # devices a launch hung on
+        self._closed = False
+
+    # --- cases ----------------------------------------------------------------------------
+    def case(self, kernel: str, **kwargs: Any) -> ScriptCase:
+        """``gemmcheck.case(kernel, m=..., n=..., k=..., ...)``, as the fixture takes it."""
+        from .case.case import Case
+
+        if self._closed:
+            raise GemmcheckError("this gemmcheck session has ended; start another with gemmcheck.session()")
+        case = Case(self._case_context(), kernel, **kwargs)
+        if case.device in self.lost_devices:
+            raise GemmcheckError(f"{case.device} is unusable: a launch of an earlier case hung on it "
+                                 "(launch_timeout); a GPU kernel cannot be stopped, so start a new process")
+        return ScriptCase(case)
+
+    def _case_context(self):
+        if self._context is None:
+            from .case.cache import LruCache
+            from .case.case import CaseContext
+
+            if self._reads_history:
+                self.history.prepare()  # the database is opened (and refused) before any launch
+                baseline_for = self.history.baseline_for
+            else:
+                baseline_for = self._goldens_or_clean
+            self._context = CaseContext(settings=self.settings, inputs_cache=LruCache(), reference_cache=LruCache(),
+                                        record=self._record, baseline_for=baseline_for, stack_info=self._stack_info,
+                                        device_identity=self._device_identity, device_lost=self.lost_devices.add,
+                                        raises=False)
+        return self._context
+
+    def _goldens_or_clean(self, result):
+        from .judging.baseline import choose
+
+        return choose(result, golden=self.history.goldens.lookup(result), history=None, static=None)
+
+    def _record(self, result) -> None:
+        if self.on_result is not None:
+            self.on_result(result)
+        self.results.append(result)
+        self.history.record(result)
+
+    def _stack_info(self) -> dict:
+        if self._stack is None:
+            from .environment.stack import collect
+
+            self._stack = collect()
+        return self._stack
+
+    def _device_identity(self, device) -> dict:
+        key = str(device)
+        if key not in self._identities:
+            from .environment.gpus import gpu_identity
+
+            self._identities[key] = gpu_identity(device) if getattr(device, "type", "cpu") == "cuda" else {}
+        return self._identities[key]
+
+    # --- the end --------------------------------------------------------------------------
+    def close(self, *, interrupted: bool = False) -> str:
+        """The run's end written (once); the line that says what was recorded, or ""."""
+        if self._closed:
+            return ""
+        self._closed = True
+        lines = self.history.accept(self.results) if self.settings.accept and not interrupted else []
+        if self._reads_history:
+            failed = any(result.failed for result in self.results)
+            self.history.flush()
+            self.history.finish(1 if failed else 0, interrupted)
+            lines.insert(0, self.history.summary(judged=bool(self.results))[0])
+        return "\n".join(line for line in lines if line)
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, kind, value, traceback) -> None:
+        line = self.close(interrupted=kind is not None)
+        if line and kind is None:
+            print(line, file=sys.stderr)
+
+
+def session(**kwargs: Any) -> Session:
+    """A run of cases outside pytest: ``with gemmcheck.session(db=..., tag=...) as s``. Keywords:
+    ``db`` (a SQLAlchemy URL or SQLite path; default ``.gemmcheck/history.db`` under ``rootdir``;
+    None records nothing), ``tag``, ``goldens`` (a folder; default ``goldens/`` under ``rootdir``),
+    ``rootdir`` (default: the current folder), ``on_result`` (a callable given each result before it
+    is recorded), and any ``--gemmcheck-*`` option by its field name (``repeat=12``)."""
+    return Session(**kwargs)
