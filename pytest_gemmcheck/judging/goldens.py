@@ -249,6 +249,9 @@ class GoldenStore:
     def accept(self, result: CaseResult, scope: str, note: str) -> GoldenEntry:
         entry = GoldenEntry(key=result.key, case=case_description(result), scope=scope_value(scope, result.stack or {}),
                             evidence=Evidence.of(result), note=note)
+        kept = self.entries(result.kernel).get((entry.key, entry.scope))
+        if kept is not None and {**kept.to_json(), "note": ""} == {**entry.to_json(), "note": ""}:
+            entry.note = kept.note  # the same evidence accepted again: a reviewer's note stays
         self.put(result.kernel, entry)
         return entry
 

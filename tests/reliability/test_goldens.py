@@ -189,3 +189,13 @@ def test_a_malformed_golden_is_a_test_error_naming_the_file_and_field(pytester, 
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*golden file */goldens/fused.json: cases[[]0[]]: expected an object, got 1*"])
     assert "AttributeError" not in result.stdout.str() and "TypeError" not in result.stdout.str()
+
+
+def test_a_reviewers_note_stays_when_the_same_evidence_is_accepted_again(tmp_path):
+    store = GoldenStore(tmp_path)
+    entry = store.accept(result_of("gemm"), "arch", "accepted at abc")
+    entry.note = "known-bad on purpose: the test double corrupts launches 2, 5 and 9"
+    store.write("gemm")
+    again = GoldenStore(tmp_path)
+    assert again.accept(result_of("gemm"), "arch", "accepted at def").note.startswith("known-bad on purpose")
+    assert again.accept(result_of("gemm", bad=4), "arch", "accepted at def").note == "accepted at def"  # new evidence
