@@ -21,7 +21,7 @@ from sqlalchemy.exc import ArgumentError, NoSuchModuleError, SQLAlchemyError
 
 from .. import jsontext
 from ..config.options import hide_passwords
-from .location import DatabaseError, one_line, sqlite_file  # DatabaseError lives where no SQLAlchemy is needed
+from .location import DatabaseError, make_folder, one_line, sqlite_file  # DatabaseError lives where no SQLAlchemy is needed
 
 BUSY_TIMEOUT_MS = 60_000
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
@@ -74,7 +74,7 @@ def create(url: URL) -> Engine:
 
 def _make_folder(database: Path) -> None:
     try:
-        database.parent.mkdir(parents=True, exist_ok=True)
+        make_folder(database.parent)
     except FileExistsError as exc:  # a file where a folder of the path should be
         raise DatabaseError(f"cannot create the folder of {database}: {exc.filename} is a file") from None
     except OSError as exc:

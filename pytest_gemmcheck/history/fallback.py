@@ -26,7 +26,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from ..case.result import CaseResult
-from .location import DatabaseError
+from .location import DatabaseError, make_folder
 
 FORMAT_KEY = "gemmcheck_unrecorded"
 FORMAT_VERSION = 1
@@ -72,7 +72,7 @@ class FallbackFile:
                     if not self.places:
                         return
                     folder = self.places.pop(0)
-                    folder.mkdir(parents=True, exist_ok=True)
+                    make_folder(folder)
                     self.path, self.written = folder / self.name, 0
                 with open(self.path, "a") as file:
                     file.writelines(self.lines[self.written:])

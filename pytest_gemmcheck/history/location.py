@@ -38,3 +38,15 @@ def sqlite_file(value: str | os.PathLike | None, base_dir: Path) -> Path | None:
     except RuntimeError:  # ~name of no user: never a folder named "~name" by mistake
         raise DatabaseError(f"cannot expand {text_value.split('/')[0]} in {text_value}: no such user") from None
     return path if path.is_absolute() else base_dir / path
+
+
+def make_folder(folder: Path) -> None:
+    """``folder`` and its parents; a ``.gemmcheck`` folder made here gets a ``.gitignore`` of
+    everything in it, as pytest's cache folder does, so that a history never lands in a commit."""
+    created = not folder.exists()
+    folder.mkdir(parents=True, exist_ok=True)
+    if created and folder.name == DEFAULT_PATH.parent.name:
+        try:
+            (folder / ".gitignore").write_text("# created by pytest-gemmcheck automatically\n*\n")
+        except OSError:  # a folder others may write but not this process: the history matters, not this file
+            pass

@@ -283,7 +283,10 @@ def _database() -> argparse.ArgumentParser:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from .. import __version__
+
     parser = argparse.ArgumentParser(prog="gemmcheck", description="pytest-gemmcheck's history and tools")
+    parser.add_argument("--version", action="version", version=f"gemmcheck {__version__}")
     parser.add_argument("--db", default=None, metavar="URL",
                         help=f"database URL or SQLite path (default: ${ENV_VAR}, else the nearest {DEFAULT_PATH})")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
