@@ -86,7 +86,7 @@ TESTS = textwrap.dedent('''
 @pytest.fixture
 def downstream(pytester, monkeypatch, tmp_path):
     pytester.makeconftest(CONFTEST)
-    pytester.makepyfile(test_kernels=TESTS)
+    pytester.makepyfile(test_downstream_kernels=TESTS)
     log = tmp_path / "results.jsonl"
     monkeypatch.setenv("RESULTS_LOG", str(log))
     return pytester, log
