@@ -103,3 +103,55 @@ def latest_static(engine: Engine, key: str, source: str, *, exclude_token: str |
             if static and static.get("source") == source:
                 return static
     return None
+
+
+@dataclass
+class KernelLaunches:
+    """A kernel's recorded launches for ``gemmcheck explain``: per result, process and physical
+    GPU, the counts; and the results, stacks and cases they refer to."""
+
+    groups: list[tuple[int, str | None, int | None, str | None, int, int]]  # result, host, pid, uuid, launches, bad
+    results: dict[int, dict]  # id -> run_id, case_id, stack_id, stress, launches, bad_launches
+    stacks: dict[int, dict]  # id -> the stack's columns and extra
+    cases: dict[int, dict]  # id -> key, quant, tile, m, n, k, params
+
+
+def kernel_launches(engine: Engine, kernel: str) -> KernelLaunches:
+    """Every recorded launch of ``kernel``'s cases, grouped by result, host, pid and GPU UUID."""
+    from .models import Launch
+
+    bad_flag = func.sum(func.cast(Launch.kinds != "", Integer_()))
+    with engine.connect() as connection:
+        cases = {row.id: {"key": row.key, "quant": row.quant, "tile": row.tile, "m": row.m, "n": row.n, "k": row.k,
+                          "params": row.params or {}}
+                 for row in connection.execute(select(Case.id, Case.key, Case.quant, Case.tile, Case.m, Case.n, Case.k,
+                                                      Case.params).where(Case.kernel == kernel))}
+        if not cases:
+            return KernelLaunches([], {}, {}, {})
+        ids = sorted(cases)
+        results: dict[int, dict] = {}
+        groups = []
+        for start in range(0, len(ids), 500):  # bounded IN lists
+            chunk = ids[start:start + 500]
+            for row in connection.execute(select(Result.id, Result.run_id, Result.case_id, Result.stack_id,
+                                                 Result.stress, Result.launches, Result.bad_launches)
+                                          .where(Result.case_id.in_(chunk))):
+                results[row.id] = {"run_id": row.run_id, "case_id": row.case_id, "stack_id": row.stack_id,
+                                   "stress": row.stress, "launches": int(row.launches or 0),
+                                   "bad_launches": int(row.bad_launches or 0)}
+            query = (select(Launch.result_id, Launch.host, Launch.pid, Launch.device_uuid, func.count(Launch.id),
+                            bad_flag)
+                     .join(Result, Result.id == Launch.result_id).where(Result.case_id.in_(chunk))
+                     .group_by(Launch.result_id, Launch.host, Launch.pid, Launch.device_uuid))
+            groups += [(result_id, host, pid, uuid, int(count), int(bad or 0))
+                       for result_id, host, pid, uuid, count, bad in connection.execute(query)]
+        stack_ids = sorted({r["stack_id"] for r in results.values() if r["stack_id"] is not None})
+        columns = [Stack.host, Stack.os, Stack.python, Stack.torch, Stack.cuda, Stack.hip, Stack.gpu_name,
+                   Stack.gpu_arch, Stack.driver, Stack.triton, Stack.flydsl]
+        stacks = {}
+        for start in range(0, len(stack_ids), 500):
+            for row in connection.execute(select(Stack.id, Stack.extra, *columns)
+                                          .where(Stack.id.in_(stack_ids[start:start + 500]))):
+                stacks[row.id] = {**{column.key: getattr(row, column.key) for column in columns},
+                                  "extra": row.extra or {}}
+    return KernelLaunches(groups=groups, results=results, stacks=stacks, cases=cases)

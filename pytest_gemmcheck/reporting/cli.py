@@ -7,6 +7,8 @@
     gemmcheck runs [--tag T] [--since 7d]
     gemmcheck db upgrade | current | import FILE [FILE ...]
     gemmcheck goldens export [--include-bad]
+    gemmcheck bisect --good REV --bad REV (--test NODEID | --case KEY) [--confidence P] [--budget N|Ns] [-- COMMAND]
+    gemmcheck explain CASE [--alpha A]
     gemmcheck lint FILE.s
 
 ``--db`` goes before or after the command. The database is ``--db`` (a SQLAlchemy URL or a
@@ -150,6 +152,27 @@ def cmd_coverage(args, engine) -> int:
     from .coverage import coverage_tables
 
     return _print(args, *coverage_tables(engine, _selection(args)))
+
+
+@_with_engine
+def cmd_explain(args, engine) -> int:
+    from ..jsontext import dumps
+    from .explain import document, explain_case, tables
+
+    if not args.case.strip():
+        raise CommandError("CASE: an empty key; gemmcheck history lists the cases")
+    if not 0 < args.alpha < 1:
+        raise CommandError(f"--alpha: a significance between 0 and 1, got {args.alpha:g}")
+    case, attribution, counts = explain_case(engine, args.case.strip(), alpha=args.alpha)
+    if getattr(args, "json", False) or args.format == "json":
+        print(dumps(document(case, attribution, counts), indent=1, default=str))
+        return 0
+    verdict, factors = tables(case, attribution, counts)
+    if args.format == "csv":  # one table: the value tests
+        print(factors.render("csv"))
+    else:
+        print(f"{verdict.render(args.format)}\n\n{factors.render(args.format)}")
+    return 0
 
 
 @_with_engine
@@ -308,6 +331,14 @@ def build_parser() -> argparse.ArgumentParser:
     coverage = commands.add_parser("coverage", parents=query, help="which configurations ran on which stacks, and gaps")
     coverage.set_defaults(func=cmd_coverage)
 
+    explain = commands.add_parser("explain", parents=[_database(), _output()],
+                                  help="which recorded fact (stack, GPU, stress, process, params) explains a case's "
+                                       "bad launches")
+    explain.add_argument("case", metavar="CASE", help="a case key or a unique prefix of one")
+    explain.add_argument("--alpha", type=float, default=0.05,
+                         help="family-wise significance, Holm-corrected over all value tests (default 0.05)")
+    explain.set_defaults(func=cmd_explain)
+
     report = commands.add_parser("report", parents=[_database(), _filters()], help="one self-contained HTML page")
     report.add_argument("--html", required=True, metavar="FILE", help="where to write the page")
     report.add_argument("--show-run", type=int, metavar="ID",
@@ -335,6 +366,12 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--include-bad", action="store_true",
                         help="also cases whose every recorded result was a regression: accepted as known-bad")
     export.set_defaults(func=cmd_goldens_export)
+
+    from ..bisect.command import add_bisect_arguments, cmd_bisect
+    bisect = commands.add_parser("bisect", parents=[_database(), _output()],
+                                 help="the first bad revision of an intermittent failure (noisy binary search)")
+    add_bisect_arguments(bisect)
+    bisect.set_defaults(func=cmd_bisect)
 
     try:  # the assembly lint is an optional part of the package
         from ..compiled.lint.command import add_lint_parser

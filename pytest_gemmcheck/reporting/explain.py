@@ -1,0 +1,148 @@
+"""``gemmcheck explain CASE``: over a case's whole history, which recorded fact explains its bad
+launches -- a stack field (torch, CUDA/HIP, driver, Triton, FlyDSL, host, GPU model, any field a
+hook added), the physical GPU, the stress setting, the process, or the case's own params across
+its sibling cases (same kernel). The statistics are judging/attribution.py's; this module reads
+the rows (history/queries.py) and words the answer as a verdict and a table."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from sqlalchemy import select
+
+from ..history.models import Case
+from ..history.queries import kernel_launches
+from ..history.selection import SelectionError
+from ..judging.attribution import GPU_UUID, PROCESS, STRESS, Attribution, Group, explain, p_text
+from .tables import Table
+
+# stack columns as factors, by the name a reader knows them by
+STACK_FACTORS = (("torch", "torch"), ("cuda", "cuda"), ("hip", "hip"), ("driver", "driver"), ("triton", "triton"),
+                 ("flydsl", "flydsl"), ("host", "host"), ("gpu", "gpu_name"), ("gpu_arch", "gpu_arch"),
+                 ("python", "python"), ("os", "os"))
+NONE = "(none)"
+
+
+def resolve_case(engine, prefix: str) -> dict[str, Any]:
+    """The one case whose key is ``prefix`` or starts with it (as ``history --case`` matches)."""
+    with engine.connect() as connection:
+        rows = connection.execute(select(Case.id, Case.key, Case.kernel, Case.quant, Case.tile, Case.m, Case.n, Case.k,
+                                         Case.params)).all()
+    exact = [row for row in rows if row.key == prefix]
+    found = exact or [row for row in rows if row.key.startswith(prefix)]
+    if not found:
+        raise SelectionError(f"no recorded case has a key starting with {prefix!r} (gemmcheck history lists them)")
+    if len(found) > 1:
+        listed = ", ".join(sorted(f"{row.key[:12]} ({row.kernel})" for row in found)[:8])
+        raise SelectionError(f"{prefix!r} matches {len(found)} cases: {listed}{' ...' if len(found) > 8 else ''}; "
+                             "give more of the key")
+    row = found[0]
+    return {"id": row.id, "key": row.key, "kernel": row.kernel, "quant": row.quant, "tile": row.tile,
+            "shape": f"{row.m}x{row.n}x{row.k}", "params": row.params or {}}
+
+
+def _text(value: Any) -> str:
+    if value is None or value == "":
+        return NONE
+    return value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
+
+
+def _stress(stress: dict | None) -> str:
+    if not stress or not stress.get("kind") or stress.get("kind") == "none":
+        return "none"
+    return str(stress["kind"]) if stress.get("active", True) else f"{stress['kind']} (not started)"
+
+
+def _case_facts(case: dict, names: list[str]) -> dict[str, str]:
+    facts = {"tile": case["tile"] or "none", "quant": case["quant"], "shape": f"{case['m']}x{case['n']}x{case['k']}"}
+    for name in names:
+        facts[f"param:{name}"] = _text(case["params"][name]) if name in case["params"] else "(unset)"
+    return facts
+
+
+def gather(engine, case: dict) -> tuple[list[Group], list[Group], dict[str, Any]]:
+    """(the case's own launch groups with their stack, GPU, stress and process facts; the launch
+    groups of the kernel's cases with their case facts; counts for the heading)."""
+    data = kernel_launches(engine, case["kernel"])
+    param_names = sorted({name for info in data.cases.values() for name in info["params"]})
+    per_result: dict[int, list[tuple]] = {}
+    for result_id, host, pid, uuid, count, bad in data.groups:
+        per_result.setdefault(result_id, []).append((host, pid, uuid, count, bad))
+    own, kernel = [], []
+    runs: set[int] = set()
+    for result_id, result in sorted(data.results.items()):
+        rows = per_result.get(result_id) or [(None, None, None, result["launches"], result["bad_launches"])]
+        stack = data.stacks.get(result["stack_id"], {})
+        info = data.cases[result["case_id"]]
+        for host, pid, uuid, count, bad in rows:
+            if not count:
+                continue
+            where = host or stack.get("host")
+            origin = (result_id, host, pid, uuid)
+            kernel.append(Group(bad, count, _case_facts(info, param_names), cluster=result_id, host=where,
+                                stack=result["stack_id"], case=info["key"], origin=origin))
+            if result["case_id"] != case["id"]:
+                continue
+            runs.add(result["run_id"])
+            facts = {name: _text(stack.get(column)) for name, column in STACK_FACTORS}
+            if facts["host"] == NONE and host:
+                facts["host"] = host
+            for name, value in (stack.get("extra") or {}).items():
+                facts.setdefault(name, _text(value))
+            facts[GPU_UUID] = uuid or NONE
+            facts[STRESS] = _stress(result["stress"])
+            facts[PROCESS] = f"{where or '?'}:{pid if pid is not None else '?'} (run {result['run_id']})"
+            own.append(Group(bad, count, facts, cluster=result_id, host=where, stack=result["stack_id"],
+                             case=info["key"], origin=origin))
+    if len({g.case for g in kernel}) < 2:
+        kernel = []  # no sibling case: nothing to compare the params with
+    return own, kernel, {"runs": len(runs), "sibling_cases": len({g.case for g in kernel}) - 1 if kernel else 0}
+
+
+def explain_case(engine, prefix: str, *, alpha: float = 0.05) -> tuple[dict[str, Any], Attribution, dict[str, Any]]:
+    case = resolve_case(engine, prefix)
+    own, kernel, counts = gather(engine, case)
+    return case, explain(own, kernel, alpha=alpha), counts
+
+
+def heading(case: dict, attribution: Attribution, counts: dict) -> str:
+    tile = f" tile {case['tile']}" if case["tile"] else ""
+    params = "".join(f" {k}={v}" for k, v in sorted(case["params"].items()))
+    return (f"{case['key'][:10]} {case['kernel']} {case['quant']} {case['shape']}{tile}{params}: "
+            f"{attribution.bad}/{attribution.launches} bad launches over {counts['runs']} "
+            f"run{'s' if counts['runs'] != 1 else ''}, {counts['sibling_cases']} sibling case"
+            f"{'s' if counts['sibling_cases'] != 1 else ''}")
+
+
+def tables(case: dict, attribution: Attribution, counts: dict) -> list[Table]:
+    verdict = Table(["verdict"], [[line] for line in attribution.verdict], title=heading(case, attribution, counts))
+    shown = [t for t in attribution.tests if t.names != (PROCESS,) or t.significant]
+    hidden = len(attribution.tests) - len(shown)
+    rows = [[t.factor, t.value, f"{t.bad}/{t.launches}", f"{t.rest_bad}/{t.rest_launches}",
+             p_text(t.p_adjusted).removeprefix("p = "), "yes" if t.significant else "",
+             "case" if t.population == "case" else "kernel"] for t in shown]
+    notes = [f"p: one-sided Fisher exact test of the value's bad-launch rate against the rest, each side's launches "
+             f"divided by the design effect of its results; Holm-corrected over all {len(attribution.tests)} value "
+             f"tests; significant below {attribution.alpha:g}"] if attribution.tests else []
+    if hidden:
+        notes.append(f"{hidden} process{'es' if hidden != 1 else ''} that do not stand out left out")
+    same = [f"{name}={value}" for name, value in sorted(attribution.constant.items()) if value != NONE]
+    unknown = [name for name, value in sorted(attribution.constant.items()) if value == NONE]
+    if same:
+        notes.append("the same throughout (no evidence either way): " + ", ".join(same))
+    if unknown:
+        notes.append("not recorded: " + ", ".join(unknown))
+    factors = Table(["factor", "value", "bad", "rest", "p (Holm)", "significant", "over"], rows, notes=notes,
+                    empty="no factor takes two values in this history")
+    return [verdict, factors]
+
+
+def document(case: dict, attribution: Attribution, counts: dict) -> dict[str, Any]:
+    """What --format json gives."""
+    return {"case": case, "bad_launches": attribution.bad, "launches": attribution.launches, "runs": counts["runs"],
+            "sibling_cases": counts["sibling_cases"], "verdict": attribution.verdict,
+            "explained_by": attribution.explained_by.record() if attribution.explained_by else None,
+            "also": [t.record() for t in attribution.also], "per_process": attribution.per_process,
+            "alpha": attribution.alpha, "correction": "holm",
+            "constant": attribution.constant, "tests": [t.record() for t in attribution.tests]}
