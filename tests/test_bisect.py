@@ -155,11 +155,12 @@ def bisect_repo(tmp_path, examples_dir):
     return repo, shas
 
 
-def test_end_to_end_finds_commit_8_in_worktrees_and_leaves_the_tree_alone(bisect_repo, tmp_path):
+def test_end_to_end_finds_commit_8_in_worktrees_and_leaves_the_tree_alone(bisect_repo, db_url):
+    """On SQLite and on the PostgreSQL server: the probes record into the user's database."""
     repo, shas = bisect_repo
     (repo / "untracked.txt").write_text("mine\n")
     before = _git(repo, "status", "--porcelain"), _git(repo, "rev-parse", "HEAD")
-    db = tmp_path / "history.db"
+    db = db_url
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     env.pop("GEMMCHECK_DB", None)
     command = [sys.executable, "-m", "pytest_gemmcheck.reporting.cli", "bisect", "--good", shas[0], "--bad", shas[11],
@@ -175,7 +176,7 @@ def test_end_to_end_finds_commit_8_in_worktrees_and_leaves_the_tree_alone(bisect
     assert len(_git(repo, "worktree", "list").splitlines()) == 1
     # each probe is a recorded run tagged bisect:<rev>; a second bisect reruns nothing
     from sqlalchemy import create_engine, text
-    engine = create_engine(f"sqlite:///{db}")
+    engine = create_engine(db_url)
     with engine.connect() as connection:
         tags = [row[0] for row in connection.execute(text("select tag from run"))]
     engine.dispose()
