@@ -127,6 +127,7 @@ def test_history_formats_interval_and_db_after_the_command(ab_history, capsys):
     assert status == 0
     row = next(line for line in out.splitlines() if "64x64x128" in line)
     assert "15/36" in row and "26–59%" in row and "pass" in row and "█▃▁" in row  # 12/12, 3/12, then 0/12
+    assert "mixed checks" not in out  # no case mixes them: the note does not speak of them
     status, out, _ = run(capsys, "--db", ab_history, "history", "--format", "csv")
     assert status == 0 and out.splitlines()[0].startswith("case,kernel,quant,shape,tile,params,runs,bad,")
     assert len(out.splitlines()) == 4
@@ -166,7 +167,7 @@ def test_a_regression_is_never_hidden_behind_another_test_of_the_same_case(pytes
     assert row["bad_launches"] == 1 and row["launches"] == 24
     assert row["verdict"] == "regression" and row["mixed_checks"]
     status, out, _ = run(capsys, "history", "--db", db)
-    assert "regression (mixed checks)" in out
+    assert "regression (mixed checks)" in out and "(mixed checks: one of its tests checked consistency" in out
 
 
 @pytest.mark.parametrize("nasty", ["'", '"', "%", "_", "' OR 1=1 --", "x'; DROP TABLE run; --", "ünïcødé ✓", "\\",

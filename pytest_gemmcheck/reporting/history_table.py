@@ -68,8 +68,10 @@ def history_table(engine, selection: Selection, *, limit: int = 500) -> Table:
     return Table(["case", "kernel", "quant", "shape", "tile", "params", "runs", "bad", "rate (95%)", "worst",
                   "last bad", f"last {TREND_RUNS} runs", "latest verdict"], rows, records=records,
                  notes=["rate: two-sided 95% Clopper-Pearson interval of bad/launches; latest verdict: the worst "
-                        "of the case's results in its latest run (mixed checks: one of its tests checked consistency, "
-                        "another declared the kernel nondeterministic)"] if rows else [],
+                        "of the case's results in its latest run" + (
+                            " (mixed checks: one of its tests checked consistency, another declared the kernel "
+                            "nondeterministic)" if any(record["mixed_checks"] for record in records) else "")]
+                 if rows else [],
                  empty="no recorded cases match")
 
 
