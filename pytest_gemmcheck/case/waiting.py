@@ -56,10 +56,9 @@ class Deadline:
             signal.signal(signal.SIGALRM, previous)
 
     def _expired(self, signum, frame):
-        raise LaunchHung(self._words())
+        raise LaunchHung(self._words("the host"))  # the call itself did not return, on any device
 
-    def _words(self) -> str:
-        where = "the GPU" if self.device.type == "cuda" else "the host"
+    def _words(self, where: str) -> str:
         return (f"did not finish within {self.timeout_s:g} s on {where} (--gemmcheck-launch-timeout="
                 f"{self.timeout_s:g})")
 
@@ -90,6 +89,6 @@ class Deadline:
         while not self._event.query():
             waited = time.monotonic() - self.started
             if waited > self.timeout_s:
-                raise LaunchHung(self._words() + "; a GPU kernel cannot be stopped, so this GPU is not used "
+                raise LaunchHung(self._words("the GPU") + "; a GPU kernel cannot be stopped, so this GPU is not used "
                                  "again in this process", device_lost=True)
             time.sleep(0 if waited < _SPIN_S else _NAP_S)  # sleep(0) yields the interpreter
