@@ -139,15 +139,13 @@ class Session:
         self.settings = _settings(db, tag, goldens, options)
         self.rootdir = Path(rootdir if rootdir is not None else os.getcwd()).resolve()
         # db=None: nothing recorded and no history read, judged against the goldens, else clean
-        self._reads_history = db is not None
         self.history = SessionHistory(self.settings, rootdir=self.rootdir, start_dir=Path(os.getcwd()),
                                       command=[Path(sys.argv[0]).name if sys.argv and sys.argv[0] else "python",
-                                               *sys.argv[1:]], token=uuid.uuid4().hex, owner=True)
+                                               *sys.argv[1:]], token=uuid.uuid4().hex, owner=True, reads=db is not None)
         self.on_result = on_result  # called with each judged result before it is recorded
         self.results: list = []
         self._context = None
         self._stack = None
-        self._identities: dict[str, dict] = {}
         self.lost_devices: set = set()  # devices a launch hung on
         self._closed = False
 
@@ -168,22 +166,15 @@ class Session:
         if self._context is None:
             from .case.cache import LruCache
             from .case.case import CaseContext
+            from .environment.gpus import device_identity
 
-            if self._reads_history:
-                self.history.prepare()  # the database is opened (and refused) before any launch
-                baseline_for = self.history.baseline_for
-            else:
-                baseline_for = self._goldens_or_clean
+            self.history.prepare()  # the database is opened (and refused) before any launch
             self._context = CaseContext(settings=self.settings, inputs_cache=LruCache(), reference_cache=LruCache(),
-                                        record=self._record, baseline_for=baseline_for, stack_info=self._stack_info,
-                                        device_identity=self._device_identity, device_lost=self.lost_devices.add,
+                                        record=self._record, baseline_for=self.history.baseline_for,
+                                        stack_info=self._stack_info,
+                                        device_identity=device_identity, device_lost=self.lost_devices.add,
                                         raises=False)
         return self._context
-
-    def _goldens_or_clean(self, result):
-        from .judging.baseline import choose
-
-        return choose(result, golden=self.history.goldens.lookup(result), history=None, static=None)
 
     def _record(self, result) -> None:
         if self.on_result is not None:
@@ -198,14 +189,6 @@ class Session:
             self._stack = collect()
         return self._stack
 
-    def _device_identity(self, device) -> dict:
-        key = str(device)
-        if key not in self._identities:
-            from .environment.gpus import gpu_identity
-
-            self._identities[key] = gpu_identity(device) if getattr(device, "type", "cpu") == "cuda" else {}
-        return self._identities[key]
-
     # --- the end --------------------------------------------------------------------------
     def close(self, *, interrupted: bool = False) -> str:
         """The run's end written (once); the line that says what was recorded, or ""."""
@@ -213,11 +196,10 @@ class Session:
             return ""
         self._closed = True
         lines = self.history.accept(self.results) if self.settings.accept and not interrupted else []
-        if self._reads_history:
-            failed = any(result.failed for result in self.results)
-            self.history.flush()
-            self.history.finish(1 if failed else 0, interrupted)
-            lines.insert(0, self.history.summary(judged=bool(self.results))[0])
+        failed = any(result.failed for result in self.results)
+        self.history.flush()
+        self.history.finish(1 if failed else 0, interrupted)
+        lines.insert(0, self.history.summary(judged=bool(self.results))[0])
         return "\n".join(line for line in lines if line)
 
     def __enter__(self) -> Session:

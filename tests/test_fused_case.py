@@ -89,14 +89,13 @@ def test_checksum_grouping_matches_bitwise_comparison(make_case, fused_anywhere,
     assert any(kinds for _, kinds, *rest in outcomes["torch"][0])
 
 
-@pytest.mark.parametrize("name,rows", [("a", 3), ("b", 1), ("a_scale", 2), ("b_scale", 1)])
-def test_fused_and_torch_backends_see_the_same_changed_inputs(make_case, fused_anywhere, name, rows):
-    """The input guard's Triton kernel (checking/triton/differ.py) against its torch ops: one
-    byte of each changed row, on launch 3 only; the launch is blamed, the input put back."""
+def guarded_on_both_backends(make_case, kernel, tamper, field):
+    """For each backend (torch, triton): each of 5 launches of tiled_gemm as (index, kinds, the
+    record's ``field``), ``tamper(number, x, out)`` called after each launch's GEMM."""
     seen = {}
     for backend in ("torch", "triton"):
         results = []
-        case = make_case(f"changes_{name}", m=40, n=24, k=64, quant="ptpc", settings=Settings(repeat=5, check_backend=backend),
+        case = make_case(kernel, m=40, n=24, k=64, quant="ptpc", settings=Settings(repeat=5, check_backend=backend),
                          record=results.append)
         x = case.inputs()
         calls = []
@@ -104,16 +103,27 @@ def test_fused_and_torch_backends_see_the_same_changed_inputs(make_case, fused_a
         def launch(out):
             calls.append(1)
             tiled_gemm(x, out)
-            if len(calls) == 3:
-                tensor = getattr(x, name)
-                for row in range(rows):  # the last byte of a row: the end of a 64-bit word
-                    tensor[row * 7].view(-1).view(torch.uint8)[-1] ^= 1
+            tamper(len(calls), x, out)
         try:
             case.run(launch)
         except GemmcheckFailure:
             pass
         (result,) = results
-        seen[backend] = [(launch.index, launch.kinds, launch.changed_inputs) for launch in result.launches]
+        seen[backend] = [(launch.index, launch.kinds, getattr(launch, field)) for launch in result.launches]
+    return seen
+
+
+@pytest.mark.parametrize("name,rows", [("a", 3), ("b", 1), ("a_scale", 2), ("b_scale", 1)])
+def test_fused_and_torch_backends_see_the_same_changed_inputs(make_case, fused_anywhere, name, rows):
+    """The guard kernel (checking/triton/guards.py) against its torch ops: one byte of each
+    changed row, on launch 3 only; the launch is blamed, the input put back."""
+    def tamper(number, x, out):
+        if number == 3:
+            tensor = getattr(x, name)
+            for row in range(rows):  # the last byte of a row: the end of a 64-bit word
+                tensor[row * 7].view(-1).view(torch.uint8)[-1] ^= 1
+
+    seen = guarded_on_both_backends(make_case, f"changes_{name}", tamper, "changed_inputs")
     assert seen["triton"] == seen["torch"]
     assert [changed for _, _, changed in seen["torch"]] == [{}, {}, {name: rows}, {}, {}]
 
@@ -121,29 +131,15 @@ def test_fused_and_torch_backends_see_the_same_changed_inputs(make_case, fused_a
 def test_fused_and_torch_backends_see_the_same_writes_around_out(make_case, fused_anywhere):
     """The guard kernel's canary count against torch's: 3 elements before out on launch 2, 10
     past its end and the last element of the region after it on launch 4."""
-    seen = {}
-    for backend in ("torch", "triton"):
-        results = []
-        case = make_case("writes_around_out", m=40, n=24, k=64, quant="ptpc", settings=Settings(repeat=5, check_backend=backend),
-                         record=results.append)
-        x = case.inputs()
-        calls = []
+    def tamper(number, x, out):
+        if number == 2:
+            torch.as_strided(out, (3,), (1,), out.storage_offset() - 3).zero_()
+        if number == 4:
+            past = torch.as_strided(out, (out.numel() + 4096,), (1,))
+            past[out.numel():out.numel() + 10] = 0
+            past[-1] = 1.0
 
-        def launch(out):
-            calls.append(1)
-            tiled_gemm(x, out)
-            if len(calls) == 2:
-                torch.as_strided(out, (3,), (1,), out.storage_offset() - 3).zero_()
-            if len(calls) == 4:
-                past = torch.as_strided(out, (out.numel() + 4096,), (1,))
-                past[out.numel():out.numel() + 10] = 0
-                past[-1] = 1.0
-        try:
-            case.run(launch)
-        except GemmcheckFailure:
-            pass
-        (result,) = results
-        seen[backend] = [(launch.index, launch.kinds, launch.wrote_outside) for launch in result.launches]
+    seen = guarded_on_both_backends(make_case, "writes_around_out", tamper, "wrote_outside")
     assert seen["triton"] == seen["torch"]
     assert [words for _, _, words in seen["torch"]] == [
         "", "wrote 3 elements before the start of out", "", "wrote 11 elements past the end of out", ""]

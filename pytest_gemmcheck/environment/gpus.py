@@ -95,6 +95,17 @@ def match_smi_row(rows: list[dict[str, str]], *, uuid: str | None, bus_id: str |
     return None
 
 
+_IDENTITIES: dict[str, dict[str, Any]] = {}
+
+
+def device_identity(device) -> dict[str, Any]:
+    """:func:`gpu_identity` of a GPU device, asked once per process; ``{}`` for the CPU."""
+    key = str(device)
+    if key not in _IDENTITIES:
+        _IDENTITIES[key] = gpu_identity(device) if getattr(device, "type", "cpu") == "cuda" else {}
+    return _IDENTITIES[key]
+
+
 def gpu_identity(device) -> dict[str, Any]:
     """Name, arch ('sm_90', 'gfx942'), physical UUID and PCI bus id of a GPU (an index, or a
     ``torch.device``/string such as "cuda:1"). Fields torch cannot tell come from nvidia-smi or

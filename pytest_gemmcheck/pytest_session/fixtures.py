@@ -12,6 +12,7 @@ from ..case.identity import out_dtype as _out_dtype
 from ..case.quant import Inputs, quant_mode
 from ..case.reference import compute_reference
 from ..case.result import CaseResult
+from ..environment.gpus import device_identity
 from ..config.options import TestOverrides
 from ..errors import CaseError
 from .state import GemmcheckSession, is_child
@@ -27,7 +28,7 @@ class GemmcheckFixture:
         self._context = CaseContext(
             settings=overrides.settings, deterministic=overrides.deterministic, nodeid=nodeid,
             inputs_cache=session.caches[0], reference_cache=session.caches[1], record=self._record,
-            stack_info=session.stack_info, device_identity=session.device_identity,
+            stack_info=session.stack_info, device_identity=device_identity,
             baseline_for=session.history.baseline_for, judge=not is_child(),
             device_lost=lambda device: session.lost_devices.add(str(device)),
         )

@@ -29,7 +29,7 @@ SQLALCHEMY_MISSING = ("pytest-gemmcheck records into a database through SQLAlche
 
 class SessionHistory:
     def __init__(self, settings: Settings, *, rootdir: Path, start_dir: Path, command: list[str], token: str,
-                 owner: bool, workers: int = 0):
+                 owner: bool, workers: int = 0, reads: bool = True):
         self.rootdir = rootdir  # where the default database and goldens live
         self.start_dir = start_dir  # what a given relative path is relative to
         self.command = command  # stored with the run, passwords masked
@@ -38,7 +38,8 @@ class SessionHistory:
         self.owner = owner  # the process that writes (not an xdist worker)
         self.workers = workers
         self.recorder: Recorder | None = None
-        self._reader = None  # engine for reading baselines; False: no history can be read
+        # engine for reading baselines; False: no history can be read (or none is to be: a script's db=None)
+        self._reader = None if reads else False
         self.unread: str | None = None  # --gemmcheck-no-record: why the history could not be read
         self._goldens: GoldenStore | None = None
 

@@ -54,7 +54,6 @@ class GemmcheckSession:
         self._stack = None
         self._started = False
         self._unusable: str | None = None  # why this worker cannot read the history
-        self._identities: dict[str, dict] = {}
         self.lost_devices: set[str] = set()  # GPUs a launch hung on: no later work there can finish
         self.accepted: list[str] = []  # what --gemmcheck-accept wrote, or could not, a line each
         self.started_at = datetime.now(timezone.utc)
@@ -129,14 +128,6 @@ class GemmcheckSession:
 
             self._stack = collect(self.config.hook)
         return self._stack
-
-    def device_identity(self, device) -> dict:
-        key = str(device)
-        if key not in self._identities:
-            from ..environment.gpus import gpu_identity
-
-            self._identities[key] = gpu_identity(device) if getattr(device, "type", "cpu") == "cuda" else {}
-        return self._identities[key]
 
     # --- hooks (this object is registered as a plugin) ---------------------------------------
     @pytest.hookimpl(hookwrapper=True)

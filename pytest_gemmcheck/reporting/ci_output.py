@@ -27,7 +27,7 @@ from .. import jsontext
 from ..case.result import CaseResult, CompiledResult
 from ..judging.message import static_words
 from ..judging.stats import format_percent, format_rate, rate_upper_bound
-from .tables import Table
+from .tables import Table, params_text
 from .terminal import summary_line
 
 PROPERTY_PREFIX = "gemmcheck."
@@ -36,11 +36,6 @@ VERDICTS = ("regression", "improved", "known-bad", "pass")  # the order of the t
 
 
 # --- words shared by the three forms ---------------------------------------------------------
-
-def params_words(params: dict) -> str:
-    """'fuse=False,splits=2', as ``gemmcheck compare`` writes a case's params."""
-    return ",".join(f"{key}={value}" for key, value in sorted(params.items()))
-
 
 def shape(result: CaseResult) -> str:
     return f"{result.m}x{result.n}x{result.k}"
@@ -106,7 +101,7 @@ SUMMARY_HEADERS = ["verdict", "kernel", "quant", "shape", "tile", "params", "bad
 
 def summary_row(result: CaseResult) -> list[str]:
     row = [(result.verdict or "not judged").upper(), result.kernel, result.quant, shape(result), result.tile or "",
-           params_words(result.params)]
+           params_text(result.params)]
     if isinstance(result, CompiledResult):
         row += ["—", "—", static_words(result)]
     else:
@@ -120,7 +115,7 @@ def _rank(result: CaseResult) -> tuple:
     whose reports arrive in any order."""
     verdict = VERDICTS.index(result.verdict) if result.verdict in VERDICTS else len(VERDICTS)
     return (verdict, result.kernel, result.quant, result.m, result.n, result.k, result.tile or "",
-            params_words(result.params), result.nodeid)
+            params_text(result.params), result.nodeid)
 
 
 def summary_table(results: list[CaseResult], *, tag: str | None = None, history: str = "") -> Table:

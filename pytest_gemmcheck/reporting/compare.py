@@ -21,8 +21,7 @@ from dataclasses import dataclass, field
 from ..history.dashboard import ResultRow, cases, known_runs, results
 from ..history.selection import Selection, SelectionError, parse_field
 from ..judging.stats import design_effect, effective_counts, fisher_greater, fisher_less
-from .history_table import params_text
-from .tables import Table
+from .tables import Table, params_text
 
 
 @dataclass(frozen=True)

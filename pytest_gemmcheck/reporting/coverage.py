@@ -15,8 +15,7 @@ from collections import defaultdict
 
 from ..history.dashboard import cell_totals
 from ..history.selection import Selection
-from .history_table import params_text
-from .tables import Table
+from .tables import Table, params_text
 
 AXES = ("quant", "tile", "shape")
 

@@ -10,7 +10,7 @@ from collections import defaultdict
 from ..history.dashboard import VERDICT_ORDER, case_runs, case_totals, recent_results
 from ..history.selection import Selection
 from ..judging.stats import format_interval, rate_interval
-from .tables import Table
+from .tables import Table, params_text
 
 TREND_RUNS = 12
 _BARS = "▂▃▄▅▆▇█"  # a run's bad-launch rate, low to high; a clean run is ▁
@@ -24,10 +24,6 @@ def trend_glyph(bad: int, launches: int) -> str:
 
 def when(moment) -> str:
     return moment.strftime("%Y-%m-%d %H:%M") if moment is not None else "-"
-
-
-def params_text(params: dict) -> str:
-    return ",".join(f"{key}={value}" for key, value in sorted(params.items()))
 
 
 def worst_verdict(verdicts) -> str:

@@ -13,6 +13,11 @@ from .. import jsontext
 FORMATS = ("table", "markdown", "json", "csv")
 
 
+def params_text(params: dict) -> str:
+    """A case's params as every table shows them: 'fuse=False,splits=2'."""
+    return ",".join(f"{key}={value}" for key, value in sorted(params.items()))
+
+
 @dataclass
 class Table:
     headers: list[str]
