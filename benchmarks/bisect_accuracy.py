@@ -8,12 +8,20 @@ per launch, or is clean throughout, with probability 1/2). The Bayesian search r
 launch or 12 clean launches, then moves on as git bisect does; and, to show what accuracy
 costs it, the same with more clean launches (24 ... 600) until it is as accurate as the search.
 
+For the per-launch scenarios it also prints what any method could do (an information bound):
+a launch at a revision that is bad with probability q tells at most H(p q) - q H(p) bits about
+the culprit (p the bad rate, the good side clean), at most I* bits at the best q; by Fano's
+inequality, finding one of M candidates with accuracy a needs I >= a log2(M) - 1 - ... bits,
+precisely P(wrong) >= (log2 M - 1 - I) / log2(M - 1). So n launches reach an accuracy of at
+most 1 - (log2 M - 1 - n I*) / log2(M - 1), whatever the method.
+
     .venv/bin/python benchmarks/bisect_accuracy.py [--trials 20]
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import time
 
 from pytest_gemmcheck.bisect.simulate import Scenario, bayes, commit_of, plain
@@ -25,6 +33,27 @@ SCENARIOS = [
                                                        racing=0.5), "process"),
 ]
 LADDER = (24, 36, 48, 72, 100, 150, 200, 300, 600)
+
+
+def _bits(p: float) -> float:
+    return 0.0 if p <= 0 or p >= 1 else -(p * math.log2(p) + (1 - p) * math.log2(1 - p))
+
+
+def bits_per_launch(rate: float) -> float:
+    """I*: the most a launch can tell about the culprit, over the probability q that its
+    revision is bad."""
+    return max(_bits(rate * q / 1000) - q / 1000 * _bits(rate) for q in range(1, 1000))
+
+
+def best_accuracy(launches: float, rate: float, candidates: int) -> float:
+    """Fano: the highest accuracy any search can have after ``launches`` launches."""
+    wrong = (math.log2(candidates) - 1 - launches * bits_per_launch(rate)) / math.log2(candidates - 1)
+    return min(1.0, 1 - max(0.0, wrong))
+
+
+def least_launches(accuracy: float, rate: float, candidates: int) -> float:
+    """Fano: the fewest launches with which any search can reach ``accuracy``."""
+    return max(0.0, (math.log2(candidates) - 1 - (1 - accuracy) * math.log2(candidates - 1)) / bits_per_launch(rate))
 
 
 def main() -> None:
@@ -39,7 +68,7 @@ def main() -> None:
         started = time.perf_counter()
         outcomes = [bayes(scenario, seed, unit=unit) for seed in seeds]
         seconds = time.perf_counter() - started
-        ours_ok = sum(commit_of(o.position) == scenario.culprit for o in outcomes)
+        ours_ok = sum(o.position is not None and commit_of(o.position) == scenario.culprit for o in outcomes)
         ours_launches = sum(o.launches for o in outcomes) / len(outcomes)
         ours_probes = sum(len(o.observations) for o in outcomes) / len(outcomes)
         seed_runs = [plain(scenario, seed, clean=12) for seed in seeds]
@@ -62,6 +91,14 @@ def main() -> None:
                 if ok >= ours_ok:
                     print(f"{'':38} {'':26} search/plain-{clean} launches: {ours_launches / spent:.2f}x")
                 break
+        if unit == "launch":
+            candidates = scenario.commits - 1
+            half = plain_launches / 2
+            print(f"{'':38} bound: a launch tells at most {bits_per_launch(scenario.rate):.4f} bits; any search needs "
+                  f">= {least_launches(ours_ok / args.trials, scenario.rate, candidates):.0f} launches for "
+                  f"{ours_ok}/{args.trials}, and with {half:.0f} (half plain-12's) finds it at most "
+                  f"{best_accuracy(half, scenario.rate, candidates):.0%} of the time (plain-12: "
+                  f"{plain_ok / args.trials:.0%})")
         print(f"{'':38} (search: {seconds:.2f} s of model time for {args.trials} trials)")
 
 

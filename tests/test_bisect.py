@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from pytest_gemmcheck.bisect.model import GOOD, Budget, Observation, Posterior, search, units_for
+from pytest_gemmcheck.bisect.model import GOOD, Budget, Observation, Posterior, search
 from pytest_gemmcheck.bisect.simulate import Scenario, bayes, commit_of, plain
 
 TRIALS = 20
@@ -17,12 +17,41 @@ TRIALS = 20
 
 # --- the model ------------------------------------------------------------------------------
 
-def test_units_for_a_clean_probe_to_tell():
-    assert units_for(0.0, 0.10, miss=0.05) == 29  # log(0.05) / log(0.9) = 28.4
-    assert units_for(0.0, 0.02, miss=0.05) == 149
-    assert units_for(0.0, 0.60, miss=0.05) == 4
-    assert units_for(0.05, 0.05) == 10_000  # no difference to see: as many as allowed
-    assert units_for(0.0, 0.9, miss=0.05, least=4) == 4
+def test_probes_are_longer_where_the_bad_rate_is_lower():
+    """A clean probe tells something only when it is long enough to have shown the bad rate:
+    the plan sizes the same question with more launches at 2% than at 10%, and asks it at a
+    revision in doubt."""
+    sizes = {}
+    for rate in (0.10, 0.02):
+        posterior = Posterior(63)
+        posterior.add(62, 20, int(20 / rate))  # the --bad revision, at that rate
+        position, sizes[rate] = posterior.plan()
+        assert 0 <= position < 62
+    assert sizes[0.02] > 2 * sizes[0.10], sizes
+
+
+def test_a_probe_that_stops_at_its_first_bad_launch_is_counted_as_run():
+    """The stopping rule depends only on what was seen: 1 bad in the 7 launches run is the
+    same evidence however the probe came to stop there."""
+    stopped, fixed = Posterior(8), Posterior(8)
+    for posterior in (stopped, fixed):
+        posterior.add(7, 3, 30)
+    stopped.add(4, 1, 7)
+    fixed.add(4, 1, 7)
+    assert stopped.probabilities() == fixed.probabilities()
+
+
+def test_the_good_side_never_failing_is_a_prior_not_an_assumption():
+    """A --good revision seen failing moves the model to its unknown-rate half: a failure
+    before the culprit then does not pin the culprit at or before it."""
+    posterior = Posterior(8)
+    posterior.add(7, 30, 100)
+    posterior.add(2, 0, 200)
+    assert sum(posterior.probabilities()[3:]) > 0.99  # clean at 2: the culprit is after it
+    posterior.add(GOOD, 2, 400)  # the good side fails now and then: 2 in 400
+    assert posterior.rates()[0] == pytest.approx(2.5 / 401)
+    posterior.add(1, 1, 50)  # one bad launch at 1 fits the good side's own rate
+    assert sum(posterior.probabilities()[3:]) > 0.9
 
 
 def test_posterior_moves_with_the_evidence():
@@ -35,7 +64,7 @@ def test_posterior_moves_with_the_evidence():
     assert sum(probs[:4]) > 0.999
     posterior.add(2, 0, 100)  # revision 2 clean at a 30% rate: revision 3 is the culprit
     assert posterior.top()[0] == 3 and posterior.top()[1] > 0.999
-    assert posterior.next_position() is None  # nothing left in doubt
+    assert posterior.plan() is None  # nothing left in doubt
     with pytest.raises(ValueError):
         posterior.add(1, 5, 4)
 

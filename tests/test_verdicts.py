@@ -306,3 +306,31 @@ def test_processes_find_a_race_decided_per_process(suite, monkeypatch):
         "*10/40 launches bad (launches 11, 12, *); rate < * (95%), 4 processes",
         "*process level: 1/4 processes with a bad launch*",
     ])
+
+
+def test_stop_on_bad_ends_the_launches_at_the_first_bad_one(suite, monkeypatch):
+    monkeypatch.setenv("BAD_LAUNCHES", "5,9")
+    result = suite.runpytest("--gemmcheck-repeat=12", "--gemmcheck-stop-on-bad")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*1/5 launches bad (launch 5)*", "*stopped at launch 5, the first bad one "
+                                 "(--gemmcheck-stop-on-bad)*"])
+    engine = create_engine(f"sqlite:///{suite.path / '.gemmcheck' / 'history.db'}")
+    with engine.connect() as connection:
+        assert tuple(connection.execute(text("SELECT launches, bad_launches FROM result")).one()) == (5, 1)
+    engine.dispose()
+    # a clean kernel runs every launch
+    monkeypatch.setenv("BAD_LAUNCHES", "")
+    clean = suite.runpytest("--gemmcheck-repeat=12", "--gemmcheck-stop-on-bad", "--gemmcheck-no-record")
+    clean.assert_outcomes(passed=1)
+    clean.stdout.fnmatch_lines(["PASS * 0/12 launches bad*"])
+
+
+def test_stop_on_bad_starts_no_process_after_one_with_a_bad_launch(suite):
+    suite.makepyfile(test_kernel=SUITE.replace(
+        'bad = {int(i) for i in os.environ.get("BAD_LAUNCHES", "").split(",") if i}',
+        'bad = set(range(1, 100)) if os.environ.get("GEMMCHECK_CHILD_INDEX") == "1" else set()'))
+    result = suite.runpytest_subprocess("--gemmcheck-repeat=40", "--gemmcheck-processes=4", "--gemmcheck-stop-on-bad",
+                                        "-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    # process 1 clean through its 10 launches, process 2 bad at its first; 3 and 4 never started
+    result.stdout.fnmatch_lines(["*1/11 launches bad (launch 11)*"])

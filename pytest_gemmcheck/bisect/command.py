@@ -72,9 +72,6 @@ def add_bisect_arguments(parser: argparse.ArgumentParser) -> None:
                              "per process (each probe then runs its units as fresh processes)")
     parser.add_argument("--launches-per-process", type=_whole, default=12,
                         help="with --unit process: launches in each process (default 12)")
-    parser.add_argument("--miss", type=float, default=0.1,
-                        help="size each probe so that a clean result at the bad rate has at most this "
-                             "probability (default 0.1)")
     parser.add_argument("--repo", default=".", help="the git repository (default: the current directory's)")
     parser.add_argument("probe_command", nargs=argparse.REMAINDER, metavar="-- COMMAND",
                         help="the probe command, run in each revision's worktree; {rev} {launches} {units} {db} "
@@ -188,9 +185,8 @@ def cmd_bisect(args) -> int:
                                    note=f"nothing recorded (exit status {ran.returncode}): {ran.tail}")
             return Observation(position, found.bad, found.units, launches=found.launches, seconds=ran.seconds)
 
-        options = {"first": 2, "least": 2} if args.unit == "process" else {}
-        outcome = search(len(shas), probe, confidence=args.confidence, budget=args.budget, miss=args.miss,
-                         seen=seen, **options)
+        options = {"first": 2, "least": 1} if args.unit == "process" else {}
+        outcome = search(len(shas), probe, confidence=args.confidence, budget=args.budget, seen=seen, **options)
     for current in engines.values():
         current.dispose()
     report = build_report(outcome, repo, good, shas, unit=args.unit, confidence=args.confidence, budget=args.budget)

@@ -4,20 +4,22 @@ Revisions are positions: -1 is the ``--good`` revision, 0..N-1 the commits after
 including ``--bad`` (``git rev-list --ancestry-path --reverse good..bad``). The unknown is the
 culprit c in 0..N-1, the first bad commit; a uniform prior. A probe at position r counted k bad
 units in n (launches, or processes: see docs/bisect.md). Given c, every probe at r < c (and the
-good revision) saw one unknown rate p_good and every probe at r >= c one unknown rate p_bad,
-each with a Jeffreys Beta(1/2, 1/2) prior; both rates are integrated out exactly, so that
+good revision) saw the good side's rate p_good and every probe at r >= c one unknown rate p_bad
+with a Jeffreys Beta(1/2, 1/2) prior, integrated out exactly. The good side is a mixture: with
+prior probability ``GOOD_NEVER_FAILS`` it never fails (a correct kernel), else its rate is
+unknown (Jeffreys) and integrated out as well, so that
 
-    P(c | probes) ~ B(Kg + 1/2, Ng - Kg + 1/2) * B(Kb + 1/2, Nb - Kb + 1/2)
+    P(c | probes) ~ G(Kg, Ng) * B(Kb + 1/2, Nb - Kb + 1/2) / B(1/2, 1/2)
+    G(K, N) = w [K = 0] + (1 - w) B(K + 1/2, N - K + 1/2) / B(1/2, 1/2)
 
 with (Kg, Ng) the bad and total units pooled over the probes on c's good side and (Kb, Nb) over
-those on its bad side (the binomial coefficients are the same under every c and cancel). The
-rates' uncertainty is in the posterior by construction: a short good-side history, or a bad
-side seen bad once in 12, move it only as far as they can.
+those on its bad side (the binomial coefficients are the same under every c and cancel).
 
-The next probe is the revision at the posterior's median (the one whose P(c <= r) is nearest
-1/2); its size n is the number of units at which a clean result is at most ``miss`` times as
-likely at the bad rate as at the good one, (1 - p_bad)^n <= miss (1 - p_good)^n, so that a clean
-probe can move the posterior as well as a bad one.
+Probes stop at their first bad unit (the stopping rule depends only on what was seen, so the
+likelihood of "k bad in the n units run" is unchanged). The next probe is the revision and the
+size that buy the most expected information about c per expected launch: for each candidate,
+the posterior's entropy after a clean probe and after one that stops bad, weighted by their
+predictive probabilities, against the launches it is expected to run plus a fixed cost per probe.
 """
 
 from __future__ import annotations
@@ -29,6 +31,9 @@ from typing import Callable
 
 PRIOR_A = PRIOR_B = 0.5  # Jeffreys
 GOOD = -1  # the position of the --good revision
+GOOD_NEVER_FAILS = 0.5  # prior probability that the good side's rate is exactly 0
+PROBE_COST = 4.0  # a probe's own cost (a process, a worktree) in launches, in choosing its size
+SIZES = (4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096)
 
 
 def _lbeta(a: float, b: float) -> float:
@@ -38,6 +43,36 @@ def _lbeta(a: float, b: float) -> float:
 def _side(bad: int, units: int) -> float:
     """log of the marginal likelihood of ``bad`` in ``units`` at one unknown rate (Beta prior)."""
     return _lbeta(bad + PRIOR_A, units - bad + PRIOR_B) - _lbeta(PRIOR_A, PRIOR_B)
+
+
+LEAST_RATE = 1e-6  # the log-uniform prior's lower end
+
+
+def _bad_side(bad: int, units: int) -> float:
+    """log of the marginal likelihood of ``bad`` in ``units`` at the bad side's unknown rate,
+    whose order of magnitude is unknown: a log-uniform prior, density 1/p on [LEAST_RATE, 1]
+    (its normaliser is the same under every c and dropped). With a bad unit seen this is
+    B(k, n - k + 1), the lower end's effect below 1e-5 (k LEAST_RATE^k); with none,
+    ln(1 / LEAST_RATE) - H_n."""
+    if bad:
+        return _lbeta(bad, units - bad + 1)
+    harmonic = sum(1 / i for i in range(1, units + 1)) if units < 100 else math.log(units) + 0.5772156649 + 1 / (2 * units)
+    return math.log(max(1e-9, -math.log(LEAST_RATE) - harmonic))
+
+
+def _good_side(bad: int, units: int, never_fails: float) -> float:
+    """log of the good side's marginal likelihood: rate 0 with probability ``never_fails``,
+    else an unknown rate."""
+    free = math.log1p(-never_fails) + _side(bad, units) if never_fails < 1 else -math.inf
+    if bad or never_fails <= 0:
+        return free
+    zero = math.log(never_fails)
+    top = max(zero, free)
+    return top + math.log(math.exp(zero - top) + math.exp(free - top))
+
+
+def _entropy(probs: list[float]) -> float:
+    return -sum(p * math.log(p) for p in probs if p > 0)
 
 
 @dataclass
@@ -58,10 +93,11 @@ class Observation:
 class Posterior:
     """The posterior over the culprit's position among ``size`` commits after the good one."""
 
-    def __init__(self, size: int):
+    def __init__(self, size: int, *, never_fails: float = GOOD_NEVER_FAILS):
         if size < 1:
             raise ValueError("nothing to bisect: no commit between the good and the bad revision")
         self.size = size
+        self.never_fails = never_fails
         self.bad = [0] * (size + 1)  # index position + 1 (0 is the good revision)
         self.units = [0] * (size + 1)
         self._cache: list[float] | None = None
@@ -83,21 +119,36 @@ class Posterior:
     def bad_counts(self) -> tuple[int, int]:
         return self.bad[self.size], self.units[self.size]
 
+    def _logs(self, extra: tuple[int, int, int] | None = None, alive: list[int] | None = None) -> list[float]:
+        """log P(probes | c) for each c (of ``alive``, default all), with the probe ``extra`` =
+        (position, bad, units) added when given."""
+        total_bad, total_units = sum(self.bad), sum(self.units)
+        at, extra_bad, extra_units = extra if extra else (GOOD - 1, 0, 0)
+        total_bad, total_units = total_bad + extra_bad, total_units + extra_units
+        prefix_bad, prefix_units = self._prefix()
+        logs = []
+        for c in (range(self.size) if alive is None else alive):
+            good_bad, good_units = prefix_bad[c], prefix_units[c]  # positions < c
+            if at < c:
+                good_bad, good_units = good_bad + extra_bad, good_units + extra_units
+            logs.append(_good_side(good_bad, good_units, self.never_fails)
+                        + _bad_side(total_bad - good_bad, total_units - good_units))
+        return logs
+
+    def _prefix(self) -> tuple[list[int], list[int]]:
+        """Bad and total units over positions < c, for each c (index c holds position c - 1)."""
+        prefix_bad, prefix_units, bad, units = [], [], 0, 0
+        for c in range(self.size):
+            bad, units = bad + self.bad[c], units + self.units[c]
+            prefix_bad.append(bad)
+            prefix_units.append(units)
+        return prefix_bad, prefix_units
+
     def probabilities(self) -> list[float]:
         """P(culprit = c) for c in 0..size-1: every probe before c (and the good revision's)
-        at one unknown rate, every probe from c on at another, both integrated out."""
-        if self._cache is not None:
-            return self._cache
-        total_bad, total_units = sum(self.bad), sum(self.units)
-        logs, good_bad, good_units = [], 0, 0
-        for c in range(self.size):
-            good_bad += self.bad[c]  # positions < c: index c holds position c - 1
-            good_units += self.units[c]
-            logs.append(_side(good_bad, good_units) + _side(total_bad - good_bad, total_units - good_units))
-        top = max(logs)
-        weights = [math.exp(value - top) for value in logs]
-        norm = sum(weights)
-        self._cache = [w / norm for w in weights]
+        on the good side, every probe from c on at the bad side's unknown rate."""
+        if self._cache is None:
+            self._cache = _normalised(self._logs())[1]
         return self._cache
 
     def cdf(self) -> list[float]:
@@ -113,43 +164,74 @@ class Posterior:
         return best, probs[best]
 
     def rates(self) -> tuple[float, float]:
-        """(p_good, p_bad): the posterior means of the good and the bad revision's rates."""
+        """(p_good, p_bad): posterior means of the rate at --good (the mixture's) and at --bad."""
         (gb, gn), (bb, bn) = self.good_counts, self.bad_counts
-        return (gb + PRIOR_A) / (gn + PRIOR_A + PRIOR_B), (bb + PRIOR_A) / (bn + PRIOR_A + PRIOR_B)
+        free_mean = (gb + PRIOR_A) / (gn + PRIOR_A + PRIOR_B)
+        zero_weight = 0.0
+        if not gb and self.never_fails:
+            zero_weight = math.exp(math.log(self.never_fails) - _good_side(0, gn, self.never_fails))
+        return (1 - zero_weight) * free_mean, bb / (bn + 1)  # the log-uniform prior's posterior mean
 
-    def cautious_bad_rate(self) -> float:
-        """The bad rate to size a probe by: from every probe, weighted by the posterior
-        probability that its revision is bad (the bad revision's: 1), one standard deviation
-        below its mean and no lower than a third of it (a lucky 5/12 at the --bad revision must
-        not make every probe too short to see a 10% rate)."""
+    def in_doubt(self, exclude: set[int] = frozenset()) -> list[int]:
+        """Revisions whose probe can move the posterior: not skipped, not already known good or
+        bad to 1e-4 (the last commit, which every hypothesis calls bad, tells nothing)."""
         cdf = self.cdf()
-        bb = sum(self.bad[r + 1] * cdf[r] for r in range(self.size)) + PRIOR_A
-        bn = sum(self.units[r + 1] * cdf[r] for r in range(self.size)) + PRIOR_A + PRIOR_B
-        mean = bb / bn
-        sd = math.sqrt(mean * (1 - mean) / (bn + 1))
-        return max(mean / 3, mean - sd)
+        return [r for r in range(self.size - 1) if r not in exclude and 1e-4 < cdf[r] < 1 - 1e-4]
 
-    def next_position(self, exclude: set[int] = frozenset()) -> int | None:
-        """The revision at the posterior's median: P(culprit <= r) nearest 1/2 (the last commit,
-        which every hypothesis calls bad, tells nothing); ties to the one probed least. None when
-        no revision left to probe is in doubt."""
-        cdf = self.cdf()
-        # a revision already known good or bad (to 1e-4) cannot move it: with the culprit
-        # between two known ones and only skipped revisions there, the search is done
-        choices = [r for r in range(self.size - 1) if r not in exclude and 1e-4 < cdf[r] < 1 - 1e-4]
+    def plan(self, exclude: set[int] = frozenset(), *, least: int = 4, most: int = 4096,
+             probe_cost: float = PROBE_COST) -> tuple[int, int] | None:
+        """The next probe, (position, units): of the revisions in doubt at the posterior's
+        quantiles (and --good and --bad, which tell the rates) and the sizes in SIZES, the one
+        with the most expected information about the culprit per expected unit run, a probe
+        stopping at its first bad unit. Predictions are the model's own: the chance that a probe
+        at r is clean for n units is P(probes + that | model) / P(probes | model). None when no
+        revision is in doubt."""
+        choices = self.in_doubt(exclude)
         if not choices:
             return None
-        return min(choices, key=lambda r: (abs(cdf[r] - 0.5), self.units[r + 1], r))
+        probs, cdf = self.probabilities(), self.cdf()
+        alive = [c for c in range(self.size) if probs[c] > 1e-9]  # the rest cannot matter to the entropy
+        wanted = {min(choices, key=lambda r: (abs(cdf[r] - q), r)) for q in (0.1, 0.25, 0.5, 0.75, 0.9)}
+        top = self.top()[0]
+        wanted |= {r for r in (top - 1, top) if r in choices}  # where the last step is decided
+        wanted |= {r for r in (GOOD, self.size - 1) if r not in exclude}
+        now_log, now = _normalised(self._logs(alive=alive))
+        now_entropy = _entropy(now)
+        sizes = sorted({max(least, min(most, s)) for s in SIZES} | {least, most})
+        best, best_score = None, -math.inf
+        for r in sorted(wanted):
+            survival = [1.0]  # P(the first n units clean), n over sizes
+            entropies = []
+            for units in sizes:
+                clean_log, clean = _normalised(self._logs((r, 0, units), alive))
+                survival.append(min(1.0, math.exp(clean_log - now_log)))
+                entropies.append(_entropy(clean))
+            ran, last = 0.0, 0
+            for i, units in enumerate(sizes):
+                ran += (units - last) * (survival[i] + survival[i + 1]) / 2  # E[units run] up to n
+                last = units
+                stopped = 1 - survival[i + 1]
+                after = survival[i + 1] * entropies[i]
+                if stopped > 1e-12:
+                    # stopped bad: at about the size by which half of those that stop by n
+                    # have stopped; the posterior after depends little on exactly where
+                    half = 1 - stopped / 2
+                    at = next(s for s, alive_then in zip([0, *sizes], survival) if alive_then <= half) \
+                        if survival[i + 1] <= half else units
+                    _, failed = _normalised(self._logs((r, 1, max(1, min(units, at))), alive))
+                    after += stopped * _entropy(failed)
+                score = (now_entropy - after) / (ran + probe_cost)
+                if score > best_score:
+                    best, best_score = (r, units), score
+        return best
 
 
-def units_for(p_good: float, p_bad: float, *, miss: float = 0.05, least: int = 1, most: int = 10_000) -> int:
-    """Units for a probe that a clean result can move: (1 - p_bad)^n <= miss (1 - p_good)^n,
-    i.e. n >= log(miss) / log((1 - p_bad) / (1 - p_good)). With p_good = 0 this is the
-    log(0.05) / log(1 - p_bad) of "a clean result at the bad rate has probability <= 5%"."""
-    if p_bad <= p_good:
-        return most
-    ratio = math.log((1 - min(p_bad, 1 - 1e-12)) / (1 - p_good))
-    return max(least, min(most, math.ceil(math.log(miss) / ratio)))
+def _normalised(logs: list[float]) -> tuple[float, list[float]]:
+    """(log of the sum, the normalised probabilities) of log weights."""
+    top = max(logs)
+    weights = [math.exp(value - top) for value in logs]
+    norm = sum(weights)
+    return top + math.log(norm), [w / norm for w in weights]
 
 
 # --- the search, over any probe -----------------------------------------------------------
@@ -189,20 +271,21 @@ class Outcome:
                 "bad-skipped": "the --bad revision could not be probed (a skip)"}[self.stopped]
 
 
-# probe(position, units) -> Observation without mass_after (source 'skip' for a skip)
+# probe(position, units) -> Observation without mass_after (source 'skip' for a skip); it may
+# stop at its first bad unit and report the units it ran
 ProbeFn = Callable[[int, int], Observation]
 
 
 def search(size: int, probe: ProbeFn, *, confidence: float = 0.95, budget: Budget | None = None,
-           miss: float = 0.1, anchor: float = 3.0, first: int = 12, least: int = 4, most: int = 5000,
-           least_bad: int = 2, max_probes: int = 200,
+           first: int = 12, least: int = 4, most: int = 4096, max_probes: int = 200,
+           never_fails: float = GOOD_NEVER_FAILS, probe_cost: float = PROBE_COST,
            seen: dict[int, tuple[int, int]] | None = None, clock=time.monotonic) -> Outcome:
     """Find the first bad of ``size`` commits after the good revision. ``seen``: counts already
     known per position (from the history), counted before anything runs. The --bad revision
-    (position size - 1) is probed with ``first`` units, doubled until it shows a bad unit; the
-    --good revision then with as many as a probe needs; then the median revision each time."""
+    (position size - 1) is probed with ``first`` units, doubled until it shows a bad unit; then
+    each time the probe :meth:`Posterior.plan` chooses."""
     budget = budget or Budget()
-    posterior = Posterior(size)
+    posterior = Posterior(size, never_fails=never_fails)
     outcome = Outcome(size=size, position=None, mass=0.0, stopped="budget")
     started = clock()
     skipped: set[int] = set()
@@ -217,7 +300,7 @@ def search(size: int, probe: ProbeFn, *, confidence: float = 0.95, budget: Budge
             return None
         if budget.launches is not None:
             left = int((budget.launches - spent()) / per_unit[0])
-            if left < min(units, least):
+            if left < 1:
                 return None
             units = min(units, left)
         return units
@@ -244,37 +327,25 @@ def search(size: int, probe: ProbeFn, *, confidence: float = 0.95, budget: Budge
             skipped.add(position)
         return observation
 
-    # the bad revision must show itself bad; the good one is probed once
+    # the bad revision must show itself bad: ``first`` units, doubled up to ``most``
     units = first
-    while posterior.bad[size] < least_bad:
+    while posterior.bad[size] == 0:
         if size - 1 in skipped:
             outcome.stopped = "bad-skipped"
             return _finish(outcome, posterior, started, clock)
-        if not run(size - 1, units):
-            if posterior.bad[size] == 0:
-                outcome.stopped = "no-failure" if posterior.units[size] else "budget"
-                return _finish(outcome, posterior, started, clock)
-            break
-        units = min(most, units * 2)
+        if units > most or not run(size - 1, units):
+            outcome.stopped = "no-failure" if posterior.units[size] else "budget"
+            return _finish(outcome, posterior, started, clock)
+        units = most if units < most <= 2 * units else 2 * units  # a last probe of ``most``, then no more
     for _ in range(max_probes):
-        _, mass = posterior.top()
-        if mass >= confidence:
+        if posterior.top()[1] >= confidence:
             outcome.stopped = "confident"
             break
-        p_good, p_bad = posterior.rates()[0], posterior.cautious_bad_rate()
-        # the good revision holds ``anchor`` probes' worth at the bad rate as now known: the
-        # good side's rate must be known low for a clean probe elsewhere to tell anything (both
-        # rates free, "no change at all" fits a weakly known good side)
-        anchor_units = units_for(0.0, p_bad, miss=miss ** anchor, least=least, most=most)
-        if posterior.units[0] < 0.75 * anchor_units and GOOD not in skipped:  # topped up past it: no
-            position, units = GOOD, max(least, round(1.25 * anchor_units) - posterior.units[0])  # 1-launch probes
-        else:
-            position = posterior.next_position(skipped)
-            if position is None:
-                outcome.stopped = "exhausted"
-                break
-            units = units_for(p_good, p_bad, miss=miss, least=least, most=most)
-        if not run(position, units):
+        planned = posterior.plan(skipped, least=least, most=most, probe_cost=probe_cost)
+        if planned is None:
+            outcome.stopped = "exhausted"
+            break
+        if not run(*planned):
             outcome.stopped = "budget"
             break
     else:

@@ -140,8 +140,8 @@ class Ran:
 
 
 def default_command(nodeid: str, *, launches: int, processes: int, db: str, tag: str) -> list[str]:
-    command = [sys.executable, "-m", "pytest", nodeid, "-q", "-p", "no:cacheprovider",
-               f"--gemmcheck-repeat={launches}", f"--gemmcheck-db={db}", f"--gemmcheck-tag={tag}"]
+    command = [sys.executable, "-m", "pytest", nodeid, "-q", "-p", "no:cacheprovider", f"--gemmcheck-repeat={launches}",
+               "--gemmcheck-stop-on-bad", f"--gemmcheck-db={db}", f"--gemmcheck-tag={tag}"]
     if processes > 1:
         command.append(f"--gemmcheck-processes={processes}")
     return command

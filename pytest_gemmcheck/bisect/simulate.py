@@ -1,6 +1,7 @@
 """Simulated histories for the model's tests and benchmarks/bisect_accuracy.py: commits 0..N-1,
 commit 0 good, commit N-1 bad, the culprit's commits and later ones bad at a rate, probes
-sampled from a seeded RNG (no git, no database, no processes)."""
+sampled from a seeded RNG (no git, no database, no processes). A probe stops at its first bad
+unit, as ``gemmcheck bisect``'s do (``--gemmcheck-stop-on-bad``)."""
 
 from __future__ import annotations
 
@@ -29,12 +30,14 @@ class Scenario:
         return commit >= self.culprit
 
     def process(self, rng: random.Random, commit: int, launches: int) -> int:
-        """Bad launches of one process of ``launches`` at ``commit``."""
-        if not self.is_bad(commit):
-            return 0
-        if self.mode == "per_process" and rng.random() >= self.racing:
-            return 0
-        return sum(rng.random() < self.rate for _ in range(launches))
+        """Launches one process at ``commit`` runs, up to ``launches`` and stopping at its first
+        bad one: negative (minus the launches run) when one was bad."""
+        if not self.is_bad(commit) or (self.mode == "per_process" and rng.random() >= self.racing):
+            return launches
+        for index in range(1, launches + 1):
+            if rng.random() < self.rate:
+                return -index
+        return launches
 
 
 def commit_of(position: int) -> int:
@@ -52,14 +55,20 @@ def bayes(scenario: Scenario, seed: int, *, unit: str = "launch", confidence: fl
 
     def probe(position: int, units: int) -> Observation:
         commit = commit_of(position)
-        if unit == "process":
-            bad = sum(scenario.process(rng, commit, per) > 0 for _ in range(units))
-            return Observation(position, bad, units, launches=units * per)
-        return Observation(position, scenario.process(rng, commit, units), units, launches=units)
+        if unit == "process":  # processes in turn until one has a bad launch
+            launches = 0
+            for ran in range(1, units + 1):
+                seen = scenario.process(rng, commit, per)
+                launches += abs(seen)
+                if seen < 0:
+                    return Observation(position, 1, ran, launches=launches)
+            return Observation(position, 0, units, launches=launches)
+        seen = scenario.process(rng, commit, units)
+        return Observation(position, int(seen < 0), abs(seen), launches=abs(seen))
 
     if unit == "process":
         options.setdefault("first", 2)
-        options.setdefault("least", 2)
+        options.setdefault("least", 1)
     return search(scenario.commits - 1, probe, confidence=confidence, budget=budget, **options)
 
 

@@ -105,6 +105,7 @@ class LaunchLoop:
         self.poisoned_returns: set[int] = set()  # storage of returned outputs poisoned after their check
         self.device_lost = False  # a launch hung on the GPU: nothing more may wait for it
         self.stop_reason = ""  # why --gemmcheck-repeat=auto stopped
+        self.stopped_on_bad = False  # --gemmcheck-stop-on-bad ended the loop early
 
     # --- the loop -----------------------------------------------------------------------
     def run(self) -> BaseException | None:
@@ -125,6 +126,12 @@ class LaunchLoop:
                     if raised is not None:
                         self.stop_reason = f"stopped at launch {index}: it {'hung' if self.device_lost else 'raised'}"
                         break
+                    if self.settings.stop_on_bad and index < limit:
+                        self._finish_pending()  # its check decides
+                        if self._running_bad():
+                            self.stop_reason = f"stopped at launch {index}, the first bad one (--gemmcheck-stop-on-bad)"
+                            self.stopped_on_bad = True
+                            break
                 else:
                     if self.repeat is None:
                         self.stop_reason = f"stopped at the cap of {AUTO_MAX_LAUNCHES:,} launches"
@@ -138,7 +145,7 @@ class LaunchLoop:
                 self.inputs.release()
         self.result.stress = background.describe()
         self.result.contention = watch.finish(stress=self.settings.stress if background.active else None)
-        if self.repeat is None:
+        if self.repeat is None or self.stopped_on_bad:
             self.result.stopped = self._stopped_words()
         if any(CHANGED_INPUT in launch.kinds for launch in self.result.launches):
             self.case.forget_inputs()  # restored after each launch; rebuilt for later tests all the same

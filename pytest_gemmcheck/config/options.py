@@ -216,6 +216,10 @@ OPTIONS: tuple[Option, ...] = (
            "with --gemmcheck-repeat=auto: stop once the bad-launch rate is shown below this", "RATE"),
     Option("budget", parse_budget, 60.0, "with --gemmcheck-repeat=auto: seconds of launching per case at most",
            "SECONDS"),
+    Option("stop-on-bad", parse_flag, False,
+           "stop a case's launches at its first bad launch and, with --gemmcheck-processes, start no "
+           "more processes after one that had one: a probe that only asks whether the kernel fails "
+           "(gemmcheck bisect's)", flag_only=True),
     Option("processes", parse_processes, 1,
            "spread each case's launches over N fresh processes (spawned, never forked), aggregated "
            "into one result: races decided per process need several (1: in this process)", "N", marker=True),

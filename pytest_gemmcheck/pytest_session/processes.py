@@ -43,6 +43,8 @@ def _child_args(nodeid: str, settings: Settings, repeat) -> list[str]:
             f"--gemmcheck-wait-idle={settings.wait_idle!r}", f"--gemmcheck-check-backend={settings.check_backend}"]
     if settings.nondeterministic:
         args.append(f"--gemmcheck-nondeterministic={','.join(settings.nondeterministic)}")
+    if settings.stop_on_bad:
+        args.append("--gemmcheck-stop-on-bad")
     if repeat == AUTO:
         args += [f"--gemmcheck-target-rate={settings.target_rate!r}", f"--gemmcheck-budget={settings.budget!r}"]
     return args
@@ -83,9 +85,15 @@ def run_children(nodeid: str, settings: Settings, *, rootdir: Path, invocation_d
                 tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-15:])
                 errors[index] = f"process {index + 1} of {len(plan)} exited with status {done.returncode} and recorded nothing:\n{tail}"
 
+        seen_bad = threading.Event()  # --gemmcheck-stop-on-bad: start no more children
+
         def run_group(indices: list[int], device) -> None:
             for index in indices:
+                if seen_bad.is_set():
+                    return
                 run(index, device)
+                if settings.stop_on_bad and any(launch.bad for result in outputs[index] or [] for launch in result.launches):
+                    seen_bad.set()
 
         threads = [threading.Thread(target=run_group, args=(indices, device)) for device, indices in by_device.items()]
         for thread in threads:
