@@ -26,14 +26,15 @@ def analyse(assemblies: list[tuple[str, str]], *, lint: bool = True, source: str
         from .lint.analysis import lint_text
         from .lint.findings import format_finding
 
-        errors = warnings = 0
+        counts = dict.fromkeys(("errors", "latent", "warnings", "unchecked"), 0)
         findings: list[str] = []
         for name, text in assemblies:
             report = lint_text(text, name)
-            errors += len(report.errors)
-            warnings += len(report.warnings)
+            for key, found in (("errors", report.errors), ("latent", report.latent), ("warnings", report.warnings),
+                               ("unchecked", report.unchecked)):
+                counts[key] += len(found)
             findings += [format_finding(name, finding) for finding in report.findings if finding.severity != "note"]
-        record["lint"] = {"errors": errors, "warnings": warnings, "findings": findings[:FINDINGS_KEPT]}
+        record["lint"] = {**counts, "findings": findings[:FINDINGS_KEPT]}
     return record
 
 

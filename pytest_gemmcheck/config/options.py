@@ -82,7 +82,7 @@ def _choice(choices: tuple[str, ...]):
 SCOPES = ("arch", "stack", "any")
 STRESS_KINDS = ("none", "copy", "compute")
 CHECK_BACKENDS = ("auto", "torch", "triton")
-STATIC_POLICIES = ("report", "fail")
+STATIC_POLICIES = ("report", "fail", "latent")
 
 
 def _parse_fraction(text, what: str) -> float:
@@ -261,8 +261,9 @@ OPTIONS: tuple[Option, ...] = (
            "the worst launch's wrong elements (or wrong tiles) regress when they grow by more than "
            "this factor over the baseline's", "FACTOR"),
     Option("static", None, "report",
-           "compiled kernels (case.compile_flydsl, case.check_assembly): 'report' lint errors and "
-           "changed static metrics (spills, LDS bytes, registers), or 'fail' the test on them", "POLICY",
+           "compiled kernels (case.compile_flydsl, case.check_assembly): 'report' lint errors, unchecked "
+           "reads and changed static metrics (spills, LDS bytes, registers), 'fail' the test on them, or "
+           "'latent' fail on latent lint findings too", "POLICY",
            choices=STATIC_POLICIES),
     Option("goldens", parse_text, None, "directory of golden files (default goldens/ under the rootdir)", "DIR"),
     Option("accept", parse_flag, False,

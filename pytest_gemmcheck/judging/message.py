@@ -135,4 +135,5 @@ def static_words(result: CompiledResult) -> str:
     lint = static.get("lint")
     if lint is not None:
         text += f", lint {_plural(lint['errors'], 'error')}, {_plural(lint['warnings'], 'warning')}"
+        text += "".join(f", {lint[key]} {key}" for key in ("latent", "unchecked") if lint.get(key))
     return text

@@ -155,18 +155,25 @@ def judge_static(result: CompiledResult, baseline: Baseline, policy: str) -> Ver
     lines, problems = [], []
     lint = static.get("lint")
     if lint is not None:
-        lines.append(f"lint: {lint['errors']} error(s), {lint['warnings']} warning(s)")
+        latent, unchecked = lint.get("latent", 0), lint.get("unchecked", 0)
+        lines.append(f"lint: {lint['errors']} error(s), {lint['warnings']} warning(s)"
+                     + "".join(f", {lint[key]} {key}" for key in ("latent", "unchecked") if lint.get(key)))
         lines += ["  " + finding.splitlines()[0] for finding in lint["findings"]]
         if lint["errors"]:
             problems.append(f"the LDS-race lint found {lint['errors']} read(s) of LDS that a DMA load may not have "
                             "finished writing")
+        if unchecked:
+            problems.append(f"the LDS-race lint could not check {unchecked} access(es) or kernel(s)")
+        if latent and policy == "latent":
+            problems.append(f"the LDS-race lint found {latent} read(s) ordered only by elapsed time across a "
+                            "barrier-phase offset")
     moved = changes(baseline.static, static)
     if baseline.static:
         lines.append("static metrics since the last record: " + ("; ".join(moved) if moved else "unchanged"))
         problems += [f"static metrics changed: {change}" for change in moved]
     else:
         lines.append("static metrics: first record of this case")
-    if problems and policy == "fail":
+    if problems and policy in ("fail", "latent"):
         return Verdict(REGRESSION, problems, None, lines)
     return Verdict(PASS, [], None, lines + [f"(reported, not failed: {problem})" for problem in problems])
 

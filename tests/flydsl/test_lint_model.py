@@ -152,9 +152,10 @@ def test_loop_with_a_back_edge(asm_kernel):
     assert findings(asm_kernel(LOOP.format(trips=4))) == []
     report = lint_text(asm_kernel(LOOP.format(trips=4).replace("\ts_waitcnt vmcnt(0)\n", "")))
     [error] = report.errors
-    # no wait anywhere retires a load: the read of iteration i races the next wave's loads of
-    # iterations 0..i, in each of the four waves
-    assert error.instances == 4 * (1 + 2 + 3 + 4)
+    # no wait anywhere retires a load: every wave's read races the next wave's loads, four
+    # (reader, writer) pairs of the one read and the one load (iterations are not counted apart)
+    assert error.instances == 4
+    assert error.reader_waves == [0, 1, 2, 3] and [load.waves for load in error.loads] == [[0, 1, 2, 3]]
 
 
 def test_loop_whose_trip_count_is_unknown_is_unrolled_boundedly(asm_kernel):
@@ -184,12 +185,13 @@ def test_ds_read2_addresses(asm_kernel, snippets):
     assert all(hi - lo == 4 for lo, hi in error.lds)
 
 
-def test_unresolved_addresses_are_noted_not_guessed(asm_kernel, snippets):
+def test_unresolved_addresses_are_unchecked_not_guessed(asm_kernel, snippets):
     body = snippets["load_a"] + "\ts_barrier\n\tbuffer_load_dword v6, v4, s[4:7], 0 offen\n\ts_waitcnt vmcnt(0)\n\tds_read_b128 v[8:11], v6\n"
     report = lint_text(asm_kernel(body))
     assert report.errors == []
-    [note] = [f for f in report.findings if f.kind == "unresolved-address"]
-    assert note.severity == "note" and note.instruction == "ds_read_b128 v[8:11], v6"
+    [unchecked] = [f for f in report.findings if f.kind == "unresolved-address"]
+    assert unchecked.severity == "unchecked" and unchecked.instruction == "ds_read_b128 v[8:11], v6"
+    assert unchecked.reader_waves == [0, 1, 2, 3] and report.unchecked == [unchecked]
 
 
 def test_partial_last_wave(asm_kernel, snippets):

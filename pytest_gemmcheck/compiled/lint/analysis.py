@@ -1,14 +1,28 @@
-"""Lint a kernel: simulate its waves under each branch scenario, find hazards, aggregate."""
+"""Lint a kernel and aggregate what it found into findings.
+
+Two engines share the parser, the register model and the findings:
+
+* ``dataflow`` (the default, :mod:`.dataflow`): a fixed point over the workgroup's barrier
+  phases. Its cost grows with the code, it ends on every kernel (or at ``time_limit``), and it
+  says what it could not check.
+* ``paths`` (:mod:`.simulate` and :mod:`.hazards`): every wave simulated along concrete paths,
+  loops unrolled ``loop_unroll`` times, up to ``max_scenarios`` branch scenarios. It enumerates
+  paths, so it serves as the brute-force reference the dataflow engine is tested against on
+  small kernels, and as the baseline of ``benchmarks/lint_scaling.py``.
+"""
 
 from __future__ import annotations
 
+import time
 from collections import deque
 from dataclasses import dataclass
 
+from . import dataflow
 from .asm import AsmModule, Kernel, parse
+from .findings import SEVERITIES, Finding, LintReport, LoadRef
 from .hazards import Hazard, WaveSet, find_hazards
-from .findings import Finding, LintReport, LoadRef
 from .simulate import BranchChoices, Geometry, Limits, WaveTrace, merge_ranges, simulate
+from .targets import target_of
 
 # Targets whose work-item ids arrive packed in v0 (x | y << 10 | z << 20).
 _PACKED_ID_ARCHS = ("gfx90a", "gfx940", "gfx941", "gfx942", "gfx950", "gfx12")
@@ -17,8 +31,10 @@ _PACKED_ID_ARCHS = ("gfx90a", "gfx940", "gfx941", "gfx942", "gfx950", "gfx12")
 @dataclass(frozen=True)
 class Options:
     workgroup_size: tuple[int, int, int] | None = None  # when the metadata does not say
-    limits: Limits = Limits()
-    max_scenarios: int = 16
+    limits: Limits = Limits()  # the paths engine's bounds
+    max_scenarios: int = 16  # the paths engine's branch scenarios
+    engine: str = "dataflow"  # or "paths"
+    time_limit: float = 30.0  # seconds for one assembly text, all its kernels
 
 
 def geometry_of(module: AsmModule, kernel: Kernel, options: Options) -> Geometry:
@@ -64,6 +80,7 @@ def _scenarios(kernel: Kernel, geometry: Geometry, options: Options):
 
 
 def lint_kernel(module: AsmModule, kernel: Kernel, options: Options = Options()) -> tuple[list[Finding], list[str]]:
+    """The paths engine: findings and notes of one kernel."""
     geometry = geometry_of(module, kernel, options)
     grouped: dict[tuple[int, str], list[tuple[Hazard, str]]] = {}
     notes: list[str] = []
@@ -91,8 +108,113 @@ def lint_kernel(module: AsmModule, kernel: Kernel, options: Options = Options())
                 why="the LDS address depends on values the model does not know; this access was not checked",
             )
         )
-    findings.sort(key=lambda f: ({"error": 0, "warning": 1, "note": 2}[f.severity], f.line))
+    findings.sort(key=_order)
     return findings, notes
+
+
+def _order(finding: Finding) -> tuple[int, int]:
+    return SEVERITIES.index(finding.severity), finding.line
+
+
+_KINDS = {"error": "read-before-load-retires", "latent": "read-across-phase-offset", "warning": "refill-overtakes-read"}
+
+
+def lint_kernel_dataflow(module: AsmModule, kernel: Kernel, options: Options, deadline: float) -> tuple[list[Finding], list[str], bool]:
+    """The dataflow engine: findings of one kernel, its unmodelled instructions, whether it finished."""
+    geometry = geometry_of(module, kernel, options)
+    outcome = dataflow.analyse(kernel, geometry, target_of(module.arch), deadline)
+    code = kernel.instructions
+    grouped: dict[tuple[int, str], list[dataflow.Hazard]] = {}
+    for hazard in outcome.hazards:
+        grouped.setdefault((code[hazard.read].line, hazard.severity), []).append(hazard)
+    findings = [_dataflow_finding(kernel, items) for items in grouped.values()]
+    for item in outcome.unchecked.values():
+        inst = code[item.site]
+        findings.append(Finding(severity="unchecked", kind="unresolved-address" if "not known" in item.why else "not-followed",
+                                kernel=kernel.name, line=inst.line, instruction=inst.text,
+                                reader_waves=sorted(item.waves), why=item.why + _incomplete_hint(outcome)))
+    if not outcome.finished:
+        findings.append(Finding(severity="unchecked", kind="unfinished", kernel=kernel.name, line=0, instruction="",
+                                why=f"the time limit ({options.time_limit:g} s) stopped the analysis of {kernel.name} "
+                                f"after {outcome.states} workgroup states: what it did not reach was not checked"))
+    findings.sort(key=_order)
+    incomplete = [f"{kernel.name}:{line}: {text}" for line, text in sorted(outcome.incomplete.items())]
+    return findings, incomplete, outcome.finished
+
+
+def _incomplete_hint(outcome: dataflow.Outcome) -> str:
+    if not outcome.incomplete:
+        return ""
+    lines = ", ".join(str(line) for line in sorted(outcome.incomplete)[:4])
+    return f" (instructions the model does not know made registers unknown, e.g. at line(s) {lines})"
+
+
+def _dataflow_finding(kernel: Kernel, items: list[dataflow.Hazard]) -> Finding:
+    code = kernel.instructions
+    first = next((h for h in items if h.reader != h.writer), items[0])
+    loads: dict[int, LoadRef] = {}
+    lds: list[tuple[int, int]] = []
+    for hazard in items:
+        lds.extend(hazard.lds)
+        load = code[hazard.load]
+        ref = loads.setdefault(load.line, LoadRef(load.line, load.text, []))
+        if hazard.writer not in ref.waves:
+            ref.waves.append(hazard.writer)
+    for ref in loads.values():
+        ref.waves.sort()
+    distinct = {(h.read, h.load, h.reader, h.writer, h.lds) for h in items}
+    why = _why(kernel, first)
+    if first.barriers:
+        why += f" Barriers: {first.barriers}."
+    merged = sorted({m for h in items for m in h.merged})
+    if merged:
+        why += " This was found in a state where paths were merged (" + "; ".join(merged) + "): it may be an over-report."
+    return Finding(
+        severity=first.severity,
+        kind=_KINDS[first.severity],
+        kernel=kernel.name,
+        line=code[first.read].line,
+        instruction=code[first.read].text,
+        lds=list(merge_ranges(lds)),
+        reader_waves=sorted({h.reader for h in items}),
+        loads=sorted(loads.values(), key=lambda r: r.line),
+        instances=len(distinct),
+        why=why,
+        cover=first.cover,
+        barriers=first.barriers,
+        trace=list(first.trace),
+    )
+
+
+def _why(kernel: Kernel, h: dataflow.Hazard) -> str:
+    code = kernel.instructions
+    read, load = code[h.read].line, code[h.load].line
+    v, w = h.reader, h.writer
+    if h.how == "own" and h.severity == "error":
+        return (f"Wave {v} issued the load at line {load} and reads the bytes it writes at line {read} without any "
+                f"wait that retires it in between on some path.")
+    if h.how == "own":
+        return (f"Wave {v} refills bytes with the load at line {load} while its read at line {read} may still be in "
+                f"flight (no lgkmcnt wait retires it first): the refill may overtake the read.")
+    if h.how == "visible":
+        text = (f"Wave {w} still had the load at line {load} in flight when it passed its last barrier, and wave {v} "
+                f"reads the bytes it writes at line {read} before any later rendezvous: s_barrier is a rendezvous, "
+                f"not a completion wait.")
+        if h.severity == "latent":
+            text += (f" Wave {w} does retire the load before its next barrier, but that barrier pairs with another "
+                     f"of wave {v}'s: the waves run a barrier phase apart, and only elapsed time orders the read.")
+        return text
+    if h.how == "concurrent" and h.severity == "error":
+        where = "passes no barrier before it" if "no barrier" in h.barriers else "reads in the same barrier phase"
+        return (f"Wave {v} issued its own part of the load at line {load} before its read at line {read}, so it means "
+                f"to see the whole load; wave {w} issues its part in the same barrier phase, and wave {v} {where}: "
+                f"nothing orders wave {w}'s load before the read.")
+    if h.how == "concurrent":
+        return (f"Wave {w} refills LDS that wave {v}'s read at line {read} takes, with the load at line {load} in the "
+                f"same barrier phase: the refill may overtake the read; only the DMA's latency would keep it safe.")
+    return (f"Wave {v}'s read at line {read} is still in flight when it passes its barrier (no lgkmcnt wait "
+            f"retires it), and wave {w} refills those bytes with the load at line {load} after that barrier: the "
+            f"refill may overtake the read.")
 
 
 def _note_traces(kernel: Kernel, traces: list[WaveTrace], notes: list[str], unresolved: dict) -> None:
@@ -141,13 +263,23 @@ def lint_text(text: str, path: str = "<text>", options: Options = Options(), ker
     """Lint every kernel (or the named ones) in an assembly text."""
     module = parse(text, path)
     report = LintReport(path=path)
+    deadline = time.monotonic() + options.time_limit
+    target = target_of(module.arch)
+    if not target.modelled:
+        report.notes.append(f"{target.name} is not a gfx9 target: its counters are read with gfx9's widths")
     for name, kernel in module.kernels.items():
         if not kernel.instructions or (kernels and name not in kernels):
             continue
-        findings, notes = lint_kernel(module, kernel, options)
         report.kernels.append(name)
+        if options.engine == "paths":
+            findings, notes = lint_kernel(module, kernel, options)
+            report.notes.extend(notes)
+        else:
+            findings, incomplete, finished = lint_kernel_dataflow(module, kernel, options, deadline)
+            report.incomplete.extend(incomplete)
+            if not finished:
+                report.unfinished.append(name)
         report.findings.extend(findings)
-        report.notes.extend(notes)
     if not report.kernels:
         report.notes.append("no kernel code found")
     return report

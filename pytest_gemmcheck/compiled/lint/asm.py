@@ -6,6 +6,8 @@ import re
 from dataclasses import dataclass, field
 
 _LABEL = re.compile(r"^([A-Za-z_.$][\w.$]*):\s*(?:;.*)?$")
+_NUMERIC_LABEL = re.compile(r"^(\d+):\s*(.*)$")  # inline asm's local labels: "1:", referred to as 1f / 1b
+_NUMERIC_REFERENCE = re.compile(r"^(\d+)([fb])$")
 _KERNEL_DIRECTIVE = re.compile(r"^\.amdhsa_kernel\s+(\S+)")
 _AMDHSA_FIELD = re.compile(r"^\.(amdhsa_\w+)\s+(-?\w+)")
 _SET_FIELD = re.compile(r"^\.set\s+\.L(.+)\.(num_vgpr|num_agpr|numbered_sgpr|private_seg_size),\s*(\d+)")
@@ -153,6 +155,7 @@ def parse(text: str, path: str = "<text>") -> AsmModule:
     descriptor_of: Kernel | None = None
     in_metadata = False
     metadata_lines: list[str] = []
+    numeric: dict[str, list[tuple[str, int]]] = {}  # kernel name -> (label, index of the next instruction)
     for lineno, raw in enumerate(lines, start=1):
         stripped = raw.strip()
         if in_metadata:
@@ -185,6 +188,12 @@ def parse(text: str, path: str = "<text>") -> AsmModule:
         code = _strip_comment(raw)
         if not code:
             continue
+        local = _NUMERIC_LABEL.match(code)
+        if local and current is not None:
+            numeric.setdefault(current.name, []).append((local.group(1), len(current.instructions)))
+            code = local.group(2).strip()
+            if not code:
+                continue
         label = _LABEL.match(code)
         if label:
             name = label.group(1)
@@ -199,11 +208,37 @@ def parse(text: str, path: str = "<text>") -> AsmModule:
             continue
         current.instructions.append(parse_instruction(code, index=len(current.instructions), line=lineno))
 
+    for name, definitions in numeric.items():
+        _resolve_numeric_labels(kernels[name], definitions)
     for entry in _parse_metadata(metadata_lines):
         name = entry.get(".name")
         if isinstance(name, str):
             kernels.setdefault(name, Kernel(name)).metadata = entry
     return AsmModule(target=target, arch=arch, kernels=kernels, path=path)
+
+
+def _resolve_numeric_labels(kernel: Kernel, definitions: list[tuple[str, int]]) -> None:
+    """Rename ``1f`` / ``1b`` branch targets to the definition they mean: the next ``1:`` after
+    the branch, or the last one before it (GNU as semantics), each under a name of its own."""
+    for number, (label, position) in enumerate(definitions):
+        kernel.labels[f".Llocal{label}_{number}"] = position
+    for i, inst in enumerate(kernel.instructions):
+        if not inst.operands:
+            continue
+        reference = _NUMERIC_REFERENCE.match(inst.operands[0])
+        if not reference or not inst.mnemonic.startswith(("s_branch", "s_cbranch")):
+            continue
+        label, direction = reference.groups()
+        matches = [
+            (number, position) for number, (name, position) in enumerate(definitions)
+            if name == label and (position > i if direction == "f" else position <= i)
+        ]
+        if not matches:
+            continue
+        number, _ = matches[0] if direction == "f" else matches[-1]
+        name = f".Llocal{label}_{number}"
+        kernel.instructions[i] = Instruction(inst.index, inst.line, inst.text.replace(inst.operands[0], name, 1),
+                                             inst.mnemonic, (name,) + inst.operands[1:], inst.modifiers)
 
 
 def _int_or_zero(text: str) -> int:

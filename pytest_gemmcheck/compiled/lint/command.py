@@ -10,7 +10,7 @@ from .analysis import Options, lint_file, lint_text
 from .findings import LintReport, format_json, format_text
 from .simulate import Limits
 
-EXIT_CLEAN, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
+EXIT_CLEAN, EXIT_ERRORS, EXIT_USAGE, EXIT_UNCHECKED = 0, 1, 2, 3
 
 
 def _workgroup(text: str) -> tuple[int, int, int]:
@@ -38,8 +38,15 @@ def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
     parser.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: text)")
     parser.add_argument("--kernel", action="append", default=None, help="lint only this kernel (repeatable)")
     parser.add_argument("--workgroup-size", type=_workgroup, default=None, help="X[,Y[,Z]] when the metadata has none")
-    parser.add_argument("--loop-unroll", type=int, default=3, help="iterations of loops with an unknown trip count")
-    parser.add_argument("--max-scenarios", type=int, default=16, help="branch scenarios to explore per kernel")
+    parser.add_argument("--time-limit", type=float, default=30.0,
+                        help="seconds for one assembly file (default 30); kernels not finished by then are unchecked")
+    parser.add_argument("--fail-on-latent", action="store_true",
+                        help="exit 1 on latent findings too (reads ordered only by elapsed time across a barrier-phase offset)")
+    parser.add_argument("--engine", choices=("dataflow", "paths"), default="dataflow",
+                        help="dataflow (default: a fixed point over barrier phases) or paths (the path-enumerating "
+                        "simulation, bounded by --loop-unroll and --max-scenarios)")
+    parser.add_argument("--loop-unroll", type=int, default=3, help="paths engine: iterations of loops with an unknown trip count")
+    parser.add_argument("--max-scenarios", type=int, default=16, help="paths engine: branch scenarios to explore per kernel")
     parser.add_argument("--param", "-D", type=_param, action="append", default=[], help="KEY=VALUE for a FlyDSL spec")
     parser.add_argument("--arch", default="gfx950", help="target arch for FlyDSL specs (default: gfx950)")
     parser.add_argument("--keep-asm", default=None, help="directory to keep the compiled assembly of FlyDSL specs in")
@@ -52,7 +59,9 @@ def add_lint_parser(subparsers) -> argparse.ArgumentParser:
         "lint",
         help="static check of AMDGPU assembly for LDS races with global->LDS DMA loads",
         description="Static check of AMDGPU assembly for LDS races with global->LDS DMA loads. "
-        "Exit status: 1 when there are error findings, 0 otherwise, 2 for usage errors.",
+        "Exit status: 1 when there are error findings (or latent ones, with --fail-on-latent); else 3 when "
+        "something was not checked (an unresolved LDS address, an unfollowed branch, the time limit); "
+        "0 otherwise; 2 for usage errors.",
     )
     configure_parser(parser)
     parser.set_defaults(func=run_lint)
@@ -80,13 +89,15 @@ def _lint_flydsl(target: str, args, options: Options) -> list[LintReport]:
 
 def run_lint(args) -> int:
     """Run the lint for parsed arguments; print the report; return the exit status."""
-    if args.loop_unroll < 1 or args.max_scenarios < 1:
-        print("gemmcheck lint: --loop-unroll and --max-scenarios must be at least 1", file=sys.stderr)
+    if args.loop_unroll < 1 or args.max_scenarios < 1 or not args.time_limit > 0:
+        print("gemmcheck lint: --loop-unroll and --max-scenarios must be at least 1, --time-limit above 0", file=sys.stderr)
         return EXIT_USAGE
     options = Options(
         workgroup_size=args.workgroup_size,
         limits=Limits(loop_unroll=args.loop_unroll),
         max_scenarios=args.max_scenarios,
+        engine=args.engine,
+        time_limit=args.time_limit,
     )
     reports: list[LintReport] = []
     for target in args.targets:
@@ -102,7 +113,16 @@ def run_lint(args) -> int:
             print(f"gemmcheck lint: {target}: {exc}", file=sys.stderr)
             return EXIT_USAGE
     print(format_json(reports) if args.format == "json" else format_text(reports))
-    return EXIT_ERRORS if any(r.errors for r in reports) else EXIT_CLEAN
+    return exit_status(reports, fail_on_latent=args.fail_on_latent)
+
+
+def exit_status(reports: list[LintReport], *, fail_on_latent: bool = False) -> int:
+    """1 for errors (and latent findings on request), else 3 for anything unchecked, else 0."""
+    if any(r.errors or (fail_on_latent and r.latent) for r in reports):
+        return EXIT_ERRORS
+    if any(r.unchecked or r.unfinished for r in reports):
+        return EXIT_UNCHECKED
+    return EXIT_CLEAN
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -15,10 +15,21 @@ class LoadRef:
     waves: list[int]
 
 
+# How much a finding weighs, heaviest first:
+# error      no wait orders the read after the load on some path within a barrier phase;
+# latent     the load's own wave retires it in time, but the barrier that would publish that pairs
+#            with another barrier of the reading wave (the waves run a barrier phase apart): only
+#            elapsed time orders the read;
+# warning    a refill may overtake a read still in flight (only the DMA's latency keeps it safe);
+# unchecked  an access (or code) the lint could not check: never a silent pass;
+# note       informational.
+SEVERITIES = ("error", "latent", "warning", "unchecked", "note")
+
+
 @dataclass
 class Finding:
-    severity: str  # error, warning or note
-    kind: str  # read-before-load-retires, refill-overtakes-read, unresolved-address, trace-cut
+    severity: str  # one of SEVERITIES
+    kind: str  # read-before-load-retires, read-across-phase-offset, refill-overtakes-read, unresolved-address, ...
     kernel: str
     line: int
     instruction: str
@@ -27,7 +38,10 @@ class Finding:
     loads: list[LoadRef] = field(default_factory=list)
     instances: int = 0  # (read, load, wave pair, iteration) combinations behind this finding
     why: str = ""
-    scenario: str = ""
+    scenario: str = ""  # the branch decisions that showed it (path engine)
+    cover: str = ""  # the wait that would order the read and the load
+    barriers: str = ""  # the barrier pair involved
+    trace: list[str] = field(default_factory=list)  # the last rendezvous and decisions before it
 
     def to_json(self) -> dict:
         data = asdict(self)
@@ -41,29 +55,59 @@ class LintReport:
     findings: list[Finding] = field(default_factory=list)
     kernels: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    incomplete: list[str] = field(default_factory=list)  # instructions not modelled: "kernel:line: text"
+    unfinished: list[str] = field(default_factory=list)  # kernels the time limit stopped
+
+    def of(self, severity: str) -> list[Finding]:
+        return [f for f in self.findings if f.severity == severity]
 
     @property
     def errors(self) -> list[Finding]:
-        return [f for f in self.findings if f.severity == "error"]
+        return self.of("error")
+
+    @property
+    def latent(self) -> list[Finding]:
+        return self.of("latent")
 
     @property
     def warnings(self) -> list[Finding]:
-        return [f for f in self.findings if f.severity == "warning"]
+        return self.of("warning")
+
+    @property
+    def unchecked(self) -> list[Finding]:
+        return self.of("unchecked")
 
     def to_json(self) -> dict:
         return {
             "path": self.path,
             "kernels": self.kernels,
-            "errors": len(self.errors),
-            "warnings": len(self.warnings),
+            **{key: len(self.of(severity)) for key, severity in _COUNTED},
             "findings": [f.to_json() for f in self.findings],
             "notes": self.notes,
+            "incomplete": self.incomplete,
+            "unfinished": self.unfinished,
         }
 
 
-def _waves(waves: list[int]) -> str:
+_COUNTED = (("errors", "error"), ("latent", "latent"), ("warnings", "warning"), ("unchecked", "unchecked"))
+
+
+def summary(reports: list[LintReport]) -> str:
+    """'16 error(s), 0 warning(s) in 2 kernel(s)', with latent and unchecked counts when there are any."""
+    count = {severity: sum(len(r.of(severity)) for r in reports) for _, severity in _COUNTED}
+    text = f"{count['error']} error(s), {count['warning']} warning(s)"
+    if count["latent"]:
+        text += f", {count['latent']} latent"
+    if count["unchecked"]:
+        text += f", {count['unchecked']} unchecked"
+    return text + f" in {sum(len(r.kernels) for r in reports)} kernel(s)"
+
+
+def wave_list(waves: list[int]) -> str:
+    """'0-3,6': wave numbers as runs."""
     if not waves:
         return "-"
+    waves = sorted(waves)
     runs, start, prev = [], waves[0], waves[0]
     for w in waves[1:] + [None]:
         if w is not None and w == prev + 1:
@@ -82,15 +126,21 @@ def _ranges(ranges: list[tuple[int, int]], limit: int = 4) -> str:
 
 def format_finding(path: str, f: Finding) -> str:
     head = f"{path}:{f.line}: {f.severity}: {f.kind}: {f.instruction}"
-    lines = [head, f"  kernel {f.kernel}; waves {_waves(f.reader_waves)}"]
+    lines = [head, f"  kernel {f.kernel}; waves {wave_list(f.reader_waves)}"]
     if f.lds:
         lines.append(f"  LDS {_ranges(f.lds)} (within [{f.lds[0][0]:#x}, {f.lds[-1][1]:#x}))")
     for load in f.loads:
-        lines.append(f"  load line {load.line}: {load.instruction} (waves {_waves(load.waves)})")
+        lines.append(f"  load line {load.line}: {load.instruction} (waves {wave_list(load.waves)})")
     if f.instances:
         lines.append(f"  {f.instances} unordered read/load instances")
     if f.scenario:
         lines.append(f"  when {f.scenario}")
+    if f.barriers:
+        lines.append(f"  barriers: {f.barriers}")
+    if f.cover:
+        lines.append(f"  would be ordered by: {f.cover}")
+    if f.trace:
+        lines.append(f"  path: {' -> '.join(f.trace)}")
     if f.why:
         lines.append(f"  why: {f.why}")
     return "\n".join(lines)
@@ -98,24 +148,24 @@ def format_finding(path: str, f: Finding) -> str:
 
 def format_text(reports: list[LintReport]) -> str:
     out: list[str] = []
-    errors = warnings = 0
     for report in reports:
         for f in report.findings:
             out.append(format_finding(report.path, f))
         for note in report.notes:
             out.append(f"{report.path}: note: {note}")
-        errors += len(report.errors)
-        warnings += len(report.warnings)
-    kernels = sum(len(r.kernels) for r in reports)
-    out.append(f"{errors} error(s), {warnings} warning(s) in {kernels} kernel(s)")
+        if report.incomplete:
+            out.append(f"{report.path}: incomplete: {len(report.incomplete)} instruction(s) not modelled, their "
+                       f"results taken as unknown: " + "; ".join(report.incomplete[:8])
+                       + (" ..." if len(report.incomplete) > 8 else ""))
+    out.append(summary(reports))
     return "\n".join(out)
 
 
 def format_json(reports: list[LintReport]) -> str:
     return json.dumps(
         {
-            "errors": sum(len(r.errors) for r in reports),
-            "warnings": sum(len(r.warnings) for r in reports),
+            **{key: sum(len(r.of(severity)) for r in reports) for key, severity in _COUNTED},
+            "unfinished": [kernel for r in reports for kernel in r.unfinished],
             "files": [r.to_json() for r in reports],
         },
         indent=2,

@@ -8,8 +8,13 @@ and bitwise operations compilers use for address arithmetic and leaves the rest 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+import re
+
 import numpy as np
 
+from . import affine
 from .asm import Instruction
 from .operands import EXEC_LO, MASK32, VCC_LO, Const, Reg, decode
 
@@ -17,13 +22,24 @@ U32 = np.int64  # values are kept as non-negative int64 below 2**32
 
 
 class Lanes:
-    """A 32-bit value per lane with a known-mask. Scalars are one-lane Lanes."""
+    """A 32-bit value per lane with a known-mask. Scalars are one-lane Lanes.
 
-    __slots__ = ("values", "known")
+    A lane that is not known may still be *affine*: ``values + step * J`` (mod 2**32) for one
+    unknown natural ``J`` named by ``symbol``, the iteration count of a folded loop (see
+    :mod:`.affine`). ``fuzz`` low bits of an affine lane are not known (a quotient by a magic
+    multiplication whose final shift is still to come).
+    """
 
-    def __init__(self, values: np.ndarray, known: np.ndarray):
+    __slots__ = ("values", "known", "step", "affine", "symbol", "fuzz")
+
+    def __init__(self, values: np.ndarray, known: np.ndarray, step: np.ndarray | None = None,
+                 affine: np.ndarray | None = None, symbol: int = 0, fuzz: int = 0):
         self.values = values
         self.known = known
+        self.step = step  # None: no lane is affine
+        self.affine = affine
+        self.symbol = symbol
+        self.fuzz = fuzz
 
     @staticmethod
     def constant(value: int, width: int) -> "Lanes":
@@ -36,14 +52,104 @@ class Lanes:
     def broadcast(self, width: int) -> "Lanes":
         if len(self.values) == width:
             return self
-        return Lanes(np.full(width, self.values[0], dtype=U32), np.full(width, bool(self.known[0])))
+        if self.step is None:
+            return Lanes(np.full(width, self.values[0], dtype=U32), np.full(width, bool(self.known[0])))
+        return Lanes(np.full(width, self.values[0], dtype=U32), np.full(width, bool(self.known[0])),
+                     np.full(width, self.step[0], dtype=np.int64), np.full(width, bool(self.affine[0])),
+                     self.symbol, self.fuzz)
 
     @property
     def all_known(self) -> bool:
         return bool(self.known.all())
 
+    @property
+    def has_affine(self) -> bool:
+        return self.step is not None and bool(self.affine.any())
+
     def scalar(self) -> int | None:
         return int(self.values[0]) if self.known[0] else None
+
+    def lane(self, index: int) -> "Lanes":
+        """Lane ``index`` as a one-lane value (a scalar read of it)."""
+        one = slice(index, index + 1)
+        if self.step is None:
+            return Lanes(self.values[one].copy(), self.known[one].copy())
+        return Lanes(self.values[one].copy(), self.known[one].copy(), self.step[one].copy(), self.affine[one].copy(),
+                     self.symbol, self.fuzz)
+
+    def key(self) -> tuple:
+        """A hashable form: equal keys, equal values (unknown lanes compare equal)."""
+        values = np.where(self.known, self.values, 0)
+        if not self.has_affine:
+            return (values.tobytes(), self.known.tobytes())
+        return (values.tobytes(), self.known.tobytes(), np.where(self.affine, self.step, 0).tobytes(),
+                self.affine.tobytes(), self.symbol, self.fuzz)
+
+
+@dataclass(frozen=True)
+class Affine:
+    """A scalar register's value ``base + step * J`` (mod 2**32) for the folded loop ``symbol``."""
+
+    base: int
+    step: int
+    symbol: int
+    fuzz: int = 0
+
+    def lanes(self) -> Lanes:
+        return Lanes(np.array([self.base], dtype=U32), np.zeros(1, dtype=bool), np.array([self.step], dtype=np.int64),
+                     np.ones(1, dtype=bool), self.symbol, self.fuzz)
+
+
+def select_lanes(mask: np.ndarray, new: Lanes, old: Lanes) -> Lanes:
+    """``new`` on the lanes of ``mask``, ``old`` elsewhere (affine lanes kept where they are)."""
+    values = np.where(mask, _u(new.values), old.values)
+    known = np.where(mask, new.known, old.known)
+    if new.step is None and old.step is None:
+        return Lanes(values, known)
+    width = len(values)
+    zeros, none = np.zeros(width, dtype=np.int64), np.zeros(width, dtype=bool)
+    new_step, new_aff = (new.step, new.affine) if new.step is not None else (zeros, none)
+    old_step, old_aff = (old.step, old.affine) if old.step is not None else (zeros, none)
+    affine = np.where(mask, new_aff, old_aff)
+    symbols = {lanes.symbol for lanes, aff in ((new, new_aff & mask), (old, old_aff & ~mask)) if aff.any()}
+    if len(symbols) > 1 or (affine.any() and new.fuzz != old.fuzz and (new_aff & mask).any() and (old_aff & ~mask).any()):
+        affine = np.zeros(width, dtype=bool)  # two loops' symbols, or two fuzz widths: not one affine value
+    fuzz = new.fuzz if (new_aff & mask).any() else old.fuzz
+    return Lanes(values, known, np.where(mask, new_step, old_step), affine, symbols.pop() if symbols else 0, fuzz)
+
+
+def join_lanes(a: Lanes, b: Lanes) -> Lanes:
+    """What two paths' values have in common: lanes equal on both stay, the others are unknown."""
+    same_known = a.known & b.known & (a.values == b.values)
+    if not (a.has_affine and b.has_affine and a.symbol == b.symbol and a.fuzz == b.fuzz):
+        return Lanes(np.where(same_known, a.values, 0), same_known)
+    same_affine = a.affine & b.affine & (a.values == b.values) & (a.step == b.step)
+    return Lanes(np.where(same_known | same_affine, a.values, 0), same_known, np.where(same_affine, a.step, 0),
+                 same_affine, a.symbol, a.fuzz)
+
+
+def _with_affine(name: str, sources: list[Lanes], exact: Lanes) -> Lanes:
+    """``exact`` with the lanes an affine rule resolves added (see :mod:`.affine`)."""
+    symbols = {s.symbol for s in sources if s.has_affine}
+    if len(symbols) != 1:
+        return exact
+    parts = []
+    for s in sources:
+        step = s.step if s.step is not None else np.zeros(len(s.values), dtype=np.int64)
+        affine_lanes = s.affine if s.affine is not None else np.zeros(len(s.values), dtype=bool)
+        parts.append((s.values.astype(np.int64), np.where(s.known, 0, step), s.known | affine_lanes, s.fuzz))
+    result = affine.apply(name, parts)
+    if result is None:
+        return exact
+    base, step, valid, fuzz = result
+    step = np.asarray(step, dtype=np.int64)
+    exact_now = valid & (step == 0) & (fuzz == 0)
+    known = exact.known | exact_now
+    values = np.where(exact.known, exact.values, _u(base))
+    stepped = valid & ~known
+    if not stepped.any():
+        return Lanes(values, known)
+    return Lanes(values, known, np.where(stepped, step, 0), stepped, symbols.pop(), fuzz)
 
 
 def _signed(a: np.ndarray) -> np.ndarray:
@@ -222,23 +328,55 @@ _NO_DEST_PREFIXES = (
     "s_round_mode",
 )
 
+# Instructions whose results are data the model does not track by design (loaded values, clocks,
+# hardware state, the program counter): unknown results, but modelled as such.
+_DATA_PREFIXES = (
+    "s_load",
+    "s_buffer_load",
+    "s_scratch_load",
+    "s_getpc",
+    "s_memtime",
+    "s_memrealtime",
+    "s_getreg",
+    "s_sendmsg_rtn",
+    "s_atomic",
+    "s_buffer_atomic",
+    "s_rfe",
+)
+# A vector instruction with an integer result type: an address computation the model should know.
+_INTEGER_RESULT = re.compile(r"^v_.*_(b|u|i)(8|16|32|64)$")
+
 
 class WaveState:
     """Registers, exec mask and SCC of one wave, with the instruction semantics."""
 
     def __init__(self, width: int):
         self.width = width
-        self.sgpr: dict[int, int | None] = {}
+        self.sgpr: dict[int, int | Affine | None] = {}
         self.vgpr: dict[int, Lanes] = {}  # 'v' registers
         self.agpr: dict[int, Lanes] = {}  # 'a' registers
         self.scc: bool | None = None
 
+    def copy(self) -> "WaveState":
+        """An independent copy (Lanes are never changed in place, so the tables are shallow)."""
+        other = WaveState(self.width)
+        other.sgpr, other.vgpr, other.agpr, other.scc = dict(self.sgpr), dict(self.vgpr), dict(self.agpr), self.scc
+        return other
+
+    def key(self) -> tuple:
+        """A hashable form of every register value: equal keys, equal states."""
+        sgprs = tuple(sorted((i, v) for i, v in self.sgpr.items() if v is not None))
+        vgprs = tuple(sorted((i, v.key()) for i, v in self.vgpr.items() if v.known.any() or v.has_affine))
+        agprs = tuple(sorted((i, v.key()) for i, v in self.agpr.items() if v.known.any() or v.has_affine))
+        return sgprs, vgprs, agprs, self.scc
+
     # ---- reading ----------------------------------------------------------------------------
     def sgpr_value(self, index: int) -> int | None:
-        return self.sgpr.get(index)
+        value = self.sgpr.get(index)
+        return value if isinstance(value, int) else None
 
     def sgpr64(self, index: int) -> int | None:
-        lo, hi = self.sgpr.get(index), self.sgpr.get(index + 1)
+        lo, hi = self.sgpr_value(index), self.sgpr_value(index + 1)
         if lo is None or hi is None:
             return None
         return lo | (hi << 32)
@@ -262,6 +400,8 @@ class WaveState:
         if isinstance(op, Reg):
             if op.kind == "s":
                 value = self.sgpr.get(op.index + part)
+                if isinstance(value, Affine):
+                    return value.lanes()
                 return Lanes.constant(value, 1) if value is not None else Lanes.unknown(1)
             table = self.vgpr if op.kind == "v" else self.agpr
             return table.get(op.index + part) or Lanes.unknown(self.width)
@@ -280,8 +420,8 @@ class WaveState:
         return None
 
     # ---- writing ----------------------------------------------------------------------------
-    def write_sgpr(self, index: int, value: int | None) -> None:
-        self.sgpr[index] = None if value is None else int(value) & MASK32
+    def write_sgpr(self, index: int, value: int | Affine | None) -> None:
+        self.sgpr[index] = value if value is None or isinstance(value, Affine) else int(value) & MASK32
 
     def write_sgpr64(self, index: int, value: int | None) -> None:
         if value is None:
@@ -298,22 +438,19 @@ class WaveState:
             return
         index = op.index + part
         if op.kind == "s":
-            self.write_sgpr(index, value.scalar())
+            if value.known[0] or value.step is None or not value.affine[0]:
+                self.write_sgpr(index, value.scalar())
+            else:
+                self.write_sgpr(index, Affine(int(value.values[0]) & MASK32, int(value.step[0]), value.symbol, value.fuzz))
             return
         table = self.vgpr if op.kind == "v" else self.agpr
         new = value.broadcast(self.width)
         old = table.get(index) or Lanes.unknown(self.width)
-        mask = self.exec_mask
-        if mask is None:
-            # exec unknown: a lane keeps a known value only if old and new agree on it
-            same = old.known & new.known & (old.values == new.values)
-            table[index] = Lanes(old.values.copy(), same)
+        if self.exec_mask is None:
+            # exec unknown: a lane keeps a value only if old and new agree on it
+            table[index] = join_lanes(old, new)
             return
-        active = self.active()
-        table[index] = Lanes(
-            np.where(active, _u(new.values), old.values),
-            np.where(active, new.known, old.known),
-        )
+        table[index] = select_lanes(self.active(), new, old)
 
     def clobber(self, text: str) -> None:
         """Mark every dword of a destination operand unknown."""
@@ -327,25 +464,29 @@ class WaveState:
                 self.write(text, Lanes.unknown(self.width), part=part)
 
     # ---- execution --------------------------------------------------------------------------
-    def execute(self, inst: Instruction) -> None:
-        """Apply an ALU instruction's effect on registers; unknown instructions clobber dests."""
+    def execute(self, inst: Instruction) -> bool:
+        """Apply an instruction's effect on registers. False when it is not modelled: it then
+        makes the registers it writes unknown, and an integer result the model should know is lost."""
         name = inst.base
         ops = inst.operands
         if name.startswith("s_") and self._scalar(name[2:], ops):
-            return
+            return True
         if name.startswith("v_") and self._vector(name[2:], inst):
-            return
-        self._clobber_destinations(inst)
+            return True
+        return self._clobber_destinations(inst)
 
-    def _clobber_destinations(self, inst: Instruction) -> None:
+    def _clobber_destinations(self, inst: Instruction) -> bool:
         name = inst.mnemonic
         if name.startswith(_NO_DEST_PREFIXES) or "lds" in inst.modifiers:
-            return
+            return True
+        modelled = name.startswith(_DATA_PREFIXES) or not (
+            name.startswith("s_") or _INTEGER_RESULT.search(inst.base) is not None
+        )
         if name.startswith("v_cmpx"):
             self.write_sgpr64(EXEC_LO, None)
         elif name.startswith("v_cmp") and name.endswith("_e32"):
             self.write_sgpr64(VCC_LO, None)
-            return
+            return True
         if inst.operands:
             self.clobber(inst.operands[0])
         if ("_co_" in name or "div_scale" in name or "mad_u64" in name or "mad_i64" in name) and len(inst.operands) > 1:
@@ -354,6 +495,7 @@ class WaveState:
             self.write_sgpr64(VCC_LO, None)
         if name.startswith("s_"):
             self.scc = None
+        return modelled
 
     def _scalar(self, name: str, ops: tuple[str, ...]) -> bool:
         if name in _SAVEEXEC:
@@ -398,13 +540,71 @@ class WaveState:
             if name == "cselect_b64":
                 a, b = self.read_scalar64(ops[1]), self.read_scalar64(ops[2])
                 value = None if self.scc is None else (a if self.scc else b)
+                if self.scc is None and a is not None and a == b:
+                    value = a
                 self.write_sgpr64(decode(ops[0]).index, value)
+            elif self.scc is None:
+                self.write(ops[0], join_lanes(self.read(ops[1]), self.read(ops[2])))
             else:
-                a, b = self.read(ops[1]).scalar(), self.read(ops[2]).scalar()
-                self.write_sgpr(decode(ops[0]).index, None if self.scc is None else (a if self.scc else b))
+                self.write(ops[0], self.read(ops[1] if self.scc else ops[2]))
+            return True
+        if name in ("cmov_b32", "cmovk_i32"):
+            value = self.read(ops[1])
+            if name == "cmovk_i32" and value.known[0]:
+                value = Lanes.constant(int(_sext(np.int64(value.values[0]), 16)), 1)
+            if self.scc is None:
+                self.write(ops[0], join_lanes(self.read(ops[0]), value))
+            elif self.scc:
+                self.write(ops[0], value)
+            return True
+        if name in ("bitset0_b32", "bitset1_b32"):
+            old, bit = self.read(ops[0]).scalar(), self.read(ops[1]).scalar()
+            value = None
+            if old is not None and bit is not None:
+                value = old | (1 << (bit & 31)) if name == "bitset1_b32" else old & ~(1 << (bit & 31))
+            self.write_sgpr(decode(ops[0]).index, value)
+            return True
+        if name in ("bitset0_b64", "bitset1_b64"):
+            old, bit = self.read_scalar64(ops[0]), self.read(ops[1]).scalar()
+            value = None
+            if old is not None and bit is not None:
+                value = old | (1 << (bit & 63)) if name == "bitset1_b64" else old & ~(1 << (bit & 63))
+            self.write_sgpr64(decode(ops[0]).index, value)
+            return True
+        if name in ("ff1_i32_b32", "flbit_i32_b32", "ff0_i32_b32"):
+            a = self.read(ops[1]).scalar()
+            value = None
+            if a is not None:
+                bits = a if name != "ff0_i32_b32" else ~a & MASK32
+                if name == "flbit_i32_b32":
+                    value = MASK32 if a == 0 else 31 - (a.bit_length() - 1)
+                else:
+                    value = MASK32 if bits == 0 else (bits & -bits).bit_length() - 1
+            self.write_sgpr(decode(ops[0]).index, value)
+            return True
+        if name in ("pack_ll_b32_b16", "pack_lh_b32_b16", "pack_hh_b32_b16", "pack_hl_b32_b16"):
+            a, b = self.read(ops[1]).scalar(), self.read(ops[2]).scalar()
+            value = None
+            if a is not None and b is not None:
+                lo = a & 0xFFFF if name[5] == "l" else a >> 16
+                hi = b & 0xFFFF if name[6] == "l" else b >> 16
+                value = lo | (hi << 16)
+            self.write_sgpr(decode(ops[0]).index, value)
+            return True
+        if name == "absdiff_i32":
+            a, b = self.read(ops[1]).scalar(), self.read(ops[2]).scalar()
+            value = None if a is None or b is None else abs(int(_signed(np.int64(a))) - int(_signed(np.int64(b))))
+            self.write_sgpr(decode(ops[0]).index, value)
+            self.scc = None if value is None else value != 0
             return True
         if name in ("addk_i32", "mulk_i32"):
             a, k = self.read(ops[0]).scalar(), self.read(ops[1]).scalar()
+            if a is None and k is not None and self.read(ops[0]).has_affine:
+                # a folded loop counter stepped by a signed 16-bit constant
+                constant = str(int(_sext(np.int64(k), 16)) & MASK32)
+                self._apply("add_i32" if name == "addk_i32" else "mul_i32", (ops[0], ops[0], constant), scalar=True)
+                self.scc = None
+                return True
             value = None
             if a is not None and k is not None:
                 k = int(_sext(np.int64(k), 16))
@@ -448,6 +648,8 @@ class WaveState:
         known = np.logical_and.reduce([s.known for s in sources]) if sources else np.ones(width, bool)
         raw = np.asarray(fn(*[s.values for s in sources]), dtype=U32)
         result = Lanes(_u(raw), known)
+        if any(s.has_affine for s in sources):
+            result = _with_affine(name, sources, result)
         self.write(ops[0], result)
         if scalar:
             value = result.scalar()
@@ -488,8 +690,7 @@ class WaveState:
             if lane is None:
                 self.write(ops[0], Lanes.unknown(1))
             else:
-                lane %= self.width
-                self.write(ops[0], Lanes(src.values[lane : lane + 1].copy(), src.known[lane : lane + 1].copy()))
+                self.write(ops[0], src.lane(lane % self.width))
             return True
         if name == "writelane_b32":
             lane = self.read(ops[2]).scalar()
@@ -558,7 +759,7 @@ class WaveState:
         lane = (mask & -mask).bit_length() - 1
         if lane >= self.width:
             return Lanes.unknown(1)
-        return Lanes(src.values[lane : lane + 1].copy(), src.known[lane : lane + 1].copy())
+        return src.lane(lane)
 
     def _lane_bits(self, result: np.ndarray, known: np.ndarray) -> int | None:
         active = self.active()

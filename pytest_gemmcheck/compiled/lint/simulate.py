@@ -90,7 +90,7 @@ class BranchChoices:
 
 _DS_SIZE = re.compile(r"_(b|u|i)(8|16|32|64|96|128)")
 _DMA_SIZES = {"ubyte": 1, "sbyte": 1, "ushort": 2, "sshort": 2, "dword": 4, "dwordx3": 12, "dwordx4": 16}
-_SMEM_PREFIXES = ("s_load", "s_buffer_load", "s_store", "s_buffer_store", "s_dcache", "s_memtime", "s_memrealtime", "s_scratch", "s_atc_probe", "s_sendmsg")
+_SMEM_PREFIXES = ("s_load", "s_buffer_load", "s_store", "s_buffer_store", "s_dcache", "s_memtime", "s_memrealtime", "s_scratch", "s_atc_probe", "s_sendmsg", "s_atomic", "s_buffer_atomic")
 _VMEM_PREFIXES = ("buffer_", "global_", "flat_", "scratch_", "tbuffer_", "image_")
 
 
@@ -191,6 +191,25 @@ def _offset(inst: Instruction, name: str = "offset") -> int:
     return int(value, 0) if value else 0
 
 
+def initial_state(g: Geometry, wave: int) -> WaveState:
+    """Wave ``wave``'s registers at entry: its exec mask and work-item ids; nothing else known."""
+    state = WaveState(g.wave_size)
+    lanes = np.arange(g.wave_size, dtype=np.int64)
+    tid = wave * g.wave_size + lanes
+    live = tid < g.threads
+    x, y, z = tid % g.size[0], (tid // g.size[0]) % g.size[1], tid // (g.size[0] * g.size[1])
+    exec_mask = sum(1 << int(lane) for lane in lanes[live])
+    state.write_sgpr(EXEC_LO, exec_mask & 0xFFFFFFFF)
+    state.write_sgpr(EXEC_LO + 1, exec_mask >> 32)
+    if g.packed_ids:
+        v0 = x | (y << 10) | (z << 20) if g.id_dims > 1 else x
+        state.vgpr[0] = Lanes(v0.astype(np.int64), live.copy())
+    else:
+        for dim, ids in enumerate((x, y, z)[: g.id_dims]):
+            state.vgpr[dim] = Lanes(ids.astype(np.int64), live.copy())
+    return state
+
+
 class WaveSimulator:
     """Simulates one wave and produces its :class:`WaveTrace`."""
 
@@ -200,25 +219,8 @@ class WaveSimulator:
         self.wave = wave
         self.choices = choices
         self.limits = limits
-        self.state = WaveState(geometry.wave_size)
+        self.state = initial_state(geometry, wave)
         self.trace = WaveTrace(wave)
-        self._init_registers()
-
-    def _init_registers(self) -> None:
-        g = self.geometry
-        lanes = np.arange(g.wave_size, dtype=np.int64)
-        tid = self.wave * g.wave_size + lanes
-        live = tid < g.threads
-        x, y, z = tid % g.size[0], (tid // g.size[0]) % g.size[1], tid // (g.size[0] * g.size[1])
-        exec_mask = sum(1 << int(lane) for lane in lanes[live])
-        self.state.write_sgpr(EXEC_LO, exec_mask & 0xFFFFFFFF)
-        self.state.write_sgpr(EXEC_LO + 1, exec_mask >> 32)
-        if g.packed_ids:
-            v0 = x | (y << 10) | (z << 20) if g.id_dims > 1 else x
-            self.state.vgpr[0] = Lanes(v0.astype(np.int64), live.copy())
-        else:
-            for dim, ids in enumerate((x, y, z)[: g.id_dims]):
-                self.state.vgpr[dim] = Lanes(ids.astype(np.int64), live.copy())
 
     def _event(self, kind: str, inst: Instruction, occurrence: int, **extra) -> None:
         self.trace.events.append(Event(kind, len(self.trace.events), inst, occurrence, **extra))
@@ -297,57 +299,74 @@ class WaveSimulator:
         return target if taken else inst.index + 1
 
     def _record(self, inst: Instruction, occurrence: int) -> None:
-        name = inst.mnemonic
-        if name in ("s_waitcnt", "s_waitcnt_vmcnt", "s_waitcnt_lgkmcnt"):
+        kind = classify(inst)
+        if kind == "wait":
             vm, lgkm = parse_waitcnt(inst)
             self._event("wait", inst, occurrence, vmcnt=vm, lgkmcnt=lgkm)
-        elif name in ("s_barrier", "s_barrier_wait"):
-            self._event("barrier", inst, occurrence)
-        elif is_dma(inst):
-            self._event("dma", inst, occurrence, ranges=self._dma_ranges(inst))
-        elif name.startswith(_VMEM_PREFIXES):
-            self._event("vmem", inst, occurrence)
-        elif name.startswith(_SMEM_PREFIXES):
-            self._event("smem", inst, occurrence)
-        else:
-            access = ds_access(inst)
-            if access is not None:
-                kind, size, count = access
-                ranges = self._ds_ranges(inst, size, count) if kind != "ds_other" else ()
-                self._event(kind, inst, occurrence, ranges=ranges)
+        elif kind == "dma":
+            self._event("dma", inst, occurrence, ranges=dma_ranges(self.state, inst))
+        elif kind in ("ds_read", "ds_write"):
+            self._event(kind, inst, occurrence, ranges=ds_ranges(self.state, inst))
+        elif kind == "ds_other":
+            self._event(kind, inst, occurrence, ranges=())
+        elif kind is not None:
+            self._event(kind, inst, occurrence)
 
-    def _dma_ranges(self, inst: Instruction) -> Ranges | None:
-        m0 = self.state.sgpr_value(M0)
-        if m0 is None:
-            return None
-        size = dma_size(inst)
-        stride = 4 if size <= 4 else 16
-        lanes = np.nonzero(self.state.active())[0].astype(np.int64)
-        # the instruction offset moves the LDS destination as well as the source
-        starts = m0 + _offset(inst) + lanes * stride
-        return _merge(starts, size)
 
-    def _ds_ranges(self, inst: Instruction, size: int, count: int) -> Ranges | None:
-        if not inst.operands:
-            return None
-        address_operand = inst.operands[0] if inst.mnemonic.startswith(("ds_write", "ds_store")) else (
-            inst.operands[1] if len(inst.operands) > 1 else inst.operands[0]
-        )
-        if not inst.mnemonic.startswith(("ds_read", "ds_load", "ds_write", "ds_store")):
-            # atomics: "ds_add_u32 vaddr, vdata" or "ds_add_rtn_u32 vdst, vaddr, vdata"
-            address_operand = inst.operands[1] if "_rtn" in inst.mnemonic else inst.operands[0]
-        address = self.state.read(address_operand).broadcast(self.geometry.wave_size)
-        active = self.state.active()
-        if not address.known[active].all():
-            return None
-        base = address.values[active]
-        if count == 2:
-            unit = size * (64 if "st64" in inst.mnemonic else 1)
-            offsets = [_offset(inst, "offset0") * unit, _offset(inst, "offset1") * unit]
-        else:
-            offsets = [_offset(inst)]
-        starts = np.concatenate([base + off for off in offsets]) if len(base) else np.array([], dtype=np.int64)
-        return _merge(starts, size)
+def classify(inst: Instruction) -> str | None:
+    """What an instruction is to the ordering model: wait, barrier, dma, vmem, smem, ds_read,
+    ds_write, ds_other, or None for everything else."""
+    name = inst.mnemonic
+    if name in ("s_waitcnt", "s_waitcnt_vmcnt", "s_waitcnt_lgkmcnt"):
+        return "wait"
+    if name in ("s_barrier", "s_barrier_wait"):
+        return "barrier"
+    if is_dma(inst):
+        return "dma"
+    if name.startswith(_VMEM_PREFIXES):
+        return "vmem"
+    if name.startswith(_SMEM_PREFIXES):
+        return "smem"
+    access = ds_access(inst)
+    return access[0] if access is not None else None
+
+
+def dma_ranges(state: WaveState, inst: Instruction) -> Ranges | None:
+    """The LDS bytes a DMA load writes in the active lanes; None when M0 is not known."""
+    m0 = state.sgpr_value(M0)
+    if m0 is None:
+        return None
+    size = dma_size(inst)
+    stride = 4 if size <= 4 else 16
+    lanes = np.nonzero(state.active())[0].astype(np.int64)
+    # the instruction offset moves the LDS destination as well as the source
+    starts = m0 + _offset(inst) + lanes * stride
+    return _merge(starts, size)
+
+
+def ds_ranges(state: WaveState, inst: Instruction) -> Ranges | None:
+    """The LDS bytes a DS instruction accesses in the active lanes; None when the address is not known."""
+    _, size, count = ds_access(inst)
+    if not inst.operands:
+        return None
+    address_operand = inst.operands[0] if inst.mnemonic.startswith(("ds_write", "ds_store")) else (
+        inst.operands[1] if len(inst.operands) > 1 else inst.operands[0]
+    )
+    if not inst.mnemonic.startswith(("ds_read", "ds_load", "ds_write", "ds_store")):
+        # atomics: "ds_add_u32 vaddr, vdata" or "ds_add_rtn_u32 vdst, vaddr, vdata"
+        address_operand = inst.operands[1] if "_rtn" in inst.mnemonic else inst.operands[0]
+    address = state.read(address_operand).broadcast(state.width)
+    active = state.active()
+    if not address.known[active].all():
+        return None
+    base = address.values[active]
+    if count == 2:
+        unit = size * (64 if "st64" in inst.mnemonic else 1)
+        offsets = [_offset(inst, "offset0") * unit, _offset(inst, "offset1") * unit]
+    else:
+        offsets = [_offset(inst)]
+    starts = np.concatenate([base + off for off in offsets]) if len(base) else np.array([], dtype=np.int64)
+    return _merge(starts, size)
 
 
 def simulate(kernel: Kernel, geometry: Geometry, choices: BranchChoices, limits: Limits) -> list[WaveTrace]:

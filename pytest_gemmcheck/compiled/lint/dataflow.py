@@ -1,0 +1,690 @@
+"""The lint's analysis: a fixed point over one workgroup's barrier phases, not over its paths.
+
+A *phase* is what the waves of a workgroup do between two rendezvous: each wave runs from the
+barrier it passed last to its next ``s_barrier`` (or its end). The analysis explores abstract
+workgroup states, one per rendezvous, each holding per wave
+
+* its registers (:class:`.machine.WaveState`: exact values per lane, affine values of a folded
+  loop, unknown),
+* the global->LDS loads it may still have in flight: (load instruction, LDS bytes) -> the fewest
+  vector-memory operations issued after it on any path (``s_waitcnt vmcnt(n)`` retires exactly
+  those with at least ``n`` younger), and likewise its LDS reads under lgkmcnt,
+
+and for the workgroup the loads some wave had in flight at its last barrier (visible to the
+others as unordered until a later rendezvous) and the reads still in flight across it. States are
+deduplicated, and a state that an earlier one *subsumes* (same queues, registers equal or covered
+by an unknown or affine value of the earlier one) is not explored again: loops close there.
+
+Loops with a runtime trip count are folded. When the same phase recurs twice along a path through
+a runtime branch and a register grew by the same ``d`` both times, it becomes ``base + P*d*J``
+(``P`` = :data:`PERIOD`) for an unknown ``J``: the state then stands for every iteration ``P``
+apart, so after ``P`` more iterations the next one is subsumed. Stage indices ``k mod N`` for
+``N`` dividing ``P`` stay exact (:mod:`.affine`); anything else that depends on ``J`` is unknown.
+
+Branches on values the model does not know are explored both ways. Scalar conditions (SCC, VCC)
+are taken the same way by every wave of a phase, as kernel arguments are uniform over a
+workgroup; exec-mask conditions are per wave. Where more than :data:`STATES_PER_BRANCH` states
+reach one branch within a phase, they are joined (values that differ become unknown), and where a
+phase recurs more than :data:`STATES_PER_PHASE` times without being subsumed, its registers are
+joined with the previous ones: the analysis ends on every kernel.
+
+Direction of every approximation: joins, folding and both-way branches only add behaviours
+(the concrete run is always among those analysed), so hazards are over-reported, never missed;
+an LDS address that becomes unknown is an ``unchecked`` finding, never a silent pass. Findings
+reached through a join say so. The exceptions are documented in docs/lint.md (uniform scalar
+branches, no 32-bit wraparound of folded values).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import pickle
+import time
+from collections import deque
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .asm import Instruction, Kernel
+from .findings import wave_list
+from .machine import Affine, Lanes, WaveState, join_lanes
+from .operands import MASK32, VCC_LO
+from .simulate import Geometry, Ranges, classify, dma_ranges, dma_size, ds_ranges, initial_state, overlap, parse_waitcnt
+from .targets import Target
+
+PERIOD = 12  # a folded loop's state stands for iterations 12 apart: stage counts 1, 2, 3, 4, 6, 12 stay exact
+SHARED_VISITS = 2  # visits of a scalar branch in one phase decided for all waves alike
+STATES_PER_BRANCH = 4  # distinct states at a branch within a phase before they are joined
+STATES_PER_PHASE = 4 * PERIOD  # states of one recurring phase before its registers are joined
+MAX_PHASE_STEPS = 2_000_000  # instructions one wave may run in one phase
+UNKNOWN_COUNT = -1  # a load's issue count where paths with different counts were joined
+
+
+@dataclass
+class WaveAbs:
+    """One wave's abstract state at a point of its program."""
+
+    wave: int
+    pc: int
+    regs: WaveState
+    vm: dict[tuple[int, Ranges], int] = field(default_factory=dict)  # (load, bytes) -> fewest younger VM ops
+    ds: dict[tuple[int, Ranges], int] = field(default_factory=dict)  # (read, bytes) -> fewest younger DS ops
+    barrier: int = -1  # the barrier instruction passed last
+    ended: bool = False
+    # times the wave issued each load, relative to the workgroup's fewest: the same count in two
+    # waves is the same load instance (the same iteration's), as every wave runs the same code
+    issued: dict[int, int] = field(default_factory=dict)
+
+    def copy(self) -> "WaveAbs":
+        return WaveAbs(self.wave, self.pc, self.regs.copy(), dict(self.vm), dict(self.ds), self.barrier, self.ended,
+                       dict(self.issued))
+
+    def shape(self) -> tuple:
+        return (self.pc, self.ended, self.barrier, frozenset(self.vm.items()), frozenset(self.ds.items()),
+                frozenset(self.issued.items()))
+
+    def key(self) -> tuple:
+        return self.shape(), self.regs.key()
+
+
+@dataclass(frozen=True)
+class Visible:
+    """A load that wave ``wave`` had in flight when it passed barrier ``barrier``."""
+
+    wave: int
+    site: int
+    lds: Ranges
+    younger: int
+    barrier: int
+
+
+@dataclass
+class Group:
+    """A workgroup state at a rendezvous, with how it was reached."""
+
+    waves: list[WaveAbs]
+    visible: frozenset[Visible]  # loads in flight at some wave's last barrier
+    reads: frozenset[tuple[int, int, Ranges]]  # (wave, read, bytes) still in flight at its last barrier
+    trace: tuple[str, ...] = ()
+    history: dict = field(default_factory=dict)  # shape -> the last two register states along this path
+    decided: int = 0  # runtime branches decided along the path
+    merged: tuple[str, ...] = ()  # where this state joined others (findings from it may over-report)
+
+    def shape(self) -> tuple:
+        return tuple(w.shape() for w in self.waves), self.visible, self.reads
+
+    def key(self) -> tuple:
+        return self.shape(), tuple(w.regs.key() for w in self.waves)
+
+
+@dataclass
+class Hazard:
+    severity: str  # error, latent, warning
+    read: int  # instruction index of the read
+    load: int  # of the load
+    reader: int
+    writer: int
+    lds: Ranges
+    how: str  # own, visible, concurrent, in-flight
+    cover: str  # the wait that would order them
+    barriers: str  # the barrier pair involved
+    trace: tuple[str, ...]
+    merged: tuple[str, ...]
+
+
+@dataclass
+class Unchecked:
+    site: int
+    waves: set[int]
+    why: str
+
+
+@dataclass
+class Outcome:
+    """What the analysis of one kernel found."""
+
+    hazards: list[Hazard] = field(default_factory=list)
+    unchecked: dict[tuple[int, str], Unchecked] = field(default_factory=dict)
+    incomplete: dict[int, str] = field(default_factory=dict)  # line -> instruction not modelled
+    finished: bool = True
+    states: int = 0
+
+    def flag(self, site: int, wave: int, why: str) -> None:
+        self.unchecked.setdefault((site, why), Unchecked(site, set(), why)).waves.add(wave)
+
+
+class NeedDecision(Exception):
+    """A scalar branch the phase has not decided yet: the phase is run once per choice."""
+
+    def __init__(self, key: tuple[int, int]):
+        super().__init__(key)
+        self.key = key
+
+
+@dataclass
+class PhaseRecord:
+    """What one wave did in a phase, over all its paths: reads and loads, with their bytes."""
+
+    reads: dict[tuple[int, Ranges], set[tuple[int, int]]] = field(default_factory=dict)  # -> (load, count) issued before
+    loads: set[tuple[int, Ranges, int]] = field(default_factory=set)  # (load, bytes, its issue count)
+
+
+def _age(queue: dict, cap: int) -> None:
+    for entry, younger in queue.items():
+        if younger <= cap:
+            queue[entry] = younger + 1
+
+
+def _retire(queue: dict, count: int | None) -> None:
+    if count is None:
+        return
+    for entry in [e for e, younger in queue.items() if younger >= count]:
+        del queue[entry]
+
+
+def _add(queue: dict, entry: tuple, younger: int = 0) -> None:
+    queue[entry] = min(queue.get(entry, younger), younger)
+
+
+class OutOfTime(Exception):
+    """The time limit passed in the middle of a phase."""
+
+
+class KernelAnalysis:
+    """The fixed point of one kernel's workgroup; :meth:`run` returns its :class:`Outcome`."""
+
+    def __init__(self, kernel: Kernel, geometry: Geometry, target: Target, deadline: float):
+        self.kernel = kernel
+        self.code = kernel.instructions
+        self.geometry = geometry
+        self.target = target
+        self.deadline = deadline
+        self.outcome = Outcome()
+        self.exact: set = set()
+        self.by_shape: dict[tuple, list[Group]] = {}
+        self.symbols = itertools.count(1)
+
+    # ---- the fixed point over rendezvous ---------------------------------------------------
+    def run(self) -> Outcome:
+        waves = [WaveAbs(w, 0, initial_state(self.geometry, w)) for w in range(self.geometry.waves)]
+        queue = deque([Group(waves, frozenset(), frozenset())])
+        while queue:
+            if time.monotonic() > self.deadline:
+                self.outcome.finished = False
+                break
+            group = queue.popleft()
+            try:
+                for successor in self._phase(group):
+                    admitted = self._admit(successor)
+                    if admitted is not None:
+                        queue.append(admitted)
+            except OutOfTime:
+                self.outcome.finished = False
+                break
+        return self.outcome
+
+    def _phase(self, group: Group):
+        """Every rendezvous the workgroup can reach from ``group``, one per scalar decision."""
+        pending: list[dict] = [{}]
+        while pending:
+            decisions = pending.pop()
+            try:
+                finals, records = self._run_phase(group, decisions)
+            except NeedDecision as need:
+                pending += [{**decisions, need.key: True}, {**decisions, need.key: False}]
+                continue
+            yield from self._rendezvous(group, decisions, finals, records)
+
+    def _run_phase(self, group: Group, decisions: dict) -> tuple[list[list[WaveAbs]], list[PhaseRecord]]:
+        finals, records = [], []
+        for wave in group.waves:
+            record = PhaseRecord()
+            finals.append([wave] if wave.ended else self._run_wave(wave, decisions, record))
+            records.append(record)
+        return finals, records
+
+    def _rendezvous(self, group: Group, decisions: dict, finals: list[list[WaveAbs]], records: list[PhaseRecord]):
+        decided = [
+            f"branch line {self.code[pc].line} {'taken' if taken else 'not taken'}"
+            for (pc, _), taken in sorted(decisions.items())
+        ]
+        for combo in itertools.product(*finals):
+            waves = list(combo)
+            if all(w.ended for w in waves) and all(g.ended for g in group.waves):
+                continue
+            trace = (group.trace + tuple(decided) + (self._barrier_words(waves),))[-8:]
+            self._check_phase(group, waves, records, trace)
+            visible = frozenset(
+                Visible(w.wave, site, lds, younger, w.barrier) for w in waves for (site, lds), younger in w.vm.items()
+            )
+            reads = frozenset((w.wave, site, lds) for w in waves for (site, lds) in w.ds)
+            if all(w.ended for w in waves):
+                continue
+            waves = _relative_counts(waves)
+            yield Group(waves, visible, reads, trace, dict(group.history), group.decided + len(decisions), group.merged)
+
+    def _barrier_words(self, waves: list[WaveAbs]) -> str:
+        lines: dict[int, list[int]] = {}
+        for w in waves:
+            if not w.ended:
+                lines.setdefault(self.code[w.barrier].line, []).append(w.wave)
+        if len(lines) == 1:
+            return f"barrier line {next(iter(lines))}"
+        return "barriers " + ", ".join(f"line {line} (waves {wave_list(ws)})" for line, ws in sorted(lines.items()))
+
+    # ---- states seen, subsumed, folded, widened ---------------------------------------------
+    def _admit(self, group: Group) -> Group | None:
+        key = hashlib.blake2b(pickle.dumps(group.key()), digest_size=20).digest()
+        if key in self.exact:
+            return None
+        self.exact.add(key)
+        shape = group.shape()
+        bucket = self.by_shape.setdefault(shape, [])
+        if any(_subsumes(old, group) for old in bucket):
+            return None
+        group = self._fold(shape, group)
+        if group is not None and len(bucket) >= STATES_PER_PHASE:
+            group = self._widen(bucket[-1], group)
+        if group is None or any(_subsumes(old, group) for old in bucket):
+            return None
+        bucket.append(group)
+        self.outcome.states += 1
+        return group
+
+    def _fold(self, shape: tuple, group: Group) -> Group:
+        """Registers that grew by the same step twice through a runtime branch become affine."""
+        seen = group.history.get(shape, ())
+        group.history[shape] = (seen + ((tuple(w.regs for w in group.waves), group.decided),))[-2:]
+        if len(seen) < 2 or seen[-1][1] == group.decided:
+            return group
+        (first, _), (second, _) = seen
+        symbol = next(self.symbols)
+        folded = [w.copy() for w in group.waves]
+        changed = False
+        for w, a, b in zip(folded, first, second):
+            changed |= _fold_registers(w.regs, a, b, symbol)
+        if changed:
+            group.waves = folded
+            group.history = {}
+        return group
+
+    def _widen(self, previous: Group, group: Group) -> Group:
+        waves = [w.copy() for w in group.waves]
+        for w, old in zip(waves, previous.waves):
+            w.regs = _join_registers(old.regs, w.regs)
+        line = self.code[waves[0].barrier].line if waves[0].barrier >= 0 else 0
+        merged = group.merged + (f"the registers of the phase after line {line} were joined after {STATES_PER_PHASE} iterations",)
+        return Group(waves, group.visible, group.reads, group.trace, {}, group.decided, merged[-3:])
+
+    # ---- one wave through one phase ----------------------------------------------------------
+    def _run_wave(self, start: WaveAbs, decisions: dict, record: PhaseRecord) -> list[WaveAbs]:
+        finals: dict[int, WaveAbs] = {}
+        seen: dict[int, list] = {}
+        joined: dict[int, WaveAbs] = {}
+        stack = [(start.copy(), {})]
+        steps = 0
+        while stack:
+            wave, visits = stack.pop()
+            while True:
+                steps += 1
+                if steps % 4096 == 0 and time.monotonic() > self.deadline:
+                    raise OutOfTime
+                if steps > MAX_PHASE_STEPS:
+                    self.outcome.flag(wave.pc, wave.wave, f"the wave ran {MAX_PHASE_STEPS} instructions without reaching a barrier; the rest was not followed")
+                    wave.ended = True
+                if wave.ended or wave.pc >= len(self.code):
+                    wave.ended = True
+                    _keep(finals, wave)
+                    break
+                inst = self.code[wave.pc]
+                name = inst.mnemonic
+                if name == "s_endpgm":
+                    wave.ended = True
+                    _keep(finals, wave)
+                    break
+                if name.startswith(("s_setpc", "s_swappc")):
+                    self.outcome.flag(wave.pc, wave.wave, "an indirect branch: the code after it was not followed")
+                    wave.ended = True
+                    _keep(finals, wave)
+                    break
+                if name == "s_branch" or name.startswith("s_cbranch"):
+                    target = self.kernel.labels.get(inst.operands[0] if inst.operands else "")
+                    if target is None:
+                        self.outcome.flag(wave.pc, wave.wave, "the branch target is not in the kernel: the code after it was not followed")
+                        wave.ended = True
+                        continue
+                    if name == "s_branch":
+                        wave.pc = target
+                        continue
+                    taken = _condition(wave.regs, name[len("s_cbranch_"):])
+                    if taken is None:
+                        visit = visits.get(wave.pc, 0)
+                        visits[wave.pc] = visit + 1
+                        uniform = not name.endswith(("execz", "execnz"))
+                        if uniform and visit < SHARED_VISITS:
+                            if (wave.pc, visit) not in decisions:
+                                raise NeedDecision((wave.pc, visit))
+                            taken = decisions[(wave.pc, visit)]
+                        else:
+                            wave = self._merge_at_branch(wave, seen, joined)
+                            if wave is None:
+                                break
+                            other = wave.copy()
+                            other.pc = target
+                            stack.append((other, dict(visits)))
+                            wave.pc += 1
+                            continue
+                    wave.pc = target if taken else wave.pc + 1
+                    continue
+                self._event(wave, inst, record)
+                if classify(inst) == "barrier":
+                    wave.barrier = wave.pc
+                    wave.pc += 1
+                    _keep(finals, wave)
+                    break
+                if not wave.regs.execute(inst):
+                    self.outcome.incomplete.setdefault(inst.line, inst.text)
+                wave.pc += 1
+        return list(finals.values())
+
+    def _merge_at_branch(self, wave: WaveAbs, seen: dict, joined: dict) -> WaveAbs | None:
+        """None when an equal state took this branch before; a joined one past the bound."""
+        keys = seen.setdefault(wave.pc, [])
+        key = wave.key()
+        if key in keys:
+            return None
+        keys.append(key)
+        if len(keys) <= STATES_PER_BRANCH:
+            return wave
+        previous = joined.get(wave.pc)
+        merged = wave if previous is None else _join_waves(previous, wave)
+        if previous is not None and merged.key() == previous.key():
+            return None
+        joined[wave.pc] = merged
+        return merged.copy()
+
+    def _event(self, wave: WaveAbs, inst: Instruction, record: PhaseRecord) -> None:
+        """Apply a memory or wait instruction to the wave's queues; check its own ordering."""
+        kind = classify(inst)
+        site = inst.index
+        if kind == "wait":
+            vm, lgkm = parse_waitcnt(inst)
+            problem = self.target.wait_problem(vm, lgkm)
+            if problem:
+                self.outcome.flag(site, wave.wave, problem)
+            _retire(wave.vm, vm)
+            _retire(wave.ds, lgkm)
+        elif kind == "dma":
+            lds = dma_ranges(wave.regs, inst)
+            problem = self.target.dma_problem(dma_size(inst), inst.mnemonic)
+            if problem:
+                self.outcome.flag(site, wave.wave, problem)
+                lds = None
+            elif lds is None:
+                self.outcome.flag(site, wave.wave, "M0 (the LDS destination) is not known here: what this load writes was not checked")
+            else:
+                for (read, read_lds), younger in wave.ds.items():
+                    shared = overlap(read_lds, lds)
+                    if shared:
+                        self._own(wave, read, site, shared, "warning", f"s_waitcnt lgkmcnt({younger}) before the load")
+            count = wave.issued.get(site, 0)
+            count = UNKNOWN_COUNT if count == UNKNOWN_COUNT else count + 1
+            wave.issued[site] = count
+            if lds is not None:
+                record.loads.add((site, lds, count))
+            _age(wave.vm, self.target.vm_limit)
+            if lds is not None:
+                _add(wave.vm, (site, lds))
+        elif kind == "vmem":
+            _age(wave.vm, self.target.vm_limit)
+        elif kind in ("ds_read", "ds_write", "ds_other"):
+            lds = ds_ranges(wave.regs, inst) if kind != "ds_other" else ()
+            _age(wave.ds, self.target.lgkm_limit)
+            if kind == "ds_read":
+                if lds is None:
+                    self.outcome.flag(site, wave.wave, "the LDS address is not known here: this read was not checked")
+                    return
+                for (load, load_lds), younger in wave.vm.items():
+                    shared = overlap(lds, load_lds)
+                    if shared:
+                        self._own(wave, site, load, shared, "error", f"s_waitcnt vmcnt({younger}) before the read")
+                record.reads.setdefault((site, lds), set()).update(wave.issued.items())
+                _add(wave.ds, (site, lds))
+
+    def _own(self, wave: WaveAbs, read: int, load: int, lds: Ranges, severity: str, cover: str) -> None:
+        self.outcome.hazards.append(Hazard(severity, read, load, wave.wave, wave.wave, lds, "own", cover, "", (), ()))
+
+    # ---- hazards between waves, at a rendezvous ----------------------------------------------
+    def _check_phase(self, group: Group, waves: list[WaveAbs], records: list[PhaseRecord], trace: tuple) -> None:
+        before = group.waves
+        for v, record in enumerate(records):
+            for (read, lds), issued in record.reads.items():
+                for seen in group.visible:
+                    if seen.wave == v:
+                        continue
+                    shared = overlap(lds, seen.lds)
+                    if not shared:
+                        continue
+                    apart = before[v].barrier != seen.barrier
+                    retired = (seen.site, seen.lds) not in waves[seen.wave].vm
+                    severity = "latent" if apart and retired else "error"
+                    pair = self._pair(v, before[v].barrier, seen.wave, seen.barrier)
+                    cover = f"s_waitcnt vmcnt({seen.younger}) in wave {seen.wave} before its barrier at line {self._line(seen.barrier)}"
+                    self._cross(severity, read, seen.site, v, seen.wave, shared, "visible", cover, pair, trace, group)
+                for w, load, shared, count in _loads_of_others(records, v, lds):
+                    same = (load, count) in issued or (load, UNKNOWN_COUNT) in issued or (
+                        count == UNKNOWN_COUNT and any(site == load for site, _ in issued))
+                    severity = "error" if same else "warning"
+                    cover = (f"s_waitcnt vmcnt(0) + s_barrier in wave {w} between its load and wave {v}'s read"
+                             if severity == "error" else
+                             f"s_waitcnt lgkmcnt(0) + s_barrier in wave {v} between its read and wave {w}'s load")
+                    pair = self._pair(v, before[v].barrier, w, before[w].barrier)
+                    self._cross(severity, read, load, v, w, shared, "concurrent", cover, pair, trace, group)
+        for v, read, lds in group.reads:
+            for w, load, shared, _ in _loads_of_others(records, v, lds):
+                cover = f"s_waitcnt lgkmcnt(0) in wave {v} before its barrier at line {self._line(before[v].barrier)}"
+                pair = self._pair(v, before[v].barrier, w, before[w].barrier)
+                self._cross("warning", read, load, v, w, shared, "in-flight", cover, pair, trace, group)
+
+    def _cross(self, severity, read, load, reader, writer, lds, how, cover, pair, trace, group) -> None:
+        self.outcome.hazards.append(Hazard(severity, read, load, reader, writer, lds, how, cover, pair, trace, group.merged))
+
+    def _line(self, index: int) -> int:
+        return self.code[index].line if index >= 0 else 0
+
+    def _pair(self, v: int, v_barrier: int, w: int, w_barrier: int) -> str:
+        if v_barrier < 0 and w_barrier < 0:
+            return "no barrier before either"
+        if v_barrier == w_barrier:
+            return f"both waves last passed the barrier at line {self._line(v_barrier)}"
+        return (f"wave {v} last passed the barrier at line {self._line(v_barrier)}, paired with wave {w}'s at line "
+                f"{self._line(w_barrier)}: the waves run a barrier phase apart")
+
+
+# ---- state helpers ----------------------------------------------------------------------------
+
+def _loads_of_others(records: list[PhaseRecord], reader: int, lds: Ranges):
+    """(wave, load, shared bytes, issue count) of other waves' loads in a phase that overlap ``lds``."""
+    for w, record in enumerate(records):
+        if w == reader:
+            continue
+        for load, load_lds, count in record.loads:
+            shared = overlap(lds, load_lds)
+            if shared:
+                yield w, load, shared, count
+
+
+def _keep(finals: dict[int, WaveAbs], wave: WaveAbs) -> None:
+    """Keep one final state per end point of the phase, joining the paths that end there."""
+    end = -1 if wave.ended else wave.pc
+    finals[end] = wave if end not in finals else _join_waves(finals[end], wave)
+
+
+def _condition(regs: WaveState, condition: str) -> bool | None:
+    if condition in ("scc0", "scc1"):
+        return None if regs.scc is None else regs.scc == (condition == "scc1")
+    if condition in ("vccz", "vccnz"):
+        vcc = regs.sgpr64(VCC_LO)
+        return None if vcc is None else (vcc == 0) == (condition == "vccz")
+    if condition in ("execz", "execnz"):
+        mask = regs.exec_mask
+        return None if mask is None else (mask == 0) == (condition == "execz")
+    return None
+
+
+def _join_waves(a: WaveAbs, b: WaveAbs) -> WaveAbs:
+    out = a.copy()
+    out.regs = _join_registers(a.regs, b.regs)
+    for mine, theirs in ((out.vm, b.vm), (out.ds, b.ds)):
+        for entry, younger in theirs.items():
+            _add(mine, entry, younger)
+    for site in set(a.issued) | set(b.issued):
+        if a.issued.get(site, 0) != b.issued.get(site, 0):
+            out.issued[site] = UNKNOWN_COUNT
+    return out
+
+
+def _relative_counts(waves: list[WaveAbs]) -> list[WaveAbs]:
+    """Issue counts less the fewest of any running wave: what tells instances apart, and finite."""
+    running = [w for w in waves if not w.ended]
+    sites = {site for w in running for site in w.issued}
+    out = []
+    for w in waves:
+        w = w.copy()
+        if w.ended:
+            w.issued = {}
+        out.append(w)
+    for site in sites:
+        counts = [w.issued.get(site, 0) for w in running]
+        fewest = min((c for c in counts if c != UNKNOWN_COUNT), default=0)
+        for w in out:
+            if w.ended or site not in w.issued or w.issued[site] == UNKNOWN_COUNT:
+                continue
+            w.issued[site] -= fewest
+            if w.issued[site] == 0:
+                del w.issued[site]
+    return out
+
+
+def _join_registers(a: WaveState, b: WaveState) -> WaveState:
+    out = WaveState(a.width)
+    for index in set(a.sgpr) & set(b.sgpr):
+        if a.sgpr[index] == b.sgpr[index]:
+            out.sgpr[index] = a.sgpr[index]
+    for mine, x, y in ((out.vgpr, a.vgpr, b.vgpr), (out.agpr, a.agpr, b.agpr)):
+        for index in set(x) & set(y):
+            mine[index] = x[index] if x[index] is y[index] else join_lanes(x[index], y[index])
+    out.scc = a.scc if a.scc == b.scc else None
+    return out
+
+
+def _signed32(value: int) -> int:
+    value &= MASK32
+    return value - (1 << 32) if value & 0x80000000 else value
+
+
+def _fold_registers(regs: WaveState, first: WaveState, second: WaveState, symbol: int) -> bool:
+    """Make affine the registers of ``regs`` that grew by one step from ``first`` to ``second``
+    to ``regs``; True when one did."""
+    changed = False
+    for index, value in list(regs.sgpr.items()):
+        a, b = first.sgpr.get(index), second.sgpr.get(index)
+        if isinstance(value, int) and isinstance(a, int) and isinstance(b, int):
+            step = _signed32(value - b)
+            if step and step == _signed32(b - a):
+                regs.sgpr[index] = Affine(value, PERIOD * step, symbol)
+                changed = True
+    for table, firsts, seconds in ((regs.vgpr, first.vgpr, second.vgpr), (regs.agpr, first.agpr, second.agpr)):
+        for index, lanes in list(table.items()):
+            a, b = firsts.get(index), seconds.get(index)
+            if a is None or b is None or lanes.has_affine or a.has_affine or b.has_affine:
+                continue
+            known = lanes.known & a.known & b.known
+            step = (lanes.values - b.values + (1 << 31)) % (1 << 32) - (1 << 31)
+            previous = (b.values - a.values + (1 << 31)) % (1 << 32) - (1 << 31)
+            grows = known & (step != 0) & (step == previous)
+            if not grows.any():
+                continue
+            table[index] = Lanes(lanes.values.copy(), lanes.known & ~grows, np.where(grows, PERIOD * step, 0), grows, symbol)
+            changed = True
+    return changed
+
+
+def _subsumes(old: Group, new: Group) -> bool:
+    """Whether every behaviour of ``new`` is one of ``old``'s (their shapes are equal)."""
+    offsets: dict[int, int] = {}
+    for a, b in zip(old.waves, new.waves):
+        if not _registers_cover(a.regs, b.regs, offsets):
+            return False
+    return True
+
+
+def _affine_offset(base_a: int, step: int, base_b: int) -> int | None:
+    """The J at which ``base_a + step*J`` equals ``base_b``, when it is a natural number."""
+    if step == 0:
+        return 0 if base_a == base_b else None
+    diff = _signed32(base_b - base_a)
+    if diff % step or diff // step < 0:
+        return None
+    return diff // step
+
+
+def _agree(offsets: dict[int, int], symbol: int, k: int | None) -> bool:
+    if k is None:
+        return False
+    return offsets.setdefault(symbol, k) == k
+
+
+def _registers_cover(a: WaveState, b: WaveState, offsets: dict[int, int]) -> bool:
+    if a.scc is not None and a.scc != b.scc:
+        return False
+    for index, value in a.sgpr.items():
+        if value is None:
+            continue
+        other = b.sgpr.get(index)
+        if value == other:
+            continue
+        if not isinstance(value, Affine):
+            return False
+        if isinstance(other, Affine):
+            if (other.step, other.symbol, other.fuzz) != (value.step, value.symbol, value.fuzz):
+                return False
+            if not _agree(offsets, value.symbol, _affine_offset(value.base, value.step, other.base)):
+                return False
+        elif not (isinstance(other, int) and value.fuzz == 0
+                  and _agree(offsets, value.symbol, _affine_offset(value.base, value.step, other))):
+            return False
+    for mine, theirs in ((a.vgpr, b.vgpr), (a.agpr, b.agpr)):
+        for index, lanes in mine.items():
+            other = theirs.get(index)
+            if other is lanes:
+                continue
+            if not (lanes.known.any() or lanes.has_affine):
+                continue
+            if other is None or not _lanes_cover(lanes, other, offsets):
+                return False
+    return True
+
+
+def _lanes_cover(a: Lanes, b: Lanes, offsets: dict[int, int]) -> bool:
+    if not (b.known[a.known].all() and (a.values[a.known] == b.values[b.known & a.known]).all()):
+        return False
+    if not a.has_affine:
+        return True
+    lanes = a.affine
+    if not (b.has_affine and b.symbol == a.symbol and b.fuzz == a.fuzz):
+        return False
+    if not (b.affine[lanes].all() and (b.step[lanes] == a.step[lanes]).all()):
+        return False
+    diff = (b.values[lanes] - a.values[lanes] + (1 << 31)) % (1 << 32) - (1 << 31)
+    step = a.step[lanes]
+    if (diff % step).any():
+        return False
+    ks = set((diff // step).tolist())
+    return len(ks) == 1 and _agree(offsets, a.symbol, ks.pop() if min(ks) >= 0 else None)
+
+
+def analyse(kernel: Kernel, geometry: Geometry, target: Target, deadline: float) -> Outcome:
+    """The hazards, unchecked accesses and unmodelled instructions of one kernel."""
+    return KernelAnalysis(kernel, geometry, target, deadline).run()
