@@ -49,7 +49,7 @@ def test_the_good_side_never_failing_is_a_prior_not_an_assumption():
     posterior.add(2, 0, 200)
     assert sum(posterior.probabilities()[3:]) > 0.99  # clean at 2: the culprit is after it
     posterior.add(GOOD, 2, 400)  # the good side fails now and then: 2 in 400
-    assert posterior.rates()[0] == pytest.approx(2.5 / 401)
+    assert posterior.rates()[0] == pytest.approx(2.5 / 601)  # pooled before the top revision: 2 in 600
     posterior.add(1, 1, 50)  # one bad launch at 1 fits the good side's own rate
     assert sum(posterior.probabilities()[3:]) > 0.9
 

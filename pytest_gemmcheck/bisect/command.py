@@ -250,8 +250,8 @@ def render(report: dict, form: str) -> str:
         counted = "skip" if p["source"] == "skip" else f"{p['bad']}/{p['units']}"
         rows.append([str(i), p["revision"][:12], label, counted, p["source"], p["top_after"][:12], _pct(p["mass_after"])])
     notes = [f"stopped: {report['stopped_words']} (confidence {report['confidence']:g}, budget {report['budget']})",
-             f"counted in {unit}; rate before {_pct(report['rate_good'])}, after {_pct(report['rate_bad'])} (posterior means "
-             f"at --good and --bad)",
+             f"counted in {unit}; rate before {_pct(report['rate_good'])}, from it on {_pct(report['rate_bad'])} "
+             f"(posterior means on either side of the most likely first bad revision)",
              f"{report['launches']} launches run, {report['seconds']:.1f} s"]
     skipped = [p for p in report["probes"] if p["source"] == "skip" and p["note"]]
     notes += [f"skipped {p['revision'][:12]}: {p['note']}" for p in skipped]

@@ -164,13 +164,16 @@ class Posterior:
         return best, probs[best]
 
     def rates(self) -> tuple[float, float]:
-        """(p_good, p_bad): posterior means of the rate at --good (the mixture's) and at --bad."""
-        (gb, gn), (bb, bn) = self.good_counts, self.bad_counts
-        free_mean = (gb + PRIOR_A) / (gn + PRIOR_A + PRIOR_B)
+        """(p_good, p_bad): the posterior means of the rates before and from the most likely
+        culprit, from the units pooled on either side of it (the good side's, the mixture's)."""
+        culprit = self.top()[0]
+        good_bad, good_units = sum(self.bad[:culprit + 1]), sum(self.units[:culprit + 1])
+        bad, units = sum(self.bad) - good_bad, sum(self.units) - good_units
+        free_mean = (good_bad + PRIOR_A) / (good_units + PRIOR_A + PRIOR_B)
         zero_weight = 0.0
-        if not gb and self.never_fails:
-            zero_weight = math.exp(math.log(self.never_fails) - _good_side(0, gn, self.never_fails))
-        return (1 - zero_weight) * free_mean, bb / (bn + 1)  # the log-uniform prior's posterior mean
+        if not good_bad and self.never_fails:
+            zero_weight = math.exp(math.log(self.never_fails) - _good_side(0, good_units, self.never_fails))
+        return (1 - zero_weight) * free_mean, bad / (units + 1)  # the log-uniform prior's posterior mean
 
     def in_doubt(self, exclude: set[int] = frozenset()) -> list[int]:
         """Revisions whose probe can move the posterior: not skipped, not already known good or
