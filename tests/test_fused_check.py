@@ -767,3 +767,68 @@ def test_direct_launches_give_triton_launches_numbers(fence, monkeypatch):
             assert_same((got[0], []), (want[0], []))
             assert got[1] == want[1]
     assert RUNTIME.compiled_kernels and not RUNTIME.direct_launch_refused
+
+
+def _structured_corruptions(out: torch.Tensor, tile: tuple[int, int]):
+    """(name, corrupted copy) for the changes a racing kernel makes: whole rows or tiles in the
+    wrong place, a sign lost, a block written one column off, one ulp."""
+    tm, tn = tile
+    swapped_rows = out.clone()
+    swapped_rows[[3, 17]] = out[[17, 3]]
+    swapped_tiles = out.clone()
+    swapped_tiles[:tm, :tn], swapped_tiles[tm:2 * tm, tn:2 * tn] = out[tm:2 * tm, tn:2 * tn], out[:tm, :tn]
+    sign = out.clone()
+    sign[5, 7] = -sign[5, 7]
+    two_signs = out.clone()
+    two_signs[2, 3], two_signs[9, 30] = -two_signs[2, 3], -two_signs[9, 30]
+    shifted = out.clone()
+    shifted[tm:2 * tm, 1:tn + 1] = out[tm:2 * tm, 0:tn]
+    ulp = out.clone().view(torch.int16 if out.element_size() == 2 else torch.int32)
+    ulp[11, 13] += 1
+    return [("swapped rows", swapped_rows), ("swapped tiles", swapped_tiles), ("a sign flip", sign),
+            ("two sign flips", two_signs), ("a block shifted one column", shifted),
+            ("one ulp", ulp.view(out.dtype))]
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32])
+def test_checksum_tells_structured_corruptions_apart(fence, dtype, fused_anywhere):
+    """Each corruption a race makes gets a checksum of its own, on both implementations; a
+    repeated launch's checksum is all the fast path looks at."""
+    out = reference(48, 64, dtype, seed=23)
+    base = checksums.checksum(out)
+    assert fused_check.checksum(out) == base
+    seen = {base: "the output"}
+    for name, corrupted in _structured_corruptions(out, (8, 16)):
+        total = checksums.checksum(corrupted)
+        assert fused(fence, f"checksum of {name}", lambda: fused_check.checksum(corrupted)) == total, name
+        assert total not in seen, f"{name} collides with {seen.get(total)}"
+        seen[total] = name
+
+
+def test_checksum_sees_sign_flips_a_weighted_sum_of_bits_cannot():
+    """Two fp32 sign flips change the bits by +-2**31: a position-weighted sum of the bits
+    (the checksum without its per-element mix) misses them wherever the two places' weights
+    agree modulo 2**33, about one pair in 2**32. Such a pair exists in a 512x512 output; the
+    checksum sees the flips there."""
+    m = n = 512
+    rows = torch.arange(m, dtype=torch.int64)[:, None].expand(m, n)
+    cols = torch.arange(n, dtype=torch.int64)[None, :].expand(m, n)
+    weights = (checksums.group_weight(rows, cols // checksums.CHECKSUM_GROUP)
+               * checksums.lane_weight(cols % checksums.CHECKSUM_GROUP)).reshape(-1)
+    low = weights & ((1 << 33) - 1)
+    order = torch.argsort(low)
+    same = (low[order[1:]] == low[order[:-1]]).nonzero()
+    assert len(same), "no pair of places with weights equal modulo 2**33"
+    first, second = int(order[same[0, 0]]), int(order[same[0, 0] + 1])
+
+    def plain_sum(t):
+        bits = t.cpu().reshape(-1).view(torch.int32).to(torch.int64) & 0xFFFFFFFF
+        return int((bits * weights).sum())
+
+    out = reference(m, n, torch.float32, seed=29).abs().reshape(-1)
+    out[second] = -out[second]  # opposite signs: the flips move the bits by +2**31 and -2**31
+    flipped = out.clone()
+    flipped[first], flipped[second] = -out[first], -out[second]
+    out, flipped = out.view(m, n), flipped.view(m, n)
+    assert plain_sum(flipped) == plain_sum(out)  # the weighted sum alone is fooled
+    assert checksums.checksum(flipped) != checksums.checksum(out)

@@ -16,7 +16,15 @@ CHECKSUM_ROW_MULTIPLIER = 0x85EBCA77
 CHECKSUM_GROUP_MULTIPLIER = 0xC2B2AE3D
 CHECKSUM_GROUP_SEED = 0x27D4EB2F
 CHECKSUM_GROUP_MIX = 0x7FEB352D
+# An element's bits are mixed with a key of its place before they are weighed.
+CHECKSUM_KEY_ROW = 0x61C88647
+CHECKSUM_KEY_COLUMN = 0x2545F491
 _MASK32 = 0xFFFFFFFF
+
+
+def element_key(rows: torch.Tensor, cols: torch.Tensor) -> torch.Tensor:
+    """A 32-bit key of each element's place (int64 holding uint32), xored into its bits."""
+    return (rows * CHECKSUM_KEY_ROW + cols * CHECKSUM_KEY_COLUMN) & _MASK32
 
 
 def lane_weight(lanes: torch.Tensor) -> torch.Tensor:
@@ -44,13 +52,25 @@ def checksum_view(t: torch.Tensor) -> torch.Tensor | None:
 
 
 def checksum(t: torch.Tensor) -> int:
-    """A position-weighted sum of the output's bits modulo 2**64, as a signed 64-bit number:
-    element (r, c) of the 2-D view (checksum_view) weighs group_weight(r, c // 128) *
-    lane_weight(c % 128), odd and exact in 64 bits. Equal outputs give equal checksums; a
-    change to one element always changes it, and other changes (sign flips of two fp32
-    elements included) collide with probability about 2**-32 or less. The GPU's pass folds it
-    in at one widening multiply-add per element (a group weight is applied once per 128
-    columns), which is how consistency is judged there without reading a stored copy."""
+    """A 64-bit hash of the output's bits and their places: over the elements (r, c) of the 2-D
+    view (checksum_view), the sum modulo 2**64 of mix32(bits ^ element_key(r, c)) *
+    group_weight(r, c // 128) * lane_weight(c % 128), as a signed 64-bit number. The weights
+    are odd and the products exact in 64 bits.
+
+    Equal outputs give equal checksums. A changed output collides with the one it was (or any
+    other fixed output) with probability at most 1 / (2**32 - 1), whatever the change, as long
+    as the change does not depend on lowbias32 itself: mix32 turns any change of an element's
+    bits into a difference d of its mixed value that is, to the change, a random nonzero
+    32-bit number, and the sum collides only when the last changed element's d * w (w odd, |d *
+    w| < 2**64) is the one residue that cancels the rest, one value of d out of 2**32 - 1. So
+    a change to one element is always seen (d * w is never 0 modulo 2**64), and structured
+    changes (swapped rows or tiles, sign flips, a shifted block, one ulp) are no more likely
+    to collide than random ones: without the mixing, a weighted sum of the bits would see a
+    pair of fp32 sign flips (differences of 2**31) at two places whose weights agree modulo
+    2**33 as no change at all, and about one pair in 2**32 of any output's places does.
+
+    The GPU's pass computes it at memory speed: per element a key, a lowbias32 and one
+    widening multiply-add (a group weight is applied once per 128 columns)."""
     view = checksum_view(t)
     if view is None:
         view = t.contiguous().reshape(-1, t.shape[-1])
@@ -64,8 +84,8 @@ def checksum(t: torch.Tensor) -> int:
     groups = cols // CHECKSUM_GROUP
     total = torch.zeros((), dtype=torch.int64, device=t.device)
     for rows in row_chunks(m, n):
-        chunk = bits[rows].to(torch.int64) & width_mask
         row_ids = torch.arange(rows.start, rows.stop, dtype=torch.int64, device=t.device)
+        mixed = mix32((bits[rows].to(torch.int64) & width_mask) ^ element_key(row_ids[:, None], cols[None, :]))
         weight = group_weight(row_ids[:, None], groups[None, :]) * lanes[None, :]  # int64 products wrap: modulo 2**64
-        total += (chunk * weight).sum()
+        total += (mixed * weight).sum()
     return int(total)

@@ -50,8 +50,8 @@ Why the numbers are the torch path's:
   or that has a wrong element, adds its squares again in float64, as the torch path does:
   overflow and non-finite values give its numbers exactly.
 
-The checksum costs one widening multiply-add per element (plus a group weight per VEC
-elements).
+The checksum costs, per element, its place's key, a lowbias32 and one widening multiply-add
+(plus a group weight per VEC elements).
 """
 
 from __future__ import annotations
@@ -106,6 +106,8 @@ CHECKSUM_ROW_MULTIPLIER: tl.constexpr = tl.constexpr(checksums.CHECKSUM_ROW_MULT
 CHECKSUM_GROUP_MULTIPLIER: tl.constexpr = tl.constexpr(checksums.CHECKSUM_GROUP_MULTIPLIER)
 CHECKSUM_GROUP_SEED: tl.constexpr = tl.constexpr(checksums.CHECKSUM_GROUP_SEED)
 CHECKSUM_GROUP_MIX: tl.constexpr = tl.constexpr(checksums.CHECKSUM_GROUP_MIX)
+CHECKSUM_KEY_ROW: tl.constexpr = tl.constexpr(checksums.CHECKSUM_KEY_ROW)
+CHECKSUM_KEY_COLUMN: tl.constexpr = tl.constexpr(checksums.CHECKSUM_KEY_COLUMN)
 INF_BITS: tl.constexpr = tl.constexpr(0x7F800000)
 # A task's scaled fp32 sums of squares at or above this are redone in float64.
 SQUARES_LIMIT: tl.constexpr = tl.constexpr(2.0**100)
@@ -303,13 +305,15 @@ def _mix32(x):
 
 
 @triton.jit
-def _checksum_bits(out_raw, BITS: tl.constexpr):
-    # the output's bits, zero-extended to uint32 (masked elements load as 0 and add nothing)
+def _checksum_bits(out_raw, rows, cols, BITS: tl.constexpr):
+    # checksum.checksum's mix32(bits ^ element_key(r, c)): the bits zero-extended to uint32;
+    # masked elements load as 0 and must add nothing, which their zero weight sees to
     if BITS == 16:
         bits = out_raw.to(tl.uint16, bitcast=True).to(tl.uint32)
     else:
         bits = out_raw.to(tl.uint32, bitcast=True)
-    return bits
+    key = rows.to(tl.uint32)[:, None] * CHECKSUM_KEY_ROW + cols.to(tl.uint32)[None, :] * CHECKSUM_KEY_COLUMN
+    return _mix32(bits ^ key)
 
 
 @triton.jit
@@ -589,11 +593,14 @@ def _check_kernel(
                     wrong, err_sq, err_key, rel_key = _accuracy_block(
                         out_raw.to(tl.float32), ref_raw.to(tl.float32), floor_scale, rtol, square_scale, wrong,
                         err_sq, err_key, rel_key, BLOCK_M, BLOCK_N, VEC)
-            if CHECKSUM:  # per element one widening multiply-add; per VEC elements (one group) the group's weight
+            if CHECKSUM:  # per element a key, a mix and one widening multiply-add; per VEC elements (one
+                # group) the group's weight
                 if tl.constexpr(BLOCK_N) % CHECKSUM_GROUP != 0:
                     lane_weights = _lane_weight(cols64 % CHECKSUM_GROUP)
-                lane_sums = _fold_sum(_checksum_bits(out_raw, BITS).to(tl.uint64) *
-                                      lane_weights[None, :].to(tl.uint64), BLOCK_M, BLOCK_N, VEC)
+                mixed = _checksum_bits(out_raw, rows, cols64, BITS)
+                if not EVEN:  # elements past the output's edge add nothing
+                    mixed = tl.where(row_ok[:, None] & (cols64 < N)[None, :], mixed, 0)
+                lane_sums = _fold_sum(mixed.to(tl.uint64) * lane_weights[None, :].to(tl.uint64), BLOCK_M, BLOCK_N, VEC)
                 groups = (block * BLOCK_N + tl.arange(0, FOLDED) * VEC).to(tl.uint32) // CHECKSUM_GROUP
                 checksum += lane_sums * _group_weight(rows[:, None], groups[None, :])
             if NUM_COPIES > 0:  # bits compared, no conversions: the clean path's whole cost per copy
