@@ -1,32 +1,21 @@
+import importlib.util
 from pathlib import Path
 
 import pytest
 
 DATA = Path(__file__).resolve().parent / "data"
 
-HEADER = """\t.amdgcn_target "amdgcn-amd-amdhsa--gfx950"
-\t.text
-\t.globl\t{name}
-\t.type\t{name},@function
-{name}:
-"""
+CORPUS = Path(__file__).resolve().parents[2] / "examples" / "flydsl" / "lint_corpus" / "kernels.py"
 
-FOOTER = """\ts_endpgm
-.Lfunc_end0:
-\t.amdgpu_metadata
----
-amdhsa.kernels:
-  - .name:           {name}
-    .reqd_workgroup_size:
-      - {threads}
-      - 1
-      - 1
-    .wavefront_size: 64
-    .group_segment_fixed_size: 16384
-amdhsa.target:   amdgcn-amd-amdhsa--gfx950
-...
-\t.end_amdgpu_metadata
-"""
+
+def _load_corpus():
+    spec = importlib.util.spec_from_file_location("lint_corpus_kernels", CORPUS)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+corpus = _load_corpus()
 
 # Every wave computes its id (v1, s10), its lane's 16-byte slot (v4) and, in M0, the start of
 # its own 1 KiB slice of buffer A (buffer B is 4 KiB further on).
@@ -50,8 +39,8 @@ READ_NEXT_A = "\tds_read_b128 v[8:11], v5\n"
 READ_NEXT_B = "\tds_read_b128 v[12:15], v5 offset:4096\n"
 
 
-def kernel(body: str, *, name: str = "k", threads: int = 256, prologue: bool = True) -> str:
-    return HEADER.format(name=name) + (PROLOGUE if prologue else "") + body + FOOTER.format(name=name, threads=threads)
+def kernel(body: str, *, name: str = "k", threads: int = 256, prologue: bool = True, arch: str = "gfx950") -> str:
+    return corpus.assembly(name, (PROLOGUE if prologue else "") + body, threads, arch)
 
 
 @pytest.fixture

@@ -48,6 +48,7 @@ import numpy as np
 
 from .asm import Instruction, Kernel
 from .findings import wave_list
+from .liveness import is_live, live_in, scc_live
 from .machine import Affine, Lanes, WaveState, join_lanes
 from .operands import MASK32, VCC_LO
 from .simulate import Geometry, Ranges, classify, dma_ranges, dma_size, ds_ranges, initial_state, overlap, parse_waitcnt
@@ -56,7 +57,7 @@ from .targets import Target
 PERIOD = 12  # a folded loop's state stands for iterations 12 apart: stage counts 1, 2, 3, 4, 6, 12 stay exact
 SHARED_VISITS = 2  # visits of a scalar branch in one phase decided for all waves alike
 STATES_PER_BRANCH = 4  # distinct states at a branch within a phase before they are joined
-STATES_PER_PHASE = 4 * PERIOD  # states of one recurring phase before its registers are joined
+STATES_PER_PHASE = 8 * PERIOD  # states of one recurring phase before its registers are joined
 MAX_PHASE_STEPS = 2_000_000  # instructions one wave may run in one phase
 UNKNOWN_COUNT = -1  # a load's issue count where paths with different counts were joined
 
@@ -155,9 +156,9 @@ class Outcome:
 
 
 class NeedDecision(Exception):
-    """A scalar branch the phase has not decided yet: the phase is run once per choice."""
+    """A uniform branch the phase has not decided yet: the phase is run once per choice."""
 
-    def __init__(self, key: tuple[int, int]):
+    def __init__(self, key: tuple):
         super().__init__(key)
         self.key = key
 
@@ -204,6 +205,10 @@ class KernelAnalysis:
         self.exact: set = set()
         self.by_shape: dict[tuple, list[Group]] = {}
         self.symbols = itertools.count(1)
+        self.fold_symbols: dict[tuple, int] = {}  # one symbol per phase shape where loops fold
+        self.targets = set(kernel.labels.values())
+        self.live = live_in(kernel)
+        self.loops = _loops(kernel)
 
     # ---- the fixed point over rendezvous ---------------------------------------------------
     def run(self) -> Outcome:
@@ -247,7 +252,7 @@ class KernelAnalysis:
     def _rendezvous(self, group: Group, decisions: dict, finals: list[list[WaveAbs]], records: list[PhaseRecord]):
         decided = [
             f"branch line {self.code[pc].line} {'taken' if taken else 'not taken'}"
-            for (pc, _), taken in sorted(decisions.items())
+            for (pc, _, _), taken in sorted(decisions.items(), key=lambda item: item[0][:2])
         ]
         for combo in itertools.product(*finals):
             waves = list(combo)
@@ -261,8 +266,22 @@ class KernelAnalysis:
             reads = frozenset((w.wave, site, lds) for w in waves for (site, lds) in w.ds)
             if all(w.ended for w in waves):
                 continue
-            waves = _relative_counts(waves)
+            waves = [self._forget_dead(w) for w in _relative_counts(waves)]
             yield Group(waves, visible, reads, trace, dict(group.history), group.decided + len(decisions), group.merged)
+
+    def _forget_dead(self, wave: WaveAbs) -> WaveAbs:
+        """The wave without the registers its program cannot read again from here."""
+        if wave.ended or wave.pc >= len(self.code):
+            return wave
+        live = self.live[wave.pc]
+        regs = wave.regs
+        regs.sgpr = {i: v for i, v in regs.sgpr.items() if is_live(live, "s", i)}
+        regs.vgpr = {i: v for i, v in regs.vgpr.items() if is_live(live, "v", i)}
+        regs.agpr = {i: v for i, v in regs.agpr.items() if is_live(live, "a", i)}
+        regs.nonuniform = {i for i in regs.nonuniform if is_live(live, "s", i)}
+        if not scc_live(live):
+            regs.scc, regs.scc_nonuniform = None, False
+        return wave
 
     def _barrier_words(self, waves: list[WaveAbs]) -> str:
         lines: dict[int, list[int]] = {}
@@ -284,8 +303,8 @@ class KernelAnalysis:
         if any(_subsumes(old, group) for old in bucket):
             return None
         group = self._fold(shape, group)
-        if group is not None and len(bucket) >= STATES_PER_PHASE:
-            group = self._widen(bucket[-1], group)
+        if len(bucket) >= STATES_PER_PHASE:
+            group = self._widen(_closest(bucket, group), group)
         if group is None or any(_subsumes(old, group) for old in bucket):
             return None
         bucket.append(group)
@@ -299,7 +318,8 @@ class KernelAnalysis:
         if len(seen) < 2 or seen[-1][1] == group.decided:
             return group
         (first, _), (second, _) = seen
-        symbol = next(self.symbols)
+        # every path folding here names its iteration count alike, so their states compare
+        symbol = self.fold_symbols.setdefault(shape, next(self.symbols))
         folded = [w.copy() for w in group.waves]
         changed = False
         for w, a, b in zip(folded, first, second):
@@ -361,20 +381,23 @@ class KernelAnalysis:
                     if taken is None:
                         visit = visits.get(wave.pc, 0)
                         visits[wave.pc] = visit + 1
-                        uniform = not name.endswith(("execz", "execnz"))
-                        if uniform and visit < SHARED_VISITS:
-                            if (wave.pc, visit) not in decisions:
-                                raise NeedDecision((wave.pc, visit))
-                            taken = decisions[(wave.pc, visit)]
+                        if _uniform(wave.regs, name) and visit < SHARED_VISITS:
+                            key = (wave.pc, visit, wave.regs.uniform_key())
+                            if key not in decisions:
+                                raise NeedDecision(key)
+                            taken = decisions[key]
                         else:
                             wave = self._merge_at_branch(wave, seen, joined)
                             if wave is None:
                                 break
                             other = wave.copy()
+                            self._assume(other, name, True, target)
                             other.pc = target
                             stack.append((other, dict(visits)))
+                            self._assume(wave, name, False, target)
                             wave.pc += 1
                             continue
+                    self._assume(wave, name, taken, target)
                     wave.pc = target if taken else wave.pc + 1
                     continue
                 self._event(wave, inst, record)
@@ -387,6 +410,29 @@ class KernelAnalysis:
                     self.outcome.incomplete.setdefault(inst.line, inst.text)
                 wave.pc += 1
         return list(finals.values())
+
+    def _assume(self, wave: WaveAbs, branch: str, taken: bool, target: int) -> None:
+        """What a decided SCC branch says: after ``s_cmp_eq`` / ``s_cmp_lg`` right before it (and
+        no label between), the side where the two are equal gives an unknown one the other's value
+        (a loop's exit test against its trip count: the count is then the counter's value).
+
+        Only on an edge that leaves the innermost loop around the branch, or outside loops: a value
+        learnt inside a loop would split its iterations into one family per value."""
+        if wave.pc in self.targets or wave.pc == 0 or branch not in ("s_cbranch_scc0", "s_cbranch_scc1"):
+            return
+        around = [(head, end) for head, end in self.loops if head <= wave.pc <= end]
+        if around:
+            head, end = min(around, key=lambda loop: loop[1] - loop[0])
+            destination = target if taken else wave.pc + 1
+            if head <= destination <= end:
+                return
+        compare = self.code[wave.pc - 1]
+        relation = compare.mnemonic.split("_")[2] if compare.mnemonic.startswith(("s_cmp_", "s_cmpk_")) else ""
+        if relation not in ("eq", "lg") or not compare.mnemonic.endswith(("_u32", "_i32")) or len(compare.operands) != 2:
+            return
+        scc = taken == (branch == "s_cbranch_scc1")
+        if scc == (relation == "eq"):
+            wave.regs.assume_equal(*compare.operands)
 
     def _merge_at_branch(self, wave: WaveAbs, seen: dict, joined: dict) -> WaveAbs | None:
         """None when an equal state took this branch before; a joined one past the bound."""
@@ -521,6 +567,26 @@ def _keep(finals: dict[int, WaveAbs], wave: WaveAbs) -> None:
     finals[end] = wave if end not in finals else _join_waves(finals[end], wave)
 
 
+def _loops(kernel: Kernel) -> list[tuple[int, int]]:
+    """(head, back edge) of every loop: a branch to an instruction at or before it."""
+    loops = []
+    for inst in kernel.instructions:
+        if inst.mnemonic.startswith(("s_branch", "s_cbranch")) and inst.operands:
+            target = kernel.labels.get(inst.operands[0])
+            if target is not None and target <= inst.index:
+                loops.append((target, inst.index))
+    return loops
+
+
+def _uniform(regs: WaveState, branch: str) -> bool:
+    """Whether every wave at this point takes the branch alike (its condition is uniform)."""
+    if branch.endswith(("scc0", "scc1")):
+        return not regs.scc_nonuniform
+    if branch.endswith(("vccz", "vccnz")):
+        return VCC_LO not in regs.nonuniform and VCC_LO + 1 not in regs.nonuniform
+    return False
+
+
 def _condition(regs: WaveState, condition: str) -> bool | None:
     if condition in ("scc0", "scc1"):
         return None if regs.scc is None else regs.scc == (condition == "scc1")
@@ -567,15 +633,42 @@ def _relative_counts(waves: list[WaveAbs]) -> list[WaveAbs]:
     return out
 
 
+def _closest(bucket: list[Group], group: Group) -> Group:
+    """The state of ``bucket`` whose folded (affine) registers are those of ``group``: joining with
+    it keeps them, where joining with any other would lose the loop's iteration count."""
+    def folded(g: Group) -> tuple:
+        return tuple(frozenset((i, v.step, v.symbol) for i, v in w.regs.sgpr.items() if isinstance(v, Affine))
+                     for w in g.waves)
+
+    mine = folded(group)
+    return next((old for old in reversed(bucket) if folded(old) == mine), bucket[-1])
+
+
+def _join_scalar(a: int | Affine | None, b: int | Affine | None) -> int | Affine | None:
+    """Equal values stay; an affine value that covers the other (one of its iterations) stays."""
+    if a == b:
+        return a
+    for cover, other in ((a, b), (b, a)):
+        if isinstance(cover, Affine) and cover.fuzz == 0:
+            base = other.base if isinstance(other, Affine) and (other.step, other.symbol, other.fuzz) == (
+                cover.step, cover.symbol, 0) else other if isinstance(other, int) else None
+            if base is not None and _affine_offset(cover.base, cover.step, base) is not None:
+                return cover
+    return None
+
+
 def _join_registers(a: WaveState, b: WaveState) -> WaveState:
     out = WaveState(a.width)
     for index in set(a.sgpr) & set(b.sgpr):
-        if a.sgpr[index] == b.sgpr[index]:
-            out.sgpr[index] = a.sgpr[index]
+        value = _join_scalar(a.sgpr[index], b.sgpr[index])
+        if value is not None:
+            out.sgpr[index] = value
     for mine, x, y in ((out.vgpr, a.vgpr, b.vgpr), (out.agpr, a.agpr, b.agpr)):
         for index in set(x) & set(y):
             mine[index] = x[index] if x[index] is y[index] else join_lanes(x[index], y[index])
     out.scc = a.scc if a.scc == b.scc else None
+    out.nonuniform = a.nonuniform | b.nonuniform
+    out.scc_nonuniform = a.scc_nonuniform or b.scc_nonuniform
     return out
 
 

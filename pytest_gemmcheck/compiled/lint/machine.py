@@ -19,6 +19,7 @@ from .asm import Instruction
 from .operands import EXEC_LO, MASK32, VCC_LO, Const, Reg, decode
 
 U32 = np.int64  # values are kept as non-negative int64 below 2**32
+MASK64 = 0xFFFFFFFFFFFFFFFF
 
 
 class Lanes:
@@ -328,6 +329,11 @@ _NO_DEST_PREFIXES = (
     "s_round_mode",
 )
 
+# Scalar instructions that leave SCC as it was.
+_KEEPS_SCC_PREFIXES = ("s_mov", "s_movk", "s_cselect", "s_cmov", "s_mul_i32", "s_mul_hi", "s_load", "s_buffer_load",
+                       "s_getpc", "s_memtime", "s_memrealtime", "s_getreg", "s_sext", "s_brev", "s_bfm", "s_pack",
+                       "s_bitset", "s_addk", "s_mulk", "s_movrel", "s_setpc", "s_swappc")
+
 # Instructions whose results are data the model does not track by design (loaded values, clocks,
 # hardware state, the program counter): unknown results, but modelled as such.
 _DATA_PREFIXES = (
@@ -356,21 +362,42 @@ class WaveState:
         self.vgpr: dict[int, Lanes] = {}  # 'v' registers
         self.agpr: dict[int, Lanes] = {}  # 'a' registers
         self.scc: bool | None = None
+        # SGPRs (and SCC) whose value may differ between the waves of a workgroup at the same point
+        # of the program: derived from lanes (readfirstlane, a vector compare) or from exec. Every
+        # other scalar comes from what all waves share (kernel arguments, workgroup ids, constants).
+        self.nonuniform: set[int] = {EXEC_LO, EXEC_LO + 1}
+        self.scc_nonuniform = False
 
     def copy(self) -> "WaveState":
         """An independent copy (Lanes are never changed in place, so the tables are shallow)."""
         other = WaveState(self.width)
         other.sgpr, other.vgpr, other.agpr, other.scc = dict(self.sgpr), dict(self.vgpr), dict(self.agpr), self.scc
+        other.nonuniform, other.scc_nonuniform = set(self.nonuniform), self.scc_nonuniform
         return other
+
+    def uniform_key(self) -> tuple:
+        """The values every wave at the same dynamic point shares: waves with equal keys take a
+        branch on a uniform condition the same way."""
+        return tuple(sorted((i, v) for i, v in self.sgpr.items() if v is not None and i not in self.nonuniform)), self.scc
 
     def key(self) -> tuple:
         """A hashable form of every register value: equal keys, equal states."""
         sgprs = tuple(sorted((i, v) for i, v in self.sgpr.items() if v is not None))
         vgprs = tuple(sorted((i, v.key()) for i, v in self.vgpr.items() if v.known.any() or v.has_affine))
         agprs = tuple(sorted((i, v.key()) for i, v in self.agpr.items() if v.known.any() or v.has_affine))
-        return sgprs, vgprs, agprs, self.scc
+        return sgprs, vgprs, agprs, self.scc, frozenset(self.nonuniform), self.scc_nonuniform
 
     # ---- reading ----------------------------------------------------------------------------
+    def assume_equal(self, a: str, b: str) -> None:
+        """On a path where the scalars ``a`` and ``b`` are known to be equal (a decided
+        ``s_cmp_eq`` / ``s_cmp_lg``): an unknown register of the two takes the other's value."""
+        left, right = self.read(a), self.read(b)
+        for unknown, other, text in ((left, right, a), (right, left, b)):
+            if isinstance(decode(text), Reg) and not unknown.known[0] and not unknown.has_affine and (
+                    other.known[0] or other.has_affine):
+                self.write(text, other)
+                return
+
     def sgpr_value(self, index: int) -> int | None:
         value = self.sgpr.get(index)
         return value if isinstance(value, int) else None
@@ -469,11 +496,53 @@ class WaveState:
         makes the registers it writes unknown, and an integer result the model should know is lost."""
         name = inst.base
         ops = inst.operands
+        self._track_uniformity(inst)
         if name.startswith("s_") and self._scalar(name[2:], ops):
             return True
         if name.startswith("v_") and self._vector(name[2:], inst):
             return True
         return self._clobber_destinations(inst)
+
+    def _tainted(self, text: str) -> bool:
+        op = decode(text)
+        return isinstance(op, Reg) and op.kind == "s" and any(op.index + p in self.nonuniform for p in range(op.count))
+
+    def _mark(self, text: str, nonuniform: bool) -> None:
+        op = decode(text)
+        if not (isinstance(op, Reg) and op.kind == "s"):
+            return
+        for part in range(op.count):
+            (self.nonuniform.add if nonuniform else self.nonuniform.discard)(op.index + part)
+
+    def _track_uniformity(self, inst: Instruction) -> None:
+        """Which scalar results may differ between waves (see ``nonuniform``)."""
+        name, ops = inst.base, inst.operands
+        e64 = inst.mnemonic.endswith("_e64")
+        if name.startswith("v_"):
+            if name.startswith(("v_readfirstlane", "v_readlane")) and ops:
+                self._mark(ops[0], True)
+            elif name.startswith("v_cmp"):
+                self._mark(ops[0] if e64 and ops else "vcc", True)
+                if name.startswith("v_cmpx"):
+                    self._mark("exec", True)
+            elif ("_co_" in name or "div_scale" in name or "mad_u64" in name or "mad_i64" in name) and len(ops) > 1:
+                self._mark(ops[1] if e64 else "vcc", True)
+            return
+        if not name.startswith("s_") or not ops or name.startswith(_NO_DEST_PREFIXES[:3]):
+            return
+        compare = name.startswith(("s_cmp", "s_bitcmp"))
+        sources = ops if compare else ops[1:]
+        tainted = any(self._tainted(op) for op in sources) or (
+            name.startswith(("s_cselect", "s_cmov", "s_addc", "s_subb")) and self.scc_nonuniform)
+        if name.startswith(("s_addk", "s_mulk", "s_bitset")):
+            tainted |= self._tainted(ops[0])
+        if not compare:
+            self._mark(ops[0], tainted)
+        if "saveexec" in name:
+            self._mark("exec", True)
+            self._mark(ops[0], True)
+        if compare or not name.startswith(_KEEPS_SCC_PREFIXES):
+            self.scc_nonuniform = tainted
 
     def _clobber_destinations(self, inst: Instruction) -> bool:
         name = inst.mnemonic
@@ -510,6 +579,8 @@ class WaveState:
             a = self.read_scalar64(ops[1])
             b = self.read_scalar64(ops[2]) if len(ops) > 2 else 0
             value = None if a is None or b is None else _SCALAR_64[name](a, b)
+            if value is None and name == "or_b64" and MASK64 in (a, b):
+                value = MASK64  # restoring a full wave's exec after a divergent region
             dest = decode(ops[0])
             if isinstance(dest, Reg):
                 self.write_sgpr64(dest.index, value)

@@ -1,0 +1,277 @@
+"""A corpus of gfx9 kernels for the LDS-race lint, with the shapes that real kernels take.
+
+Each builder returns the assembly text of one kernel as LLVM would print it (a ``.amdgcn_target``,
+the code, the ``amdhsa.kernels`` metadata with its workgroup size). They are written by hand, not
+compiled: FlyDSL 0.5.0's compile-only path cannot be steered into each of these shapes (a rotated
+loop with its exit test at the top, a trip-count-indexed tail, an exec-masked diagonal tile), and
+the point is to have every shape on purpose. The code follows what the compiler emits for them
+(``s_mul_hi_u32`` by a magic number for ``k mod 3``, ``s_and_saveexec`` regions, ``s_cmp_lg`` loop
+exits).
+
+* :func:`attention`: a flash-attention-style K/V loop over a runtime number of key tiles, rotated
+  (tile 0 issued before the loop, the exit test at the top, an unconditional back edge), a causal
+  bound and a sliding window that skip whole tiles, and the diagonal tile masked per lane.
+* :func:`bf16_gemm`: an 8-wave GEMM with a three-stage ring indexed by ``k mod 3`` over a runtime
+  trip count, its tail reading stage ``(n - 1) mod 3``; ``hti=True`` gives waves 4-7 one extra
+  barrier first, so the two groups run a barrier phase apart (FlyDSL's a16w16 HTI configuration).
+* :func:`fp4_prologue`: a GEMM whose prologue seeds its first fragments from a tile right after a
+  barrier, then runs a two-stage runtime loop; ``racy=True`` waits one load too few before it.
+
+Every wait that matters is tagged ``; [wait NAME]`` so :func:`mutants` can remove each in turn.
+Every wave reads the lane slot of the *next* wave's slice of a tile, so each read depends on
+another wave's load, the case barriers exist for.
+"""
+
+import re
+
+HEADER = """\t.amdgcn_target "amdgcn-amd-amdhsa--{arch}"
+\t.text
+\t.globl\t{name}
+\t.p2align\t8
+\t.type\t{name},@function
+{name}:
+"""
+
+FOOTER = """\ts_endpgm
+.Lfunc_end_{name}:
+\t.size\t{name}, .Lfunc_end_{name}-{name}
+\t.amdgpu_metadata
+---
+amdhsa.kernels:
+  - .name:           {name}
+    .reqd_workgroup_size:
+      - {threads}
+      - 1
+      - 1
+    .wavefront_size: 64
+    .group_segment_fixed_size: 65536
+amdhsa.target:   amdgcn-amd-amdhsa--{arch}
+...
+\t.end_amdgpu_metadata
+"""
+
+# Kernel arguments: the buffer resource, the number of K tiles (s16), a window start (s17), the
+# query tile (s18) and the query row within it (s19). Every wave: its id (s10), its lane (v3), the
+# lane's 16-byte slot (v4), its own 1 KiB slice of a tile (s8) and the next wave's slot (v5).
+PROLOGUE = """\ts_load_dwordx4 s[4:7], s[0:1], 0x0
+\ts_load_dwordx4 s[16:19], s[0:1], 0x10
+\tv_lshrrev_b32_e32 v1, 6, v0
+\tv_readfirstlane_b32 s10, v1
+\tv_and_b32_e32 v3, 63, v0
+\tv_lshlrev_b32_e32 v4, 4, v3
+\ts_lshl_b32 s8, s10, 10
+\ts_add_u32 s9, s10, 1
+\ts_and_b32 s9, s9, {last_wave}
+\ts_lshl_b32 s9, s9, 10
+\tv_add_u32_e32 v5, s9, v4
+\ts_waitcnt lgkmcnt(0)
+"""
+
+
+def assembly(name: str, code: str, threads: int, arch: str = "gfx950") -> str:
+    """A whole assembly file around one kernel's code: target, symbol, ``s_endpgm``, metadata."""
+    return HEADER.format(name=name, arch=arch) + code + FOOTER.format(name=name, threads=threads, arch=arch)
+
+
+def _kernel(name: str, body: str, waves: int, arch: str) -> str:
+    return assembly(name, PROLOGUE.format(last_wave=waves - 1) + body, waves * 64, arch)
+
+
+def _tile_part(lds: str, operand: str) -> str:
+    """This wave's part of an A or B tile into LDS at ``lds`` past its slice (B 1 MiB past A)."""
+    soffset = "s23" if operand == "A" else "s24"
+    source = "" if operand == "A" else "\ts_add_u32 s24, s23, 0x100000\n"
+    return f"\ts_add_u32 s22, s8, {lds}\n\ts_mov_b32 m0, s22\n{source}\tbuffer_load_dwordx4 v4, s[4:7], {soffset} offen lds\n"
+
+
+ATTENTION = "\ts_mov_b32 s12, 0\n\ts_mov_b32 s23, 0\n" + _tile_part("0", "A") + _tile_part("0x2000", "B") + """.LBB0_1:
+\ts_cmp_ge_u32 s12, s16
+\ts_cbranch_scc1 .LBB0_6
+\ts_add_u32 s20, s12, 1
+\ts_cmp_ge_u32 s20, s16
+\ts_cbranch_scc1 .LBB0_2
+\ts_and_b32 s21, s20, 1
+\ts_lshl_b32 s21, s21, 12
+\ts_add_u32 s22, s21, s8
+\ts_mov_b32 m0, s22
+\ts_add_u32 s23, s23, 0x1000
+\tbuffer_load_dwordx4 v4, s[4:7], s23 offen lds
+\ts_add_u32 s22, s22, 0x2000
+\ts_mov_b32 m0, s22
+\ts_add_u32 s24, s23, 0x100000
+\tbuffer_load_dwordx4 v4, s[4:7], s24 offen lds
+\ts_waitcnt vmcnt(2) ; [wait next-tile]
+\ts_branch .LBB0_3
+.LBB0_2:
+\ts_waitcnt vmcnt(0) ; [wait last-tile]
+.LBB0_3:
+\ts_barrier
+\ts_cmp_lt_u32 s12, s17
+\ts_cbranch_scc1 .LBB0_5
+\ts_cmp_gt_u32 s12, s18
+\ts_cbranch_scc1 .LBB0_5
+\ts_and_b32 s25, s12, 1
+\ts_lshl_b32 s25, s25, 12
+\tv_add_u32_e32 v6, s25, v5
+\tds_read_b128 v[8:11], v6
+\tv_add_u32_e32 v7, 0x2000, v6
+\ts_cmp_eq_u32 s12, s18
+\ts_cbranch_scc0 .LBB0_4
+\tv_cmp_ge_u32_e64 s[26:27], s19, v3
+\ts_and_saveexec_b64 s[28:29], s[26:27]
+\ts_cbranch_execz .LBB0_7
+\tds_read_b128 v[12:15], v7
+.LBB0_7:
+\ts_or_b64 exec, exec, s[28:29]
+\ts_branch .LBB0_8
+.LBB0_4:
+\tds_read_b128 v[12:15], v7
+.LBB0_8:
+\ts_waitcnt lgkmcnt(0) ; [wait reads-done]
+.LBB0_5:
+\ts_barrier
+\ts_add_u32 s12, s12, 1
+\ts_branch .LBB0_1
+.LBB0_6:
+"""
+
+
+def attention(arch: str = "gfx950") -> str:
+    """Causal, sliding-window attention over a runtime number of K/V tiles (4 waves, clean)."""
+    return _kernel("attention_causal_window", ATTENTION, 4, arch)
+
+
+def _mod3(dest: str, src: str, scratch: str) -> str:
+    """``dest = src mod 3`` the way LLVM writes it for a 32-bit unsigned value."""
+    return (f"\ts_mul_hi_u32 {scratch}, {src}, 0xaaaaaaab\n\ts_lshr_b32 {scratch}, {scratch}, 1\n"
+            f"\ts_mul_i32 {scratch}, {scratch}, 3\n\ts_sub_u32 {dest}, {src}, {scratch}\n")
+
+
+_GROUP_OF = """\tv_lshrrev_b32_e32 v7, 8, v0
+\tv_cmp_eq_u32_e32 vcc, {group}, v7
+\ts_and_b64 s[30:31], vcc, exec
+\ts_cbranch_scc0 {skip}
+\ts_barrier
+{skip}:
+"""
+
+
+def bf16_gemm(hti: bool = False, arch: str = "gfx950", loop_wait: int = 1) -> str:
+    """An 8-wave GEMM with a three-stage ring over ``n`` K tiles (``n`` a kernel argument, >= 1).
+
+    Main-loop step ``k`` (``k`` < ``n - 1``) reads tile ``k`` from stage ``k mod 3`` and issues
+    tile ``k + 2`` into stage ``(k + 2) mod 3``, the one tile ``k - 1`` left; the tail reads
+    tile ``n - 1`` from stage ``(n - 1) mod 3``. With ``hti`` waves 4-7 pass one extra barrier
+    after the prologue's and waves 0-3 one at the end.
+    """
+    body = ("\ts_add_i32 s15, s16, -1\n\ts_mov_b32 s23, 0\n" + _tile_part("0", "A") + "\ts_add_u32 s23, s23, 0x2000\n"
+            + _tile_part("0x2000", "A")) + """\ts_waitcnt vmcnt(1) ; [wait prologue]
+\ts_barrier
+"""
+    if hti:
+        body += _GROUP_OF.format(group=1, skip=".LBB1_0")
+    body += """\ts_mov_b32 s12, 0
+\ts_cmp_eq_u32 s15, 0
+\ts_cbranch_scc1 .LBB1_2
+.LBB1_1:
+"""
+    body += f"\ts_waitcnt vmcnt({loop_wait}) lgkmcnt(0) ; [wait loop]\n"
+    body += "\ts_barrier\n" + _mod3("s20", "s12", "s21") + """\ts_lshl_b32 s21, s20, 13
+\tv_add_u32_e32 v6, s21, v5
+\tds_read_b128 v[8:11], v6
+\ts_add_u32 s20, s12, 2
+""" + _mod3("s21", "s20", "s22") + """\ts_lshl_b32 s21, s21, 13
+\ts_add_u32 s22, s21, s8
+\ts_mov_b32 m0, s22
+\ts_add_u32 s23, s23, 0x2000
+\tbuffer_load_dwordx4 v4, s[4:7], s23 offen lds
+\ts_add_u32 s12, s12, 1
+\ts_cmp_lg_u32 s12, s15
+\ts_cbranch_scc1 .LBB1_1
+.LBB1_2:
+\ts_waitcnt vmcnt(0) lgkmcnt(0) ; [wait tail]
+\ts_barrier
+""" + _mod3("s20", "s15", "s21") + """\ts_lshl_b32 s21, s20, 13
+\tv_add_u32_e32 v6, s21, v5
+\tds_read_b128 v[8:11], v6
+\ts_waitcnt lgkmcnt(0)
+"""
+    if hti:
+        body += _GROUP_OF.format(group=0, skip=".LBB1_3")
+    return _kernel("bf16_gemm_hti" if hti else "bf16_gemm", body, 8, arch)
+
+
+def fp4_prologue(racy: bool = False, arch: str = "gfx950") -> str:
+    """A 4-wave GEMM whose prologue seeds fragments from tile 0's B right after a barrier.
+
+    Issue order: A0, four scale loads, B0, A1, B1. ``vmcnt(2)`` retires everything up to B0;
+    the racy prologue waits ``vmcnt(3)`` (B0 still in flight) and reads B0 after a bare barrier.
+    Then a two-stage runtime loop over the remaining tiles.
+    """
+    seed_wait = 3 if racy else 2
+    body = """\ts_mov_b32 s23, 0
+\ts_mov_b32 m0, s8
+\tbuffer_load_dwordx4 v4, s[4:7], s23 offen lds
+\tbuffer_load_dword v20, v4, s[4:7], 0 offen offset:16
+\tbuffer_load_dword v21, v4, s[4:7], 0 offen offset:32
+\tbuffer_load_dword v22, v4, s[4:7], 0 offen offset:48
+\tbuffer_load_dword v23, v4, s[4:7], 0 offen offset:64
+""" + _tile_part("0x1000", "B") + "\ts_add_u32 s23, s23, 0x1000\n" + _tile_part("0x2000", "A") + _tile_part("0x3000", "B")
+    body += f"\ts_waitcnt vmcnt({seed_wait}) ; [wait seed]\n"
+    body += """\ts_barrier
+\tv_add_u32_e32 v6, 0x1000, v5
+\tds_read_b128 v[16:19], v6
+\ts_mov_b32 s12, 0
+\ts_cmp_eq_u32 s16, 0
+\ts_cbranch_scc1 .LBB2_2
+.LBB2_1:
+\ts_waitcnt vmcnt(2) ; [wait loop]
+\ts_barrier
+\ts_and_b32 s20, s12, 1
+\ts_lshl_b32 s20, s20, 13
+\tv_add_u32_e32 v6, s20, v5
+\tds_read_b128 v[8:11], v6
+\tv_add_u32_e32 v7, 0x1000, v6
+\tds_read_b128 v[12:15], v7
+\ts_waitcnt lgkmcnt(0) ; [wait reads-done]
+\ts_barrier
+\ts_add_u32 s22, s20, s8
+\ts_mov_b32 m0, s22
+\ts_add_u32 s23, s23, 0x1000
+\tbuffer_load_dwordx4 v4, s[4:7], s23 offen lds
+\ts_add_u32 s22, s22, 0x1000
+\ts_mov_b32 m0, s22
+\ts_add_u32 s24, s23, 0x100000
+\tbuffer_load_dwordx4 v4, s[4:7], s24 offen lds
+\ts_add_u32 s12, s12, 1
+\ts_cmp_lg_u32 s12, s16
+\ts_cbranch_scc1 .LBB2_1
+.LBB2_2:
+\ts_waitcnt vmcnt(0)
+"""
+    return _kernel("fp4_prologue_racy" if racy else "fp4_prologue", body, 4, arch)
+
+
+_TAG = re.compile(r";\s*\[wait ([\w-]+)\]")
+
+
+def mutants(text: str) -> dict[str, str]:
+    """The kernel with one tagged wait removed, for each tagged wait: {tag: text}."""
+    lines = text.splitlines(keepends=True)
+    out = {}
+    for i, line in enumerate(lines):
+        tag = _TAG.search(line)
+        if tag:
+            out[tag.group(1)] = "".join(lines[:i] + lines[i + 1:])
+    return out
+
+
+def corpus(arch: str = "gfx950") -> dict[str, str]:
+    """Every kernel of the corpus by name: the clean ones and those with a known finding."""
+    return {
+        "attention_causal_window": attention(arch),
+        "bf16_gemm": bf16_gemm(arch=arch),
+        "bf16_gemm_hti": bf16_gemm(hti=True, arch=arch),
+        "fp4_prologue": fp4_prologue(arch=arch),
+        "fp4_prologue_racy": fp4_prologue(racy=True, arch=arch),
+    }
