@@ -17,7 +17,8 @@
 #   examples      the GPU example suites (examples/gpu) idle, then under each stressor
 #   racy-sweep    the cp.async tail GEMM: variants x stress x settings, bad-launch counts, and
 #                 >= 1000 launches of the fixed twin idle and under each stressor
-#   overhead      --gemmcheck-repeat=100 on the fp8 GEMM at 16384x7168x2048 vs bare launches
+#   overhead      --gemmcheck-repeat=100 on the fp8 GEMM at 16384x7168x2048 vs bare launches, repeats
+#                 checked by checksum (the default) and every launch in full, interleaved
 #   breakdown     a launch's phases on the GPU against case.run's time (benchmarks/harness_breakdown.py)
 #   host-overhead the host's share, piece by piece, and a profile of case.run (benchmarks/host_overhead.py)
 #   two-gpus      launches per second with pytest-xdist -n 2 vs -n 1 (only with >= 2 GPUs)
@@ -26,6 +27,8 @@
 #   guards        what a launch may not touch (examples/gpu/test_gpu_guards.py: a cp.async GEMM
 #                 writing one row past out, one scribbling on b), the guards' cost against the
 #                 fused check's (benchmarks/guard_cost.py), and the plugin's reliability tests
+#   repeat-tests  repeated launches checked by checksum against full checks of the same bits,
+#                 launch by launch, on the racy cp.async GEMM and its fixed twin (tests/test_gpu_repeat.py)
 #   fused-check-tests, recorded-examples, dashboard, stack
 #                 the fused check's tests on the GPU; a recorded run of the GPU examples
 #   hang          last, as it takes its process's GPU with it: a kernel that never ends, failed
@@ -175,6 +178,7 @@ run_part check-speed 90 "$PY" benchmarks/check_speed.py
 run_part check-speed-sweep 100 "$PY" benchmarks/check_speed.py --sweep
 # the fused check's equality tests on real atomics and many programs, then a recorded run of the
 # GPU examples (needs SQLAlchemy and Alembic: carried as wheels) and its dashboard
+run_part repeat-tests 120 "$PY" -m pytest tests/test_gpu_repeat.py -q -p no:cacheprovider -x
 run_part fused-check-tests 150 "$PY" -m pytest tests/test_fused_check.py tests/test_fused_case.py -q -p no:cacheprovider -x
 if "$PY" -c "import sqlalchemy, alembic" 2>>"$LOG"; then
     run_part recorded-examples 60 "$PY" -m pytest examples/gpu/test_gpu_torch.py -q -p no:cacheprovider \

@@ -1,6 +1,8 @@
 """case.run with the fused check gives the torch path's verdicts, launch by launch. On a
 machine without a GPU the Triton interpreter runs the kernels."""
 
+import dataclasses
+
 import pytest
 import torch
 
@@ -19,10 +21,11 @@ SCENARIOS = {
 }
 
 
-def run(make_case, backend, scenario, deterministic=None):
+def run(make_case, backend, scenario, deterministic=None, repeat_check="checksum"):
     results = []
     case = make_case("fused_vs_torch", m=96, n=80, k=128, quant="ptpc", tile="16x16", deterministic=deterministic,
-                     settings=Settings(repeat=12, check_backend=backend), record=results.append)
+                     settings=Settings(repeat=12, check_backend=backend, repeat_check=repeat_check),
+                     record=results.append)
     x = case.inputs()
     try:
         case.run(FaultInjector(lambda out: tiled_gemm(x, out, tile=(32, 32)), **SCENARIOS[scenario]))
@@ -42,6 +45,38 @@ def test_fused_and_torch_backends_agree(make_case, fused_anywhere, scenario):
     assert fused_launches == torch_launches
     assert fused_result.consensus_size == torch_result.consensus_size
     assert fused_result.verdict == torch_result.verdict
+
+
+def every_number(result):
+    return [{name: value for name, value in dataclasses.asdict(launch).items() if name not in ("elapsed_s", "pid")}
+            for launch in result.launches]
+
+
+@pytest.mark.parametrize("deterministic", [None, False], ids=["deterministic", "nondeterministic"])
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_repeats_by_checksum_give_the_full_checks_numbers(make_case, fused_anywhere, monkeypatch, scenario,
+                                                          deterministic):
+    """--gemmcheck-repeat-check=checksum against full: every number of every launch the same,
+    and the same verdict, while the reference is read only for the outputs not seen before."""
+    from pytest_gemmcheck.checking.triton import api
+
+    full_checks = []
+    prepare = api.prepare_check
+    monkeypatch.setattr(api, "prepare_check", lambda *a, **k: full_checks.append(1) or prepare(*a, **k))
+    full, _ = run(make_case, "triton", scenario, deterministic, repeat_check="full")
+    assert len(full_checks) == 12
+    full_checks.clear()
+    repeated, _ = run(make_case, "triton", scenario, deterministic)
+    assert every_number(repeated) == every_number(full)
+    assert (repeated.verdict, repeated.consensus_size, repeated.message) == (full.verdict, full.consensus_size,
+                                                                            full.message)
+    # launch 1 in full, then one full check per output not seen before: at least one per set of
+    # numbers, at most one per launch the fault touched
+    numbers = {repr({k: v for k, v in launch.items() if k not in ("index", "differing", "kinds")})
+               for launch in every_number(full)}
+    assert len(numbers) <= len(full_checks) <= 1 + len(SCENARIOS[scenario]["launches"])
+    if scenario == "clean":
+        assert len(full_checks) == 1
 
 
 def test_fused_backend_without_consistency(make_case, fused_anywhere):

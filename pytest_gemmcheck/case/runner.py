@@ -11,10 +11,18 @@ the next launch ran (a copy kept for consistency, a tile map) is first checked t
 its check read: a launch that wrote into the other buffer is blamed, not the one it spoiled.
 A kernel's own returned output is poisoned after its check, so that returning it again
 unwritten shows.
+
+A launch after the first whose output's checksum equals that of an output already checked in
+full takes that output's numbers (``--gemmcheck-repeat-check=checksum``, with a backend that
+has the pass): the GPU then reads its output once, for the checksum, and writes the next
+buffer's poison in the same pass. A checksum seen for the first time gets the full check, of
+the output as it still is (proved unchanged by its checksum) before the next buffer is
+poisoned.
 """
 
 from __future__ import annotations
 
+import copy
 import os
 import socket
 import time
@@ -73,6 +81,17 @@ class LaunchTimer:
         return self._stopped - self._started
 
 
+class _Repeat:
+    """A repeat pass queued (checking.backends.Checker.repeat): an Outcome with its checksum
+    and no accuracy, which _finish_pending completes."""
+
+    def __init__(self, pending):
+        self._pending = pending
+
+    def result(self) -> Outcome:
+        return Outcome(None, [], self._pending.result())
+
+
 class LaunchLoop:
     """One ``case.run``'s launches into ``result``. :meth:`run` returns the exception a launch
     raised (the loop stops there), or None."""
@@ -104,6 +123,10 @@ class LaunchLoop:
         self.watch = LaunchWatch(self.inputs, self.device, fused=self.checker.name == "triton")
         self.poisoned_returns: set[int] = set()  # storage of returned outputs poisoned after their check
         self.device_lost = False  # a launch hung on the GPU: nothing more may wait for it
+        # checksum -> accuracy of the outputs checked in full, for later launches with those bits
+        self.verified: dict[int, AccuracyStats] = {}
+        self.repeat_pass = self.checker.repeat if self.settings.repeat_check == "checksum" else None
+        self.poisoned_ahead: GuardedBuffer | None = None  # the buffer a repeat pass filled for the next launch
         self.stop_reason = ""  # why --gemmcheck-repeat=auto stopped
         self.stopped_on_bad = False  # --gemmcheck-stop-on-bad ended the loop early
 
@@ -166,7 +189,9 @@ class LaunchLoop:
         # launch(out) orders its work after that stream's and leaves the stream ordered after
         # its own, as every torch op does. While the GPU works the host finishes the previous
         # launch's check (its output is in the other buffer).
-        out.fill_(float("nan"))
+        if self.poisoned_ahead is not buffer:  # else the previous launch's repeat pass poisoned it
+            out.fill_(float("nan"))
+        self.poisoned_ahead = None
         try:
             with self.deadline.call():
                 self.timer.start()
@@ -183,10 +208,20 @@ class LaunchLoop:
                 self.deadline.wait()
             except Exception as exc:
                 return self._raised(record, exc)
-        self._finish_pending()
+        try:
+            self._finish_pending()  # a repeat whose checksum is new waits for this launch: with its deadline
+        except LaunchHung as exc:
+            return self._raised(record, exc)
         checked = self._output_to_check(out, buffer.identity, returned, record)
         begun = None
-        if checked is not None:
+        repeat_fill = None
+        if checked is not None and self.repeat_pass is not None and self.verified:
+            # its checksum alone; the next buffer's poison in the same pass, unless this launch
+            # is the last or the buffer is this one
+            following = self.buffers[index % len(self.buffers)]
+            if following is not buffer and (self.repeat is None or index < self.repeat):
+                repeat_fill = following
+        elif checked is not None:
             copies = self.consensus.copies if self.consensus is not None and not self.checker.by_checksum else []
             # the checksum always: it also proves an output used after the next launch unchanged
             begun = self.checker.prepare(checked, self.ref, self.rowmax, self.case.tolerance, self.case.tile, copies,
@@ -199,6 +234,9 @@ class LaunchLoop:
             self.deadline.mark()
             if begun is not None:
                 begun.start()
+            elif checked is not None:
+                begun = _Repeat(self.repeat_pass(checked, repeat_fill.tensor if repeat_fill is not None else None))
+                self.poisoned_ahead = repeat_fill
             self.deadline.wait()
         except Exception as exc:  # a fault the launch left behind, or a launch that does not end
             return self._raised(record, exc)
@@ -232,7 +270,48 @@ class LaunchLoop:
     def _finish_pending(self) -> None:
         while self.pending:
             record, checked, begun = self.pending.pop()
-            self._finish_check(record, checked, begun.result())
+            outcome = begun.result()
+            if outcome.accuracy is None:  # a repeat pass: its checksum alone
+                outcome = self._repeated(record, checked, outcome.checksum)
+                if outcome is None:
+                    continue
+            self._finish_check(record, checked, outcome)
+
+    def _repeated(self, record: LaunchRecord, checked, total: int) -> Outcome | None:
+        """A repeat pass's launch: the numbers of the output checked in full with its checksum,
+        else a full check of its output now (the next launch has run: the output is first
+        proved to be the one the pass read). None when a later launch wrote into it first: that
+        launch is blamed, and this one's accuracy cannot be known."""
+        known = self.verified.get(total)
+        if known is not None:
+            return Outcome(copy.deepcopy(known), [], total)
+        try:
+            # the next launch is queued ahead of this check, which may load kernels and capture a
+            # graph (driver calls that wait for a running kernel): it is waited for first, with
+            # its deadline
+            self.deadline.mark()
+            self.deadline.wait()
+        except LaunchHung:
+            record.error = "its accuracy is not known: the next launch hung before its output could be checked"
+            raise
+        full = self.checker.prepare(checked, self.ref, self.rowmax, self.case.tolerance, self.case.tile, [], True)
+        full.start()
+        outcome = full.result()
+        if outcome.checksum == total:
+            return outcome
+        self._blame_the_next(record, "until its check")
+        record.error = (f"its accuracy is not known: a later launch wrote into its output before its check "
+                        f"(checksum {total} when it was written)")
+        if self.consensus is not None:
+            self.consensus.observe_unkept(record.index, total)
+        return None
+
+    def _blame_the_next(self, record: LaunchRecord, until: str) -> None:
+        later = next((launch for launch in self.result.launches if launch.index > record.index), None)
+        if later is not None:
+            later.add_kind(WROTE_OUTSIDE)
+            later.wrote_outside = (f"wrote into the other output buffer, which held launch {record.index}'s output "
+                                   f"{until}")
 
     def _running_bad(self) -> int:
         """Bad launches so far, consistency included: a launch whose output differs from the
@@ -331,6 +410,8 @@ class LaunchLoop:
         the worst launch's wrong elements mapped over the output's tiles (its output is still
         there: the next launch writes the other buffer)."""
         self._fill_accuracy(record, outcome.accuracy, checked)
+        if self.repeat_pass is not None and outcome.checksum is not None:
+            self.verified.setdefault(outcome.checksum, outcome.accuracy)
         uses_output = (record.wrong > self.mapped_wrong and self.case.tile is not None) or (
             self.consensus is not None and self.checker.by_checksum and self.consensus.reads_output(outcome.checksum))
         if uses_output and not self._still_as_checked(record, checked, outcome):
@@ -352,11 +433,7 @@ class LaunchLoop:
         used no further (its consistency is then judged by its checksum alone)."""
         if outcome.checksum is None or self.checker.checksum(checked) == outcome.checksum:
             return True
-        later = next((launch for launch in self.result.launches if launch.index > record.index), None)
-        if later is not None:
-            later.add_kind(WROTE_OUTSIDE)
-            later.wrote_outside = (f"wrote into the other output buffer, which held launch {record.index}'s output "
-                                   "until its check was finished")
+        self._blame_the_next(record, "until its check was finished")
         if self.consensus is not None:
             self.consensus.observe_unkept(record.index, outcome.checksum)
         return False

@@ -69,13 +69,17 @@ class _FusedCheck:
 class Checker:
     """A backend: ``prepare(out, ref, rowmax, tol, tile, copies, consistency)`` returns a check
     to ``start()`` and whose ``result()`` is the :class:`Outcome`; ``checksum`` and ``compare``
-    as torch_backend.py and checksum.py have them."""
+    as torch_backend.py and checksum.py have them. ``repeat(out, fill)``, where the backend has
+    one, queues a repeated launch's pass: out's checksum alone (no reference read) and NaN
+    into ``fill`` (the next output buffer, or None), returning what gives the checksum by
+    ``result()``."""
 
     name: str
     by_checksum: bool  # consistency from checksums (copies are never passed to prepare)
     prepare: Callable
     checksum: Callable[[torch.Tensor], int]
     compare: Callable
+    repeat: Callable | None = None
 
 
 def _torch_prepare(out, ref, rowmax, tol, tile, copies, consistency: bool):
@@ -96,7 +100,8 @@ def _fused() -> Checker:
     def compare(a, b, rowmax, tile):
         return api.compare_copies(a, [b], rowmax, tile)[0]
 
-    return Checker("triton", by_checksum=True, prepare=prepare, checksum=api.checksum, compare=compare)
+    return Checker("triton", by_checksum=True, prepare=prepare, checksum=api.checksum, compare=compare,
+                   repeat=api.start_checksum_and_fill)
 
 
 def select_checker(backend: str, out: torch.Tensor) -> Checker:

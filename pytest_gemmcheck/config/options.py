@@ -82,6 +82,7 @@ def _choice(choices: tuple[str, ...]):
 SCOPES = ("arch", "stack", "any")
 STRESS_KINDS = ("none", "copy", "compute")
 CHECK_BACKENDS = ("auto", "torch", "triton")
+REPEAT_CHECKS = ("checksum", "full")
 STATIC_POLICIES = ("report", "fail", "latent")
 
 
@@ -252,6 +253,11 @@ OPTIONS: tuple[Option, ...] = (
            "how outputs are checked: triton (one fused pass on the GPU), torch (chunked torch "
            "ops, any device) or auto (triton for GPU outputs when it is installed)", "BACKEND",
            choices=CHECK_BACKENDS),
+    Option("repeat-check", None, "checksum",
+           "how the fused check takes a launch after the first: 'checksum' reads only its output for a "
+           "checksum and, when that equals the checksum of an output already checked in full, takes that "
+           "output's numbers without reading the reference; 'full' checks every launch in full", "HOW",
+           choices=REPEAT_CHECKS),
     Option("scope", None, "arch",
            "history a result is judged against: the same GPU arch, the same stack, or any", "SCOPE",
            choices=SCOPES),

@@ -253,3 +253,30 @@ def test_inputs_print_as_shapes_not_values(make_case):
     text = repr(make_case("k", m=4096, n=64, k=64, quant="ptpc", device="cpu").inputs())
     assert text == ("<Inputs ptpc seed 0 on cpu: a=[4096, 64] float8_e4m3fn, b=[64, 64] float8_e4m3fn, "
                     "a_scale=[4096] float32, b_scale=[64] float32>")
+
+
+def test_a_scribble_on_an_output_its_repeat_pass_has_not_seen_before_blames_the_scribbler(make_case, request):
+    """With repeats checked by checksum, launch 3's output is new (one element off): it is
+    checked in full only after launch 4 ran, and launch 4 wrote into it. The full check sees
+    the output is not the one the pass read: launch 4 is blamed, and launch 3's accuracy is
+    said to be unknown rather than taken from the spoiled output."""
+    pytest.importorskip("test_fused_check")
+    request.getfixturevalue("fused_anywhere")
+
+    def launch_of(x):
+        seen = []
+
+        def launch(out):
+            seen.append(out)
+            bf16_matmul(x, out)
+            if len(seen) == 3:
+                out[0, 0] += 1.0
+            if len(seen) == 4:
+                seen[2].fill_(7.0)
+        return launch
+
+    result, failure = run(make_case, launch_of, settings=Settings(repeat=6, check_backend="triton"))
+    kinds = {launch.index: launch.kinds for launch in result.launches if launch.kinds}
+    assert kinds == {3: ["inconsistent"], 4: ["wrote_outside"]}
+    assert "its accuracy is not known: a later launch wrote into its output" in result.launches[2].error
+    assert "launch 4: wrote into the other output buffer, which held launch 3's output until its check" in failure

@@ -38,7 +38,7 @@ from .replay import Replay, replay_for
 from .run import Run
 
 __all__ = ["LaunchConfig", "PendingCheck", "prepare_check", "start_check", "check_launch",
-           "check_launch_and_checksum", "compare_copies", "checksum"]
+           "check_launch_and_checksum", "compare_copies", "checksum", "start_checksum_and_fill"]
 
 _INT32_MAX = 2**31 - 1
 
@@ -230,3 +230,38 @@ def checksum(t: torch.Tensor) -> int:
     rowmax = view[:, 0]  # never read: no accuracy, no copies
     run = Run(view, view, rowmax, Tolerance(), None, [], LaunchConfig(), checksum=True, accuracy=False)
     return PendingCheck(run).result()[2]
+
+
+class PendingChecksum:
+    """:func:`start_checksum_and_fill`'s pass, queued; :meth:`result` waits for its 8 bytes."""
+
+    def __init__(self, queued):
+        self._queued = queued
+        self._value: int | None = None
+
+    def result(self) -> int:
+        if self._value is None:
+            from .repeat import ChecksumFill
+
+            self._value, self._queued = ChecksumFill.read(self._queued), None
+        return self._value
+
+
+def start_checksum_and_fill(out: torch.Tensor, fill: torch.Tensor | None = None, *,
+                            config: LaunchConfig | None = None) -> PendingChecksum:
+    """:func:`pytest_gemmcheck.checking.checksum.checksum` of a 2-D ``out`` queued on the current
+    stream and, with ``fill`` (a tensor of out's shape and dtype), NaN written into every
+    element of ``fill`` in the same pass: a repeated launch's whole check when its output has
+    a checksum already checked in full (:mod:`.repeat`). Replayed as a CUDA graph per pair of
+    tensors from its second use."""
+    from .repeat import checksum_fill_for
+
+    if out.dim() != 2 or out.dtype not in (torch.bfloat16, torch.float16, torch.float32):
+        raise ValueError(f"out {list(out.shape)} {out.dtype}: the pass takes a 2-D bfloat16, float16 or float32 tensor")
+    if fill is not None and (tuple(fill.shape) != tuple(out.shape) or fill.dtype != out.dtype or fill.device != out.device):
+        raise ValueError(f"fill {list(fill.shape)} {fill.dtype} on {fill.device} does not match out "
+                         f"{list(out.shape)} {out.dtype} on {out.device}")
+    if out.numel() == 0:
+        return PendingChecksum(0)
+    _require_device(out)
+    return PendingChecksum(checksum_fill_for(out, fill, config).enqueue(out, fill))

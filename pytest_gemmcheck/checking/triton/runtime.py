@@ -32,6 +32,8 @@ class Runtime:
         self.reference_facts: list[tuple] = []
         # replay.Replay entries by everything their kernels were given, newest last.
         self.replays: dict[tuple, object] = {}
+        # repeat.ChecksumFill entries, likewise.
+        self.repeats: dict[tuple, object] = {}
         # launch.py's compiled kernels, by everything Triton specialises them on.
         self.compiled_kernels: dict = {}
         # A direct launch was refused once: Triton's own path from then on.

@@ -1,0 +1,166 @@
+"""A repeated launch's pass: the output's checksum and, in the same pass, the next output
+buffer's poison.
+
+case.run checks a launch in full (accuracy against the reference) only while its output is one
+it has not seen: a later launch whose checksum equals that of an output already checked in full
+has that output's bits (up to the checksum's collision bound, :func:`..checksum.checksum`), and
+so its numbers. Such a launch needs one read of its output and, for the launch after it, one
+write of NaN into the other buffer: :func:`_checksum_fill_kernel` does both, so that the GPU
+moves 2 x M x N x element bytes per repeated launch and nothing more. The checksum is the same
+function the full pass folds in (:func:`.kernels._checksum_bits`, the same blocks and tasks of
+:func:`.plan.main_plan`).
+
+Each (output, buffer to poison) pair keeps its scratch and, from its second pass on, a CUDA
+graph of the kernel, the partial sums' reduction and the copy of the 8-byte result to pinned
+host memory, as :mod:`.replay` keeps for the full check.
+"""
+
+from __future__ import annotations
+
+import torch
+import triton
+import triton.language as tl
+
+from ..graphs import capture
+from .kernels import CHECKSUM_GROUP, INTERPRETED, _checksum_bits, _fold_sum, _group_weight, _lane_weight
+from .launch import diagnose, launch
+from .plan import LaunchConfig, main_plan
+from .runtime import RUNTIME
+
+_KEPT = 8  # pairs kept per process (case.run uses two at a time), the oldest dropped first
+
+
+@triton.jit(do_not_specialize=["M", "num_tasks", "col_chunks", "task_blocks"])
+def _checksum_fill_kernel(
+    out_ptr, fill_ptr, partial_ptr,
+    M, N, stride_out_m, stride_out_n, stride_fill_m, stride_fill_n,
+    num_tasks, col_chunks, task_blocks,
+    FILL: tl.constexpr, BITS: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, VEC: tl.constexpr,
+    EVEN: tl.constexpr,
+):
+    """A persistent program over the tasks of main_plan: the checksum of ``out`` (checksum.checksum,
+    its partial sum per program at ``partial_ptr + pid``) and, with FILL, NaN written to the
+    same elements of ``fill`` (an output of the same shape)."""
+    pid = tl.program_id(0)
+    programs = tl.num_programs(0)
+    FOLDED: tl.constexpr = BLOCK_N // VEC
+    slots = tl.arange(0, BLOCK_M)
+    total = tl.full([BLOCK_M], 0, tl.uint64)
+    if tl.constexpr(BLOCK_N) % CHECKSUM_GROUP == 0:
+        lane_weights = _lane_weight(tl.arange(0, BLOCK_N) % CHECKSUM_GROUP)
+    if FILL:
+        poison = tl.full([BLOCK_M, BLOCK_N], float("nan"), tl.float32).to(fill_ptr.dtype.element_ty)
+    task = pid
+    while task < num_tasks:  # not range(): see kernels._LOOPS
+        row_block = task // col_chunks
+        chunk = task - row_block * col_chunks
+        rows = row_block * BLOCK_M + slots
+        row_ok = rows < M
+        rows64 = rows.to(tl.int64)
+        block = chunk * task_blocks
+        last_block = tl.minimum(block + task_blocks, (N + BLOCK_N - 1) // BLOCK_N)
+        checksum = tl.full([BLOCK_M, FOLDED], 0, tl.uint64)
+        while block < last_block:
+            cols64 = (block * BLOCK_N + tl.arange(0, BLOCK_N)).to(tl.int64)
+            at_out = out_ptr + (rows64 * stride_out_m)[:, None] + (cols64 * stride_out_n)[None, :]
+            at_fill = fill_ptr + (rows64 * stride_fill_m)[:, None] + (cols64 * stride_fill_n)[None, :]
+            if EVEN:
+                out_raw = tl.load(at_out, eviction_policy="evict_first")
+                if FILL:
+                    tl.store(at_fill, poison, eviction_policy="evict_first")
+                mixed = _checksum_bits(out_raw, rows, cols64, BITS)
+            else:
+                inside = row_ok[:, None] & (cols64 < N)[None, :]
+                out_raw = tl.load(at_out, mask=inside, other=0.0, eviction_policy="evict_first")
+                if FILL:
+                    tl.store(at_fill, poison, mask=inside, eviction_policy="evict_first")
+                mixed = tl.where(inside, _checksum_bits(out_raw, rows, cols64, BITS), 0)
+            if tl.constexpr(BLOCK_N) % CHECKSUM_GROUP != 0:
+                lane_weights = _lane_weight(cols64 % CHECKSUM_GROUP)
+            lane_sums = _fold_sum(mixed.to(tl.uint64) * lane_weights[None, :].to(tl.uint64), BLOCK_M, BLOCK_N, VEC)
+            groups = (block * BLOCK_N + tl.arange(0, FOLDED) * VEC).to(tl.uint32) // CHECKSUM_GROUP
+            checksum += lane_sums * _group_weight(rows[:, None], groups[None, :])
+            block += 1
+        total += tl.sum(checksum, axis=1)
+        task += programs
+    # a sum modulo 2**64 does not depend on the order of the additions
+    tl.store(partial_ptr + pid, tl.sum(total, axis=0).to(tl.int64, bitcast=True))
+
+
+class ChecksumFill:
+    """The pass for one output and one buffer to poison (or none): :meth:`enqueue` queues it on
+    the current stream with the copy of its result to the host, :meth:`read` waits for that
+    copy alone. Entries are kept per (tensors, stream) in ``RUNTIME.repeats``."""
+
+    def __init__(self, out: torch.Tensor, fill: torch.Tensor | None, config: LaunchConfig):
+        m, n = out.shape
+        self.plan = main_plan(m, n, out.element_size(), config, out.device)
+        self.partial = RUNTIME.allocate(self.plan.programs, torch.int64, out.device)
+        self.result = RUNTIME.allocate(1, torch.int64, out.device)
+        self.graph = None
+        self.passes = 0
+        # the tensors are lent only while the pass is launched: an entry keeps no output alive
+        self._lent: tuple = (None, None)
+
+    def _kernels(self) -> None:
+        (out, fill), plan = self._lent, self.plan
+        filling = fill is not None
+        fill = fill if filling else out  # not written without FILL
+        launch(_checksum_fill_kernel, plan.programs, (
+            out, fill, self.partial, out.shape[0], out.shape[1], *out.stride(), *fill.stride(),
+            plan.num_tasks, plan.col_chunks, plan.task_blocks,
+        ), dict(FILL=filling, BITS=8 * out.element_size(), BLOCK_M=plan.block_m, BLOCK_N=plan.block_n,
+                VEC=plan.vec, EVEN=plan.even), plan.num_warps, interpreted=INTERPRETED)
+        diagnose("_checksum_fill_kernel", interpreted=INTERPRETED)
+        torch.sum(self.partial, dim=0, keepdim=True, out=self.result)  # int64 sums wrap: modulo 2**64
+
+    def enqueue(self, out: torch.Tensor, fill: torch.Tensor | None):
+        """The pass over these tensors (the entry's) and the copy of its result, on the current
+        stream; what :meth:`read` takes."""
+        self.passes += 1
+        on_gpu = out.device.type == "cuda" and not INTERPRETED
+        self._lent = (out, fill)
+        try:
+            if on_gpu and self.graph is None and self.passes >= 2:  # the first pass compiled the kernel
+                try:
+                    self.graph = (RUNTIME.capture or capture)(self._kernels, out.device)
+                except RuntimeError:  # capture refused (a debugger, a profiler): launched one by one
+                    self.graph = False
+            if not self.graph:
+                self._kernels()
+        finally:
+            self._lent = (None, None)
+        if self.graph:
+            self.graph.replay()
+        if not on_gpu:
+            return int(self.result[0])
+        free = RUNTIME.pinned_buffers.get(-1)
+        host = free.pop() if free else torch.empty(1, dtype=torch.int64, pin_memory=True)
+        host.copy_(self.result, non_blocking=True)
+        done = torch.cuda.Event()
+        done.record(torch.cuda.current_stream(out.device))
+        return host, done
+
+    @staticmethod
+    def read(queued) -> int:
+        if isinstance(queued, int):
+            return queued
+        host, done = queued
+        done.synchronize()
+        value = int(host[0])
+        RUNTIME.pinned_buffers.setdefault(-1, []).append(host)  # -1: the 1-element int64 buffers
+        return value
+
+
+def checksum_fill_for(out: torch.Tensor, fill: torch.Tensor | None, config: LaunchConfig | None = None) -> ChecksumFill:
+    """The kept pass of this output and buffer, made at its first use."""
+    config = config or LaunchConfig()
+    key = tuple((t.data_ptr(), tuple(t.shape), tuple(t.stride()), t.dtype) for t in (out, *(() if fill is None else (fill,)))) \
+        + (fill is None, config, torch.cuda.current_stream(out.device).cuda_stream if out.device.type == "cuda" else None)
+    entry = RUNTIME.repeats.pop(key, None)
+    if entry is None:
+        entry = ChecksumFill(out, fill, config)
+    RUNTIME.repeats[key] = entry  # newest last
+    while len(RUNTIME.repeats) > _KEPT:
+        del RUNTIME.repeats[next(iter(RUNTIME.repeats))]
+    return entry
