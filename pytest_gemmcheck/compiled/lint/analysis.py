@@ -132,7 +132,8 @@ def lint_kernel_dataflow(module: AsmModule, kernel: Kernel, options: Options, de
         inst = code[item.site]
         findings.append(Finding(severity="unchecked", kind="unresolved-address" if "not known" in item.why else "not-followed",
                                 kernel=kernel.name, line=inst.line, instruction=inst.text,
-                                reader_waves=sorted(item.waves), why=item.why + _incomplete_hint(outcome)))
+                                reader_waves=sorted(item.waves),
+                                why=item.why + _incomplete_hint(outcome) + _merged_hint(sorted(item.merged))))
     if not outcome.finished:
         findings.append(Finding(severity="unchecked", kind="unfinished", kernel=kernel.name, line=0, instruction="",
                                 why=f"the time limit ({options.time_limit:g} s) stopped the analysis of {kernel.name} "
@@ -147,6 +148,12 @@ def _incomplete_hint(outcome: dataflow.Outcome) -> str:
         return ""
     lines = ", ".join(str(line) for line in sorted(outcome.incomplete)[:4])
     return f" (instructions the model does not know made registers unknown, e.g. at line(s) {lines})"
+
+
+def _merged_hint(merged: list[str]) -> str:
+    if not merged:
+        return ""
+    return " It was found in a state the analysis approximated (" + "; ".join(merged) + "): it may be an over-report."
 
 
 def _dataflow_finding(kernel: Kernel, items: list[dataflow.Hazard]) -> Finding:
@@ -166,9 +173,7 @@ def _dataflow_finding(kernel: Kernel, items: list[dataflow.Hazard]) -> Finding:
     why = _why(kernel, first)
     if first.barriers:
         why += f" Barriers: {first.barriers}."
-    merged = sorted({m for h in items for m in h.merged})
-    if merged:
-        why += " This was found in a state where paths were merged (" + "; ".join(merged) + "): it may be an over-report."
+    why += _merged_hint(sorted({m for h in items for m in h.merged}))
     return Finding(
         severity=first.severity,
         kind=_KINDS[first.severity],

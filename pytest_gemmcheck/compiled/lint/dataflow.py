@@ -76,14 +76,21 @@ class WaveAbs:
     # times the wave issued each load, relative to the workgroup's fewest: the same count in two
     # waves is the same load instance (the same iteration's), as every wave runs the same code
     issued: dict[int, int] = field(default_factory=dict)
+    # times the wave passed each barrier, relative likewise: two waves at one barrier instruction
+    # with different counts are at different iterations of a loop, a phase apart
+    passed: dict[int, int] = field(default_factory=dict)
 
     def copy(self) -> "WaveAbs":
         return WaveAbs(self.wave, self.pc, self.regs.copy(), dict(self.vm), dict(self.ds), self.barrier, self.ended,
-                       dict(self.issued))
+                       dict(self.issued), dict(self.passed))
 
     def shape(self) -> tuple:
         return (self.pc, self.ended, self.barrier, frozenset(self.vm.items()), frozenset(self.ds.items()),
-                frozenset(self.issued.items()))
+                frozenset(self.issued.items()), frozenset(self.passed.items()))
+
+    def at_barrier(self) -> tuple[int, int]:
+        """The barrier passed last, with how many times (relative): equal for aligned waves."""
+        return self.barrier, self.passed.get(self.barrier, 0)
 
     def key(self) -> tuple:
         return self.shape(), self.regs.key()
@@ -98,6 +105,7 @@ class Visible:
     lds: Ranges
     younger: int
     barrier: int
+    passed: int = 0  # the wave's count of that barrier (see WaveAbs.passed)
 
 
 @dataclass
@@ -139,6 +147,7 @@ class Unchecked:
     site: int
     waves: set[int]
     why: str
+    merged: set[str] = field(default_factory=set)  # approximations of the states it was found in
 
 
 @dataclass
@@ -150,9 +159,12 @@ class Outcome:
     incomplete: dict[int, str] = field(default_factory=dict)  # line -> instruction not modelled
     finished: bool = True
     states: int = 0
+    merged: tuple[str, ...] = ()  # the approximations behind the state being explored
 
     def flag(self, site: int, wave: int, why: str) -> None:
-        self.unchecked.setdefault((site, why), Unchecked(site, set(), why)).waves.add(wave)
+        item = self.unchecked.setdefault((site, why), Unchecked(site, set(), why))
+        item.waves.add(wave)
+        item.merged.update(self.merged)
 
 
 class NeedDecision(Exception):
@@ -232,6 +244,7 @@ class KernelAnalysis:
     def _phase(self, group: Group):
         """Every rendezvous the workgroup can reach from ``group``, one per scalar decision."""
         pending: list[dict] = [{}]
+        self.outcome.merged = group.merged
         while pending:
             decisions = pending.pop()
             try:
@@ -254,20 +267,24 @@ class KernelAnalysis:
             f"branch line {self.code[pc].line} {'taken' if taken else 'not taken'}"
             for (pc, _, _), taken in sorted(decisions.items(), key=lambda item: item[0][:2])
         ]
+        split = self._split_decisions(decisions)
         for combo in itertools.product(*finals):
             waves = list(combo)
             if all(w.ended for w in waves) and all(g.ended for g in group.waves):
                 continue
+            if not _consistent(waves):
+                continue
             trace = (group.trace + tuple(decided) + (self._barrier_words(waves),))[-8:]
             self._check_phase(group, waves, records, trace)
-            visible = frozenset(
-                Visible(w.wave, site, lds, younger, w.barrier) for w in waves for (site, lds), younger in w.vm.items()
-            )
-            reads = frozenset((w.wave, site, lds) for w in waves for (site, lds) in w.ds)
             if all(w.ended for w in waves):
                 continue
             waves = [self._forget_dead(w) for w in _relative_counts(waves)]
-            yield Group(waves, visible, reads, trace, dict(group.history), group.decided + len(decisions), group.merged)
+            visible = frozenset(
+                Visible(w.wave, site, lds, younger, *w.at_barrier()) for w in waves for (site, lds), younger in w.vm.items()
+            )
+            reads = frozenset((w.wave, site, lds) for w in waves for (site, lds) in w.ds)
+            yield Group(waves, visible, reads, trace, dict(group.history), group.decided + len(decisions),
+                        (group.merged + split)[-3:] if split and split[0] not in group.merged else group.merged)
 
     def _forget_dead(self, wave: WaveAbs) -> WaveAbs:
         """The wave without the registers its program cannot read again from here."""
@@ -275,13 +292,23 @@ class KernelAnalysis:
             return wave
         live = self.live[wave.pc]
         regs = wave.regs
-        regs.sgpr = {i: v for i, v in regs.sgpr.items() if is_live(live, "s", i)}
+        regs.sgpr = {i: v for i, v in regs.sgpr.items() if is_live(live, "s", i) or i in regs.assumed}
         regs.vgpr = {i: v for i, v in regs.vgpr.items() if is_live(live, "v", i)}
         regs.agpr = {i: v for i, v in regs.agpr.items() if is_live(live, "a", i)}
         regs.nonuniform = {i for i in regs.nonuniform if is_live(live, "s", i)}
         if not scc_live(live):
             regs.scc, regs.scc_nonuniform = None, False
         return wave
+
+    def _split_decisions(self, decisions: dict) -> tuple[str, ...]:
+        """Where waves at different iterations took one uniform branch differently in this phase:
+        the combination may not be one the program can run (the lint does not relate the
+        iterations), so findings from it may be over-reports."""
+        outcomes: dict[int, set[bool]] = {}
+        for (pc, _, _), taken in decisions.items():
+            outcomes.setdefault(pc, set()).add(taken)
+        return tuple(f"waves at different iterations took the branch at line {self.code[pc].line} differently"
+                     for pc, seen in sorted(outcomes.items()) if len(seen) > 1)
 
     def _barrier_words(self, waves: list[WaveAbs]) -> str:
         lines: dict[int, list[int]] = {}
@@ -403,6 +430,7 @@ class KernelAnalysis:
                 self._event(wave, inst, record)
                 if classify(inst) == "barrier":
                     wave.barrier = wave.pc
+                    wave.passed[wave.pc] = wave.passed.get(wave.pc, 0) + 1
                     wave.pc += 1
                     _keep(finals, wave)
                     break
@@ -512,10 +540,10 @@ class KernelAnalysis:
                     shared = overlap(lds, seen.lds)
                     if not shared:
                         continue
-                    apart = before[v].barrier != seen.barrier
+                    apart = before[v].at_barrier() != (seen.barrier, seen.passed)
                     retired = (seen.site, seen.lds) not in waves[seen.wave].vm
                     severity = "latent" if apart and retired else "error"
-                    pair = self._pair(v, before[v].barrier, seen.wave, seen.barrier)
+                    pair = self._pair(v, before[v].barrier, seen.wave, seen.barrier, apart)
                     cover = f"s_waitcnt vmcnt({seen.younger}) in wave {seen.wave} before its barrier at line {self._line(seen.barrier)}"
                     self._cross(severity, read, seen.site, v, seen.wave, shared, "visible", cover, pair, trace, group)
                 for w, load, shared, count in _loads_of_others(records, v, lds):
@@ -525,12 +553,12 @@ class KernelAnalysis:
                     cover = (f"s_waitcnt vmcnt(0) + s_barrier in wave {w} between its load and wave {v}'s read"
                              if severity == "error" else
                              f"s_waitcnt lgkmcnt(0) + s_barrier in wave {v} between its read and wave {w}'s load")
-                    pair = self._pair(v, before[v].barrier, w, before[w].barrier)
+                    pair = self._pair(v, before[v].barrier, w, before[w].barrier, before[v].at_barrier() != before[w].at_barrier())
                     self._cross(severity, read, load, v, w, shared, "concurrent", cover, pair, trace, group)
         for v, read, lds in group.reads:
             for w, load, shared, _ in _loads_of_others(records, v, lds):
                 cover = f"s_waitcnt lgkmcnt(0) in wave {v} before its barrier at line {self._line(before[v].barrier)}"
-                pair = self._pair(v, before[v].barrier, w, before[w].barrier)
+                pair = self._pair(v, before[v].barrier, w, before[w].barrier, before[v].at_barrier() != before[w].at_barrier())
                 self._cross("warning", read, load, v, w, shared, "in-flight", cover, pair, trace, group)
 
     def _cross(self, severity, read, load, reader, writer, lds, how, cover, pair, trace, group) -> None:
@@ -539,11 +567,14 @@ class KernelAnalysis:
     def _line(self, index: int) -> int:
         return self.code[index].line if index >= 0 else 0
 
-    def _pair(self, v: int, v_barrier: int, w: int, w_barrier: int) -> str:
+    def _pair(self, v: int, v_barrier: int, w: int, w_barrier: int, apart: bool) -> str:
         if v_barrier < 0 and w_barrier < 0:
             return "no barrier before either"
-        if v_barrier == w_barrier:
+        if not apart:
             return f"both waves last passed the barrier at line {self._line(v_barrier)}"
+        if v_barrier == w_barrier:
+            return (f"waves {v} and {w} last passed the barrier at line {self._line(v_barrier)} in different iterations: "
+                    f"the waves run a barrier phase apart")
         return (f"wave {v} last passed the barrier at line {self._line(v_barrier)}, paired with wave {w}'s at line "
                 f"{self._line(w_barrier)}: the waves run a barrier phase apart")
 
@@ -578,6 +609,21 @@ def _loops(kernel: Kernel) -> list[tuple[int, int]]:
     return loops
 
 
+def _consistent(waves: list[WaveAbs]) -> bool:
+    """False when two waves learnt different values for one uniform register from branches they
+    decided (a trip count that would be two numbers at once): no run takes that combination."""
+    learnt: dict[int, int | Affine] = {}
+    for w in waves:
+        for index in w.regs.assumed:
+            value = w.regs.sgpr.get(index)
+            if value is None:
+                continue
+            other = learnt.setdefault(index, value)
+            if other != value and _join_scalar(other, value) is None:
+                return False
+    return True
+
+
 def _uniform(regs: WaveState, branch: str) -> bool:
     """Whether every wave at this point takes the branch alike (its condition is uniform)."""
     if branch.endswith(("scc0", "scc1")):
@@ -608,6 +654,9 @@ def _join_waves(a: WaveAbs, b: WaveAbs) -> WaveAbs:
     for site in set(a.issued) | set(b.issued):
         if a.issued.get(site, 0) != b.issued.get(site, 0):
             out.issued[site] = UNKNOWN_COUNT
+    for site in set(a.passed) | set(b.passed):
+        if a.passed.get(site, 0) != b.passed.get(site, 0):
+            out.passed[site] = UNKNOWN_COUNT
     return out
 
 
@@ -619,17 +668,20 @@ def _relative_counts(waves: list[WaveAbs]) -> list[WaveAbs]:
     for w in waves:
         w = w.copy()
         if w.ended:
-            w.issued = {}
+            w.issued, w.passed = {}, {}
         out.append(w)
-    for site in sites:
-        counts = [w.issued.get(site, 0) for w in running]
-        fewest = min((c for c in counts if c != UNKNOWN_COUNT), default=0)
-        for w in out:
-            if w.ended or site not in w.issued or w.issued[site] == UNKNOWN_COUNT:
-                continue
-            w.issued[site] -= fewest
-            if w.issued[site] == 0:
-                del w.issued[site]
+    for table in ("issued", "passed"):
+        sites = {site for w in running for site in getattr(w, table)}
+        for site in sites:
+            counts = [getattr(w, table).get(site, 0) for w in running]
+            fewest = min((c for c in counts if c != UNKNOWN_COUNT), default=0)
+            for w in out:
+                counts_of = getattr(w, table)
+                if w.ended or site not in counts_of or counts_of[site] == UNKNOWN_COUNT:
+                    continue
+                counts_of[site] -= fewest
+                if counts_of[site] == 0:
+                    del counts_of[site]
     return out
 
 
@@ -668,6 +720,7 @@ def _join_registers(a: WaveState, b: WaveState) -> WaveState:
             mine[index] = x[index] if x[index] is y[index] else join_lanes(x[index], y[index])
     out.scc = a.scc if a.scc == b.scc else None
     out.nonuniform = a.nonuniform | b.nonuniform
+    out.assumed = {i for i in a.assumed & b.assumed if i in out.sgpr}
     out.scc_nonuniform = a.scc_nonuniform or b.scc_nonuniform
     return out
 

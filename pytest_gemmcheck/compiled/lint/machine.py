@@ -367,12 +367,14 @@ class WaveState:
         # other scalar comes from what all waves share (kernel arguments, workgroup ids, constants).
         self.nonuniform: set[int] = {EXEC_LO, EXEC_LO + 1}
         self.scc_nonuniform = False
+        self.assumed: set[int] = set()  # SGPRs whose value a decided branch gave them, unwritten since
 
     def copy(self) -> "WaveState":
         """An independent copy (Lanes are never changed in place, so the tables are shallow)."""
         other = WaveState(self.width)
         other.sgpr, other.vgpr, other.agpr, other.scc = dict(self.sgpr), dict(self.vgpr), dict(self.agpr), self.scc
         other.nonuniform, other.scc_nonuniform = set(self.nonuniform), self.scc_nonuniform
+        other.assumed = set(self.assumed)
         return other
 
     def uniform_key(self) -> tuple:
@@ -385,7 +387,7 @@ class WaveState:
         sgprs = tuple(sorted((i, v) for i, v in self.sgpr.items() if v is not None))
         vgprs = tuple(sorted((i, v.key()) for i, v in self.vgpr.items() if v.known.any() or v.has_affine))
         agprs = tuple(sorted((i, v.key()) for i, v in self.agpr.items() if v.known.any() or v.has_affine))
-        return sgprs, vgprs, agprs, self.scc, frozenset(self.nonuniform), self.scc_nonuniform
+        return sgprs, vgprs, agprs, self.scc, frozenset(self.nonuniform), self.scc_nonuniform, frozenset(self.assumed)
 
     # ---- reading ----------------------------------------------------------------------------
     def assume_equal(self, a: str, b: str) -> None:
@@ -393,9 +395,12 @@ class WaveState:
         ``s_cmp_eq`` / ``s_cmp_lg``): an unknown register of the two takes the other's value."""
         left, right = self.read(a), self.read(b)
         for unknown, other, text in ((left, right, a), (right, left, b)):
-            if isinstance(decode(text), Reg) and not unknown.known[0] and not unknown.has_affine and (
+            op = decode(text)
+            if isinstance(op, Reg) and not unknown.known[0] and not unknown.has_affine and (
                     other.known[0] or other.has_affine):
                 self.write(text, other)
+                if op.kind == "s" and op.index not in self.nonuniform:
+                    self.assumed.add(op.index)
                 return
 
     def sgpr_value(self, index: int) -> int | None:
@@ -448,6 +453,7 @@ class WaveState:
 
     # ---- writing ----------------------------------------------------------------------------
     def write_sgpr(self, index: int, value: int | Affine | None) -> None:
+        self.assumed.discard(index)
         self.sgpr[index] = value if value is None or isinstance(value, Affine) else int(value) & MASK32
 
     def write_sgpr64(self, index: int, value: int | None) -> None:
