@@ -60,8 +60,10 @@ def test_each_launch_has_the_numbers_of_a_full_check_of_its_bits(make_case, vari
     groups: dict[bytes, list[int]] = {}
     for record, output in zip(result.launches, outputs):
         groups.setdefault(output.view(torch.int16).cpu().numpy().tobytes(), []).append(record.index)
-    accurate = [g for g in groups.values() if not result.launches[g[0] - 1].wrong]
+    # (the largest group that checked accurate, else the largest: a racy kernel may be wrong on every launch)
+    accurate = [g for g in groups.values() if not result.launches[g[0] - 1].wrong] or list(groups.values())
     consensus = set(max(accurate, key=lambda g: (len(g), -g[0])))
-    assert {launch.index for launch in result.bad_launches} == set(range(1, 49)) - consensus
+    wrong = {launch.index for launch in result.launches if launch.wrong or launch.nonfinite}
+    assert {launch.index for launch in result.bad_launches} == (set(range(1, 49)) - consensus) | wrong
     if variant == "fixed":
         assert not result.bad_launches and len(groups) == 1

@@ -52,40 +52,52 @@ def checksum_view(t: torch.Tensor) -> torch.Tensor | None:
 
 
 def checksum(t: torch.Tensor) -> int:
-    """A 64-bit hash of the output's bits and their places: over the elements (r, c) of the 2-D
-    view (checksum_view), the sum modulo 2**64 of mix32(bits ^ element_key(r, c)) *
-    group_weight(r, c // 128) * lane_weight(c % 128), as a signed 64-bit number. The weights
-    are odd and the products exact in 64 bits.
+    """A 64-bit hash of the output's bits and their places. The 2-D view (checksum_view) is cut
+    into 32-bit words: each fp32 element is one, and each pair of 16-bit neighbours (columns c
+    and c + 1, c even; the high half 0 past the last column) is one, the element at c in the
+    low half (a byte element is a word of its own, a 64-bit one two). Over the words (r, c), c the word's first column, the checksum is the sum modulo
+    2**64 of mix32(word ^ element_key(r, c)) * group_weight(r, c // 128) * lane_weight(c % 128),
+    as a signed 64-bit number. The weights are odd and the products exact in 64 bits.
 
     Equal outputs give equal checksums. A changed output collides with the one it was (or any
     other fixed output) with probability at most 1 / (2**32 - 1), whatever the change, as long
-    as the change does not depend on lowbias32 itself: mix32 turns any change of an element's
-    bits into a difference d of its mixed value that is, to the change, a random nonzero
-    32-bit number, and the sum collides only when the last changed element's d * w (w odd, |d *
-    w| < 2**64) is the one residue that cancels the rest, one value of d out of 2**32 - 1. So
-    a change to one element is always seen (d * w is never 0 modulo 2**64), and structured
-    changes (swapped rows or tiles, sign flips, a shifted block, one ulp) are no more likely
-    to collide than random ones: without the mixing, a weighted sum of the bits would see a
-    pair of fp32 sign flips (differences of 2**31) at two places whose weights agree modulo
-    2**33 as no change at all, and about one pair in 2**32 of any output's places does.
+    as the change does not depend on lowbias32 itself: mix32 turns any change of a word's bits
+    into a difference d of its mixed value that is, to the change, a random nonzero 32-bit
+    number, and the sum collides only when the last changed word's d * w (w odd, |d * w| <
+    2**64) is the one residue that cancels the rest, one value of d out of 2**32 - 1. So a
+    change to one word is always seen (d * w is never 0 modulo 2**64), and structured changes
+    (swapped rows or tiles, sign flips, a shifted block, one ulp) are no more likely to collide
+    than random ones: without the mixing, a weighted sum of the bits would see a pair of fp32
+    sign flips (differences of 2**31) at two places whose weights agree modulo 2**33 as no
+    change at all, and about one pair in 2**32 of any output's places does.
 
-    The GPU's pass computes it at memory speed: per element a key, a lowbias32 and one
-    widening multiply-add (a group weight is applied once per 128 columns)."""
+    The GPU's pass computes it at memory speed: per word a key, a lowbias32 and one widening
+    multiply-add (a group weight is applied once per 128 columns); two 16-bit elements share
+    one word's mix."""
     view = checksum_view(t)
     if view is None:
         view = t.contiguous().reshape(-1, t.shape[-1])
     if view.numel() == 0:
         return 0
+    if view.element_size() == 8:  # 64-bit elements: as two 32-bit words each
+        view = view.contiguous().view(torch.int32)
     bits = bits_view(view)
     m, n = view.shape
-    width_mask = (1 << (8 * t.element_size())) - 1
-    cols = torch.arange(n, dtype=torch.int64, device=t.device)
+    halves = view.element_size() == 2
+    cols = torch.arange(0, n, 2 if halves else 1, dtype=torch.int64, device=t.device)  # each word's first column
     lanes = lane_weight(cols % CHECKSUM_GROUP)
     groups = cols // CHECKSUM_GROUP
     total = torch.zeros((), dtype=torch.int64, device=t.device)
     for rows in row_chunks(m, n):
         row_ids = torch.arange(rows.start, rows.stop, dtype=torch.int64, device=t.device)
-        mixed = mix32((bits[rows].to(torch.int64) & width_mask) ^ element_key(row_ids[:, None], cols[None, :]))
+        if halves:
+            elements = bits[rows].to(torch.int64) & 0xFFFF
+            if n % 2:
+                elements = torch.nn.functional.pad(elements, (0, 1))
+            words = elements[:, 0::2] | (elements[:, 1::2] << 16)
+        else:  # a 32-bit element, or a byte
+            words = bits[rows].to(torch.int64) & (_MASK32 if view.element_size() == 4 else 0xFF)
+        mixed = mix32(words ^ element_key(row_ids[:, None], cols[None, :]))
         weight = group_weight(row_ids[:, None], groups[None, :]) * lanes[None, :]  # int64 products wrap: modulo 2**64
         total += (mixed * weight).sum()
     return int(total)

@@ -16,7 +16,7 @@ from .launch import launch
 from .plan import multiprocessors
 
 _BLOCK = 1024  # elements per program and step: 8 KB of each tensor for 64-bit words
-_PROGRAMS_PER_SM = 2  # per slot (each input, and the guard regions)
+_PROGRAMS_PER_SM = 8  # in all, shared among the slots (each input, and the guard regions)
 SLOTS = 5  # four inputs and the guard regions
 GUARD_COUNTS = 2  # result[0], result[1]: canary elements changed before and after out; result[2 + i]: input i changed
 
@@ -40,21 +40,24 @@ def _differs(live, copy, numel, flag, index, programs, BLOCK: tl.constexpr):
 
 @triton.jit
 def _guard_kernel(a_live, a_copy, a_numel, b_live, b_copy, b_numel, c_live, c_copy, c_numel, d_live, d_copy, d_numel,
-                  block, guard_numel, after_offset, canary, result, BLOCK: tl.constexpr):
-    """Program p works for slot p % 5 as its (p // 5)-th program: slots 0-3 compare an input
-    with its copy into ``result[2 + slot]``, slot 4 counts the canary into ``result[0:2]``."""
-    slot = tl.program_id(0) % 5
-    index = tl.program_id(0) // 5
-    programs = tl.num_programs(0) // 5
-    if slot == 0:
-        _differs(a_live, a_copy, a_numel, result + 2, index, programs, BLOCK)
-    elif slot == 1:
-        _differs(b_live, b_copy, b_numel, result + 3, index, programs, BLOCK)
-    elif slot == 2:
-        _differs(c_live, c_copy, c_numel, result + 4, index, programs, BLOCK)
-    elif slot == 3:
-        _differs(d_live, d_copy, d_numel, result + 5, index, programs, BLOCK)
+                  block, guard_numel, after_offset, canary, result, end_a, end_b, end_c, end_d,
+                  BLOCK: tl.constexpr):
+    """Programs [0, end_a) compare input a with its copy into ``result[2]``, [end_a, end_b)
+    input b into ``result[3]``, and so on; the programs from end_d count the canary into
+    ``result[0:2]``. Each slot has programs in proportion to the bytes it reads, so that all
+    finish together."""
+    pid = tl.program_id(0)
+    if pid < end_a:
+        _differs(a_live, a_copy, a_numel, result + 2, pid, end_a, BLOCK)
+    elif pid < end_b:
+        _differs(b_live, b_copy, b_numel, result + 3, pid - end_a, end_b - end_a, BLOCK)
+    elif pid < end_c:
+        _differs(c_live, c_copy, c_numel, result + 4, pid - end_b, end_c - end_b, BLOCK)
+    elif pid < end_d:
+        _differs(d_live, d_copy, d_numel, result + 5, pid - end_c, end_d - end_c, BLOCK)
     else:
+        index = pid - end_d
+        programs = tl.num_programs(0) - end_d
         before = tl.full([BLOCK], 0, tl.int32)
         after = tl.full([BLOCK], 0, tl.int32)
         start = index * BLOCK
@@ -92,10 +95,15 @@ def queue_guards(pairs: list[tuple[torch.Tensor, torch.Tensor]], block: torch.Te
             arguments += [live, copy, live.numel()]
         else:
             arguments += [result, result, 0]  # nothing to compare
-    largest = max([2 * guard_numel] + [live.numel() for live, _ in pairs])
+    # programs per slot in proportion to its elements (each at least one), PROGRAMS_PER_SM in all
+    sizes = [live.numel() for live, _ in pairs] + [0] * (SLOTS - 1 - len(pairs)) + [2 * guard_numel]
     if INTERPRETED:
-        per_slot = 2
+        total = SLOTS
     else:
-        per_slot = max(1, min(-(-largest // _BLOCK), _PROGRAMS_PER_SM * multiprocessors(block.device)))
-    launch(_guard_kernel, SLOTS * per_slot, (*arguments, block, guard_numel, after_offset, canary, result),
+        total = max(SLOTS, _PROGRAMS_PER_SM * multiprocessors(block.device))
+    blocks = [-(-size // _BLOCK) for size in sizes]
+    counts = [min(b, max(1, round(total * size / max(1, sum(sizes))))) if b else 0 for b, size in zip(blocks, sizes)]
+    counts[-1] = max(1, counts[-1])  # the canary's programs also run when the regions are empty
+    ends = [sum(counts[:i + 1]) for i in range(SLOTS)]
+    launch(_guard_kernel, ends[-1], (*arguments, block, guard_numel, after_offset, canary, result, *ends[:SLOTS - 1]),
            dict(BLOCK=_BLOCK), 4, interpreted=INTERPRETED)

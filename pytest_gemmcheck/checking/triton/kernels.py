@@ -50,8 +50,8 @@ Why the numbers are the torch path's:
   or that has a wrong element, adds its squares again in float64, as the torch path does:
   overflow and non-finite values give its numbers exactly.
 
-The checksum costs, per element, its place's key, a lowbias32 and one widening multiply-add
-(plus a group weight per VEC elements).
+The checksum costs, per 32-bit word (one fp32 element, or two 16-bit neighbours), its place's
+key, a lowbias32 and one widening multiply-add (plus a group weight per VEC elements).
 """
 
 from __future__ import annotations
@@ -305,22 +305,51 @@ def _mix32(x):
 
 
 @triton.jit
-def _checksum_bits(out_raw, rows, cols, BITS: tl.constexpr):
-    # checksum.checksum's mix32(bits ^ element_key(r, c)): the bits zero-extended to uint32;
-    # masked elements load as 0 and must add nothing, which their zero weight sees to
-    if BITS == 16:
-        bits = out_raw.to(tl.uint16, bitcast=True).to(tl.uint32)
-    else:
-        bits = out_raw.to(tl.uint32, bitcast=True)
-    key = rows.to(tl.uint32)[:, None] * CHECKSUM_KEY_ROW + cols.to(tl.uint32)[None, :] * CHECKSUM_KEY_COLUMN
-    return _mix32(bits ^ key)
-
-
-@triton.jit
 def _lane_weight(lanes):
     # checksum.lane_weight: per column of a group, computed once per program; uint32, widened where
     # it multiplies (a loop-invariant uint64 made the compiler add its zero high word per element)
     return _mix32(lanes.to(tl.uint32) ^ CHECKSUM_LANE_SEED) | 1
+
+
+@triton.jit
+def _word_columns(cols64, BITS: tl.constexpr, BLOCK_N: tl.constexpr):
+    # the first column of each checksum word: every column for 32-bit outputs, every other one
+    # for 16-bit outputs (a word is two neighbours)
+    if BITS == 16:
+        first, _ = tl.split(tl.reshape(cols64, [BLOCK_N // 2, 2]))
+        return first
+    else:
+        return cols64
+
+
+@triton.jit
+def _checksum_lanes(cols64, BITS: tl.constexpr, BLOCK_N: tl.constexpr):
+    # the lane weight of each word of a block's columns
+    return _lane_weight(_word_columns(cols64, BITS, BLOCK_N) % CHECKSUM_GROUP)
+
+
+@triton.jit
+def _checksum_fold(out_raw, rows, row_ok, cols64, N, lane_weights, BITS: tl.constexpr, BLOCK_M: tl.constexpr,
+                   BLOCK_N: tl.constexpr, VEC: tl.constexpr, EVEN: tl.constexpr):
+    # checksum.checksum's terms of one block, mix32(word ^ element_key) * lane weight, folded
+    # over the VEC columns a thread holds: [BLOCK_M, BLOCK_N // VEC] uint64, each still to be
+    # multiplied by its group's weight. Words past the output's edge add nothing.
+    first = _word_columns(cols64, BITS, BLOCK_N)
+    if BITS == 16:
+        bits = out_raw.to(tl.uint16, bitcast=True).to(tl.uint32)
+        low, high = tl.split(tl.reshape(bits, [BLOCK_M, BLOCK_N // 2, 2]))
+        word = low | (high << 16)
+    else:
+        word = out_raw.to(tl.uint32, bitcast=True)
+    key = rows.to(tl.uint32)[:, None] * CHECKSUM_KEY_ROW + first.to(tl.uint32)[None, :] * CHECKSUM_KEY_COLUMN
+    mixed = _mix32(word ^ key)
+    if not EVEN:
+        mixed = tl.where(row_ok[:, None] & (first < N)[None, :], mixed, 0)
+    terms = mixed.to(tl.uint64) * lane_weights[None, :].to(tl.uint64)
+    if BITS == 16:
+        return _fold_sum(terms, BLOCK_M, BLOCK_N // 2, VEC // 2)
+    else:
+        return _fold_sum(terms, BLOCK_M, BLOCK_N, VEC)
 
 
 @triton.jit
@@ -519,7 +548,7 @@ def _check_kernel(
     if CHECKSUM:  # checksum.checksum: unsigned, sums wrap modulo 2**64
         checksum_total = tl.full([BLOCK_M], 0, tl.uint64)
         if tl.constexpr(BLOCK_N) % CHECKSUM_GROUP == 0:  # every block starts a group: the lanes' weights never change
-            lane_weights = _lane_weight(tl.arange(0, BLOCK_N) % CHECKSUM_GROUP)
+            lane_weights = _checksum_lanes(tl.arange(0, BLOCK_N), BITS, BLOCK_N)
     if NUM_COPIES > 0:
         diff0_total = tl.full([BLOCK_M], 0, tl.int64)
         worst0_total = tl.full([BLOCK_M], 0, tl.int32)
@@ -596,11 +625,9 @@ def _check_kernel(
             if CHECKSUM:  # per element a key, a mix and one widening multiply-add; per VEC elements (one
                 # group) the group's weight
                 if tl.constexpr(BLOCK_N) % CHECKSUM_GROUP != 0:
-                    lane_weights = _lane_weight(cols64 % CHECKSUM_GROUP)
-                mixed = _checksum_bits(out_raw, rows, cols64, BITS)
-                if not EVEN:  # elements past the output's edge add nothing
-                    mixed = tl.where(row_ok[:, None] & (cols64 < N)[None, :], mixed, 0)
-                lane_sums = _fold_sum(mixed.to(tl.uint64) * lane_weights[None, :].to(tl.uint64), BLOCK_M, BLOCK_N, VEC)
+                    lane_weights = _checksum_lanes(cols64, BITS, BLOCK_N)
+                lane_sums = _checksum_fold(out_raw, rows, row_ok, cols64, N, lane_weights, BITS, BLOCK_M, BLOCK_N, VEC,
+                                           EVEN)
                 groups = (block * BLOCK_N + tl.arange(0, FOLDED) * VEC).to(tl.uint32) // CHECKSUM_GROUP
                 checksum += lane_sums * _group_weight(rows[:, None], groups[None, :])
             if NUM_COPIES > 0:  # bits compared, no conversions: the clean path's whole cost per copy

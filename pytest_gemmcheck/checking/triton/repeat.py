@@ -7,7 +7,7 @@ has that output's bits (up to the checksum's collision bound, :func:`..checksum.
 so its numbers. Such a launch needs one read of its output and, for the launch after it, one
 write of NaN into the other buffer: :func:`_checksum_fill_kernel` does both, so that the GPU
 moves 2 x M x N x element bytes per repeated launch and nothing more. The checksum is the same
-function the full pass folds in (:func:`.kernels._checksum_bits`, the same blocks and tasks of
+function the full pass folds in (:func:`.kernels._checksum_fold`, the same blocks and tasks of
 :func:`.plan.main_plan`).
 
 Each (output, buffer to poison) pair keeps its scratch and, from its second pass on, a CUDA
@@ -22,7 +22,7 @@ import triton
 import triton.language as tl
 
 from ..graphs import capture
-from .kernels import CHECKSUM_GROUP, INTERPRETED, _checksum_bits, _fold_sum, _group_weight, _lane_weight
+from .kernels import CHECKSUM_GROUP, INTERPRETED, _checksum_fold, _checksum_lanes, _group_weight
 from .launch import diagnose, launch
 from .plan import LaunchConfig, main_plan
 from .runtime import RUNTIME
@@ -47,7 +47,7 @@ def _checksum_fill_kernel(
     slots = tl.arange(0, BLOCK_M)
     total = tl.full([BLOCK_M], 0, tl.uint64)
     if tl.constexpr(BLOCK_N) % CHECKSUM_GROUP == 0:
-        lane_weights = _lane_weight(tl.arange(0, BLOCK_N) % CHECKSUM_GROUP)
+        lane_weights = _checksum_lanes(tl.arange(0, BLOCK_N), BITS, BLOCK_N)
     if FILL:
         poison = tl.full([BLOCK_M, BLOCK_N], float("nan"), tl.float32).to(fill_ptr.dtype.element_ty)
     task = pid
@@ -68,16 +68,14 @@ def _checksum_fill_kernel(
                 out_raw = tl.load(at_out, eviction_policy="evict_first")
                 if FILL:
                     tl.store(at_fill, poison, eviction_policy="evict_first")
-                mixed = _checksum_bits(out_raw, rows, cols64, BITS)
             else:
                 inside = row_ok[:, None] & (cols64 < N)[None, :]
                 out_raw = tl.load(at_out, mask=inside, other=0.0, eviction_policy="evict_first")
                 if FILL:
                     tl.store(at_fill, poison, mask=inside, eviction_policy="evict_first")
-                mixed = tl.where(inside, _checksum_bits(out_raw, rows, cols64, BITS), 0)
             if tl.constexpr(BLOCK_N) % CHECKSUM_GROUP != 0:
-                lane_weights = _lane_weight(cols64 % CHECKSUM_GROUP)
-            lane_sums = _fold_sum(mixed.to(tl.uint64) * lane_weights[None, :].to(tl.uint64), BLOCK_M, BLOCK_N, VEC)
+                lane_weights = _checksum_lanes(cols64, BITS, BLOCK_N)
+            lane_sums = _checksum_fold(out_raw, rows, row_ok, cols64, N, lane_weights, BITS, BLOCK_M, BLOCK_N, VEC, EVEN)
             groups = (block * BLOCK_N + tl.arange(0, FOLDED) * VEC).to(tl.uint32) // CHECKSUM_GROUP
             checksum += lane_sums * _group_weight(rows[:, None], groups[None, :])
             block += 1
