@@ -201,6 +201,10 @@ def _why(kernel: Kernel, h: dataflow.Hazard) -> str:
     if h.how == "own":
         return (f"Wave {v} refills bytes with the load at line {load} while its read at line {read} may still be in "
                 f"flight (no lgkmcnt wait retires it first): the refill may overtake the read.")
+    if h.how == "visible" and h.severity == "warning":
+        return (f"Wave {w} refills the bytes wave {v} reads at line {read} with the load at line {load}, issued before "
+                f"its last barrier and still in flight; wave {v} reads them expecting what they held before (it "
+                f"issues its own part of that load only later): the refill may overtake the read.")
     if h.how == "visible":
         text = (f"Wave {w} still had the load at line {load} in flight when it passed its last barrier, and wave {v} "
                 f"reads the bytes it writes at line {read} before any later rendezvous: s_barrier is a rendezvous, "
@@ -209,6 +213,11 @@ def _why(kernel: Kernel, h: dataflow.Hazard) -> str:
             text += (f" Wave {w} does retire the load before its next barrier, but that barrier pairs with another "
                      f"of wave {v}'s: the waves run a barrier phase apart, and only elapsed time orders the read.")
         return text
+    if h.how == "after-end":
+        return (f"Wave {w} issues the load at line {load} after its last barrier and ends without waiting for it; wave "
+                f"{v} reads the bytes it writes at line {read} later, but no rendezvous orders an ended wave's loads: "
+                + ("the read means to see the load (wave " + str(v) + " issued its own part before)."
+                   if h.severity == "error" else "the load may overtake the read."))
     if h.how == "concurrent" and h.severity == "error":
         where = "passes no barrier before it" if "no barrier" in h.barriers else "reads in the same barrier phase"
         return (f"Wave {v} issued its own part of the load at line {load} before its read at line {read}, so it means "

@@ -48,7 +48,7 @@ import numpy as np
 
 from .asm import Instruction, Kernel
 from .findings import wave_list
-from .liveness import is_live, live_in, scc_live
+from .liveness import is_live, live_in, scc_live, uses_and_defs
 from .machine import Affine, Lanes, WaveState, join_lanes
 from .operands import MASK32, VCC_LO
 from .simulate import Geometry, Ranges, classify, dma_ranges, dma_size, ds_ranges, initial_state, overlap, parse_waitcnt
@@ -56,8 +56,9 @@ from .targets import Target
 
 PERIOD = 12  # a folded loop's state stands for iterations 12 apart: stage counts 1, 2, 3, 4, 6, 12 stay exact
 SHARED_VISITS = 2  # visits of a scalar branch in one phase decided for all waves alike
-STATES_PER_BRANCH = 4  # distinct states at a branch within a phase before they are joined
+STATES_PER_BRANCH = 4 * PERIOD  # states of one shape at a branch within a phase before they are joined
 STATES_PER_PHASE = 8 * PERIOD  # states of one recurring phase before its registers are joined
+STATES_PER_POINT = 2 * STATES_PER_PHASE  # states at one set of barriers before whole states are joined
 MAX_PHASE_STEPS = 2_000_000  # instructions one wave may run in one phase
 UNKNOWN_COUNT = -1  # a load's issue count where paths with different counts were joined
 
@@ -79,14 +80,17 @@ class WaveAbs:
     # times the wave passed each barrier, relative likewise: two waves at one barrier instruction
     # with different counts are at different iterations of a loop, a phase apart
     passed: dict[int, int] = field(default_factory=dict)
+    # a wave that ended: the loads of its last phase, (load, bytes, issue count). It takes part in
+    # no later rendezvous, so they stay unordered with everything the other waves do after it.
+    final: frozenset = frozenset()
 
     def copy(self) -> "WaveAbs":
         return WaveAbs(self.wave, self.pc, self.regs.copy(), dict(self.vm), dict(self.ds), self.barrier, self.ended,
-                       dict(self.issued), dict(self.passed))
+                       dict(self.issued), dict(self.passed), self.final)
 
     def shape(self) -> tuple:
         return (self.pc, self.ended, self.barrier, frozenset(self.vm.items()), frozenset(self.ds.items()),
-                frozenset(self.issued.items()), frozenset(self.passed.items()))
+                frozenset(self.issued.items()), frozenset(self.passed.items()), self.final)
 
     def at_barrier(self) -> tuple[int, int]:
         """The barrier passed last, with how many times (relative): equal for aligned waves."""
@@ -106,6 +110,8 @@ class Visible:
     younger: int
     barrier: int
     passed: int = 0  # the wave's count of that barrier (see WaveAbs.passed)
+    after_end: int | None = None  # issued in the last phase of a wave that ended: its issue count
+    count: int = 0  # the issue count of the wave's latest instance of the load
 
 
 @dataclass
@@ -114,7 +120,8 @@ class Group:
 
     waves: list[WaveAbs]
     visible: frozenset[Visible]  # loads in flight at some wave's last barrier
-    reads: frozenset[tuple[int, int, Ranges]]  # (wave, read, bytes) still in flight at its last barrier
+    # (wave, read, bytes, (load, issue count) the wave issued before it) still in flight at its last barrier
+    reads: frozenset[tuple[int, int, Ranges, frozenset]]
     trace: tuple[str, ...] = ()
     history: dict = field(default_factory=dict)  # shape -> the last two register states along this path
     decided: int = 0  # runtime branches decided along the path
@@ -179,7 +186,8 @@ class NeedDecision(Exception):
 class PhaseRecord:
     """What one wave did in a phase, over all its paths: reads and loads, with their bytes."""
 
-    reads: dict[tuple[int, Ranges], set[tuple[int, int]]] = field(default_factory=dict)  # -> (load, count) issued before
+    # -> for each instance of the read, the (load, issue count) pairs of its wave at that point
+    reads: dict[tuple[int, Ranges], set[frozenset]] = field(default_factory=dict)
     loads: set[tuple[int, Ranges, int]] = field(default_factory=set)  # (load, bytes, its issue count)
 
 
@@ -216,11 +224,13 @@ class KernelAnalysis:
         self.outcome = Outcome()
         self.exact: set = set()
         self.by_shape: dict[tuple, list[Group]] = {}
+        self.by_point: dict[tuple, list[Group]] = {}  # by where each wave is
         self.symbols = itertools.count(1)
         self.fold_symbols: dict[tuple, int] = {}  # one symbol per phase shape where loops fold
         self.targets = set(kernel.labels.values())
         self.live = live_in(kernel)
         self.loops = _loops(kernel)
+        self.single_defs = _single_definitions(kernel)
 
     # ---- the fixed point over rendezvous ---------------------------------------------------
     def run(self) -> Outcome:
@@ -274,15 +284,27 @@ class KernelAnalysis:
                 continue
             if not _consistent(waves):
                 continue
+            waves = self._share_facts(waves)
             trace = (group.trace + tuple(decided) + (self._barrier_words(waves),))[-8:]
             self._check_phase(group, waves, records, trace)
             if all(w.ended for w in waves):
                 continue
-            waves = [self._forget_dead(w) for w in _relative_counts(waves)]
+            before = {(v, site, lds): issued for v, site, lds, issued in group.reads}
+            snapshots = {(v, site, lds): record.reads.get((site, lds), before.get((v, site, lds), ()))
+                         for v, (w, record) in enumerate(zip(waves, records)) for site, lds in w.ds}
+            for w, old, record in zip(waves, group.waves, records):
+                if w.ended and not old.ended:
+                    w.final = frozenset(record.loads)
+            waves, shift = _relative_counts(waves)
+            waves = [self._forget_dead(w) for w in waves]
             visible = frozenset(
-                Visible(w.wave, site, lds, younger, *w.at_barrier()) for w in waves for (site, lds), younger in w.vm.items()
+                Visible(w.wave, site, lds, younger, *w.at_barrier(), _final_count(w, site, lds), w.issued.get(site, 0))
+                for w in waves for (site, lds), younger in w.vm.items()
             )
-            reads = frozenset((w.wave, site, lds) for w in waves for (site, lds) in w.ds)
+            reads = frozenset(
+                (v, site, lds, frozenset(frozenset((load, _shifted(count, load, shift)) for load, count in snapshot)
+                                         for snapshot in issued))
+                for (v, site, lds), issued in snapshots.items())
             yield Group(waves, visible, reads, trace, dict(group.history), group.decided + len(decisions),
                         (group.merged + split)[-3:] if split and split[0] not in group.merged else group.merged)
 
@@ -299,6 +321,24 @@ class KernelAnalysis:
         if not scc_live(live):
             regs.scc, regs.scc_nonuniform = None, False
         return wave
+
+    def _share_facts(self, waves: list[WaveAbs]) -> list[WaveAbs]:
+        """What one wave learnt of a uniform register written once in the whole kernel (a kernel
+        argument) holds in every wave that has written it: give it to those that do not know it."""
+        learnt = {index: w.regs.sgpr[index] for w in waves for index in w.regs.assumed
+                  if index in self.single_defs and w.regs.sgpr.get(index) is not None}
+        if not learnt:
+            return waves
+        out = []
+        for w in waves:
+            missing = [i for i in learnt if i in w.regs.sgpr and w.regs.sgpr[i] is None and i not in w.regs.nonuniform]
+            if missing:
+                w = w.copy()
+                for index in missing:
+                    w.regs.sgpr[index] = learnt[index]
+                    w.regs.assumed.add(index)
+            out.append(w)
+        return out
 
     def _split_decisions(self, decisions: dict) -> tuple[str, ...]:
         """Where waves at different iterations took one uniform branch differently in this phase:
@@ -332,8 +372,18 @@ class KernelAnalysis:
         group = self._fold(shape, group)
         if len(bucket) >= STATES_PER_PHASE:
             group = self._widen(_closest(bucket, group), group)
-        if group is None or any(_subsumes(old, group) for old in bucket):
+        if any(_subsumes(old, group) for old in bucket):
             return None
+        point = tuple((w.pc, w.ended) for w in group.waves)
+        here = self.by_point.setdefault(point, [])
+        if len(here) >= STATES_PER_POINT:
+            # queues and counts differ too: join whole states, a lattice of finite height
+            joined = _join_groups(here[-1], group)
+            if joined.key() == here[-1].key():
+                return None
+            group = joined
+            bucket = self.by_shape.setdefault(group.shape(), [])
+        here.append(group)
         bucket.append(group)
         self.outcome.states += 1
         return group
@@ -367,8 +417,7 @@ class KernelAnalysis:
     # ---- one wave through one phase ----------------------------------------------------------
     def _run_wave(self, start: WaveAbs, decisions: dict, record: PhaseRecord) -> list[WaveAbs]:
         finals: dict[int, WaveAbs] = {}
-        seen: dict[int, list] = {}
-        joined: dict[int, WaveAbs] = {}
+        seen: dict[tuple, list[WaveAbs]] = {}
         stack = [(start.copy(), {})]
         steps = 0
         while stack:
@@ -414,7 +463,7 @@ class KernelAnalysis:
                                 raise NeedDecision(key)
                             taken = decisions[key]
                         else:
-                            wave = self._merge_at_branch(wave, seen, joined)
+                            wave = self._merge_at_branch(wave, seen)
                             if wave is None:
                                 break
                             other = wave.copy()
@@ -461,22 +510,35 @@ class KernelAnalysis:
         scc = taken == (branch == "s_cbranch_scc1")
         if scc == (relation == "eq"):
             wave.regs.assume_equal(*compare.operands)
+        else:
+            wave.regs.assume_unequal(*compare.operands)
 
-    def _merge_at_branch(self, wave: WaveAbs, seen: dict, joined: dict) -> WaveAbs | None:
-        """None when an equal state took this branch before; a joined one past the bound."""
-        keys = seen.setdefault(wave.pc, [])
-        key = wave.key()
-        if key in keys:
+    def _merge_at_branch(self, wave: WaveAbs, seen: dict) -> WaveAbs | None:
+        """A loop inside one phase (no barrier in it) closes like one across phases: None when a
+        state seen at this branch covers this one; registers that grew by one step twice fold;
+        past :data:`STATES_PER_BRANCH` states of one shape they are joined."""
+        # issue counts grow with the iterations of such a loop: they are not part of the shape,
+        # and where two iterations differ in them the count becomes unknown (matching any instance)
+        shape = wave.shape()[:-3] + wave.shape()[-2:]
+        same = seen.setdefault((wave.pc, shape), [])
+        if any(_wave_covers(old, wave) for old in same):
             return None
-        keys.append(key)
-        if len(keys) <= STATES_PER_BRANCH:
-            return wave
-        previous = joined.get(wave.pc)
-        merged = wave if previous is None else _join_waves(previous, wave)
-        if previous is not None and merged.key() == previous.key():
-            return None
-        joined[wave.pc] = merged
-        return merged.copy()
+        if same:
+            wave = wave.copy()
+            for site, count in wave.issued.items():
+                if same[-1].issued.get(site, 0) != count:
+                    wave.issued[site] = UNKNOWN_COUNT
+        if len(same) >= 2:
+            symbol = self.fold_symbols.setdefault(("branch", wave.pc, shape), next(self.symbols))
+            _fold_registers(wave.regs, same[-2].regs, same[-1].regs, symbol)
+            if any(_wave_covers(old, wave) for old in same):
+                return None
+        if len(same) >= STATES_PER_BRANCH:
+            wave = _join_waves(same[-1], wave)
+            if _wave_covers(same[-1], wave):
+                return None
+        same.append(wave)
+        return wave.copy()
 
     def _event(self, wave: WaveAbs, inst: Instruction, record: PhaseRecord) -> None:
         """Apply a memory or wait instruction to the wave's queues; check its own ordering."""
@@ -523,7 +585,7 @@ class KernelAnalysis:
                     shared = overlap(lds, load_lds)
                     if shared:
                         self._own(wave, site, load, shared, "error", f"s_waitcnt vmcnt({younger}) before the read")
-                record.reads.setdefault((site, lds), set()).update(wave.issued.items())
+                record.reads.setdefault((site, lds), set()).add(frozenset(wave.issued.items()))
                 _add(wave.ds, (site, lds))
 
     def _own(self, wave: WaveAbs, read: int, load: int, lds: Ranges, severity: str, cover: str) -> None:
@@ -540,26 +602,38 @@ class KernelAnalysis:
                     shared = overlap(lds, seen.lds)
                     if not shared:
                         continue
-                    apart = before[v].at_barrier() != (seen.barrier, seen.passed)
-                    retired = (seen.site, seen.lds) not in waves[seen.wave].vm
-                    severity = "latent" if apart and retired else "error"
+                    if seen.after_end is not None:
+                        # issued after the ended wave's last rendezvous: as unordered as a load of this phase
+                        cover = f"s_waitcnt vmcnt(0) + s_barrier in wave {seen.wave} after its load, before it ends"
+                        pair = f"wave {seen.wave} ended without passing another barrier"
+                        for severity in _weights(issued, seen.site, seen.after_end):
+                            self._cross(severity, read, seen.site, v, seen.wave, shared, "after-end", cover, pair, trace, group)
+                        continue
+                    apart = _apart(before[v].at_barrier(), (seen.barrier, seen.passed))
+                    # retired by the load's wave before a barrier of its own (an ended wave has none)
+                    retired = (seen.site, seen.lds) not in waves[seen.wave].vm and not waves[seen.wave].ended
                     pair = self._pair(v, before[v].barrier, seen.wave, seen.barrier, apart)
                     cover = f"s_waitcnt vmcnt({seen.younger}) in wave {seen.wave} before its barrier at line {self._line(seen.barrier)}"
-                    self._cross(severity, read, seen.site, v, seen.wave, shared, "visible", cover, pair, trace, group)
-                for w, load, shared, count in _loads_of_others(records, v, lds):
-                    same = (load, count) in issued or (load, UNKNOWN_COUNT) in issued or (
-                        count == UNKNOWN_COUNT and any(site == load for site, _ in issued))
-                    severity = "error" if same else "warning"
-                    cover = (f"s_waitcnt vmcnt(0) + s_barrier in wave {w} between its load and wave {v}'s read"
-                             if severity == "error" else
-                             f"s_waitcnt lgkmcnt(0) + s_barrier in wave {v} between its read and wave {w}'s load")
-                    pair = self._pair(v, before[v].barrier, w, before[w].barrier, before[v].at_barrier() != before[w].at_barrier())
-                    self._cross(severity, read, load, v, w, shared, "concurrent", cover, pair, trace, group)
-        for v, read, lds in group.reads:
-            for w, load, shared, _ in _loads_of_others(records, v, lds):
-                cover = f"s_waitcnt lgkmcnt(0) in wave {v} before its barrier at line {self._line(before[v].barrier)}"
-                pair = self._pair(v, before[v].barrier, w, before[w].barrier, before[v].at_barrier() != before[w].at_barrier())
-                self._cross("warning", read, load, v, w, shared, "in-flight", cover, pair, trace, group)
+                    for severity in _weights(issued, seen.site, seen.count):
+                        # a load the read does not mean to see, issued before it: a refill that may overtake it
+                        if severity == "error" and apart and retired:
+                            severity = "latent"
+                        self._cross(severity, read, seen.site, v, seen.wave, shared, "visible", cover, pair, trace, group)
+                self._against_phase_loads(records, v, read, lds, issued, "concurrent", trace, group,
+                                          "s_waitcnt lgkmcnt(0) + s_barrier in wave {v} between its read and wave {w}'s load")
+        for v, read, lds, issued in group.reads:
+            self._against_phase_loads(records, v, read, lds, issued, "in-flight", trace, group,
+                                      "s_waitcnt lgkmcnt(0) in wave {v} before its barrier at line {line}")
+
+    def _against_phase_loads(self, records, v, read, lds, issued, how, trace, group, refill_cover: str) -> None:
+        """A read of wave ``v`` against the other waves' loads of this phase: nothing orders them."""
+        before = group.waves
+        for w, load, shared, count in _loads_of_others(records, v, lds):
+            pair = self._pair(v, before[v].barrier, w, before[w].barrier, _apart(before[v].at_barrier(), before[w].at_barrier()))
+            for severity in _weights(issued, load, count):
+                cover = (f"s_waitcnt vmcnt(0) + s_barrier in wave {w} between its load and wave {v}'s read"
+                         if severity == "error" else refill_cover.format(v=v, w=w, line=self._line(before[v].barrier)))
+                self._cross(severity, read, load, v, w, shared, how, cover, pair, trace, group)
 
     def _cross(self, severity, read, load, reader, writer, lds, how, cover, pair, trace, group) -> None:
         self.outcome.hazards.append(Hazard(severity, read, load, reader, writer, lds, how, cover, pair, trace, group.merged))
@@ -580,6 +654,22 @@ class KernelAnalysis:
 
 
 # ---- state helpers ----------------------------------------------------------------------------
+
+def _final_count(wave: WaveAbs, site: int, lds: Ranges) -> int | None:
+    return next((count for load, load_lds, count in wave.final if (load, load_lds) == (site, lds)), None)
+
+
+def _weights(snapshots, load: int, count: int) -> set[str]:
+    """For an unordered load instance and the instances of a read: "error" where the reading wave
+    issued its own copy of that load instance (or a later one) before the read, so the program
+    means the read to see it (every wave runs the same code); "warning" where it did not, so the
+    load refills bytes the read means to see as they were."""
+    weights = set()
+    for snapshot in snapshots:
+        same = any(site == load and (mine >= count or UNKNOWN_COUNT in (mine, count)) for site, mine in snapshot)
+        weights.add("error" if same else "warning")
+    return weights
+
 
 def _loads_of_others(records: list[PhaseRecord], reader: int, lds: Ranges):
     """(wave, load, shared bytes, issue count) of other waves' loads in a phase that overlap ``lds``."""
@@ -609,9 +699,21 @@ def _loops(kernel: Kernel) -> list[tuple[int, int]]:
     return loops
 
 
+def _single_definitions(kernel: Kernel) -> set[int]:
+    """SGPRs that one instruction of the kernel writes, and no other."""
+    writers: dict[int, int] = {}
+    for inst in kernel.instructions:
+        defs = uses_and_defs(inst)[1]
+        for index in range(106):
+            if defs >> index & 1:
+                writers[index] = writers.get(index, 0) + 1
+    return {index for index, count in writers.items() if count == 1}
+
+
 def _consistent(waves: list[WaveAbs]) -> bool:
-    """False when two waves learnt different values for one uniform register from branches they
-    decided (a trip count that would be two numbers at once): no run takes that combination."""
+    """False when waves learnt contradicting things of one uniform register from branches they
+    decided (a trip count that would be two numbers at once, a kernel argument both zero and not):
+    no run takes that combination."""
     learnt: dict[int, int | Affine] = {}
     for w in waves:
         for index in w.regs.assumed:
@@ -621,7 +723,8 @@ def _consistent(waves: list[WaveAbs]) -> bool:
             other = learnt.setdefault(index, value)
             if other != value and _join_scalar(other, value) is None:
                 return False
-    return True
+    return not any(isinstance(learnt.get(index), int) and learnt[index] in values
+                   for w in waves for index, values in w.regs.unequal.items())
 
 
 def _uniform(regs: WaveState, branch: str) -> bool:
@@ -660,21 +763,25 @@ def _join_waves(a: WaveAbs, b: WaveAbs) -> WaveAbs:
     return out
 
 
-def _relative_counts(waves: list[WaveAbs]) -> list[WaveAbs]:
-    """Issue counts less the fewest of any running wave: what tells instances apart, and finite."""
+def _relative_counts(waves: list[WaveAbs]) -> tuple[list[WaveAbs], dict[int, int]]:
+    """Issue and barrier counts less the fewest of any running wave: what tells instances apart,
+    and finite. Returns the waves and what was taken off each load's count (for counts kept
+    elsewhere: the reads in flight, an ended wave's last loads)."""
     running = [w for w in waves if not w.ended]
-    sites = {site for w in running for site in w.issued}
     out = []
     for w in waves:
         w = w.copy()
         if w.ended:
             w.issued, w.passed = {}, {}
         out.append(w)
+    shifts: dict[str, dict[int, int]] = {}
     for table in ("issued", "passed"):
-        sites = {site for w in running for site in getattr(w, table)}
-        for site in sites:
+        shift = shifts[table] = {}
+        for site in {site for w in running for site in getattr(w, table)}:
             counts = [getattr(w, table).get(site, 0) for w in running]
             fewest = min((c for c in counts if c != UNKNOWN_COUNT), default=0)
+            # a load every wave issued keeps count 1, not 0: "issued" stays told apart from "never"
+            shift[site] = fewest = fewest - 1 if table == "issued" and fewest > 0 else fewest
             for w in out:
                 counts_of = getattr(w, table)
                 if w.ended or site not in counts_of or counts_of[site] == UNKNOWN_COUNT:
@@ -682,7 +789,32 @@ def _relative_counts(waves: list[WaveAbs]) -> list[WaveAbs]:
                 counts_of[site] -= fewest
                 if counts_of[site] == 0:
                     del counts_of[site]
-    return out
+    for w in out:
+        if w.ended and w.final:
+            w.final = frozenset((site, lds, _shifted(count, site, shifts["issued"])) for site, lds, count in w.final)
+    return out, shifts["issued"]
+
+
+def _shifted(count: int, site: int, shift: dict[int, int]) -> int:
+    return count if count == UNKNOWN_COUNT else count - shift.get(site, 0)
+
+
+def _apart(a: tuple[int, int], b: tuple[int, int]) -> bool:
+    """Whether two waves' last barriers are different rendezvous points of the program (a
+    different barrier, or the same one a known number of times apart). Unknown counts (joined
+    paths) are taken as aligned: that keeps a finding an error rather than making it latent."""
+    if a[0] != b[0]:
+        return True
+    return UNKNOWN_COUNT not in (a[1], b[1]) and a[1] != b[1]
+
+
+def _join_groups(a: Group, b: Group) -> Group:
+    """Two workgroup states at the same barriers as one: every behaviour of either."""
+    waves = [_join_waves(x, y) for x, y in zip(a.waves, b.waves)]
+    for w, x, y in zip(waves, a.waves, b.waves):
+        w.final = x.final | y.final
+    line = f"the workgroup states at these barriers were joined after {STATES_PER_POINT} of them"
+    return Group(waves, a.visible | b.visible, a.reads | b.reads, b.trace, {}, b.decided, (b.merged + (line,))[-3:])
 
 
 def _closest(bucket: list[Group], group: Group) -> Group:
@@ -755,6 +887,14 @@ def _fold_registers(regs: WaveState, first: WaveState, second: WaveState, symbol
             table[index] = Lanes(lanes.values.copy(), lanes.known & ~grows, np.where(grows, PERIOD * step, 0), grows, symbol)
             changed = True
     return changed
+
+
+def _wave_covers(old: WaveAbs, new: WaveAbs) -> bool:
+    """Within a phase: whether ``new`` adds nothing to ``old`` (its counts included)."""
+    for site in set(old.issued) | set(new.issued):
+        if old.issued.get(site, 0) not in (new.issued.get(site, 0), UNKNOWN_COUNT):
+            return False
+    return _registers_cover(old.regs, new.regs, {})
 
 
 def _subsumes(old: Group, new: Group) -> bool:

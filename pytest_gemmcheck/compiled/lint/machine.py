@@ -368,6 +368,7 @@ class WaveState:
         self.nonuniform: set[int] = {EXEC_LO, EXEC_LO + 1}
         self.scc_nonuniform = False
         self.assumed: set[int] = set()  # SGPRs whose value a decided branch gave them, unwritten since
+        self.unequal: dict[int, frozenset[int]] = {}  # SGPRs a decided branch says differ from these values
 
     def copy(self) -> "WaveState":
         """An independent copy (Lanes are never changed in place, so the tables are shallow)."""
@@ -375,6 +376,7 @@ class WaveState:
         other.sgpr, other.vgpr, other.agpr, other.scc = dict(self.sgpr), dict(self.vgpr), dict(self.agpr), self.scc
         other.nonuniform, other.scc_nonuniform = set(self.nonuniform), self.scc_nonuniform
         other.assumed = set(self.assumed)
+        other.unequal = dict(self.unequal)
         return other
 
     def uniform_key(self) -> tuple:
@@ -387,7 +389,8 @@ class WaveState:
         sgprs = tuple(sorted((i, v) for i, v in self.sgpr.items() if v is not None))
         vgprs = tuple(sorted((i, v.key()) for i, v in self.vgpr.items() if v.known.any() or v.has_affine))
         agprs = tuple(sorted((i, v.key()) for i, v in self.agpr.items() if v.known.any() or v.has_affine))
-        return sgprs, vgprs, agprs, self.scc, frozenset(self.nonuniform), self.scc_nonuniform, frozenset(self.assumed)
+        return (sgprs, vgprs, agprs, self.scc, frozenset(self.nonuniform), self.scc_nonuniform, frozenset(self.assumed),
+                tuple(sorted(self.unequal.items())))
 
     # ---- reading ----------------------------------------------------------------------------
     def assume_equal(self, a: str, b: str) -> None:
@@ -401,6 +404,17 @@ class WaveState:
                 self.write(text, other)
                 if op.kind == "s" and op.index not in self.nonuniform:
                     self.assumed.add(op.index)
+                return
+
+    def assume_unequal(self, a: str, b: str) -> None:
+        """On a path where the scalars ``a`` and ``b`` differ: remember it of an unknown uniform
+        register compared with a constant (the other waves must not learn it equal)."""
+        left, right = self.read(a), self.read(b)
+        for unknown, other, text in ((left, right, a), (right, left, b)):
+            op = decode(text)
+            if (isinstance(op, Reg) and op.kind == "s" and op.index not in self.nonuniform and not unknown.known[0]
+                    and not unknown.has_affine and other.known[0]):
+                self.unequal[op.index] = self.unequal.get(op.index, frozenset()) | {int(other.values[0])}
                 return
 
     def sgpr_value(self, index: int) -> int | None:
@@ -454,6 +468,7 @@ class WaveState:
     # ---- writing ----------------------------------------------------------------------------
     def write_sgpr(self, index: int, value: int | Affine | None) -> None:
         self.assumed.discard(index)
+        self.unequal.pop(index, None)
         self.sgpr[index] = value if value is None or isinstance(value, Affine) else int(value) & MASK32
 
     def write_sgpr64(self, index: int, value: int | None) -> None:
