@@ -44,6 +44,12 @@ def kernel(body: str, *, name: str = "k", threads: int = 256, prologue: bool = T
 
 
 @pytest.fixture
+def lint_corpus():
+    """examples/flydsl/lint_corpus/kernels.py: the corpus builders and their mutants."""
+    return corpus
+
+
+@pytest.fixture
 def asm_kernel():
     """Build a gfx950 kernel's assembly text around a body (with the common prologue)."""
     return kernel

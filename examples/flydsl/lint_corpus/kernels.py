@@ -16,6 +16,7 @@ exits).
   barrier first, so the two groups run a barrier phase apart (FlyDSL's a16w16 HTI configuration).
 * :func:`fp4_prologue`: a GEMM whose prologue seeds its first fragments from a tile right after a
   barrier, then runs a two-stage runtime loop; ``racy=True`` waits one load too few before it.
+* :func:`phase_offset_seed`: the smallest latent read, waves a barrier phase apart.
 
 Every wait that matters is tagged ``; [wait NAME]`` so :func:`mutants` can remove each in turn.
 Every wave reads the lane slot of the *next* wave's slice of a tile, so each read depends on
@@ -252,6 +253,21 @@ def fp4_prologue(racy: bool = False, arch: str = "gfx950") -> str:
     return _kernel("fp4_prologue_racy" if racy else "fp4_prologue", body, 4, arch)
 
 
+def phase_offset_seed(arch: str = "gfx950") -> str:
+    """Four waves load a tile, rendezvous, and waves 2-3 pass one more barrier before their wait:
+    wave 1's read of wave 2's part is then ordered only by the time wave 2 takes to wait (latent)."""
+    body = _tile_part("0", "A") + """\ts_barrier
+\ts_cmp_lt_u32 s10, 2
+\ts_cbranch_scc1 .LBB3_0
+\ts_barrier
+.LBB3_0:
+\ts_waitcnt vmcnt(0) ; [wait seed]
+\ts_barrier
+\tds_read_b128 v[8:11], v5
+"""
+    return _kernel("phase_offset_seed", body, 4, arch)
+
+
 _TAG = re.compile(r";\s*\[wait ([\w-]+)\]")
 
 
@@ -274,4 +290,5 @@ def corpus(arch: str = "gfx950") -> dict[str, str]:
         "bf16_gemm_hti": bf16_gemm(hti=True, arch=arch),
         "fp4_prologue": fp4_prologue(arch=arch),
         "fp4_prologue_racy": fp4_prologue(racy=True, arch=arch),
+        "phase_offset_seed": phase_offset_seed(arch),
     }

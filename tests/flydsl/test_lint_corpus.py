@@ -1,0 +1,93 @@
+"""The lint on the corpus of examples/flydsl/lint_corpus: each kernel's findings, its time, and
+every mutant with one wait removed."""
+
+import time
+
+import pytest
+
+from pytest_gemmcheck.compiled.lint import lint_text
+from pytest_gemmcheck.compiled.lint.command import exit_status
+
+CLEAN = ("attention_causal_window", "bf16_gemm", "fp4_prologue")
+SECONDS = 10  # the target on a two-core machine
+
+
+def timed(text):
+    start = time.perf_counter()
+    report = lint_text(text)
+    return time.perf_counter() - start, report
+
+
+@pytest.mark.parametrize("name", CLEAN)
+def test_clean_kernels_have_no_finding_and_are_all_checked(name, lint_corpus):
+    seconds, report = timed(lint_corpus.corpus()[name])
+    assert report.findings == [] and report.incomplete == []
+    assert exit_status([report]) == 0
+    assert seconds < SECONDS
+
+
+def test_attention_stage_reads_resolve_for_any_trip_count(lint_corpus):
+    # the rotated loop runs a runtime number of tiles, its stage is k & 1: every read is checked
+    _, report = timed(lint_corpus.attention())
+    assert report.unchecked == [] and report.unfinished == []
+
+
+def test_fp4_prologue_seed_names_the_wait_that_would_cover_it(lint_corpus):
+    _, report = timed(lint_corpus.fp4_prologue(racy=True))
+    [error] = report.findings
+    assert error.severity == "error" and error.instruction == "ds_read_b128 v[16:19], v6"
+    assert [load.instruction for load in error.loads] == ["buffer_load_dwordx4 v4, s[4:7], s24 offen lds"]
+    assert "s_waitcnt vmcnt(2)" in error.cover  # the racy prologue waits vmcnt(3)
+    assert "rendezvous, not a completion wait" in error.why and error.trace
+    assert exit_status([report]) == 1
+
+
+def test_hti_phase_offset_is_latent_not_an_error(lint_corpus):
+    seconds, report = timed(lint_corpus.bf16_gemm(hti=True))
+    assert seconds < SECONDS
+    assert report.errors == [] and report.latent
+    for finding in report.latent:
+        assert "phase apart" in finding.barriers and "only elapsed time orders the read" in finding.why
+        assert finding.cover.startswith("s_waitcnt vmcnt(")
+    # where the analysis joined states of the two groups' unrelated iterations, it says so
+    assert all("over-report" in finding.why for finding in report.unchecked)
+    assert exit_status([report]) == (3 if report.unchecked else 0)
+    assert exit_status([report], fail_on_latent=True) == 1
+
+
+def test_hti_with_the_loop_fully_drained_has_no_latent_read(lint_corpus):
+    _, report = timed(lint_corpus.bf16_gemm(hti=True, loop_wait=0))
+    assert report.errors == [] and report.latent == []
+
+
+# mutant -> what removing that wait does; every effective one must add an error or a warning
+MUTANTS = {
+    ("attention_causal_window", "next-tile"): "error",
+    ("attention_causal_window", "last-tile"): "error",
+    ("attention_causal_window", "reads-done"): "warning",
+    ("bf16_gemm", "loop"): "error",
+    ("bf16_gemm", "tail"): "error",
+    ("fp4_prologue", "seed"): "error",
+    ("fp4_prologue", "loop"): "error",
+    ("fp4_prologue", "reads-done"): "warning",
+    # the loop's first wait retires tile 0 before any read, and the tail's every load: no effect
+    ("bf16_gemm", "prologue"): None,
+}
+
+
+def test_every_tagged_wait_has_a_mutant_expectation(lint_corpus):
+    tagged = {(name, tag) for name in CLEAN for tag in lint_corpus.mutants(lint_corpus.corpus()[name])}
+    assert tagged == set(MUTANTS)
+
+
+@pytest.mark.parametrize("name, tag", sorted(MUTANTS))
+def test_mutant_with_one_wait_removed(name, tag, lint_corpus):
+    seconds, report = timed(lint_corpus.mutants(lint_corpus.corpus()[name])[tag])
+    expected = MUTANTS[(name, tag)]
+    assert seconds < SECONDS
+    if expected is None:
+        assert report.findings == []
+    else:
+        assert report.of(expected), [f.severity for f in report.findings]
+        if expected == "error":
+            assert exit_status([report]) == 1

@@ -1,0 +1,175 @@
+"""The dataflow engine's own rules: folded loops, unchecked reads, local labels, the scalar
+instructions it models, latent findings, gfx942, and the command line's exit statuses."""
+
+import numpy as np
+import pytest
+
+from pytest_gemmcheck.compiled.lint import affine, lint_text
+from pytest_gemmcheck.compiled.lint.asm import parse_instruction
+from pytest_gemmcheck.compiled.lint.command import main
+from pytest_gemmcheck.compiled.lint.machine import Affine, WaveState
+
+ARGUMENT = "\ts_load_dword s16, s[0:1], 0x10\n\ts_waitcnt lgkmcnt(0)\n"  # s16: a kernel argument, unknown
+BARE_RACE = "{load_a}\ts_barrier\n{read_next_a}"
+
+
+def run(state: WaveState, *lines: str) -> WaveState:
+    for line in lines:
+        state.execute(parse_instruction(line))
+    return state
+
+
+def test_magic_numbers_are_the_divisions_llvm_emits():
+    assert affine.magic_divisor(0xAAAAAAAB) == (3, 1)  # x / 3: mul_hi, then >> 1
+    assert affine.magic_divisor(0xCCCCCCCD) == (5, 2)
+    assert affine.magic_divisor(0x12345) is None
+
+
+def test_mod_3_of_a_folded_counter_is_exact_for_every_iteration():
+    # k = 4 + 12 J for every natural J (a loop folded with period 12): k mod 3 == 1 whatever J is
+    state = WaveState(64)
+    state.sgpr[12] = Affine(4, 12, symbol=1)
+    run(state, "s_mul_hi_u32 s21, s12, 0xaaaaaaab", "s_lshr_b32 s21, s21, 1", "s_mul_i32 s21, s21, 3",
+        "s_sub_u32 s20, s12, s21", "s_lshl_b32 s22, s12, 2")
+    assert state.sgpr_value(20) == 1
+    assert state.sgpr[22] == Affine(16, 48, symbol=1)  # still symbolic, not a guess
+    run(state, "s_and_b32 s23, s12, 3", "s_and_b32 s24, s12, 7")
+    assert state.sgpr_value(23) == 0 and state.sgpr_value(24) is None  # 12 J mod 8 depends on J
+
+
+def test_scalar_instructions_compilers_emit_for_addresses():
+    state = run(WaveState(64), "s_mov_b32 s20, 0", "s_bitset1_b32 s20, 12", "s_mov_b32 s21, 0xff",
+                "s_bitset0_b32 s21, 0", "s_movk_i32 s22, 0x10", "s_addk_i32 s22, 0xfff0", "s_cmp_eq_u32 s22, 0",
+                "s_cselect_b32 s23, s20, s21", "s_mul_hi_u32 s24, s21, 0x10000000")
+    assert [state.sgpr_value(i) for i in range(20, 25)] == [0x1000, 0xFE, 0, 0x1000, 0xF]
+
+
+def test_unmodelled_instruction_makes_the_read_unchecked_and_the_result_incomplete(asm_kernel, snippets):
+    body = snippets["load_a"] + "\ts_barrier\n\ts_quadmask_b32 s20, 0\n\tv_add_u32_e32 v6, s20, v5\n\tds_read_b128 v[8:11], v6\n"
+    report = lint_text(asm_kernel(body))
+    [unchecked] = report.findings
+    assert unchecked.severity == "unchecked" and unchecked.instruction == "ds_read_b128 v[8:11], v6"
+    assert "instructions the model does not know" in unchecked.why
+    assert [line.split(": ", 1)[1] for line in report.incomplete] == ["s_quadmask_b32 s20, 0"]
+
+
+def test_numeric_local_labels_resolve(asm_kernel, snippets):
+    # inline asm: "s_cbranch_scc0 1f ... 1:"; the code after the label is checked, not cut off
+    body = ARGUMENT + "\ts_cmp_eq_u32 s16, 0\n\ts_cbranch_scc0 1f\n\ts_nop 0\n1:\n" + BARE_RACE.format(**snippets)
+    report = lint_text(asm_kernel(body))
+    [error] = report.findings
+    assert error.severity == "error" and error.instruction == "ds_read_b128 v[8:11], v5"
+
+
+RING = ARGUMENT + """\ts_mov_b32 s12, 0
+.LBB0_1:
+\ts_and_b32 s20, s12, 1
+\ts_lshl_b32 s20, s20, 12
+\ts_add_u32 s21, s20, s8
+\ts_mov_b32 m0, s21
+\tbuffer_load_dwordx4 v4, s[4:7], s12 offen lds
+\ts_waitcnt vmcnt(0)
+\ts_barrier
+\tv_add_u32_e32 v6, s20, v5
+\tds_read_b128 v[8:11], v6
+\ts_waitcnt lgkmcnt(0)
+\ts_barrier
+\ts_add_u32 s12, s12, 1
+\ts_cmp_lg_u32 s12, s16
+\ts_cbranch_scc1 .LBB0_1
+"""
+
+
+def test_runtime_loop_is_analysed_for_any_trip_count(asm_kernel):
+    report = lint_text(asm_kernel(RING))
+    assert report.findings == []
+    racy = lint_text(asm_kernel(RING.replace("\ts_waitcnt vmcnt(0)\n", "")))
+    [error] = racy.errors
+    assert error.instruction == "ds_read_b128 v[8:11], v6" and error.lds == [(0, 8192)]  # both stages
+    assert racy.unchecked == []
+
+
+LATENT = """{load_a}\ts_barrier
+\ts_cmp_lt_u32 s10, 2
+\ts_cbranch_scc1 .LBB0_9
+\ts_barrier
+.LBB0_9:
+\ts_waitcnt vmcnt(0)
+\ts_barrier
+{read_next_a}"""
+
+
+def test_latent_when_only_a_phase_offset_leaves_the_read_unordered(asm_kernel, snippets):
+    # waves 2-3 pass one more barrier between their load and their wait: wave 1's barrier pairs
+    # with that one, so wave 2's load is not yet retired, though wave 2 retires it before the next
+    [latent] = lint_text(asm_kernel(LATENT.format(**snippets))).findings
+    assert latent.severity == "latent" and latent.kind == "read-across-phase-offset"
+    assert latent.reader_waves == [1] and [load.waves for load in latent.loads] == [[2]]
+    aligned = LATENT.replace("\ts_cmp_lt_u32 s10, 2\n\ts_cbranch_scc1 .LBB0_9\n\ts_barrier\n.LBB0_9:\n", "")
+    assert lint_text(asm_kernel(aligned.format(**snippets))).findings == []
+
+
+GFX942_DMA = "\ts_mov_b32 m0, s8\n\tbuffer_load_dword v4, s[4:7], 0 offen lds sc0 sc1\n"
+
+
+def test_gfx942_dword_dma_and_its_syntax(asm_kernel, snippets):
+    racy = lint_text(asm_kernel(GFX942_DMA + "\ts_barrier\n" + snippets["read_next_a"], arch="gfx942"))
+    [error] = racy.errors
+    assert error.lds == [(0, 256), (1024, 1280), (2048, 2304), (3072, 3328)]  # 64 lanes x 4 bytes per wave
+    fixed = GFX942_DMA + "\ts_waitcnt vmcnt(0)\n\ts_barrier\n" + snippets["read_next_a"]
+    assert lint_text(asm_kernel(fixed, arch="gfx942")).findings == []
+
+
+def test_gfx942_limits(asm_kernel, snippets):
+    # gfx942 has no 16-byte LDS DMA (gfx950 added it) and a 6-bit vmcnt
+    report = lint_text(asm_kernel(BARE_RACE.format(**snippets), arch="gfx942"))
+    assert [f.severity for f in report.findings] == ["unchecked"]
+    assert "gfx942 cannot" in report.findings[0].why
+    wide = lint_text(asm_kernel(GFX942_DMA + "\ts_waitcnt vmcnt(64)\n", arch="gfx942"))
+    assert [f.severity for f in wide.findings] == ["unchecked"] and "at most 63" in wide.findings[0].why
+    assert lint_text(asm_kernel(BARE_RACE.format(**snippets))).errors  # the same code is fine for gfx950
+
+
+@pytest.fixture
+def write(tmp_path):
+    def write(name, text):
+        path = tmp_path / name
+        path.write_text(text)
+        return str(path)
+
+    return write
+
+
+def test_exit_statuses(write, asm_kernel, snippets, capsys):
+    unchecked = write("unchecked.s", asm_kernel(snippets["load_a"] + "\ts_barrier\n\ts_quadmask_b32 s20, 0\n"
+                                                "\tv_add_u32_e32 v6, s20, v5\n\tds_read_b128 v[8:11], v6\n"))
+    assert main([unchecked]) == 3
+    assert capsys.readouterr().out.strip().endswith("0 error(s), 0 warning(s), 1 unchecked in 1 kernel(s)")
+    latent = write("latent.s", asm_kernel(LATENT.format(**snippets)))
+    assert main([latent]) == 0
+    assert main(["--fail-on-latent", latent]) == 1
+    assert capsys.readouterr().out.strip().endswith("0 error(s), 0 warning(s), 1 latent in 1 kernel(s)")
+    # an error outweighs what was not checked
+    assert main([unchecked, write("racy.s", asm_kernel(BARE_RACE.format(**snippets)))]) == 1
+
+
+def test_time_limit_names_the_unfinished_kernel(write, lint_corpus, capsys):
+    path = write("hti.s", lint_corpus.bf16_gemm(hti=True))
+    assert main(["--time-limit", "0.05", path]) == 3
+    out = capsys.readouterr().out
+    assert "unchecked: unfinished" in out and "bf16_gemm_hti" in out and "time limit (0.05 s)" in out
+    assert main(["--time-limit", "0", path]) == 2
+
+
+def test_path_engine_on_request(write, example_asm, capsys):
+    path = write("racy.s", example_asm["fp8_tail_gemm_racy_k512"])
+    assert main(["--engine", "paths", path]) == 1
+    assert capsys.readouterr().out.strip().endswith("16 error(s), 0 warning(s) in 1 kernel(s)")
+
+
+def test_vector_lanes_stay_affine_through_a_folded_counter():
+    state = run(WaveState(64), "s_mov_b64 exec, -1")
+    state.sgpr[12] = Affine(1, 12, symbol=1)
+    run(state, "v_mov_b32_e32 v3, s12", "v_and_b32_e32 v4, 3, v3", "v_lshlrev_b32_e32 v5, 4, v3")
+    assert state.vgpr[4].known.all() and (state.vgpr[4].values == np.full(64, 1)).all()
+    assert not state.vgpr[5].known.any() and state.vgpr[5].affine.all() and (state.vgpr[5].step == 192).all()
