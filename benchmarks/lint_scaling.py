@@ -1,19 +1,73 @@
-"""How the lint's time grows with loop trip count (a K-loop of a two-stage DMA pipeline).
+"""The LDS-race lint's cost, dataflow engine against the path-enumerating one, in one run.
 
-    python benchmarks/lint_scaling.py
+    python benchmarks/lint_scaling.py [--cap SECONDS]
 
-Prints seconds per kernel and the ratio to the previous row: the simulation is linear in the
-trace length, the hazard search close to it (each read only scans the loads not yet ordered).
+Every kernel of examples/flydsl/lint_corpus and the committed example assembly is linted by each
+engine in a fresh child process, which reports its own time and peak memory (the process's
+maximum resident set, interpreter and numpy included). The path engine is stopped at ``--cap``
+seconds (default 60) and reported as not finished. Ratios are path / dataflow. Then a K loop of
+known trip count shows how each engine grows with the trip count.
 """
 
-import time
+import argparse
+import importlib.util
+import json
+import subprocess
+import sys
 from pathlib import Path
 
-from pytest_gemmcheck.compiled.lint import lint_text
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "tests" / "flydsl" / "data"
+CORPUS = ROOT / "examples" / "flydsl" / "lint_corpus" / "kernels.py"
 
-DATA = Path(__file__).resolve().parents[1] / "tests" / "flydsl" / "data"
+CHILD = """
+import json, resource, sys, time
+from pytest_gemmcheck.compiled.lint import Options, lint_text
+text = sys.stdin.read()
+start = time.perf_counter()
+report = lint_text(text, options=Options(engine=sys.argv[1], time_limit=float(sys.argv[2])))
+seconds = time.perf_counter() - start
+print(json.dumps({"seconds": seconds, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                  "counts": [len(report.of(s)) for s in ("error", "latent", "warning", "unchecked")],
+                  "finished": not report.unfinished}))
+"""
 
-BODY = """\tv_lshrrev_b32_e32 v1, 6, v0
+
+def measure(text: str, engine: str, cap: float) -> dict | None:
+    """One engine on one text in a child process; None when it ran past ``cap`` seconds."""
+    try:
+        done = subprocess.run([sys.executable, "-c", CHILD, engine, str(cap)], input=text, capture_output=True,
+                              text=True, timeout=cap + 5, cwd=ROOT)
+    except subprocess.TimeoutExpired:
+        return None
+    if done.returncode != 0:
+        raise RuntimeError(done.stderr.strip().splitlines()[-1])
+    return json.loads(done.stdout)
+
+
+def corpus() -> dict[str, str]:
+    spec = importlib.util.spec_from_file_location("lint_corpus", CORPUS)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    kernels = module.corpus()
+    kernels.update({path.stem: path.read_text() for path in sorted(DATA.glob("*.s"))})
+    return kernels
+
+
+def counts(result: dict) -> str:
+    errors, latent, warnings, unchecked = result["counts"]
+    return f"{errors}e {latent}l {warnings}w {unchecked}u"
+
+
+def row(name: str, new: dict, old: dict | None, cap: float) -> str:
+    head = f"{name:28s} {new['seconds']:7.2f} s {new['rss_mb']:6.0f} MB  {counts(new):14s}"
+    if old is None or not old["finished"]:
+        return head + f" | did not finish in {cap:g} s"
+    return (head + f" | {old['seconds']:7.2f} s {old['rss_mb']:6.0f} MB  {counts(old):14s}"
+            + f" x{old['seconds'] / new['seconds']:.1f} time, x{old['rss_mb'] / new['rss_mb']:.2f} memory")
+
+
+TRIP_LOOP = """\tv_lshrrev_b32_e32 v1, 6, v0
 \tv_lshlrev_b32_e32 v2, 10, v1
 \tv_readfirstlane_b32 s8, v2
 \tv_and_b32_e32 v3, 63, v0
@@ -44,45 +98,24 @@ BODY = """\tv_lshrrev_b32_e32 v1, 6, v0
 \ts_add_u32 s12, s12, 1
 \ts_cmp_lt_u32 s12, {trips}
 \ts_cbranch_scc1 .LBB0_1
-\ts_endpgm
-"""
-
-TEMPLATE = """\t.amdgcn_target "amdgcn-amd-amdhsa--gfx950"
-\t.globl\tk
-\t.type\tk,@function
-k:
-{body}.Lfunc_end0:
-\t.amdgpu_metadata
----
-amdhsa.kernels:
-  - .name:           k
-    .reqd_workgroup_size:
-      - 256
-      - 1
-      - 1
-...
-\t.end_amdgpu_metadata
 """
 
 
-def timed(text):
-    start = time.perf_counter()
-    report = lint_text(text)
-    return time.perf_counter() - start, report
-
-
-def main():
-    print("committed example assembly (gfx950, 4 waves)")
-    for path in sorted(DATA.glob("*.s")):
-        seconds, report = timed(path.read_text())
-        print(f"  {path.stem:28s} {seconds:6.2f} s  {len(report.errors)} errors")
-    print("K loop with a known trip count (4 waves, 2 loads and 2 reads per iteration)")
-    previous = None
-    for trips in (8, 16, 32, 64, 128):
-        seconds, report = timed(TEMPLATE.format(body=BODY.format(trips=trips)))
-        ratio = f"x{seconds / previous:.2f}" if previous else ""
-        print(f"  {trips:4d} iterations {seconds:6.2f} s {ratio:>6s}  {len(report.errors)} errors, {len(report.warnings)} warnings")
-        previous = seconds
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cap", type=float, default=60.0, help="seconds the path engine may take per kernel")
+    cap = parser.parse_args().cap
+    spec = importlib.util.spec_from_file_location("lint_corpus", CORPUS)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    print(f"{'kernel':28s} {'dataflow':>28s} {'findings':14s} | {'paths':>28s} {'findings':14s} paths / dataflow")
+    for name, text in corpus().items():
+        new = measure(text, "dataflow", cap)
+        print(row(name, new, measure(text, "paths", cap), cap), flush=True)
+    print("K loop of known trip count (4 waves, 2 loads and 2 reads per iteration)")
+    for trips in (8, 32, 128):
+        text = module.assembly("k", TRIP_LOOP.format(trips=trips), 256)
+        print(row(f"{trips} iterations", measure(text, "dataflow", cap), measure(text, "paths", cap), cap), flush=True)
 
 
 if __name__ == "__main__":
