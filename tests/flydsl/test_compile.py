@@ -106,3 +106,17 @@ print(len(captured.files), [len(r.errors) for r in captured.lint()])
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip().splitlines()[-1] == "1 [0]"
+
+
+RING = str(Path(__file__).resolve().parents[2] / "examples" / "flydsl" / "lint_corpus" / "ring_loop.py")
+
+
+@pytest.mark.parametrize("variant", ["fixed", "racy"])
+def test_compiled_runtime_loop_matches_the_committed_assembly_and_its_lint(variant, example_asm):
+    result = compile_spec(f"{RING}:compile_spec", {"variant": variant})
+    assert result.ok, result.error
+    [assembly] = result.assembly
+    report = lint_text(assembly.text, assembly.path)
+    committed = lint_text(example_asm[f"ring_loop_{variant}"])
+    assert [(f.severity, f.instruction) for f in report.findings] == [(f.severity, f.instruction) for f in committed.findings]
+    assert (report.errors == []) == (variant == "fixed")

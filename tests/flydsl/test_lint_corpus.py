@@ -91,3 +91,14 @@ def test_mutant_with_one_wait_removed(name, tag, lint_corpus):
         assert report.of(expected), [f.severity for f in report.findings]
         if expected == "error":
             assert exit_status([report]) == 1
+
+
+def test_compiled_runtime_ring_loop(example_asm):
+    # FlyDSL's own output for examples/flydsl/lint_corpus/ring_loop.py: unrolled by four with a
+    # remainder loop over a runtime trip count; the fixed kernel is clean and every read checked
+    seconds, fixed = timed(example_asm["ring_loop_fixed"])
+    assert fixed.findings == [] and fixed.incomplete == [] and seconds < SECONDS
+    seconds, racy = timed(example_asm["ring_loop_racy"])
+    assert len(racy.errors) == 9 and seconds < SECONDS  # the eight unrolled reads and the remainder's
+    assert all("s_waitcnt vmcnt(" in f.cover for f in racy.errors)
+    assert all("over-report" in f.why for f in racy.unchecked)

@@ -231,6 +231,11 @@ class KernelAnalysis:
         self.live = live_in(kernel)
         self.loops = _loops(kernel)
         self.single_defs = _single_definitions(kernel)
+        # past the largest count any wait of the kernel names, every wait retires an entry alike:
+        # younger counts are kept up to there (plus one), so queues that differ beyond are one state
+        waits = [parse_waitcnt(inst) for inst in self.code if classify(inst) == "wait"]
+        self.vm_cap = min([target.vm_limit] + [max((vm for vm, _ in waits if vm is not None), default=0)])
+        self.lgkm_cap = min([target.lgkm_limit] + [max((lgkm for _, lgkm in waits if lgkm is not None), default=0)])
 
     # ---- the fixed point over rendezvous ---------------------------------------------------
     def run(self) -> Outcome:
@@ -569,14 +574,14 @@ class KernelAnalysis:
             wave.issued[site] = count
             if lds is not None:
                 record.loads.add((site, lds, count))
-            _age(wave.vm, self.target.vm_limit)
+            _age(wave.vm, self.vm_cap)
             if lds is not None:
                 _add(wave.vm, (site, lds))
         elif kind == "vmem":
-            _age(wave.vm, self.target.vm_limit)
+            _age(wave.vm, self.vm_cap)
         elif kind in ("ds_read", "ds_write", "ds_other"):
             lds = ds_ranges(wave.regs, inst) if kind != "ds_other" else ()
-            _age(wave.ds, self.target.lgkm_limit)
+            _age(wave.ds, self.lgkm_cap)
             if kind == "ds_read":
                 if lds is None:
                     self.outcome.flag(site, wave.wave, "the LDS address is not known here: this read was not checked")

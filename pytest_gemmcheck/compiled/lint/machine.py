@@ -363,9 +363,10 @@ class WaveState:
         self.agpr: dict[int, Lanes] = {}  # 'a' registers
         self.scc: bool | None = None
         # SGPRs (and SCC) whose value may differ between the waves of a workgroup at the same point
-        # of the program: derived from lanes (readfirstlane, a vector compare) or from exec. Every
-        # other scalar comes from what all waves share (kernel arguments, workgroup ids, constants).
-        self.nonuniform: set[int] = {EXEC_LO, EXEC_LO + 1}
+        # of the program: derived from lanes (readfirstlane, a vector compare) or from an exec that
+        # is not a full wave's. Every other scalar comes from what all waves share (kernel
+        # arguments, workgroup ids, constants).
+        self.nonuniform: set[int] = set()
         self.scc_nonuniform = False
         self.assumed: set[int] = set()  # SGPRs whose value a decided branch gave them, unwritten since
         self.unequal: dict[int, frozenset[int]] = {}  # SGPRs a decided branch says differ from these values
@@ -526,7 +527,16 @@ class WaveState:
 
     def _tainted(self, text: str) -> bool:
         op = decode(text)
-        return isinstance(op, Reg) and op.kind == "s" and any(op.index + p in self.nonuniform for p in range(op.count))
+        if not (isinstance(op, Reg) and op.kind == "s"):
+            return False
+        indices = {op.index + p for p in range(op.count)}
+        if indices & {EXEC_LO, EXEC_LO + 1}:
+            # a full wave's exec is the same in every full wave: "s_and_b64 vcc, exec, s[2:3]" of a
+            # uniform s[2:3] is uniform; any other exec (a divergent region, a partial wave) is not
+            if self.exec_mask != MASK64:
+                return True
+            indices -= {EXEC_LO, EXEC_LO + 1}
+        return bool(indices & self.nonuniform)
 
     def _mark(self, text: str, nonuniform: bool) -> None:
         op = decode(text)
