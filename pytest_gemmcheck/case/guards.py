@@ -118,6 +118,9 @@ def _words(t: torch.Tensor) -> torch.Tensor:
         return flat
 
 
+_FIRST = object()  # a buffer watched once, its graph captured at the next time
+
+
 class LaunchWatch:
     """The guard counts of each launch: queued right after the launch, read once the launch's
     event (recorded behind them) has completed."""
@@ -137,7 +140,11 @@ class LaunchWatch:
             self._enqueue(buffer)
             return
         key = id(buffer)  # the loop keeps its buffers alive as long as this watch
-        if key not in self._graphs:
+        if key not in self._graphs:  # the first time op by op: what it launches is compiled outside a capture
+            self._graphs[key] = _FIRST
+            self._enqueue(buffer)
+            return
+        if self._graphs[key] is _FIRST:
             try:
                 self._graphs[key] = capture(lambda: self._enqueue(buffer), self.device)
             except RuntimeError:  # capture refused (a profiler, CUDA_LAUNCH_BLOCKING): op by op

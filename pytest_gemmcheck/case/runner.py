@@ -118,7 +118,7 @@ class LaunchLoop:
         self.timer = LaunchTimer(self.device)
         self.mapped_wrong = 0  # wrong elements of the launch whose tile map the result holds
         self.deadline = Deadline(self.settings.launch_timeout, self.device)
-        self.settling_launches = 4 if self.device.type == "cuda" else 0  # see _launch_once
+        self.settling_launches = 6 if self.device.type == "cuda" else 0  # see _launch_once
         self.inputs = InputGuard(case.inputs())
         self.watch = LaunchWatch(self.inputs, self.device, fused=self.checker.name == "triton")
         self.poisoned_returns: set[int] = set()  # storage of returned outputs poisoned after their check
@@ -200,9 +200,11 @@ class LaunchLoop:
         except (Exception, SystemExit) as exc:  # the kernel's failure is the test's evidence (sys.exit too)
             return self._raised(record, exc)
         if index <= self.settling_launches:
-            # the first two checks of each buffer load the check's kernels and capture CUDA graphs:
-            # driver calls that wait for a running kernel, a hung one too, past any deadline. So
-            # these launches are waited for, with the deadline, before their checks are queued.
+            # the first checks of each buffer load the check's kernels and capture CUDA graphs (the
+            # guards' and the full check's at the second use, the repeat pass's at the second use of
+            # each pair of buffers, launches 4 and 5): driver calls that wait for a running kernel, a
+            # hung one too, past any deadline. So these launches are waited for, with the deadline,
+            # before their checks are queued.
             try:
                 self.deadline.mark()
                 self.deadline.wait()

@@ -4,6 +4,8 @@ bounds a harness on a GPU that finishes each launch in a fraction of a milliseco
 
 from __future__ import annotations
 
+import gc
+
 import torch
 
 _STREAMS: dict[torch.device, torch.cuda.Stream] = {}  # the side stream per device graphs are captured on
@@ -20,12 +22,21 @@ def capture(launches, device: torch.device) -> torch.cuda.CUDAGraph:
     if stream is None:
         stream = _STREAMS[device] = torch.cuda.Stream(device)
     stream.wait_stream(current)
-    with torch.cuda.stream(stream):
-        # thread_local: a stressor's thread may keep using the GPU meanwhile
-        graph.capture_begin(capture_error_mode="thread_local")
-        try:
-            launches()
-        finally:
-            graph.capture_end()
+    # no garbage collection while capturing: collecting an unreachable CUDA graph (a finished
+    # case's) destroys it, which CUDA refuses mid-capture, leaving an error behind for whatever
+    # runs next; torch.cuda.graph collects before it captures for the same reason
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        with torch.cuda.stream(stream):
+            # thread_local: a stressor's thread may keep using the GPU meanwhile
+            graph.capture_begin(capture_error_mode="thread_local")
+            try:
+                launches()
+            finally:
+                graph.capture_end()
+    finally:
+        if collecting:
+            gc.enable()
     current.wait_stream(stream)
     return graph

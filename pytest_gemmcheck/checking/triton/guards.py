@@ -38,7 +38,10 @@ def _differs(live, copy, numel, flag, index, programs, BLOCK: tl.constexpr):
         tl.atomic_max(flag, changed)
 
 
-@triton.jit
+# sizes and program ranges change from case to case: a specialisation on them would compile the
+# kernel again inside a CUDA graph's capture
+@triton.jit(do_not_specialize=["a_numel", "b_numel", "c_numel", "d_numel", "guard_numel", "after_offset", "canary",
+                               "end_a", "end_b", "end_c", "end_d"])
 def _guard_kernel(a_live, a_copy, a_numel, b_live, b_copy, b_numel, c_live, c_copy, c_numel, d_live, d_copy, d_numel,
                   block, guard_numel, after_offset, canary, result, end_a, end_b, end_c, end_d,
                   BLOCK: tl.constexpr):
