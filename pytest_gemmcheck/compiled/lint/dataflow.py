@@ -401,7 +401,7 @@ class KernelAnalysis:
             return group
         (first, _), (second, _) = seen
         # every path folding here names its iteration count alike, so their states compare
-        symbol = self.fold_symbols.setdefault(shape, next(self.symbols))
+        symbol = self.fold_symbols.setdefault(tuple((w.pc, w.ended) for w in group.waves), next(self.symbols))
         folded = [w.copy() for w in group.waves]
         changed = False
         for w, a, b in zip(folded, first, second):
@@ -498,9 +498,19 @@ class KernelAnalysis:
         no label between), the side where the two are equal gives an unknown one the other's value
         (a loop's exit test against its trip count: the count is then the counter's value).
 
-        Only on an edge that leaves the innermost loop around the branch, or outside loops: a value
-        learnt inside a loop would split its iterations into one family per value."""
+        Equalities only on an edge that leaves the innermost loop around the branch, or outside
+        loops: a value learnt inside a loop would split its iterations into one family per value.
+        The other edge remembers that the unknown one differs from a known value (a loop that went
+        on past iteration k: its trip count is not k), so no wave may later learn it equal."""
         if wave.pc in self.targets or wave.pc == 0 or branch not in ("s_cbranch_scc0", "s_cbranch_scc1"):
+            return
+        compare = self.code[wave.pc - 1]
+        relation = compare.mnemonic.split("_")[2] if compare.mnemonic.startswith(("s_cmp_", "s_cmpk_")) else ""
+        if relation not in ("eq", "lg") or not compare.mnemonic.endswith(("_u32", "_i32")) or len(compare.operands) != 2:
+            return
+        scc = taken == (branch == "s_cbranch_scc1")
+        if scc != (relation == "eq"):
+            wave.regs.assume_unequal(*compare.operands)
             return
         around = [(head, end) for head, end in self.loops if head <= wave.pc <= end]
         if around:
@@ -508,15 +518,7 @@ class KernelAnalysis:
             destination = target if taken else wave.pc + 1
             if head <= destination <= end:
                 return
-        compare = self.code[wave.pc - 1]
-        relation = compare.mnemonic.split("_")[2] if compare.mnemonic.startswith(("s_cmp_", "s_cmpk_")) else ""
-        if relation not in ("eq", "lg") or not compare.mnemonic.endswith(("_u32", "_i32")) or len(compare.operands) != 2:
-            return
-        scc = taken == (branch == "s_cbranch_scc1")
-        if scc == (relation == "eq"):
-            wave.regs.assume_equal(*compare.operands)
-        else:
-            wave.regs.assume_unequal(*compare.operands)
+        wave.regs.assume_equal(*compare.operands)
 
     def _merge_at_branch(self, wave: WaveAbs, seen: dict) -> WaveAbs | None:
         """A loop inside one phase (no barrier in it) closes like one across phases: None when a
@@ -534,7 +536,7 @@ class KernelAnalysis:
                 if same[-1].issued.get(site, 0) != count:
                     wave.issued[site] = UNKNOWN_COUNT
         if len(same) >= 2:
-            symbol = self.fold_symbols.setdefault(("branch", wave.pc, shape), next(self.symbols))
+            symbol = self.fold_symbols.setdefault(("branch", wave.pc), next(self.symbols))
             _fold_registers(wave.regs, same[-2].regs, same[-1].regs, symbol)
             if any(_wave_covers(old, wave) for old in same):
                 return None
@@ -728,8 +730,7 @@ def _consistent(waves: list[WaveAbs]) -> bool:
             other = learnt.setdefault(index, value)
             if other != value and _join_scalar(other, value) is None:
                 return False
-    return not any(isinstance(learnt.get(index), int) and learnt[index] in values
-                   for w in waves for index, values in w.regs.unequal.items())
+    return not any(learnt.get(index) in values for w in waves for index, values in w.regs.unequal.items())
 
 
 def _uniform(regs: WaveState, branch: str) -> bool:
@@ -921,7 +922,20 @@ def _affine_offset(base_a: int, step: int, base_b: int) -> int | None:
     return diff // step
 
 
-def _agree(offsets: dict[int, int], symbol: int, k: int | None) -> bool:
+def _embedding(old: Affine, new: Affine) -> tuple | None:
+    """How ``new``'s values sit among ``old``'s: (k, m, new symbol) with ``old`` at ``J = k + m J'``
+    equal to ``new`` at ``J'``, for naturals k and m; None when they do not all."""
+    if old.step == 0:
+        return None
+    k = _affine_offset(old.base, old.step, new.base)
+    if k is None or new.step % old.step or new.step // old.step < 0:
+        return None
+    m = new.step // old.step
+    return k, m, new.symbol if m else 0
+
+
+def _agree(offsets: dict[int, object], symbol: int, k) -> bool:
+    """Whether one symbol of the covering state maps alike for every register that uses it."""
     if k is None:
         return False
     return offsets.setdefault(symbol, k) == k
@@ -929,6 +943,9 @@ def _agree(offsets: dict[int, int], symbol: int, k: int | None) -> bool:
 
 def _registers_cover(a: WaveState, b: WaveState, offsets: dict[int, int]) -> bool:
     if a.scc is not None and a.scc != b.scc:
+        return False
+    # what a decided branch ruled out narrows a state: the covering one may rule out no more
+    if any(not values <= b.unequal.get(index, frozenset()) for index, values in a.unequal.items()):
         return False
     for index, value in a.sgpr.items():
         if value is None:
@@ -939,12 +956,10 @@ def _registers_cover(a: WaveState, b: WaveState, offsets: dict[int, int]) -> boo
         if not isinstance(value, Affine):
             return False
         if isinstance(other, Affine):
-            if (other.step, other.symbol, other.fuzz) != (value.step, value.symbol, value.fuzz):
-                return False
-            if not _agree(offsets, value.symbol, _affine_offset(value.base, value.step, other.base)):
+            if other.fuzz != value.fuzz or not _agree(offsets, value.symbol, _embedding(value, other)):
                 return False
         elif not (isinstance(other, int) and value.fuzz == 0
-                  and _agree(offsets, value.symbol, _affine_offset(value.base, value.step, other))):
+                  and _agree(offsets, value.symbol, _embedding(value, Affine(other, 0, 0)))):
             return False
     for mine, theirs in ((a.vgpr, b.vgpr), (a.agpr, b.agpr)):
         for index, lanes in mine.items():
@@ -958,22 +973,23 @@ def _registers_cover(a: WaveState, b: WaveState, offsets: dict[int, int]) -> boo
     return True
 
 
-def _lanes_cover(a: Lanes, b: Lanes, offsets: dict[int, int]) -> bool:
+def _lanes_cover(a: Lanes, b: Lanes, offsets: dict[int, object]) -> bool:
     if not (b.known[a.known].all() and (a.values[a.known] == b.values[b.known & a.known]).all()):
         return False
     if not a.has_affine:
         return True
     lanes = a.affine
-    if not (b.has_affine and b.symbol == a.symbol and b.fuzz == a.fuzz):
+    if not (b.has_affine and b.fuzz == a.fuzz and b.affine[lanes].all()):
         return False
-    if not (b.affine[lanes].all() and (b.step[lanes] == a.step[lanes]).all()):
-        return False
+    step, other_step = a.step[lanes], b.step[lanes]
     diff = (b.values[lanes] - a.values[lanes] + (1 << 31)) % (1 << 32) - (1 << 31)
-    step = a.step[lanes]
-    if (diff % step).any():
+    if (diff % step).any() or (other_step % step).any():
         return False
-    ks = set((diff // step).tolist())
-    return len(ks) == 1 and _agree(offsets, a.symbol, ks.pop() if min(ks) >= 0 else None)
+    ks, ms = set((diff // step).tolist()), set((other_step // step).tolist())
+    if len(ks) != 1 or len(ms) != 1 or min(ks) < 0 or min(ms) < 0:
+        return False
+    m = ms.pop()
+    return _agree(offsets, a.symbol, (ks.pop(), m, b.symbol if m else 0))
 
 
 def analyse(kernel: Kernel, geometry: Geometry, target: Target, deadline: float) -> Outcome:

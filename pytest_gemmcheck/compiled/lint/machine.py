@@ -369,7 +369,7 @@ class WaveState:
         self.nonuniform: set[int] = set()
         self.scc_nonuniform = False
         self.assumed: set[int] = set()  # SGPRs whose value a decided branch gave them, unwritten since
-        self.unequal: dict[int, frozenset[int]] = {}  # SGPRs a decided branch says differ from these values
+        self.unequal: dict[int, frozenset[int | Affine]] = {}  # SGPRs a decided branch says differ from these
 
     def copy(self) -> "WaveState":
         """An independent copy (Lanes are never changed in place, so the tables are shallow)."""
@@ -391,7 +391,7 @@ class WaveState:
         vgprs = tuple(sorted((i, v.key()) for i, v in self.vgpr.items() if v.known.any() or v.has_affine))
         agprs = tuple(sorted((i, v.key()) for i, v in self.agpr.items() if v.known.any() or v.has_affine))
         return (sgprs, vgprs, agprs, self.scc, frozenset(self.nonuniform), self.scc_nonuniform, frozenset(self.assumed),
-                tuple(sorted(self.unequal.items())))
+                tuple(sorted((i, tuple(sorted(v, key=repr))) for i, v in self.unequal.items())))
 
     # ---- reading ----------------------------------------------------------------------------
     def assume_equal(self, a: str, b: str) -> None:
@@ -414,8 +414,10 @@ class WaveState:
         for unknown, other, text in ((left, right, a), (right, left, b)):
             op = decode(text)
             if (isinstance(op, Reg) and op.kind == "s" and op.index not in self.nonuniform and not unknown.known[0]
-                    and not unknown.has_affine and other.known[0]):
-                self.unequal[op.index] = self.unequal.get(op.index, frozenset()) | {int(other.values[0])}
+                    and not unknown.has_affine and (other.known[0] or other.has_affine)):
+                value = int(other.values[0]) if other.known[0] else Affine(
+                    int(other.values[0]) & MASK32, int(other.step[0]), other.symbol, other.fuzz)
+                self.unequal[op.index] = self.unequal.get(op.index, frozenset()) | {value}
                 return
 
     def sgpr_value(self, index: int) -> int | None:
