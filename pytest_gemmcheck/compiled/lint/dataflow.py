@@ -336,7 +336,9 @@ class KernelAnalysis:
             return waves
         out = []
         for w in waves:
-            missing = [i for i in learnt if i in w.regs.sgpr and w.regs.sgpr[i] is None and i not in w.regs.nonuniform]
+            live = self.live[w.pc] if not w.ended and w.pc < len(self.code) else 0
+            missing = [i for i in learnt if w.regs.sgpr.get(i) is None and i not in w.regs.nonuniform
+                       and (i in w.regs.sgpr or is_live(live, "s", i))]
             if missing:
                 w = w.copy()
                 for index in missing:

@@ -153,6 +153,15 @@ def _with_affine(name: str, sources: list[Lanes], exact: Lanes) -> Lanes:
     return Lanes(values, known, np.where(stepped, step, 0), stepped, symbols.pop(), fuzz)
 
 
+def _same_step_bases(a: Lanes, b: Lanes) -> tuple[int | None, int | None]:
+    """Two scalars ``x + s*J`` and ``y + s*J`` of one folded loop compare as ``x`` and ``y`` for
+    every J (unsigned, no wraparound: the assumption of :mod:`.affine`)."""
+    if not (a.has_affine and b.has_affine and a.symbol == b.symbol and a.fuzz == b.fuzz == 0
+            and int(a.step[0]) == int(b.step[0])):
+        return None, None
+    return int(a.values[0]), int(b.values[0])
+
+
 def _signed(a: np.ndarray) -> np.ndarray:
     return np.where(a >= 0x80000000, a - (1 << 32), a)
 
@@ -629,6 +638,8 @@ class WaveState:
                 a, b = self.read(ops[0]).scalar(), self.read(ops[1]).scalar()
                 if name.startswith("cmpk_") and b is not None:
                     b = int(_sext(np.int64(b), 16)) & MASK32 if kind == "i32" else b & 0xFFFF
+                if a is None and b is None and kind == "u32":
+                    a, b = _same_step_bases(self.read(ops[0]), self.read(ops[1]))
             if a is None or b is None or relation not in _COMPARE:
                 self.scc = None
             else:
