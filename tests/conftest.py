@@ -59,7 +59,12 @@ PG_ADMIN_URL = os.environ.get("GEMMCHECK_TEST_PG", "postgresql+psycopg://postgre
 def _postgres_or_skip():
     from sqlalchemy import create_engine, text
 
-    engine = create_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT")
+    try:
+        engine = create_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT")
+    except ImportError as exc:  # no PostgreSQL driver here (the [postgresql] extra)
+        if os.environ.get("GEMMCHECK_REQUIRE_PG"):
+            pytest.fail(f"PostgreSQL driver missing: {exc}")
+        pytest.skip(f"no PostgreSQL driver: {exc}")
     try:
         with engine.connect() as connection:
             connection.execute(text("SELECT 1"))
