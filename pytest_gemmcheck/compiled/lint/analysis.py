@@ -13,6 +13,7 @@ Two engines share the parser, the register model and the findings:
 
 from __future__ import annotations
 
+import re
 import time
 from collections import deque
 from dataclasses import dataclass
@@ -185,10 +186,21 @@ def _dataflow_finding(kernel: Kernel, items: list[dataflow.Hazard]) -> Finding:
         loads=sorted(loads.values(), key=lambda r: r.line),
         instances=len(distinct),
         why=why,
-        cover=first.cover,
+        cover=_widest_cover(first, items),
         barriers=first.barriers,
         trace=list(first.trace),
     )
+
+
+def _widest_cover(first: dataflow.Hazard, items: list[dataflow.Hazard]) -> str:
+    """The wait that orders every load of the finding: the smallest vmcnt among its pairs' covers
+    (one pair's youngest load may leave older ones of the same read behind it)."""
+    covers = [h.cover for h in items if h.severity == first.severity and h.how == first.how]
+    counted = [(int(m.group(1)), cover) for cover in covers if (m := _VMCNT.search(cover))]
+    return min(counted)[1] if counted else first.cover
+
+
+_VMCNT = re.compile(r"vmcnt\((\d+)\)")
 
 
 def _why(kernel: Kernel, h: dataflow.Hazard) -> str:
