@@ -28,6 +28,11 @@ from .plan import LaunchConfig, main_plan
 from .runtime import RUNTIME
 
 _KEPT = 8  # pairs kept per process (case.run uses two at a time), the oldest dropped first
+# The pass reads one tensor and writes another, and prefers taller blocks than the full check:
+# 32 rows x 256 bytes took 0.137 ms (82% of copy bandwidth) against 0.156 ms for the full
+# check's 16 rows, timed in turn in one run on an H200 (benchmarks/check_speed.py --configs,
+# benchmarks/results/h200-run30-repeat-configs.log).
+GPU_CONFIG = LaunchConfig(block_m=32)
 
 
 @triton.jit(do_not_specialize=["M", "num_tasks", "col_chunks", "task_blocks"])
@@ -152,7 +157,7 @@ class ChecksumFill:
 
 def checksum_fill_for(out: torch.Tensor, fill: torch.Tensor | None, config: LaunchConfig | None = None) -> ChecksumFill:
     """The kept pass of this output and buffer, made at its first use."""
-    config = config or LaunchConfig()
+    config = config or (GPU_CONFIG if out.device.type == "cuda" and not INTERPRETED else LaunchConfig())
     key = tuple((t.data_ptr(), tuple(t.shape), tuple(t.stride()), t.dtype) for t in (out, *(() if fill is None else (fill,)))) \
         + (fill is None, config, torch.cuda.current_stream(out.device).cuda_stream if out.device.type == "cuda" else None)
     entry = RUNTIME.repeats.pop(key, None)
