@@ -49,7 +49,7 @@ import numpy as np
 from .asm import Instruction, Kernel
 from .findings import wave_list
 from .liveness import is_live, live_in, scc_live, uses_and_defs
-from .machine import Affine, Lanes, WaveState, join_lanes
+from .machine import Affine, Lanes, WaveState, contradicts, join_lanes
 from .operands import MASK32, VCC_LO
 from .simulate import Geometry, Ranges, classify, dma_ranges, dma_size, ds_ranges, initial_state, overlap, parse_waitcnt
 from .targets import Target
@@ -287,7 +287,7 @@ class KernelAnalysis:
             waves = list(combo)
             if all(w.ended for w in waves) and all(g.ended for g in group.waves):
                 continue
-            if not _consistent(waves):
+            if not _consistent(waves, self.single_defs):
                 continue
             waves = self._share_facts(waves)
             trace = (group.trace + tuple(decided) + (self._barrier_words(waves),))[-8:]
@@ -508,9 +508,16 @@ class KernelAnalysis:
             return
         compare = self.code[wave.pc - 1]
         relation = compare.mnemonic.split("_")[2] if compare.mnemonic.startswith(("s_cmp_", "s_cmpk_")) else ""
-        if relation not in ("eq", "lg") or not compare.mnemonic.endswith(("_u32", "_i32")) or len(compare.operands) != 2:
+        if not compare.mnemonic.endswith(("_u32", "_i32")) or len(compare.operands) != 2:
             return
         scc = taken == (branch == "s_cbranch_scc1")
+        if relation in _BELOW and compare.mnemonic.endswith("_u32"):
+            # a < b + k, or its negation: lt (k 0), le (k 1), gt = not le, ge = not lt
+            offset, negated = _BELOW[relation]
+            wave.regs.assume_below(*compare.operands, offset, scc != negated)
+            return
+        if relation not in ("eq", "lg"):
+            return
         if scc != (relation == "eq"):
             wave.regs.assume_unequal(*compare.operands)
             return
@@ -708,6 +715,9 @@ def _loops(kernel: Kernel) -> list[tuple[int, int]]:
     return loops
 
 
+_BELOW = {"lt": (0, False), "le": (1, False), "gt": (1, True), "ge": (0, True)}
+
+
 def _single_definitions(kernel: Kernel) -> set[int]:
     """SGPRs that one instruction of the kernel writes, and no other."""
     writers: dict[int, int] = {}
@@ -719,20 +729,44 @@ def _single_definitions(kernel: Kernel) -> set[int]:
     return {index for index, count in writers.items() if count == 1}
 
 
-def _consistent(waves: list[WaveAbs]) -> bool:
+def _consistent(waves: list[WaveAbs], shared: set[int]) -> bool:
     """False when waves learnt contradicting things of one uniform register from branches they
     decided (a trip count that would be two numbers at once, a kernel argument both zero and not):
-    no run takes that combination."""
+    no run takes that combination. Across waves only for registers written once in the kernel
+    (``shared``): only those hold one value in every wave."""
     learnt: dict[int, int | Affine] = {}
     for w in waves:
-        for index in w.regs.assumed:
+        for index in w.regs.assumed & shared:
             value = w.regs.sgpr.get(index)
             if value is None:
                 continue
             other = learnt.setdefault(index, value)
             if other != value and _join_scalar(other, value) is None:
                 return False
-    return not any(learnt.get(index) in values for w in waves for index, values in w.regs.unequal.items())
+    if any(learnt.get(index) in values for w in waves for index, values in w.regs.unequal.items() if index in shared):
+        return False
+    if any(w.regs.sgpr.get(index) in values for w in waves for index, values in w.regs.unequal.items()
+           if index in w.regs.assumed):
+        return False
+    # bounds: each wave's own, and a kernel argument's from every wave together
+    merged: dict[int, dict] = {}
+    for w in waves:
+        for index, bounds in w.regs.bounds.items():
+            if contradicts(bounds, w.regs.sgpr.get(index) if index in w.regs.assumed else None):
+                return False
+            if index not in shared:
+                continue
+            mine = merged.setdefault(index, {})
+            for key, bound in bounds.items():
+                kind = key[0]
+                old = mine.get(key)
+                if old is None or (_bound_base(bound) < _bound_base(old) if kind == "lt" else _bound_base(bound) > _bound_base(old)):
+                    mine[key] = bound
+    return not any(contradicts(bounds, learnt.get(index)) for index, bounds in merged.items())
+
+
+def _bound_base(value) -> int:
+    return value if isinstance(value, int) else value.base
 
 
 def _uniform(regs: WaveState, branch: str) -> bool:
@@ -948,6 +982,8 @@ def _registers_cover(a: WaveState, b: WaveState, offsets: dict[int, int]) -> boo
         return False
     # what a decided branch ruled out narrows a state: the covering one may rule out no more
     if any(not values <= b.unequal.get(index, frozenset()) for index, values in a.unequal.items()):
+        return False
+    if any(not bounds.items() <= b.bounds.get(index, {}).items() for index, bounds in a.bounds.items()):
         return False
     for index, value in a.sgpr.items():
         if value is None:

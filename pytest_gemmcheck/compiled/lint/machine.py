@@ -153,6 +153,34 @@ def _with_affine(name: str, sources: list[Lanes], exact: Lanes) -> Lanes:
     return Lanes(values, known, np.where(stepped, step, 0), stepped, symbols.pop(), fuzz)
 
 
+def _shifted_value(value: Lanes, shift: int) -> int | Affine:
+    base = (int(value.values[0]) + shift) & MASK32
+    return base if value.known[0] else Affine(base, int(value.step[0]), value.symbol, value.fuzz)
+
+
+def _value_class(value: int | Affine) -> tuple:
+    """Values of one class compare by their bases: exact ints, or one folded loop's with one step."""
+    return ("exact",) if isinstance(value, int) else ("affine", value.symbol, value.step, value.fuzz)
+
+
+def _base(value: int | Affine) -> int:
+    return value if isinstance(value, int) else value.base
+
+
+def contradicts(bounds: dict, value: int | Affine | None) -> bool:
+    """Whether a register's bounds rule out ``value``, or each other."""
+    by_class: dict[tuple, dict[str, int]] = {}
+    for (kind, cls), bound in bounds.items():
+        by_class.setdefault(cls, {})[kind] = _base(bound)
+    for cls, sides in by_class.items():
+        if "lt" in sides and "ge" in sides and sides["ge"] >= sides["lt"]:
+            return True
+        if value is not None and _value_class(value) == cls:
+            if ("lt" in sides and _base(value) >= sides["lt"]) or ("ge" in sides and _base(value) < sides["ge"]):
+                return True
+    return False
+
+
 def _same_step_bases(a: Lanes, b: Lanes) -> tuple[int | None, int | None]:
     """Two scalars ``x + s*J`` and ``y + s*J`` of one folded loop compare as ``x`` and ``y`` for
     every J (unsigned, no wraparound: the assumption of :mod:`.affine`)."""
@@ -379,6 +407,8 @@ class WaveState:
         self.scc_nonuniform = False
         self.assumed: set[int] = set()  # SGPRs whose value a decided branch gave them, unwritten since
         self.unequal: dict[int, frozenset[int | Affine]] = {}  # SGPRs a decided branch says differ from these
+        # SGPRs a decided branch bounds: index -> {comparable class: (("lt", v) tightest, ("ge", v) tightest)}
+        self.bounds: dict[int, dict] = {}
 
     def copy(self) -> "WaveState":
         """An independent copy (Lanes are never changed in place, so the tables are shallow)."""
@@ -387,6 +417,7 @@ class WaveState:
         other.nonuniform, other.scc_nonuniform = set(self.nonuniform), self.scc_nonuniform
         other.assumed = set(self.assumed)
         other.unequal = dict(self.unequal)
+        other.bounds = {i: dict(b) for i, b in self.bounds.items()}
         return other
 
     def uniform_key(self) -> tuple:
@@ -400,7 +431,8 @@ class WaveState:
         vgprs = tuple(sorted((i, v.key()) for i, v in self.vgpr.items() if v.known.any() or v.has_affine))
         agprs = tuple(sorted((i, v.key()) for i, v in self.agpr.items() if v.known.any() or v.has_affine))
         return (sgprs, vgprs, agprs, self.scc, frozenset(self.nonuniform), self.scc_nonuniform, frozenset(self.assumed),
-                tuple(sorted((i, tuple(sorted(v, key=repr))) for i, v in self.unequal.items())))
+                tuple(sorted((i, tuple(sorted(v, key=repr))) for i, v in self.unequal.items())),
+                tuple(sorted((i, tuple(sorted(b.items(), key=repr))) for i, b in self.bounds.items())))
 
     # ---- reading ----------------------------------------------------------------------------
     def assume_equal(self, a: str, b: str) -> None:
@@ -428,6 +460,26 @@ class WaveState:
                     int(other.values[0]) & MASK32, int(other.step[0]), other.symbol, other.fuzz)
                 self.unequal[op.index] = self.unequal.get(op.index, frozenset()) | {value}
                 return
+
+    def assume_below(self, a: str, b: str, offset: int, holds: bool) -> None:
+        """On a path where ``a < b + offset`` holds (or not), unsigned: bound an unknown uniform
+        register of the two by the other side's value (a loop's trip count by its counter)."""
+        left, right = self.read(a), self.read(b)
+        for unknown, other, text, mine in ((left, right, a, True), (right, left, b, False)):
+            op = decode(text)
+            if not (isinstance(op, Reg) and op.kind == "s" and op.index not in self.nonuniform
+                    and not unknown.known[0] and not unknown.has_affine and (other.known[0] or other.has_affine)):
+                continue
+            # r < v + k  |  r >= v + k   (r on the left);   v < r + k  <=>  r >= v - k + 1
+            shift = offset if mine else 1 - offset
+            bound = _shifted_value(other, shift)
+            kind = ("lt" if holds else "ge") if mine else ("ge" if holds else "lt")
+            classes = self.bounds.setdefault(op.index, {})
+            key = (kind, _value_class(bound))
+            old = classes.get(key)
+            if old is None or (_base(bound) < _base(old) if kind == "lt" else _base(bound) > _base(old)):
+                classes[key] = bound
+            return
 
     def sgpr_value(self, index: int) -> int | None:
         value = self.sgpr.get(index)
@@ -481,6 +533,7 @@ class WaveState:
     def write_sgpr(self, index: int, value: int | Affine | None) -> None:
         self.assumed.discard(index)
         self.unequal.pop(index, None)
+        self.bounds.pop(index, None)
         self.sgpr[index] = value if value is None or isinstance(value, Affine) else int(value) & MASK32
 
     def write_sgpr64(self, index: int, value: int | None) -> None:
