@@ -42,7 +42,13 @@ def test_usage_errors(tmp_path, capsys):
     assert "missing.s" in capsys.readouterr().err
     assert main(["--format", "xml", "x.s"]) == 2
     assert main([]) == 2
+    capsys.readouterr()
     assert main(["--loop-unroll", "0", str(tmp_path)]) == 2
+    assert "--loop-unroll must be at least 1, got 0" in capsys.readouterr().err
+    for limit in ("0", "-1", "nan", "inf"):  # each a usage error naming the option, not a run without a limit
+        assert main(["--time-limit", limit, str(tmp_path)]) == 2
+        err = capsys.readouterr().err
+        assert "--time-limit must be a number of seconds above 0" in err and "--loop-unroll" not in err
 
 
 def test_sub_parser_registration(files, capsys):

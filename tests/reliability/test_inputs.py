@@ -157,7 +157,9 @@ COMMANDS = [  # (the command, its options that take a value, its switches)
     (["db", "current"], [], []),
     (["db", "upgrade"], [], []),
     (["goldens", "export"], FILTERS + ["--scope", "--dir"], ["--include-bad"]),
-    (["lint", "missing.s"], ["--format", "--kernel", "--workgroup-size", "--loop-unroll", "--max-scenarios"], []),
+    (["lint", "missing.s"], ["--format", "--kernel", "--workgroup-size", "--loop-unroll", "--max-scenarios",
+                             "--time-limit", "--engine"], ["--fail-on-latent"]),
+    (["explain", "k1"], OUTPUT + ["--alpha"], []),
 ]
 VALUES_SEEN = ["fused", "gemm*", "ptpc", "16x16x32", "*x16x*", "8x8", "none", "fuse=False", "cpu", "torch=*", "main",
                "abc", "1", "-1", "0", "7d", "12h", "2026-11-01", "k1", "json", "csv", "markdown", "table", "text",

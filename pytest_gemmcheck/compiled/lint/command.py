@@ -89,8 +89,13 @@ def _lint_flydsl(target: str, args, options: Options) -> list[LintReport]:
 
 def run_lint(args) -> int:
     """Run the lint for parsed arguments; print the report; return the exit status."""
-    if args.loop_unroll < 1 or args.max_scenarios < 1 or not args.time_limit > 0:
-        print("gemmcheck lint: --loop-unroll and --max-scenarios must be at least 1, --time-limit above 0", file=sys.stderr)
+    bad = [f"{flag} must be {rule}, got {value!r}" for flag, value, ok, rule in (
+        ("--loop-unroll", args.loop_unroll, args.loop_unroll >= 1, "at least 1"),
+        ("--max-scenarios", args.max_scenarios, args.max_scenarios >= 1, "at least 1"),
+        ("--time-limit", args.time_limit, args.time_limit > 0 and args.time_limit != float("inf"), "a number of seconds above 0"),
+    ) if not ok]
+    if bad:
+        print(f"gemmcheck lint: {'; '.join(bad)}", file=sys.stderr)
         return EXIT_USAGE
     options = Options(
         workgroup_size=args.workgroup_size,
