@@ -15,7 +15,7 @@ output.
 Both are queued on the current stream right after the launch's check, as a handful of counts
 in one small device tensor copied to pinned host memory; the host reads them after the
 launch's synchronisation, which already waited for them: no synchronisation of their own. On
-a GPU that work is one CUDA graph per output buffer, captured at its first use and replayed
+a GPU that work is one CUDA graph per output buffer, captured at its second use and replayed
 after every launch into it, so that the host launches one graph rather than a dozen torch ops
 (what a harness's ratio to the bare launches is made of). Inputs are compared exactly, as 64-bit
 words where their size allows, reading each input and its copy once (with the fused check, one
@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import torch
 
-from ..checking.graphs import capture
+from ..checking.graphs import GraphAtSecondUse
 from ..checking.torch_backend import bits_view
 from .quant import Inputs
 
@@ -118,9 +118,6 @@ def _words(t: torch.Tensor) -> torch.Tensor:
         return flat
 
 
-_FIRST = object()  # a buffer watched once, its graph captured at the next time
-
-
 class LaunchWatch:
     """The guard counts of each launch: queued right after the launch, read once the launch's
     event (recorded behind them) has completed."""
@@ -133,27 +130,16 @@ class LaunchWatch:
         self.values = torch.zeros(2 + len(INPUT_NAMES), dtype=torch.int32, device=device)
         self._on_gpu = device.type == "cuda"
         self._host = torch.zeros(self.values.numel(), dtype=torch.int32, pin_memory=True) if self._on_gpu else self.values
-        self._graphs: dict[int, object] = {}  # per output buffer (by id): its graph, or None where capture failed
+        self._graphs: dict[int, GraphAtSecondUse] = {}  # per output buffer (by id)
 
     def queue(self, buffer: GuardedBuffer) -> None:
         if not self._on_gpu:
             self._enqueue(buffer)
             return
         key = id(buffer)  # the loop keeps its buffers alive as long as this watch
-        if key not in self._graphs:  # the first time op by op: what it launches is compiled outside a capture
-            self._graphs[key] = _FIRST
-            self._enqueue(buffer)
-            return
-        if self._graphs[key] is _FIRST:
-            try:
-                self._graphs[key] = capture(lambda: self._enqueue(buffer), self.device)
-            except RuntimeError:  # capture refused (a profiler, CUDA_LAUNCH_BLOCKING): op by op
-                self._graphs[key] = None
-        graph = self._graphs[key]
-        if graph is None:
-            self._enqueue(buffer)
-        else:
-            graph.replay()
+        if key not in self._graphs:
+            self._graphs[key] = GraphAtSecondUse(lambda: self._enqueue(buffer), self.device)
+        self._graphs[key].run()
 
     def _enqueue(self, buffer: GuardedBuffer) -> None:
         pairs = self.inputs.pairs if self.inputs is not None else []

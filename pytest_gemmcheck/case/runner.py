@@ -81,17 +81,6 @@ class LaunchTimer:
         return self._stopped - self._started
 
 
-class _Repeat:
-    """A repeat pass queued (checking.backends.Checker.repeat): an Outcome with its checksum
-    and no accuracy, which _finish_pending completes."""
-
-    def __init__(self, pending):
-        self._pending = pending
-
-    def result(self) -> Outcome:
-        return Outcome(None, [], self._pending.result())
-
-
 class LaunchLoop:
     """One ``case.run``'s launches into ``result``. :meth:`run` returns the exception a launch
     raised (the loop stops there), or None."""
@@ -237,7 +226,7 @@ class LaunchLoop:
             if begun is not None:
                 begun.start()
             elif checked is not None:
-                begun = _Repeat(self.repeat_pass(checked, repeat_fill.tensor if repeat_fill is not None else None))
+                begun = self.repeat_pass(checked, repeat_fill.tensor if repeat_fill is not None else None)
                 self.poisoned_ahead = repeat_fill
             self.deadline.wait()
         except Exception as exc:  # a fault the launch left behind, or a launch that does not end
@@ -301,19 +290,21 @@ class LaunchLoop:
         outcome = full.result()
         if outcome.checksum == total:
             return outcome
-        self._blame_the_next(record, "until its check")
+        self._spoiled(record, total, "until its check")
         record.error = (f"its accuracy is not known: a later launch wrote into its output before its check "
                         f"(checksum {total} when it was written)")
-        if self.consensus is not None:
-            self.consensus.observe_unkept(record.index, total)
         return None
 
-    def _blame_the_next(self, record: LaunchRecord, until: str) -> None:
+    def _spoiled(self, record: LaunchRecord, total: int, until: str) -> None:
+        """A later launch wrote into ``record``'s output, whose checksum was ``total``: that launch
+        is blamed, and the output's consistency is judged by its checksum alone."""
         later = next((launch for launch in self.result.launches if launch.index > record.index), None)
         if later is not None:
             later.add_kind(WROTE_OUTSIDE)
             later.wrote_outside = (f"wrote into the other output buffer, which held launch {record.index}'s output "
                                    f"{until}")
+        if self.consensus is not None:
+            self.consensus.observe_unkept(record.index, total)
 
     def _running_bad(self) -> int:
         """Bad launches so far, consistency included: a launch whose output differs from the
@@ -435,9 +426,7 @@ class LaunchLoop:
         used no further (its consistency is then judged by its checksum alone)."""
         if outcome.checksum is None or self.checker.checksum(checked) == outcome.checksum:
             return True
-        self._blame_the_next(record, "until its check was finished")
-        if self.consensus is not None:
-            self.consensus.observe_unkept(record.index, outcome.checksum)
+        self._spoiled(record, outcome.checksum, "until its check was finished")
         return False
 
     @staticmethod

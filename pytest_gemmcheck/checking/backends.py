@@ -65,14 +65,24 @@ class _FusedCheck:
         return Outcome(accuracy, diffs, total)
 
 
+class _FusedRepeat:
+    """A repeat pass queued: an Outcome with the output's checksum and no accuracy."""
+
+    def __init__(self, pending):
+        self._pending = pending
+
+    def result(self) -> Outcome:
+        return Outcome(None, [], self._pending.result())
+
+
 @dataclass(frozen=True)
 class Checker:
     """A backend: ``prepare(out, ref, rowmax, tol, tile, copies, consistency)`` returns a check
     to ``start()`` and whose ``result()`` is the :class:`Outcome`; ``checksum`` and ``compare``
     as torch_backend.py and checksum.py have them. ``repeat(out, fill)``, where the backend has
     one, queues a repeated launch's pass: out's checksum alone (no reference read) and NaN
-    into ``fill`` (the next output buffer, or None), returning what gives the checksum by
-    ``result()``."""
+    into ``fill`` (the next output buffer, or None), returning what gives, by ``result()``, an
+    Outcome with that checksum and no accuracy."""
 
     name: str
     by_checksum: bool  # consistency from checksums (copies are never passed to prepare)
@@ -100,8 +110,11 @@ def _fused() -> Checker:
     def compare(a, b, rowmax, tile):
         return api.compare_copies(a, [b], rowmax, tile)[0]
 
+    def repeat(out, fill):
+        return _FusedRepeat(api.start_checksum_and_fill(out, fill))
+
     return Checker("triton", by_checksum=True, prepare=prepare, checksum=api.checksum, compare=compare,
-                   repeat=api.start_checksum_and_fill)
+                   repeat=repeat)
 
 
 def select_checker(backend: str, out: torch.Tensor) -> Checker:

@@ -5,6 +5,7 @@ bounds a harness on a GPU that finishes each launch in a fraction of a milliseco
 from __future__ import annotations
 
 import gc
+from typing import Callable
 
 import torch
 
@@ -40,3 +41,31 @@ def capture(launches, device: torch.device) -> torch.cuda.CUDAGraph:
             gc.enable()
     current.wait_stream(stream)
     return graph
+
+
+class GraphAtSecondUse:
+    """Work repeated unchanged (a check's kernels, a launch's guards, a repeat pass): :meth:`run`
+    does it op by op the first time, so that what it launches is compiled outside any capture,
+    captures it as a CUDA graph the second time and replays that from then on. Where CUDA
+    refuses the capture (a debugger, a profiler, CUDA_LAUNCH_BLOCKING) it stays op by op.
+    ``capture_with``: a stand-in for :func:`capture` (the tests' fake)."""
+
+    def __init__(self, work: Callable[[], None], device: torch.device, capture_with: Callable | None = None):
+        self.work = work
+        self.device = device
+        self.capture_with = capture_with
+        self.uses = 0
+        self.graph = None
+        self.refused = False
+
+    def run(self) -> None:
+        self.uses += 1
+        if self.graph is None and not self.refused and self.uses >= 2:
+            try:
+                self.graph = (self.capture_with or capture)(self.work, self.device)
+            except RuntimeError:
+                self.refused = True
+        if self.graph is None:
+            self.work()
+        else:
+            self.graph.replay()

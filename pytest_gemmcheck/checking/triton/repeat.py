@@ -21,7 +21,7 @@ import torch
 import triton
 import triton.language as tl
 
-from ..graphs import capture
+from ..graphs import GraphAtSecondUse
 from .kernels import CHECKSUM_GROUP, INTERPRETED, _checksum_fold, _checksum_lanes, _group_weight
 from .launch import diagnose, launch
 from .plan import LaunchConfig, main_plan
@@ -100,8 +100,8 @@ class ChecksumFill:
         self.plan = main_plan(m, n, out.element_size(), config, out.device)
         self.partial = RUNTIME.allocate(self.plan.programs, torch.int64, out.device)
         self.result = RUNTIME.allocate(1, torch.int64, out.device)
-        self.graph = None
-        self.passes = 0
+        self.on_gpu = out.device.type == "cuda" and not INTERPRETED
+        self.recorded = GraphAtSecondUse(self._kernels, out.device, RUNTIME.capture_graph)
         # the tensors are lent only while the pass is launched: an entry keeps no output alive
         self._lent: tuple = (None, None)
 
@@ -120,39 +120,19 @@ class ChecksumFill:
     def enqueue(self, out: torch.Tensor, fill: torch.Tensor | None):
         """The pass over these tensors (the entry's) and the copy of its result, on the current
         stream; what :meth:`read` takes."""
-        self.passes += 1
-        on_gpu = out.device.type == "cuda" and not INTERPRETED
         self._lent = (out, fill)
         try:
-            if on_gpu and self.graph is None and self.passes >= 2:  # the first pass compiled the kernel
-                try:
-                    self.graph = (RUNTIME.capture or capture)(self._kernels, out.device)
-                except RuntimeError:  # capture refused (a debugger, a profiler): launched one by one
-                    self.graph = False
-            if not self.graph:
+            if self.on_gpu:
+                self.recorded.run()
+            else:
                 self._kernels()
         finally:
             self._lent = (None, None)
-        if self.graph:
-            self.graph.replay()
-        if not on_gpu:
-            return int(self.result[0])
-        free = RUNTIME.pinned_buffers.get(-1)
-        host = free.pop() if free else torch.empty(1, dtype=torch.int64, pin_memory=True)
-        host.copy_(self.result, non_blocking=True)
-        done = torch.cuda.Event()
-        done.record(torch.cuda.current_stream(out.device))
-        return host, done
+        return RUNTIME.copy_to_host(self.result) if self.on_gpu else int(self.result[0])
 
     @staticmethod
     def read(queued) -> int:
-        if isinstance(queued, int):
-            return queued
-        host, done = queued
-        done.synchronize()
-        value = int(host[0])
-        RUNTIME.pinned_buffers.setdefault(-1, []).append(host)  # -1: the 1-element int64 buffers
-        return value
+        return queued if isinstance(queued, int) else RUNTIME.read_host(queued)[0]
 
 
 def checksum_fill_for(out: torch.Tensor, fill: torch.Tensor | None, config: LaunchConfig | None = None) -> ChecksumFill:
@@ -160,10 +140,4 @@ def checksum_fill_for(out: torch.Tensor, fill: torch.Tensor | None, config: Laun
     config = config or (GPU_CONFIG if out.device.type == "cuda" and not INTERPRETED else LaunchConfig())
     key = tuple((t.data_ptr(), tuple(t.shape), tuple(t.stride()), t.dtype) for t in (out, *(() if fill is None else (fill,)))) \
         + (fill is None, config, torch.cuda.current_stream(out.device).cuda_stream if out.device.type == "cuda" else None)
-    entry = RUNTIME.repeats.pop(key, None)
-    if entry is None:
-        entry = ChecksumFill(out, fill, config)
-    RUNTIME.repeats[key] = entry  # newest last
-    while len(RUNTIME.repeats) > _KEPT:
-        del RUNTIME.repeats[next(iter(RUNTIME.repeats))]
-    return entry
+    return RUNTIME.kept(RUNTIME.repeats, key, lambda: ChecksumFill(out, fill, config), _KEPT)

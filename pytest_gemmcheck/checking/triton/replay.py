@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import torch
 
-from ..graphs import capture
+from ..graphs import GraphAtSecondUse
 from ..rule import Tolerance
 from .facts import reference_facts
 from .plan import LaunchConfig
@@ -28,34 +28,25 @@ class Replay:
     be in flight at once. The entry holds no reference to the checked tensors: they are
     lent to its Run only while it launches."""
 
-    def __init__(self, run: Run):
+    def __init__(self, run: Run, device: torch.device | None = None):
         self.run = run
-        self.graph = None
-        self.checks = 0
+        self.recorded = GraphAtSecondUse(lambda: self.run.launch_kernels(True), device, RUNTIME.capture_graph)
         self._lend(None, None, None)
+
+    @property
+    def graph(self):
+        return self.recorded.graph
 
     def _lend(self, out, ref, rowmax) -> None:
         self.run.out, self.run.ref, self.run.rowmax = out, ref, rowmax
 
     def enqueue(self, out, ref, rowmax) -> None:
         """The check's kernels and the copy of its result, on the current stream."""
-        self.checks += 1
         self._lend(out, ref, rowmax)
         try:
-            if self.graph is None and self.checks >= 2:  # the first check compiled the kernels
-                try:
-                    self.graph = (RUNTIME.capture or capture)(lambda: self.run.launch_kernels(True), out.device)
-                except RuntimeError:
-                    # capture refused here (a debugger, a profiler, CUDA_LAUNCH_BLOCKING): this
-                    # entry launches its kernels one by one from now on. A fault of the GPU's
-                    # own fails those launches just the same.
-                    self.graph = _NO_GRAPH
-            if self.graph is None or self.graph is _NO_GRAPH:
-                self.run.launch_kernels(True)
+            self.recorded.run()
         finally:
             self._lend(None, None, None)
-        if self.graph is not None and self.graph is not _NO_GRAPH:
-            self.graph.replay()
         self.run.queue_copy()
 
     def eager_run(self, out, ref, rowmax) -> Run:
@@ -65,19 +56,10 @@ class Replay:
         return Run(out, ref, rowmax, run.tol, run.tile, [], run.config, checksum=run.checksum)
 
 
-_NO_GRAPH = object()  # a Replay whose capture was refused
-
-
 def replay_for(out, ref, rowmax, tol: Tolerance, tile, config: LaunchConfig, checksum: bool) -> Replay:
     """The kept entry of these tensors' check, made at its first check."""
     facts = reference_facts(ref, rowmax, tol.floor)
     key = tuple((t.data_ptr(), tuple(t.shape), tuple(t.stride()), t.dtype) for t in (out, ref, rowmax, facts)) + (
         float(tol.rtol), float(tol.floor), tile, config, checksum, torch.cuda.current_stream(out.device).cuda_stream)
-    entry = RUNTIME.replays.pop(key, None)
-    if entry is None:
-        entry = Replay(Run(out, ref, rowmax, tol, tile, [], config, checksum=checksum))
-    RUNTIME.replays[key] = entry  # newest last
-    while len(RUNTIME.replays) > _REPLAYS_KEPT:
-        del RUNTIME.replays[next(iter(RUNTIME.replays))]
-    return entry
-
+    return RUNTIME.kept(RUNTIME.replays, key, lambda: Replay(Run(out, ref, rowmax, tol, tile, [], config,
+                                                                 checksum=checksum), out.device), _REPLAYS_KEPT)

@@ -113,21 +113,11 @@ class Run:
         (the next launch's poison)."""
         if copied is None:
             return _decode(self.result.view(torch.int64).tolist())
-        host, done = copied
-        done.synchronize()
-        values = _decode(host.view(torch.int64).tolist())
-        RUNTIME.pinned_buffers.setdefault(host.numel(), []).append(host)
-        return values
+        return _decode(RUNTIME.read_host(copied))
 
     def queue_copy(self) -> None:
-        if self.result.device.type != "cuda":
-            return
-        free = RUNTIME.pinned_buffers.get(self.result.numel())
-        host = free.pop() if free else torch.empty(self.result.numel(), dtype=torch.float64, pin_memory=True)
-        host.copy_(self.result, non_blocking=True)
-        done = torch.cuda.Event()
-        done.record(torch.cuda.current_stream(self.result.device))  # a named device: no lookup through is_available
-        self._copied = (host, done)
+        if self.result.device.type == "cuda":
+            self._copied = RUNTIME.copy_to_host(self.result)
 
     def accuracy(self, values: list[float]) -> AccuracyStats:
         return AccuracyStats(

@@ -24,9 +24,9 @@ class Runtime:
 
     def clear(self) -> None:
         """Empty every cache and set every knob as a fresh process has it."""
-        # Pinned host buffers for result vectors, by length, reused: allocating pinned memory
+        # Pinned host buffers for results, by length and dtype, reused: allocating pinned memory
         # costs far more than a check's host work.
-        self.pinned_buffers: dict[int, list[torch.Tensor]] = {}
+        self.pinned_buffers: dict[tuple, list[torch.Tensor]] = {}
         # Facts of recent references (see facts.reference_facts), newest first: a case checks
         # every launch against one reference.
         self.reference_facts: list[tuple] = []
@@ -49,6 +49,45 @@ class Runtime:
         # A stand-in for graphs.capture, (launches, device) -> a graph to replay (the tests'
         # fake); None: graphs.capture itself.
         self.capture: Callable | None = None
+
+
+    def kept(self, store: dict, key, make: Callable[[], object], limit: int):
+        """``store``'s entry for ``key``, made by ``make()`` at its first use; the store keeps the
+        ``limit`` most recently used, newest last."""
+        entry = store.pop(key, None)
+        if entry is None:
+            entry = make()
+        store[key] = entry
+        while len(store) > limit:
+            del store[next(iter(store))]
+        return entry
+
+    def capture_graph(self, launches, device):
+        """graphs.capture, or the stand-in ``self.capture`` when one is set."""
+        from ..graphs import capture
+
+        return (self.capture or capture)(launches, device)
+
+    def copy_to_host(self, result: torch.Tensor):
+        """A copy of a GPU ``result`` to pinned host memory queued on the current stream, and an
+        event after it: (host buffer, event), for :meth:`read_host`."""
+        key = (result.numel(), result.dtype)
+        free = self.pinned_buffers.get(key)
+        host = free.pop() if free else torch.empty(result.numel(), dtype=result.dtype, pin_memory=True)
+        host.copy_(result, non_blocking=True)
+        done = torch.cuda.Event()
+        done.record(torch.cuda.current_stream(result.device))  # a named device: no lookup through is_available
+        return host, done
+
+    def read_host(self, copied) -> list:
+        """A queued host copy's values as a list of ints (the int64 view), once its copy is done:
+        the wait is for that copy alone, not for whatever the stream was given since. The buffer
+        goes back to the pool."""
+        host, done = copied
+        done.synchronize()
+        values = host.view(torch.int64).tolist()
+        self.pinned_buffers.setdefault((host.numel(), host.dtype), []).append(host)
+        return values
 
 
 RUNTIME = Runtime()
