@@ -111,14 +111,6 @@ class Posterior:
         self.units[position + 1] += units
         self._cache = None
 
-    @property
-    def good_counts(self) -> tuple[int, int]:
-        return self.bad[0], self.units[0]
-
-    @property
-    def bad_counts(self) -> tuple[int, int]:
-        return self.bad[self.size], self.units[self.size]
-
     def _logs(self, extra: tuple[int, int, int] | None = None, alive: list[int] | None = None) -> list[float]:
         """log P(probes | c) for each c (of ``alive``, default all), with the probe ``extra`` =
         (position, bad, units) added when given."""
