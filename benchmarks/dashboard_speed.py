@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 from sqlalchemy import create_engine, text  # noqa: E402
 from sqlalchemy.engine import make_url  # noqa: E402
 
-from pytest_gemmcheck.case.result import CaseResult, LaunchRecord  # noqa: E402
+from pytest_gemmcheck.records.result import CaseResult, LaunchRecord  # noqa: E402
 from pytest_gemmcheck.history.engine import create, upgrade  # noqa: E402
 from pytest_gemmcheck.history.selection import Selection  # noqa: E402
 from pytest_gemmcheck.history.store import HistoryStore, RunInfo  # noqa: E402

@@ -29,7 +29,7 @@ from test_false_positives import IMPLEMENTATIONS, MODES, SHAPES  # noqa: E402
 
 from pytest_gemmcheck.case.case import Case, CaseContext  # noqa: E402
 from pytest_gemmcheck.checking.torch_backend import row_max  # noqa: E402
-from pytest_gemmcheck.config.options import Settings  # noqa: E402
+from pytest_gemmcheck.config.table import Settings  # noqa: E402
 
 
 def main() -> None:

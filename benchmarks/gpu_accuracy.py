@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT / "examples" / "gpu"))
 
 from pytest_gemmcheck.case.case import Case, CaseContext  # noqa: E402
 from pytest_gemmcheck.checking.torch_backend import Tolerance, check_launch, row_max  # noqa: E402
-from pytest_gemmcheck.config.options import Settings  # noqa: E402
+from pytest_gemmcheck.config.table import Settings  # noqa: E402
 
 SHAPES = [(4096, 7168, 256), (4096, 7168, 1024), (2048, 4096, 4096), (1024, 2048, 8192), (512, 1024, 16384),
           (777, 1000, 2048)]

@@ -79,7 +79,7 @@ def run_case(kernel: str, m: int, n: int, k: int, quant: str, make_launch, *, re
     from pytest_gemmcheck.environment import stress
     from pytest_gemmcheck.case.case import Case, CaseContext
     from pytest_gemmcheck.errors import GemmcheckFailure
-    from pytest_gemmcheck.config.options import Settings
+    from pytest_gemmcheck.config.table import Settings
     from pytest_gemmcheck.case.cache import LruCache
 
     caches = caches or (LruCache(), LruCache())
@@ -145,7 +145,7 @@ def part_environment(args) -> dict:
 def part_digests(args) -> dict:
     """Inputs.digest() of case.inputs() on the CPU and on the GPU, every mode and flavour."""
     from pytest_gemmcheck.case.case import Case, CaseContext
-    from pytest_gemmcheck.config.options import Settings
+    from pytest_gemmcheck.config.table import Settings
     from pytest_gemmcheck.case.quant import quant_mode, quant_mode_names
 
     device = _device()
@@ -307,7 +307,7 @@ def part_overhead(args) -> dict:
     import torch_gemms
 
     from pytest_gemmcheck.case.case import Case, CaseContext
-    from pytest_gemmcheck.config.options import Settings
+    from pytest_gemmcheck.config.table import Settings
     from pytest_gemmcheck.case.reference import compute_reference
 
     device = _device()

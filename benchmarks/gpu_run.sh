@@ -116,7 +116,7 @@ sys.exit(0 if any(e.name == 'gemmcheck' for e in metadata.entry_points(group='py
     INFO="$WORK/site/pytest_gemmcheck_checkout-0.dist-info"
     mkdir -p "$INFO"
     printf 'Metadata-Version: 2.1\nName: pytest-gemmcheck-checkout\nVersion: 0\n' > "$INFO/METADATA"
-    printf '[pytest11]\ngemmcheck = pytest_gemmcheck.plugin\n\n[console_scripts]\ngemmcheck = pytest_gemmcheck.reporting.cli:main\n' > "$INFO/entry_points.txt"
+    printf '[pytest11]\ngemmcheck = pytest_gemmcheck.plugin\n\n[console_scripts]\ngemmcheck = pytest_gemmcheck.cli:main\n' > "$INFO/entry_points.txt"
     chmod a+rx "$WORK" "$WORK/site"  # the tests run some sessions as an unprivileged user
     export PYTHONPATH="$WORK/site:$PYTHONPATH"
 fi
@@ -183,7 +183,7 @@ run_part fused-check-tests 150 "$PY" -m pytest tests/test_fused_check.py tests/t
 if "$PY" -c "import sqlalchemy, alembic" 2>>"$LOG"; then
     run_part recorded-examples 60 "$PY" -m pytest examples/gpu/test_gpu_torch.py -q -p no:cacheprovider \
         "${PLUGIN_ARGS[@]}" --gemmcheck-repeat=5 --gemmcheck-db="$WORK/history.db"
-    run_part dashboard 20 "$PY" -m pytest_gemmcheck.reporting.cli --db "$WORK/history.db" history
+    run_part dashboard 20 "$PY" -m pytest_gemmcheck.cli --db "$WORK/history.db" history
     run_part stack 20 "$PY" -c "import sqlite3; c = sqlite3.connect('$WORK/history.db'); print(c.execute('select * from stack').fetchall()); print(c.execute('select distinct host, device, device_uuid from launch').fetchall())"
     # a case's launches over 4 fresh processes (and, with 2 GPUs, over both), one recorded result
     run_part processes 90 "$PY" -m pytest examples/gpu/test_gpu_torch.py -q -p no:cacheprovider "${PLUGIN_ARGS[@]}" \

@@ -21,7 +21,7 @@ def compiled_check(request):
     worker would pay alone and two would pay at once, which is not the launch rate."""
     if torch.cuda.is_available():
         from pytest_gemmcheck.case.case import Case, CaseContext
-        from pytest_gemmcheck.config.options import Settings
+        from pytest_gemmcheck.config.table import Settings
 
         case = Case(CaseContext(Settings(repeat=2)), "warm_up", m=8192, n=8192, k=64, quant="bf16")
         x = case.inputs()

@@ -24,7 +24,7 @@ from pytest_gemmcheck.case.case import Case, CaseContext  # noqa: E402
 from pytest_gemmcheck.case.guards import GuardedBuffer, InputGuard, LaunchWatch  # noqa: E402
 from pytest_gemmcheck.checking.backends import select_checker  # noqa: E402
 from pytest_gemmcheck.checking.torch_backend import row_max  # noqa: E402
-from pytest_gemmcheck.config.options import Settings  # noqa: E402
+from pytest_gemmcheck.config.table import Settings  # noqa: E402
 
 
 def main(argv=None) -> int:

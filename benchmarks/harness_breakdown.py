@@ -26,7 +26,7 @@ from pytest_gemmcheck.checking import rule, torch_backend as check  # noqa: E402
 from pytest_gemmcheck.case.case import Case, CaseContext  # noqa: E402
 from pytest_gemmcheck.case.guards import GuardedBuffer, InputGuard, LaunchWatch  # noqa: E402
 from pytest_gemmcheck.checking.backends import select_checker  # noqa: E402
-from pytest_gemmcheck.config.options import Settings  # noqa: E402
+from pytest_gemmcheck.config.table import Settings  # noqa: E402
 from gpu_timing import device_seconds  # noqa: E402
 
 LAUNCHES = 50

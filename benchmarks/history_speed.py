@@ -33,7 +33,7 @@ from pytest_gemmcheck.history.engine import create, upgrade  # noqa: E402
 from pytest_gemmcheck.history.queries import case_history, case_summaries  # noqa: E402
 from pytest_gemmcheck.history.store import HistoryStore, RunInfo  # noqa: E402
 from pytest_gemmcheck.history.recorder import BATCH_RESULTS  # noqa: E402
-from pytest_gemmcheck.case.result import CaseResult, LaunchRecord  # noqa: E402
+from pytest_gemmcheck.records.result import CaseResult, LaunchRecord  # noqa: E402
 
 STACK = {"fingerprint": "bench0000", "host": "bench", "gpu_arch": "sm_90", "gpu_name": "bench GPU", "torch": "2.x"}
 

@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT / "examples" / "gpu"))
 
 from pytest_gemmcheck.checking import rule, torch_backend as check  # noqa: E402
 from pytest_gemmcheck.case.case import Case, CaseContext  # noqa: E402
-from pytest_gemmcheck.config.options import Settings  # noqa: E402
+from pytest_gemmcheck.config.table import Settings  # noqa: E402
 
 CALLS = 200
 

@@ -6,8 +6,6 @@ test uses it (torch is imported on first use).
 
 from __future__ import annotations
 
-from . import moved
-
 __version__ = "0.1.0"
 
 _LAZY = {
@@ -15,8 +13,8 @@ _LAZY = {
     "Session": "pytest_gemmcheck.api",
     "Result": "pytest_gemmcheck.api",
     "Case": "pytest_gemmcheck.case.case",
-    "CaseResult": "pytest_gemmcheck.case.result",
-    "LaunchRecord": "pytest_gemmcheck.case.result",
+    "CaseResult": "pytest_gemmcheck.records.result",
+    "LaunchRecord": "pytest_gemmcheck.records.result",
     "Inputs": "pytest_gemmcheck.case.quant",
     "QuantMode": "pytest_gemmcheck.case.quant",
     "register_quant_mode": "pytest_gemmcheck.case.quant",
@@ -27,8 +25,6 @@ _LAZY = {
 }
 
 __all__ = ["__version__", *_LAZY]
-
-moved.install()
 
 
 def __getattr__(name: str):

@@ -25,7 +25,7 @@ import uuid
 from pathlib import Path
 from typing import Any, Callable
 
-from .config.options import BY_FIELD, OPTIONS, Settings
+from .config.table import BY_FIELD, SCRIPT_FIELDS, Settings
 from .errors import GemmcheckError
 
 
@@ -100,17 +100,12 @@ class ScriptCase:
 _DEFAULT_DB = object()
 
 
-# Options of a pytest session only (child processes, xdist workers, files written at its end), and
-# those a script's session takes as its own keywords
-_NOT_SCRIPT_OPTIONS = {"processes", "devices", "summary", "json", "db", "no_record", "tag", "goldens"}
-
-
 def _settings(db, tag, goldens, options: dict[str, Any]) -> Settings:
     values = {}
     for name, value in options.items():
         option = BY_FIELD.get(name)
-        if option is None or name in _NOT_SCRIPT_OPTIONS:
-            known = ", ".join(sorted(option.field for option in OPTIONS if option.field not in _NOT_SCRIPT_OPTIONS))
+        if option is None or not option.script:
+            known = ", ".join(sorted(SCRIPT_FIELDS))
             raise GemmcheckError(f"gemmcheck.session() has no option {name!r}; it takes db, tag, goldens, rootdir, "
                                  f"on_result and {known}")
         try:

@@ -29,3 +29,8 @@ class LaunchHung(GemmcheckError):
     def __init__(self, message: str, *, device_lost: bool = False):
         super().__init__(message)
         self.device_lost = device_lost
+
+
+class CommandError(Exception):
+    """A usage error of the gemmcheck command found after its arguments were parsed (a side that
+    names nothing, an empty key); exit status 2, as argparse's own."""

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from .config import options
+from .config import pytest_adapter
+from .config.table import TestOverrides
 from .pytest_session.state import REPORT_ATTR, GemmcheckSession
 
 SESSION_KEY = pytest.StashKey[GemmcheckSession]()
@@ -19,12 +20,12 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    options.add_options(parser)
+    pytest_adapter.add_options(parser)
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", options.MARKER_HELP)
-    session = GemmcheckSession(config, options.resolve(config))
+    config.addinivalue_line("markers", pytest_adapter.MARKER_HELP)
+    session = GemmcheckSession(config, pytest_adapter.resolve(config))
     config.stash[SESSION_KEY] = session
     config.pluginmanager.register(session, "gemmcheck-session")  # it takes the reports, writes the summary
     if config.pluginmanager.hasplugin("xdist"):  # as pytest-randomly: xdist's hooks only with xdist
@@ -37,12 +38,8 @@ def _session(config: pytest.Config) -> GemmcheckSession:
     return config.stash[SESSION_KEY]
 
 
-def _overrides(config: pytest.Config, node: pytest.Item) -> options.TestOverrides:
-    marker = node.get_closest_marker("gemmcheck")
-    try:
-        return options.apply_marker(_session(config).settings, dict(marker.kwargs) if marker else {})
-    except ValueError as exc:
-        raise pytest.UsageError(str(exc)) from None
+def _overrides(config: pytest.Config, node: pytest.Item) -> TestOverrides:
+    return pytest_adapter.marker_overrides(_session(config).settings, node)
 
 
 def _results_sink(item: pytest.Item) -> list:

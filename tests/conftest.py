@@ -26,7 +26,7 @@ sys.path.insert(0, str(EXAMPLES / "cpu"))
 def make_case():
     """Build a Case outside a pytest session: what the fixture does, minus the session."""
     from pytest_gemmcheck.case.case import Case, CaseContext
-    from pytest_gemmcheck.config.options import Settings
+    from pytest_gemmcheck.config.table import Settings
 
     def make(kernel="kern", *, repeat=12, settings=None, record=None, **kwargs):
         context = CaseContext(settings or Settings(repeat=repeat))
@@ -100,7 +100,7 @@ def postgres_url():
 @pytest.fixture(params=["sqlite", "postgresql"])
 def db_url(request, tmp_path):
     """A database URL on each backend, at the current schema."""
-    from pytest_gemmcheck.reporting.cli import main
+    from pytest_gemmcheck.cli import main
 
     if request.param == "sqlite":
         url = f"sqlite+pysqlite:///{tmp_path / 'history.db'}"

@@ -12,7 +12,7 @@ import torch
 
 from kernels import FaultInjector, tiled_gemm
 from pytest_gemmcheck import api
-from pytest_gemmcheck.case.result import CaseResult
+from pytest_gemmcheck.records.result import CaseResult
 from pytest_gemmcheck.errors import GemmcheckError, GemmcheckFailure
 
 
@@ -89,7 +89,7 @@ def test_a_script_and_a_pytest_session_share_one_history(pytester, examples_dir,
 
 
 @pytest.mark.parametrize("options,words", [
-    (dict(repeat=0), "gemmcheck.session(repeat=0): expected a whole number of launches >= 1 or 'auto', got 0 "
+    (dict(repeat=0), "gemmcheck.session(repeat=0): expected a whole number of launches from 1 to 1,000,000 or 'auto', got 0 "
                      "(the option --gemmcheck-repeat)"),
     (dict(rtol="5%"), "gemmcheck.session(rtol='5%'): expected a relative tolerance"),
     (dict(repet=3), "gemmcheck.session() has no option 'repet'"),

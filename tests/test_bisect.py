@@ -130,7 +130,7 @@ def test_a_bad_revision_that_never_fails_is_said_so():
 
 
 def test_budget_words():
-    from pytest_gemmcheck.bisect.command import parse_budget
+    from pytest_gemmcheck.bisect.bisect_cli import parse_budget
 
     assert parse_budget("2000") == Budget(launches=2000)
     assert parse_budget("10m") == Budget(seconds=600)
@@ -192,7 +192,7 @@ def test_end_to_end_finds_commit_8_in_worktrees_and_leaves_the_tree_alone(bisect
     db = db_url
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     env.pop("GEMMCHECK_DB", None)
-    command = [sys.executable, "-m", "pytest_gemmcheck.reporting.cli", "bisect", "--good", shas[0], "--bad", shas[11],
+    command = [sys.executable, "-m", "pytest_gemmcheck.cli", "bisect", "--good", shas[0], "--bad", shas[11],
                "--test", "test_k.py::test_k", "--db", str(db)]
     done = subprocess.run(command, cwd=repo, env=env, capture_output=True, text=True, timeout=900)
     print(done.stdout, done.stderr)
@@ -220,7 +220,7 @@ def test_end_to_end_finds_commit_8_in_worktrees_and_leaves_the_tree_alone(bisect
 def test_a_probe_command_that_exits_125_is_a_skip_and_no_worktree_is_left(bisect_repo, tmp_path):
     repo, shas = bisect_repo
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    done = subprocess.run([sys.executable, "-m", "pytest_gemmcheck.reporting.cli", "bisect", "--good", shas[0],
+    done = subprocess.run([sys.executable, "-m", "pytest_gemmcheck.cli", "bisect", "--good", shas[0],
                            "--bad", shas[11], "--db", str(tmp_path / "h.db"), "--", "sh", "-c", "exit 125"],
                           cwd=repo, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 3, done.stderr

@@ -13,7 +13,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 import pytest_gemmcheck
-from pytest_gemmcheck.case.result import CaseResult, LaunchRecord
+from pytest_gemmcheck.records.result import CaseResult, LaunchRecord
 
 # A failing case (launches 2, 5 and 9 of 12 corrupt a tile), a test of two passing cases, and
 # a test without gemmcheck.
@@ -238,7 +238,7 @@ def test_the_header_is_printed_once_under_xdist(suite):
 def test_the_header_imports_nothing_heavy():
     code = textwrap.dedent("""
         import sys
-        from pytest_gemmcheck.config.options import Settings
+        from pytest_gemmcheck.config.table import Settings
         from pytest_gemmcheck.reporting.header import header_line
         print(header_line(Settings(no_record=True, db="sqlite:///x.db", tag="t", processes=3, stress="copy"), "0"))
         heavy = sorted(m for m in ("sqlalchemy", "alembic", "torch", "triton") if m in sys.modules)

@@ -14,7 +14,7 @@ import types
 
 import pytest
 
-from pytest_gemmcheck.config.options import BY_NAME, Settings, apply_marker, parse_wait_idle
+from pytest_gemmcheck.config.table import BY_NAME, Settings, apply_marker, parse_wait_idle
 from pytest_gemmcheck.environment import contention
 
 GPU = {"device": "cuda:0", "uuid": "GPU-0000aaaa", "pci_bus_id": "00000000:19:00.0"}

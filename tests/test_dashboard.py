@@ -10,7 +10,7 @@ import textwrap
 
 import pytest
 
-from pytest_gemmcheck.reporting.cli import main as gemmcheck
+from pytest_gemmcheck.cli import main as gemmcheck
 
 # A kernel whose tail is wrong on every launch (VARIANT=before), on launches 2, 5 and 9 (middle)
 # or never (after): the background's "main today fails 12/12 / 2A+B fails / this PR passes",
@@ -86,7 +86,7 @@ def test_compare_timing_leaves_out_results_not_known_to_be_uncontended(ab_histor
 def test_compare_timing_of_quiet_runs(tmp_path, capsys):
     """Times from uncontended results only: the min over runs, the change in %, and ± where the
     spread of a side is wider than the change."""
-    from pytest_gemmcheck.case.result import CaseResult, LaunchRecord
+    from pytest_gemmcheck.records.result import CaseResult, LaunchRecord
     from pytest_gemmcheck.history.engine import open_database, resolve_url
     from pytest_gemmcheck.history.store import HistoryStore, RunInfo
 

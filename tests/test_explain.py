@@ -8,10 +8,10 @@ import random
 
 import pytest
 
-from pytest_gemmcheck.case.result import CaseResult, LaunchRecord
+from pytest_gemmcheck.records.result import CaseResult, LaunchRecord
 from pytest_gemmcheck.environment.stack import fingerprint
 from pytest_gemmcheck.judging.attribution import Group, explain, holm
-from pytest_gemmcheck.reporting.cli import main as gemmcheck
+from pytest_gemmcheck.cli import main as gemmcheck
 
 KEY = "ca5e0000000000000000000000000001"
 

@@ -8,7 +8,7 @@ import torch
 from kernels import tiled_gemm
 from pytest_gemmcheck.checking import rule, torch_backend as check
 from pytest_gemmcheck.case.case import Case, CaseContext
-from pytest_gemmcheck.config.options import Settings
+from pytest_gemmcheck.config.table import Settings
 
 # (m, n, k): powers of two, odd sizes, skinny and wide, K from 32 to 8192
 SHAPES = [

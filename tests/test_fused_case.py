@@ -8,7 +8,7 @@ import torch
 
 from kernels import FaultInjector, tiled_gemm
 from pytest_gemmcheck.errors import GemmcheckFailure
-from pytest_gemmcheck.config.options import Settings
+from pytest_gemmcheck.config.table import Settings
 
 fused_check = pytest.importorskip("test_fused_check").fused_check  # loads it under the interpreter
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from pytest_gemmcheck.config.options import Settings
+from pytest_gemmcheck.config.table import Settings
 from pytest_gemmcheck.errors import GemmcheckFailure
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples" / "gpu"))

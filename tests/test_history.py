@@ -11,7 +11,7 @@ import time
 import pytest
 from sqlalchemy import create_engine, text
 
-from pytest_gemmcheck.reporting.cli import main as gemmcheck_cli
+from pytest_gemmcheck.cli import main as gemmcheck_cli
 from pytest_gemmcheck.history.engine import head_revision
 
 HEAD = head_revision()
@@ -242,7 +242,7 @@ def test_a_database_failing_mid_session_loses_no_results(tmp_path):
     from pytest_gemmcheck.history.engine import resolve_url
     from pytest_gemmcheck.history.recorder import Recorder
     from pytest_gemmcheck.history.store import HistoryStore
-    from pytest_gemmcheck.case.result import CaseResult, LaunchRecord
+    from pytest_gemmcheck.records.result import CaseResult, LaunchRecord
 
     class BrokenStore(HistoryStore):
         def add_results(self, run_id, results, uids=None):

@@ -85,7 +85,7 @@ def test_entry_points(dists, dist_info):
     entry_points = configparser.ConfigParser()
     entry_points.read_string(wheel_text(dists, f"{dist_info}/entry_points.txt"))
     assert dict(entry_points["pytest11"]) == {"gemmcheck": "pytest_gemmcheck.plugin"}
-    assert dict(entry_points["console_scripts"]) == {"gemmcheck": "pytest_gemmcheck.reporting.cli:main"}
+    assert dict(entry_points["console_scripts"]) == {"gemmcheck": "pytest_gemmcheck.cli:main"}
 
 
 def test_metadata_fields(metadata):
@@ -160,7 +160,7 @@ def test_twine_check_passes(dists):
 
 
 def test_the_version_has_one_source_shown_by_the_command_and_the_header(pytester, capsys):
-    from pytest_gemmcheck.reporting.cli import main
+    from pytest_gemmcheck.cli import main
 
     with pytest.raises(SystemExit) as done:
         main(["--version"])

@@ -8,7 +8,7 @@ import textwrap
 
 import pytest
 
-from pytest_gemmcheck.config.options import OPTIONS
+from pytest_gemmcheck.config.table import OPTIONS
 
 KERNELS_IMPORT = "from kernels import tiled_gemm, bf16_matmul, FaultInjector\n"
 
@@ -87,8 +87,8 @@ def test_ini_keys_are_defaults_and_the_command_line_wins(suite):
 
 
 @pytest.mark.parametrize("args,message", [
-    (["--gemmcheck-repeat=0"], "argument --gemmcheck-repeat: expected a whole number of launches >= 1 or 'auto', got '0'"),
-    (["--gemmcheck-repeat=many"], "argument --gemmcheck-repeat: expected a whole number of launches >= 1 or 'auto', got 'many'"),
+    (["--gemmcheck-repeat=0"], "argument --gemmcheck-repeat: expected a whole number of launches from 1 to 1,000,000 or 'auto', got '0'"),
+    (["--gemmcheck-repeat=many"], "argument --gemmcheck-repeat: expected a whole number of launches from 1 to 1,000,000 or 'auto', got 'many'"),
     (["--gemmcheck-rtol=-1"], "argument --gemmcheck-rtol: expected a relative tolerance > 0*"),
     (["--gemmcheck-rtol=nan"], "argument --gemmcheck-rtol: expected a relative tolerance > 0*"),
     (["--gemmcheck-seed=x"], "argument --gemmcheck-seed: expected a whole number >= 0 and < 2**63, got 'x'"),
@@ -257,28 +257,12 @@ def test_readme_documents_every_option_and_ini_key(examples_dir):
         assert option.ini in readme, option.ini
 
 
-def test_moved_module_names_still_work():
-    """Documented names of modules that moved keep working: pytest_gemmcheck.quant as itself,
-    the others with a DeprecationWarning, through ``import`` and ``python -m`` alike."""
-    code = textwrap.dedent("""
-        import warnings
-        import pytest_gemmcheck.quant as old, pytest_gemmcheck.case.quant as new
-        assert old is new  # one module, one registry of quant modes
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            from pytest_gemmcheck.gpu.fused_check import prepare_check, PendingCheck
-            from pytest_gemmcheck.gpu.launch import launch
-            from pytest_gemmcheck.lint import lint_text
-            from pytest_gemmcheck.flydsl.metrics import metrics_from_asm
-            from pytest_gemmcheck.cli import main
-        import pytest_gemmcheck.checking.triton.api as api
-        assert prepare_check is api.prepare_check
-        moved = sorted(str(w.message).split()[0] for w in caught if issubclass(w.category, DeprecationWarning))
-        assert moved == ["pytest_gemmcheck.cli", "pytest_gemmcheck.flydsl", "pytest_gemmcheck.flydsl.metrics",
-                         "pytest_gemmcheck.gpu", "pytest_gemmcheck.gpu.fused_check", "pytest_gemmcheck.gpu.launch",
-                         "pytest_gemmcheck.lint"], moved
-    """)
+def test_importing_the_package_installs_no_import_hook():
+    """Importing the package (as pytest's start-up does) leaves the import system alone, and
+    ``python -m`` runs the command line and the lint."""
+    code = ("import sys; before = list(sys.meta_path); import pytest_gemmcheck; "
+            "assert sys.meta_path == before, sys.meta_path")
     subprocess.run([sys.executable, "-c", code], check=True)
-    for module in ("pytest_gemmcheck.lint", "pytest_gemmcheck"):
-        done = subprocess.run([sys.executable, "-W", "ignore", "-m", module, "--help"], capture_output=True, text=True)
+    for module in ("pytest_gemmcheck.compiled.lint", "pytest_gemmcheck"):
+        done = subprocess.run([sys.executable, "-m", module, "--help"], capture_output=True, text=True)
         assert done.returncode == 0 and "usage:" in done.stdout, (module, done.stderr)

@@ -362,7 +362,7 @@ def test_the_report_of_real_sessions_in_chromium(browser, pytester, examples_dir
     writes the page, and it draws in the browser: a chart of each kind per case."""
     import textwrap
 
-    from pytest_gemmcheck.reporting.cli import main as gemmcheck
+    from pytest_gemmcheck.cli import main as gemmcheck
 
     shutil.copy(examples_dir / "cpu" / "kernels.py", pytester.path / "kernels.py")
     pytester.makepyfile(test_tail=textwrap.dedent("""

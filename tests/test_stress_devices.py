@@ -12,7 +12,7 @@ from types import SimpleNamespace
 import pytest
 
 from pytest_gemmcheck.config import devices
-from pytest_gemmcheck.config.options import BY_NAME
+from pytest_gemmcheck.config.table import BY_NAME
 from pytest_gemmcheck.environment import gpus, stress
 
 

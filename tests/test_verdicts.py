@@ -9,7 +9,7 @@ from sqlalchemy import create_engine, text
 
 from pytest_gemmcheck.judging.baseline import CLEAN, Baseline, Evidence
 from pytest_gemmcheck.judging.goldens import GoldenStore
-from pytest_gemmcheck.case.result import CaseResult, LaunchRecord
+from pytest_gemmcheck.records.result import CaseResult, LaunchRecord
 from pytest_gemmcheck.judging.stats import (binom_cdf, design_effect, fisher_greater, format_interval, rate_interval,
                                             rate_upper_bound)
 from pytest_gemmcheck.judging.verdict import IMPROVED, KNOWN_BAD, PASS, REGRESSION, judge
@@ -214,7 +214,7 @@ def test_an_arch_with_no_history_gets_a_clean_baseline(suite, tmp_path, monkeypa
     from pytest_gemmcheck.case.case import Case, CaseContext
     from pytest_gemmcheck.history.engine import open_database, resolve_url
     from pytest_gemmcheck.history.store import HistoryStore, RunInfo
-    from pytest_gemmcheck.config.options import Settings
+    from pytest_gemmcheck.config.table import Settings
 
     # a history of 6/12 bad launches of this very case, on another arch (gfx942)
     engine = open_database(resolve_url(str(suite.path / ".gemmcheck" / "history.db"), tmp_path), auto_upgrade=True)
@@ -254,7 +254,7 @@ def test_accept_writes_goldens_and_the_next_run_is_known_bad(suite, monkeypatch)
 
 
 def test_goldens_export_from_history(suite, tmp_path, capsys):
-    from pytest_gemmcheck.reporting.cli import main
+    from pytest_gemmcheck.cli import main
 
     suite.runpytest("--gemmcheck-repeat=20").assert_outcomes(passed=1)
     suite.runpytest("--gemmcheck-repeat=30").assert_outcomes(passed=1)

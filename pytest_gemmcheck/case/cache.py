@@ -20,15 +20,11 @@ class LruCache:
     def __init__(self, budget_bytes: int = 4 << 30):
         self.budget_bytes = budget_bytes
         self._entries: OrderedDict[tuple, object] = OrderedDict()
-        self.hits = 0
-        self.misses = 0
 
     def get(self, key: tuple, make):
         if key in self._entries:
             self._entries.move_to_end(key)
-            self.hits += 1
             return self._entries[key]
-        self.misses += 1
         value = make()
         if nbytes(value) <= self.budget_bytes:
             self._entries[key] = value

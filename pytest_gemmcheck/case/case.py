@@ -11,7 +11,7 @@ from typing import Any, Callable
 import torch
 
 from ..checking.rule import Tolerance
-from ..config.options import AUTO, BY_NAME, Settings, parse_seed
+from ..config.table import AUTO, BY_NAME, Settings, parse_seed
 from ..errors import CaseError
 from ..judging.baseline import CLEAN, Baseline
 from ..judging.conclude import conclude
@@ -19,7 +19,7 @@ from .cache import LruCache
 from .identity import case_key, dtype_name, out_dtype as parse_out_dtype, parse_tile
 from .quant import Inputs, fp8_flavour, quant_mode
 from .reference import compute_reference
-from .result import CaseResult, CompiledResult
+from ..records.result import CaseResult, CompiledResult
 from .runner import LaunchLoop
 
 

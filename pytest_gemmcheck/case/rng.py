@@ -12,24 +12,14 @@ import hashlib
 
 import torch
 
-_MASK32 = 0xFFFFFFFF
+from ..records.mix import MASK32 as _MASK32
+from ..records.mix import mix32
 
 
 def stream_key(seed: int, name: str) -> int:
     """A 32-bit key for one named stream of a seed ("a", "b", "a.rowgain", ...)."""
     digest = hashlib.sha256(f"{int(seed)}:{name}".encode()).digest()
     return int.from_bytes(digest[:4], "little")
-
-
-def mix32(x: torch.Tensor) -> torch.Tensor:
-    # lowbias32 (Chris Wellons' hash-prospector): good avalanche, only 32-bit products,
-    # done in int64 and masked so that wrap-around never matters.
-    x = x ^ (x >> 16)
-    x = (x * 0x7FEB352D) & _MASK32
-    x = x ^ (x >> 15)
-    x = (x * 0x846CA68B) & _MASK32
-    x = x ^ (x >> 16)
-    return x
 
 
 def bits32(numel: int, key: int, device: torch.device | str = "cpu") -> torch.Tensor:

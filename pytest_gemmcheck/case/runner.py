@@ -39,7 +39,7 @@ from ..errors import LaunchHung
 from ..judging.stats import format_percent, rate_upper_bound
 from .guards import GuardedBuffer, InputGuard, LaunchWatch, layout
 from .identity import dtype_name
-from .result import (BAD_OUTPUT, CHANGED_INPUT, HUNG, INCONSISTENT, NONFINITE, RAISED, UNWRITTEN, WRONG, WROTE_OUTSIDE,
+from ..records.result import (BAD_OUTPUT, CHANGED_INPUT, HUNG, INCONSISTENT, NONFINITE, RAISED, UNWRITTEN, WRONG, WROTE_OUTSIDE,
                      CaseResult, LaunchRecord)
 from .waiting import Deadline
 

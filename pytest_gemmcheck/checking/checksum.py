@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import torch
 
-from ..case.rng import mix32
+from ..records.mix import MASK32 as _MASK32
+from ..records.mix import mix32
 from .torch_backend import bits_view, row_chunks
 
 # The checksum's weights (see checksum): columns in groups of CHECKSUM_GROUP, a lane weight per
@@ -19,7 +20,6 @@ CHECKSUM_GROUP_MIX = 0x7FEB352D
 # An element's bits are mixed with a key of its place before they are weighed.
 CHECKSUM_KEY_ROW = 0x61C88647
 CHECKSUM_KEY_COLUMN = 0x2545F491
-_MASK32 = 0xFFFFFFFF
 
 
 def element_key(rows: torch.Tensor, cols: torch.Tensor) -> torch.Tensor:

@@ -49,7 +49,7 @@ import threading
 import time
 from typing import Any
 
-from ..config.options import BY_NAME, STRESS_KINDS
+from ..config.table import BY_NAME, STRESS_KINDS
 
 STRESS_OPTION = BY_NAME["stress"].flag
 

@@ -20,7 +20,7 @@ from sqlalchemy.engine.url import URL
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError, SQLAlchemyError
 
 from .. import jsontext
-from ..config.options import hide_passwords
+from ..config.table import hide_passwords
 from .location import DatabaseError, make_folder, one_line, sqlite_file  # DatabaseError lives where no SQLAlchemy is needed
 
 BUSY_TIMEOUT_MS = 60_000

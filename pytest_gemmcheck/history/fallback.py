@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ..case.result import CaseResult
+from ..records.result import CaseResult
 from .location import DatabaseError, make_folder
 
 FORMAT_KEY = "gemmcheck_unrecorded"

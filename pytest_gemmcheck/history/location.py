@@ -1,17 +1,19 @@
-"""Where the history database is, as far as that can be said without SQLAlchemy: the file of
-a SQLite database given as a path (or the default), so that a session with no history yet
-need not import SQLAlchemy to learn there is none; and its errors, said in one line."""
+"""The one way to find the history database and the one way to open it, for every caller (a
+pytest session, a script, the gemmcheck command, bisect's probes); and its errors, said in one
+line. Nothing here imports SQLAlchemy until a database is opened: the file of a SQLite database
+given as a path (or the default) is known without it, so that a session with no history yet
+need not import it to learn there is none."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-from ..config.options import BY_NAME
+from ..config.table import DB_ENV
 from ..errors import GemmcheckError
 
 DEFAULT_PATH = Path(".gemmcheck") / "history.db"
-ENV_VAR = BY_NAME["db"].env  # the database of pytest sessions and the gemmcheck command, when not given
+ENV_VAR = DB_ENV  # the database of pytest sessions and the gemmcheck command, when not given
 
 
 class DatabaseError(GemmcheckError):
@@ -50,3 +52,42 @@ def make_folder(folder: Path) -> None:
             (folder / ".gitignore").write_text("# created by pytest-gemmcheck automatically\n*\n")
         except OSError:  # a folder others may write but not this process: the history matters, not this file
             pass
+
+
+def nearest_default(start: Path) -> Path | None:
+    """The nearest ``.gemmcheck/history.db`` in ``start`` or its parents, or None."""
+    for folder in (start, *start.parents):
+        candidate = folder / DEFAULT_PATH
+        if candidate.exists():
+            return candidate
+    return None
+
+
+def database_url(value: str | os.PathLike | None, base_dir: Path, *, nearest: bool = False):
+    """The SQLAlchemy URL of the history database: ``value`` (a URL, or a SQLite path relative to
+    ``base_dir``); without one, with ``nearest`` the closest default file in ``base_dir`` or its
+    parents (DatabaseError when there is none: what a command that reads the history needs),
+    else the default file under ``base_dir``."""
+    from .engine import resolve_url
+
+    if (value is None or str(value) == "") and nearest:
+        found = nearest_default(base_dir)
+        if found is None:
+            raise DatabaseError(f"no history database here: no {DEFAULT_PATH} in {base_dir} or its parents "
+                                f"(run pytest with gemmcheck cases first, or pass --db / set {ENV_VAR})")
+        value = str(found)
+    return resolve_url(value, base_dir)
+
+
+def open_history(url, *, writing: bool = False, read_only: bool = False, existing: bool = False):
+    """An engine on the history database at ``url``, at the current schema. The upgrade rule:
+    the embedded SQLite database is migrated here, a server database's older schema is refused
+    with the command that upgrades it, and an empty one gets the schema (engine.open_database).
+    ``writing``: a SQLite file passes its quick check first; ``read_only``: nothing is created or
+    migrated; ``existing``: a SQLite file that is not there is a DatabaseError, never created."""
+    from .engine import is_sqlite, open_database
+
+    if existing and is_sqlite(url) and not Path(url.database).exists():
+        raise DatabaseError(f"no history database at {url.database}")
+    return open_database(url, auto_upgrade=is_sqlite(url) and not read_only, for_writing=writing,
+                         read_only=read_only)

@@ -19,8 +19,8 @@ import uuid
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ..case.result import CaseResult
-from ..config.options import hide_passwords
+from ..records.result import CaseResult
+from ..config.table import hide_passwords
 from ..environment.git import git_state
 from . import fallback
 from .location import one_line
@@ -78,12 +78,13 @@ class Recorder:
         be written, and write the run row; a database that cannot be used raises DatabaseError."""
         if self.run_id is not None:
             return
-        from .engine import DatabaseError, is_sqlite, open_database
+        from .engine import DatabaseError
+        from .location import open_history
         from .store import HistoryStore
 
         if self.store is None:
             # migrations run by themselves only on SQLite files; a shared server is upgraded on purpose
-            self.store = HistoryStore(open_database(self.url, auto_upgrade=is_sqlite(self.url), for_writing=True))
+            self.store = HistoryStore(open_history(self.url, writing=True))
         try:
             self.store.probe_write()
             self.run_id = self.store.begin_run(self.run_info(), started_at=self.started_at)

@@ -15,14 +15,15 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from sqlalchemy import Select, and_, select, true
+from sqlalchemy import and_, select, true
 
+from ..errors import CommandError
 from .models import Case, Result, Run, Stack
 
 STACK_COLUMNS = ("host", "os", "python", "torch", "cuda", "hip", "gpu_name", "gpu_arch", "driver", "triton", "flydsl")
 
 
-class SelectionError(ValueError):
+class SelectionError(CommandError, ValueError):
     """A filter that cannot be understood; the message names it."""
 
 
@@ -205,12 +206,3 @@ def match(connection, selection: Selection) -> Matched:
         matched.runs = [row.id for row in rows if run_matches(selection, row.tag, row.revision, row.id, row.started_at)]
     matched.empty = any(ids == [] for ids in (matched.cases, matched.stacks, matched.runs))
     return matched
-
-
-def selected(connection, query: Select, selection: Selection) -> Select | None:
-    """``query`` (over Result) narrowed to the selection; None when it matches nothing."""
-    matched = match(connection, selection)
-    if matched.empty:
-        return None
-    return query.where(matched.condition())
-

@@ -19,7 +19,7 @@ from typing import Iterable
 from sqlalchemy import func, insert, select, update
 from sqlalchemy.engine import Engine
 
-from ..case.result import CaseResult, CompiledResult
+from ..records.result import CaseResult, CompiledResult
 from ..environment.stack import process_alive, process_start_time, split
 from .engine import write_transaction
 from .location import DatabaseError, one_line

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ..case.result import KINDS, CaseResult
+from ..records.result import KINDS, CaseResult
 from .stats import format_rate
 
 if TYPE_CHECKING:  # the storage layer's rows; importing it would import SQLAlchemy

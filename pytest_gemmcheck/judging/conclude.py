@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from ..case.result import CaseResult
+from ..records.result import CaseResult
 from ..errors import GemmcheckFailure, LaunchError, LaunchHung
 from .baseline import Baseline
 from .message import failure_message

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from .baseline import Baseline, Evidence
 from ..errors import GemmcheckError
-from ..case.result import CaseResult
+from ..records.result import CaseResult
 
 FORMAT = 1
 NAME_MAX = 255  # bytes in a file name on the common file systems
@@ -194,13 +194,6 @@ def file_name(kernel: str) -> str:
     return f"{escaped[:64]}@{digest}.json"
 
 
-def _old_file_name(kernel: str) -> str | None:
-    """Where a kernel whose name is not plain had its goldens before names were hashed (names
-    that escaped alike shared it, so it counts only when it names this kernel)."""
-    name = f"{_escaped(kernel)}.json"
-    return name if name != file_name(kernel) and len(name) <= NAME_MAX else None
-
-
 def case_description(result: CaseResult) -> dict:
     return {"kernel": result.kernel, "m": result.m, "n": result.n, "k": result.k, "quant": result.quant,
             "tile": result.tile, "out_dtype": result.out_dtype, "fp8": result.fp8, "params": result.params}
@@ -210,7 +203,6 @@ def case_description(result: CaseResult) -> dict:
 class GoldenStore:
     directory: Path
     _files: dict[str, dict[tuple[str, str], GoldenEntry]] = field(default_factory=dict)
-    _read_from: dict[str, Path] = field(default_factory=dict)  # a kernel's file under its old name, when read there
 
     def path(self, kernel: str) -> Path:
         return self.directory / file_name(kernel)
@@ -226,11 +218,6 @@ class GoldenStore:
             owner, entries = found
             # another kernel's file (a case-insensitive file system gives GEMM and gemm one) holds none of ours
             return entries if owner in (None, kernel) else {}
-        old = _old_file_name(kernel)
-        found = _read(self.directory / old) if old else None
-        if found is not None and found[0] == kernel:
-            self._read_from[kernel] = self.directory / old
-            return found[1]
         return {}
 
     def lookup(self, result: CaseResult) -> Baseline | None:
@@ -240,7 +227,7 @@ class GoldenStore:
         for scope in ("stack", "arch", "any"):
             entry = entries.get((result.key, scope_value(scope, stack)))
             if entry is not None:
-                where = f"golden {self._read_from.get(result.kernel, self.path(result.kernel))} [{entry.scope}]"
+                where = f"golden {self.path(result.kernel)} [{entry.scope}]"
                 if entry.note:
                     where += f" ({entry.note})"
                 return Baseline(source="golden", description=where, evidence=entry.evidence)

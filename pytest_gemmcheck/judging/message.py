@@ -6,7 +6,7 @@ Written to read like the tables kernel authors paste into PRs: "3/12 launches ba
 
 from __future__ import annotations
 
-from ..case.result import (BAD_OUTPUT, CHANGED_INPUT, HUNG, INCONSISTENT, NONFINITE, RAISED, UNWRITTEN, WRONG,
+from ..records.result import (BAD_OUTPUT, CHANGED_INPUT, HUNG, INCONSISTENT, NONFINITE, RAISED, UNWRITTEN, WRONG,
                            WROTE_OUTSIDE, CaseResult, CompiledResult, LaunchRecord)
 from .stats import format_percent, rate_upper_bound
 from .verdict import Verdict

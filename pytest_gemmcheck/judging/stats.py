@@ -10,14 +10,6 @@ from __future__ import annotations
 import math
 
 
-def _log_binom_pmf(k: int, n: int, p: float) -> float:
-    if p <= 0.0:
-        return 0.0 if k == 0 else -math.inf
-    if p >= 1.0:
-        return 0.0 if k == n else -math.inf
-    return math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1) + k * math.log(p) + (n - k) * math.log1p(-p)
-
-
 def binom_cdf(k: int, n: int, p: float) -> float:
     """P(X <= k) for X ~ Binomial(n, p): the regularized incomplete beta function
     1 - I_p(k + 1, n - k), by its continued fraction, whose terms grow with sqrt(n) rather than

@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .baseline import CLEAN, Baseline, Evidence
-from ..case.result import HUNG, RAISED, CaseResult, CompiledResult
+from ..records.result import HUNG, RAISED, CaseResult, CompiledResult
 from .stats import design_effect, effective_counts, fisher_greater, fisher_less
 
 PASS = "pass"

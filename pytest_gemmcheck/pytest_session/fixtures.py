@@ -11,9 +11,9 @@ from ..case.case import Case, CaseContext, default_device
 from ..case.identity import out_dtype as _out_dtype
 from ..case.quant import Inputs, quant_mode
 from ..case.reference import compute_reference
-from ..case.result import CaseResult
+from ..records.result import CaseResult
 from ..environment.gpus import device_identity
-from ..config.options import TestOverrides
+from ..config.table import TestOverrides
 from ..errors import CaseError
 from .state import GemmcheckSession, is_child
 

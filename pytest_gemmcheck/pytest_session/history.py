@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from ..config.options import Settings
+from ..config.table import Settings
 
 if TYPE_CHECKING:  # SQLAlchemy-backed modules load when a case first needs them
-    from ..case.result import CaseResult
+    from ..records.result import CaseResult
     from ..history.recorder import Recorder
     from ..judging.baseline import Baseline
     from ..judging.goldens import GoldenStore
@@ -54,9 +54,9 @@ class SessionHistory:
         return self.start_dir if self.settings.db else self.rootdir
 
     def database_url(self):
-        from ..history.engine import resolve_url
+        from ..history.location import database_url
 
-        return resolve_url(self.settings.db, self._base_dir())
+        return database_url(self.settings.db, self._base_dir())
 
     @property
     def records(self) -> bool:
@@ -85,7 +85,7 @@ class SessionHistory:
 
     def _recorder(self) -> Recorder:
         if self.recorder is None:
-            from ..config.options import hide_passwords
+            from ..config.table import hide_passwords
             from ..history.recorder import Recorder, masked_command
 
             options = {name: hide_passwords(value) if isinstance(value, str) else value
@@ -157,13 +157,13 @@ class SessionHistory:
                 if path is not None and not path.exists():
                     return None  # no history yet, known without importing SQLAlchemy; checked again next time
                 try:
-                    from ..history.engine import is_sqlite, open_database
+                    url = self.database_url()
                 except ImportError:  # no SQLAlchemy (only possible with --gemmcheck-no-record): no history
                     self._reader = False
                     return None
-                url = self.database_url()
-                read_only = self.settings.no_record
-                self._reader = open_database(url, auto_upgrade=is_sqlite(url) and not read_only, read_only=read_only)
+                from ..history.location import open_history
+
+                self._reader = open_history(url, read_only=self.settings.no_record)
             except GemmcheckError as exc:
                 if not self.settings.no_record:
                     raise
@@ -172,7 +172,7 @@ class SessionHistory:
 
     def baseline_for(self, result: CaseResult) -> Baseline:
         """The golden, else the history on a compatible stack, else clean."""
-        from ..case.result import CompiledResult
+        from ..records.result import CompiledResult
         from ..errors import CaseError, GemmcheckError
         from ..judging.baseline import choose, from_history
 
@@ -204,7 +204,7 @@ class SessionHistory:
         """--gemmcheck-accept: these results become the goldens of their cases; a line per kernel
         (the file written, or why it was not). A result whose launch raised or hung is no
         baseline to accept: it is left out, and said so."""
-        from ..case.result import HUNG, RAISED
+        from ..records.result import HUNG, RAISED
         from ..environment.git import git_state
         from ..judging.goldens import GoldenError
 

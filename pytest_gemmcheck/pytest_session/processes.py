@@ -22,8 +22,9 @@ import tempfile
 import threading
 from pathlib import Path
 
-from ..config.options import AUTO, Settings
-from ..case.result import INCONSISTENT, CaseResult
+from ..config.pytest_adapter import CHILD_SETTINGS
+from ..config.table import AUTO, Settings, child_settings
+from ..records.result import INCONSISTENT, CaseResult
 from .state import CHILD_OUTPUT, is_child
 
 CHILD_DEVICE = "GEMMCHECK_CHILD_DEVICE"  # the GPU index a child uses
@@ -36,18 +37,9 @@ def shares(repeat: int, processes: int) -> list[int]:
     return [repeat // processes + (1 if i < repeat % processes else 0) for i in range(processes)]
 
 
-def _child_args(nodeid: str, settings: Settings, repeat) -> list[str]:
-    args = [nodeid, "-q", "-p", "no:cacheprovider", "-p", "no:xdist", "--gemmcheck-no-record", "--gemmcheck-processes=1",
-            f"--gemmcheck-repeat={repeat}", f"--gemmcheck-rtol={settings.rtol!r}", f"--gemmcheck-floor={settings.floor!r}",
-            f"--gemmcheck-seed={settings.seed}", f"--gemmcheck-stress={settings.stress}",
-            f"--gemmcheck-wait-idle={settings.wait_idle!r}", f"--gemmcheck-check-backend={settings.check_backend}"]
-    if settings.nondeterministic:
-        args.append(f"--gemmcheck-nondeterministic={','.join(settings.nondeterministic)}")
-    if settings.stop_on_bad:
-        args.append("--gemmcheck-stop-on-bad")
-    if repeat == AUTO:
-        args += [f"--gemmcheck-target-rate={settings.target_rate!r}", f"--gemmcheck-budget={settings.budget!r}"]
-    return args
+def _child_args(nodeid: str) -> list[str]:
+    # the settings come through CHILD_SETTINGS, resolved: no option of the child's own to parse
+    return [nodeid, "-q", "-p", "no:cacheprovider", "-p", "no:xdist"]
 
 
 class ChildFailure(Exception):
@@ -63,7 +55,6 @@ def run_children(nodeid: str, settings: Settings, *, rootdir: Path, invocation_d
     else:
         plan = shares(int(repeat), settings.processes)
     budget = settings.budget / len(plan) if repeat == AUTO else settings.budget
-    child_settings = Settings(**{**vars(settings), "budget": budget})
     outputs: list[list[CaseResult] | None] = [None] * len(plan)
     errors: list[str | None] = [None] * len(plan)
     by_device: dict[object, list[int]] = {}
@@ -73,11 +64,12 @@ def run_children(nodeid: str, settings: Settings, *, rootdir: Path, invocation_d
     with tempfile.TemporaryDirectory(prefix="gemmcheck-processes-") as folder:
         def run(index: int, device) -> None:
             out_file = Path(folder) / f"child-{index}.json"
-            env = dict(os.environ, **{CHILD_OUTPUT: str(out_file), CHILD_INDEX: str(index)})
+            env = dict(os.environ, **{CHILD_OUTPUT: str(out_file), CHILD_INDEX: str(index),
+                                      CHILD_SETTINGS: child_settings(settings, repeat=plan[index], budget=budget)})
             if device is not None:
                 env[CHILD_DEVICE] = str(device)
             command = [sys.executable, "-m", "pytest", "--rootdir", str(rootdir), *plugin_args,
-                       *_child_args(nodeid, child_settings, plan[index])]
+                       *_child_args(nodeid)]
             done = subprocess.run(command, cwd=invocation_dir, env=env, capture_output=True, text=True)
             if out_file.exists():
                 outputs[index] = [CaseResult.from_dict(data) for data in json.loads(out_file.read_text())]

@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from ..config.options import BY_NAME, Settings
+from ..config.table import BY_NAME, Settings
 from .history import SQLALCHEMY_MISSING, SessionHistory
 
 if TYPE_CHECKING:  # torch-backed modules are imported only when a case is made
-    from ..case.result import CaseResult
+    from ..records.result import CaseResult
 
 REPORT_ATTR = "gemmcheck_results"  # a test report's attribute carrying its results
 CASE_SETUP_ATTR = "gemmcheck_case_setup"  # set on an xdist worker's setup report of a gemmcheck test
@@ -146,7 +146,7 @@ class GemmcheckSession:
         payload = getattr(report, REPORT_ATTR, None)
         if not payload:
             return
-        from ..case.result import CaseResult
+        from ..records.result import CaseResult
 
         for data in payload:
             result = CaseResult.from_dict(data)

@@ -24,7 +24,7 @@ import os
 from pathlib import Path
 
 from .. import jsontext
-from ..case.result import CaseResult, CompiledResult
+from ..records.result import CaseResult, CompiledResult
 from ..judging.message import static_words
 from ..judging.stats import format_percent, format_rate, rate_upper_bound
 from .tables import Table, params_text

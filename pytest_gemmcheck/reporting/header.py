@@ -3,7 +3,7 @@ says. Built from the settings alone: it imports nothing heavy and opens no datab
 
 from __future__ import annotations
 
-from ..config.options import AUTO, Settings, hide_passwords
+from ..config.table import AUTO, Settings, hide_passwords
 from ..history.location import DEFAULT_PATH
 
 

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from ..case.result import KINDS
+from ..records.result import KINDS
 from ..judging.stats import format_interval
 from .svg import (CHART_CSS, Bar, HeatGrid, IntervalMark, Slot, Symlog, bar_chart, esc, heatmap, interval_chart,
                   sparkline, spread_labels, tag)

@@ -3,7 +3,7 @@ recorded and accepted."""
 
 from __future__ import annotations
 
-from ..case.result import CaseResult, CompiledResult
+from ..records.result import CaseResult, CompiledResult
 from ..judging.message import evidence, static_words, worst
 from ..judging.verdict import failing_launches, failing_words
 

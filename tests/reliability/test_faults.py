@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_gemmcheck.reporting.cli import main as gemmcheck
+from pytest_gemmcheck.cli import main as gemmcheck
 
 QUICK = 6
 # QUICK short cases, then a long plain test that says when it started (and its pid), for the kill

@@ -9,7 +9,7 @@ import textwrap
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from pytest_gemmcheck.case.result import CaseResult, LaunchRecord
+from pytest_gemmcheck.records.result import CaseResult, LaunchRecord
 from pytest_gemmcheck.judging.goldens import GoldenError, GoldenStore, file_name
 
 
@@ -48,20 +48,6 @@ def file_name_path(directory, kernel):
 @pytest.mark.parametrize("kernel", ["fused_gemm", "fused_gemm_scatter", "gemm-v1.2", "Triton_FP8"])
 def test_plain_kernel_names_keep_their_file_names(kernel):
     assert file_name(kernel) == f"{kernel}.json"
-
-
-def test_a_golden_written_under_the_old_name_of_an_escaped_kernel_is_still_found(tmp_path):
-    # before names were made injective, gemm/v1's goldens went to gemm_v1.json
-    legacy = {"format": 1, "kernel": "gemm/v1", "cases": [dict(GOOD_CASE, bad_launches=4)]}
-    (tmp_path / "gemm_v1.json").write_text(json.dumps(legacy))
-    found = GoldenStore(tmp_path).lookup(result_of("gemm/v1"))
-    assert found.evidence.bad == 4 and "gemm_v1.json" in found.description
-    # ... but not by another kernel whose old name was the same
-    assert GoldenStore(tmp_path).lookup(result_of("gemm:v1")) is None
-    # accepting again writes the new name and leaves the old file as it was
-    path = accepted(tmp_path, "gemm/v1", bad=1)
-    assert path.name != "gemm_v1.json" and GoldenStore(tmp_path).lookup(result_of("gemm/v1")).evidence.bad == 1
-    assert json.loads((tmp_path / "gemm_v1.json").read_text()) == legacy
 
 
 def test_another_kernels_file_is_never_overwritten(tmp_path):

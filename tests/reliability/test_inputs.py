@@ -10,7 +10,7 @@ import re
 import pytest
 from hypothesis import HealthCheck, event, given, settings, strategies as st
 
-from pytest_gemmcheck.config.options import MARKER_KEYS, OPTIONS, Settings, apply_marker
+from pytest_gemmcheck.config.table import MARKER_KEYS, OPTIONS, Settings, apply_marker
 
 NUMERIC = [option for option in OPTIONS
            if isinstance(option.default, (int, float)) and not isinstance(option.default, bool)]
@@ -122,7 +122,7 @@ def test_a_session_with_a_bad_value_is_a_usage_error_naming_the_option(pytester,
 def history_db(tmp_path_factory):
     """A small real SQLite history: one run of two cases, one with bad launches; and a folder
     to run the command in (what it writes, it writes there)."""
-    from pytest_gemmcheck.case.result import CaseResult, LaunchRecord
+    from pytest_gemmcheck.records.result import CaseResult, LaunchRecord
     from pytest_gemmcheck.history.engine import open_database, resolve_url
     from pytest_gemmcheck.history.store import HistoryStore, RunInfo
 
@@ -189,7 +189,7 @@ def command_lines(draw):
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(argv=command_lines())
 def test_the_command_returns_0_1_or_2_and_never_raises(history_db, argv):
-    from pytest_gemmcheck.reporting.cli import main
+    from pytest_gemmcheck.cli import main
 
     before = os.getcwd()
     os.chdir(history_db)

@@ -7,7 +7,7 @@ import textwrap
 
 import pytest
 
-from pytest_gemmcheck.case.result import CaseResult, LaunchRecord
+from pytest_gemmcheck.records.result import CaseResult, LaunchRecord
 from pytest_gemmcheck.judging.baseline import Baseline, Evidence
 from pytest_gemmcheck.judging.message import failure_message
 from pytest_gemmcheck.judging.verdict import REGRESSION, judge

@@ -17,9 +17,9 @@ import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
-from pytest_gemmcheck.case.result import CaseResult, LaunchRecord
+from pytest_gemmcheck.records.result import CaseResult, LaunchRecord
 from pytest_gemmcheck.errors import CaseError
-from pytest_gemmcheck.reporting.cli import main as gemmcheck
+from pytest_gemmcheck.cli import main as gemmcheck
 
 WRONG = 8192 * 8192  # every element of an 8192x8192 output wrong: 33 such launches overflow 32 bits
 
@@ -238,7 +238,7 @@ PASSWORD = "c2VjcmV0==@:/%x"  # base64's '=', and every character a URL must enc
 
 
 def test_passwords_with_url_characters_are_never_printed_or_stored(with_kernels, postgres_url):
-    from pytest_gemmcheck.config.options import Settings
+    from pytest_gemmcheck.config.table import Settings
     from pytest_gemmcheck.history.recorder import masked_command
 
     assert gemmcheck(["--db", postgres_url, "db", "upgrade"]) == 0

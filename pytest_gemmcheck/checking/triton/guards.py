@@ -18,7 +18,7 @@ from .plan import multiprocessors
 _BLOCK = 1024  # elements per program and step: 8 KB of each tensor for 64-bit words
 _PROGRAMS_PER_SM = 8  # in all, shared among the slots (each input, and the guard regions)
 SLOTS = 5  # four inputs and the guard regions
-GUARD_COUNTS = 2  # result[0], result[1]: canary elements changed before and after out; result[2 + i]: input i changed
+# result[0], result[1]: canary elements changed before and after out; result[2 + i]: input i changed
 
 
 @triton.jit

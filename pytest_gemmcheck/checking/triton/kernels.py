@@ -295,7 +295,7 @@ def _differ(out_raw, copy_raw, BITS: tl.constexpr):
 
 @triton.jit
 def _mix32(x):
-    # rng.mix32 (lowbias32) on uint32: products wrap modulo 2**32 as the masked int64 ones do
+    # records.mix.mix32 (lowbias32) on uint32: products wrap modulo 2**32 as the masked int64 ones do
     x = x ^ (x >> 16)
     x = x * 0x7FEB352D
     x = x ^ (x >> 15)

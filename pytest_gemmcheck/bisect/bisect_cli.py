@@ -22,6 +22,8 @@ import sys
 import time
 from pathlib import Path
 
+from ..config.table import DB_ENV
+from ..errors import CommandError
 from .model import GOOD, Budget, Observation, Outcome, search
 
 UNITS = ("launch", "process")
@@ -58,6 +60,16 @@ def _whole(text: str) -> int:
     return int(text)
 
 
+def add_bisect_parser(commands) -> None:
+    """``gemmcheck bisect``, onto the gemmcheck command's subparsers."""
+    from ..reporting.commands import database_option, output_options
+
+    bisect = commands.add_parser("bisect", parents=[database_option(), output_options()],
+                                 help="the first bad revision of an intermittent failure (noisy binary search)")
+    add_bisect_arguments(bisect)
+    bisect.set_defaults(func=cmd_bisect)
+
+
 def add_bisect_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--good", required=True, metavar="REV", help="a revision known good")
     parser.add_argument("--bad", required=True, metavar="REV", help="a later revision known bad")
@@ -81,22 +93,22 @@ def add_bisect_arguments(parser: argparse.ArgumentParser) -> None:
 def _database(args) -> tuple[str, object]:
     """(the URL as the probes are given it, the sqlalchemy URL): --db, $GEMMCHECK_DB, the nearest
     .gemmcheck/history.db, else one at the repository's top level (the probes create it)."""
-    from ..history.engine import resolve_url
-    from ..history.location import DEFAULT_PATH
-    from ..reporting.cli import _database_url
+    import os
+
+    from ..history.location import DEFAULT_PATH, ENV_VAR, DatabaseError, database_url
 
     try:
-        url = _database_url(args)
-    except Exception:
-        url = resolve_url(str(args.repo_top / DEFAULT_PATH), Path.cwd())
+        url = database_url(args.db or os.environ.get(ENV_VAR), Path.cwd(), nearest=True)
+    except DatabaseError:  # none yet: the probes create the repository's own
+        url = database_url(str(args.repo_top / DEFAULT_PATH), Path.cwd())
     if url.get_backend_name() == "sqlite" and url.database:
         return str(Path(url.database).resolve()), url
     return url.render_as_string(hide_password=False), url
 
 
 def cmd_bisect(args) -> int:
-    from ..history.engine import is_sqlite, open_database
-    from ..reporting.cli import CommandError
+    from ..history.engine import is_sqlite
+    from ..history.location import open_history
     from . import probe as probes
 
     command = list(args.probe_command or [])
@@ -125,7 +137,7 @@ def cmd_bisect(args) -> int:
         if "engine" not in engines:
             if is_sqlite(url) and not Path(url.database).exists():
                 return None
-            engines["engine"] = open_database(url, auto_upgrade=is_sqlite(url))
+            engines["engine"] = open_history(url)
         return engines["engine"]
 
     def sha_of(position: int) -> str:
@@ -173,7 +185,7 @@ def cmd_bisect(args) -> int:
             left = None
             if args.budget and args.budget.seconds is not None:
                 left = max(1.0, args.budget.seconds - (time.monotonic() - started))
-            ran = probes.run_command(argv, where, {"GEMMCHECK_DB": db_text, "GEMMCHECK_BISECT_REVISION": sha,
+            ran = probes.run_command(argv, where, {DB_ENV: db_text, "GEMMCHECK_BISECT_REVISION": sha,
                                                    "GEMMCHECK_BISECT_LAUNCHES": str(launches)}, left)
             found = counts(sha, after=before)
             if ran.returncode is None or ran.returncode == 125 or (not command and ran.returncode not in (0, 1)):

@@ -1,22 +1,7 @@
-"""The ``gemmcheck`` command: questions to the history database, and its upkeep.
-
-    gemmcheck [--db URL] history [FILTERS] [--case KEY] [--format table|markdown|json|csv]
-    gemmcheck compare --side A --side B [--side C ...] [FILTERS] [--timing]
-    gemmcheck coverage [FILTERS]
-    gemmcheck report --html FILE [FILTERS] [--run ID]
-    gemmcheck runs [--tag T] [--since 7d]
-    gemmcheck db upgrade | current | import FILE [FILE ...]
-    gemmcheck goldens export [--include-bad]
-    gemmcheck bisect --good REV --bad REV (--test NODEID | --case KEY) [--confidence P] [--budget N|Ns] [-- COMMAND]
-    gemmcheck explain CASE [--alpha A]
-    gemmcheck lint FILE.s
-
-``--db`` goes before or after the command. The database is ``--db`` (a SQLAlchemy URL or a
-SQLite path), else ``$GEMMCHECK_DB``, else the nearest ``.gemmcheck/history.db`` in the
-current directory or its parents. Errors are one line on stderr with exit status 2 (usage) or
-1 (the database or a file cannot be used); output cut short by a closed pipe (``| head``) ends
-quietly.
-"""
+"""The ``gemmcheck`` command's questions to the history database, and its upkeep: a function per
+command (``cmd_NAME(args)``, exit status returned) and :func:`add_commands`, which adds them to
+the command's parser (pytest_gemmcheck/cli.py). The database is found and opened as every other
+caller finds and opens it (history/location.py)."""
 
 from __future__ import annotations
 
@@ -26,47 +11,24 @@ import os
 import sys
 from pathlib import Path
 
-from ..config.options import SCOPES
-from ..history.location import DEFAULT_PATH, ENV_VAR
-from .tables import FORMATS, Table
+from ..config.table import command_argument
+from ..errors import CommandError
+from ..history.location import DEFAULT_PATH, ENV_VAR, database_url, open_history
+from .tables import Table
 
-EXIT_DATABASE, EXIT_USAGE = 1, 2
+EXIT_DATABASE = 1  # the database or a file cannot be used (a usage error is 2: cli.py)
 MAX_LIMIT = 10 ** 9  # rows: more than any database here holds, and within every backend's LIMIT
 
 
-class CommandError(Exception):
-    """A usage error found after parsing (a side that names nothing); exit status 2."""
-
-
-def _find_default(start: Path) -> Path | None:
-    for folder in (start, *start.parents):
-        candidate = folder / DEFAULT_PATH
-        if candidate.exists():
-            return candidate
-    return None
-
-
-def _database_url(args):
-    from ..history.engine import DatabaseError, resolve_url
-
-    value = args.db or os.environ.get(ENV_VAR)
-    if value:
-        return resolve_url(value, Path.cwd())
-    found = _find_default(Path.cwd())
-    if found is None:
-        raise DatabaseError(f"no history database here: no {DEFAULT_PATH} in {Path.cwd()} or its parents "
-                            f"(run pytest with gemmcheck cases first, or pass --db / set {ENV_VAR})")
-    return resolve_url(str(found), Path.cwd())
+def command_database_url(args):
+    """The database a command reads: --db, else $GEMMCHECK_DB, else the nearest default file."""
+    return database_url(args.db or os.environ.get(ENV_VAR), Path.cwd(), nearest=True)
 
 
 def _open_for_reading(args):
-    from ..history.engine import DatabaseError, is_sqlite, open_database
     from ..history.store import HistoryStore
 
-    url = _database_url(args)
-    if is_sqlite(url) and not Path(url.database).exists():
-        raise DatabaseError(f"no history database at {url.database}")
-    engine = open_database(url, auto_upgrade=is_sqlite(url))
+    engine = open_history(command_database_url(args), existing=True)
     try:  # show runs whose process died as interrupted, not as still running
         HistoryStore(engine).mark_dead_runs_interrupted()
     except Exception:  # a read-only database is still worth reading
@@ -161,8 +123,6 @@ def cmd_explain(args, engine) -> int:
 
     if not args.case.strip():
         raise CommandError("CASE: an empty key; gemmcheck history lists the cases")
-    if not 0 < args.alpha < 1:
-        raise CommandError(f"--alpha: a significance between 0 and 1, got {args.alpha:g}")
     case, attribution, counts = explain_case(engine, args.case.strip(), alpha=args.alpha)
     if getattr(args, "json", False) or args.format == "json":
         print(dumps(document(case, attribution, counts), indent=1, default=str))
@@ -187,13 +147,13 @@ def cmd_report(args, engine) -> int:
 
 def cmd_db(args) -> int:
     from ..history.engine import (check_integrity, create, current_revision, head_revision, is_newer,
-                                  newer_schema_words, resolve_url, safe_url, upgrade)
+                                  newer_schema_words, safe_url, upgrade)
 
     if args.action == "import":
         return _import(args)
     if args.files:
         raise CommandError(f"db {args.action} takes no files (db import FILE [FILE ...] does)")
-    url = _database_url(args) if (args.db or os.environ.get(ENV_VAR)) else resolve_url(None, Path.cwd())
+    url = command_database_url(args) if (args.db or os.environ.get(ENV_VAR)) else database_url(None, Path.cwd())
     engine = create(url)
     try:
         if args.action == "current":
@@ -218,13 +178,13 @@ def _import(args) -> int:
     """``db import FILE ...``: the fallback files' results into the database, a line per file;
     a file that is no fallback file is one line on stderr (exit status 1), the others still load."""
     from ..history import fallback
-    from ..history.engine import DatabaseError, is_sqlite, open_database, safe_url
+    from ..history.engine import DatabaseError, safe_url
     from ..history.store import HistoryStore
 
     if not args.files:
         raise CommandError("db import needs the fallback files to load (.gemmcheck/unrecorded-*.jsonl)")
-    url = _database_url(args)
-    store = HistoryStore(open_database(url, auto_upgrade=is_sqlite(url), for_writing=True))
+    url = command_database_url(args)
+    store = HistoryStore(open_history(url, writing=True))
     status = 0
     try:
         for path in args.files:
@@ -290,14 +250,15 @@ def _filters() -> argparse.ArgumentParser:
     return parent
 
 
-def _output() -> argparse.ArgumentParser:
+def output_options() -> argparse.ArgumentParser:
     parent = argparse.ArgumentParser(add_help=False)
-    parent.add_argument("--format", choices=FORMATS, default="table", help="output form (default: table)")
+    flag, keywords = command_argument("format")
+    parent.add_argument(flag, **keywords)
     parent.add_argument("--json", action="store_true", help="the same as --format json")
     return parent
 
 
-def _database() -> argparse.ArgumentParser:
+def database_option() -> argparse.ArgumentParser:
     # after the command as well as before it; SUPPRESS keeps a value given before
     parent = argparse.ArgumentParser(add_help=False)
     parent.add_argument("--db", default=argparse.SUPPRESS, metavar="URL",
@@ -305,15 +266,14 @@ def _database() -> argparse.ArgumentParser:
     return parent
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from .. import __version__
+def _add_table_option(parser: argparse.ArgumentParser, name: str, help: str) -> None:
+    flag, keywords = command_argument(name, help)
+    parser.add_argument(flag, **keywords)
 
-    parser = argparse.ArgumentParser(prog="gemmcheck", description="pytest-gemmcheck's history and tools")
-    parser.add_argument("--version", action="version", version=f"gemmcheck {__version__}")
-    parser.add_argument("--db", default=None, metavar="URL",
-                        help=f"database URL or SQLite path (default: ${ENV_VAR}, else the nearest {DEFAULT_PATH})")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    query = [_database(), _filters(), _output()]
+
+def add_commands(commands) -> None:
+    """The history's commands, onto the gemmcheck command's subparsers."""
+    query = [database_option(), _filters(), output_options()]
 
     history = commands.add_parser("history", parents=query, help="per case: runs, bad launches, rate, trend, verdict")
     history.add_argument("--case", action="append", metavar="KEY", help="one case (key or prefix): its runs, newest first")
@@ -325,21 +285,20 @@ def build_parser() -> argparse.ArgumentParser:
                          help="tag:NAME, rev:PREFIX, run:ID, stack:FIELD=GLOB, or a run id, tag or revision "
                               "(repeat: two or more)")
     compare.add_argument("--timing", action="store_true", help="launch-time columns, from uncontended results only")
-    compare.add_argument("--alpha", type=float, default=0.05, help="significance of a change (default 0.05)")
+    _add_table_option(compare, "alpha", "significance of a change between sides")
     compare.set_defaults(func=cmd_compare)
 
     coverage = commands.add_parser("coverage", parents=query, help="which configurations ran on which stacks, and gaps")
     coverage.set_defaults(func=cmd_coverage)
 
-    explain = commands.add_parser("explain", parents=[_database(), _output()],
+    explain = commands.add_parser("explain", parents=[database_option(), output_options()],
                                   help="which recorded fact (stack, GPU, stress, process, params) explains a case's "
                                        "bad launches")
     explain.add_argument("case", metavar="CASE", help="a case key or a unique prefix of one")
-    explain.add_argument("--alpha", type=float, default=0.05,
-                         help="family-wise significance, Holm-corrected over all value tests (default 0.05)")
+    _add_table_option(explain, "alpha", "family-wise significance, Holm-corrected over all value tests")
     explain.set_defaults(func=cmd_explain)
 
-    report = commands.add_parser("report", parents=[_database(), _filters()], help="one self-contained HTML page")
+    report = commands.add_parser("report", parents=[database_option(), _filters()], help="one self-contained HTML page")
     report.add_argument("--html", required=True, metavar="FILE", help="where to write the page")
     report.add_argument("--show-run", type=int, metavar="ID",
                         help="the run whose launches it shows (default: each case's latest run with a bad launch)")
@@ -349,7 +308,7 @@ def build_parser() -> argparse.ArgumentParser:
     runs.add_argument("--limit", type=_limit, default=20, help="runs at most (default 20)")
     runs.set_defaults(func=cmd_runs)
 
-    db = commands.add_parser("db", parents=[_database()], help="the database's schema; fallback files into it")
+    db = commands.add_parser("db", parents=[database_option()], help="the database's schema; fallback files into it")
     db.add_argument("action", choices=["upgrade", "current", "import"],
                     help="upgrade: apply migrations; current: the schema revision; import FILE...: load the "
                          "results a session could not record (.gemmcheck/unrecorded-*.jsonl), each once")
@@ -358,57 +317,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     goldens = commands.add_parser("goldens", help="accepted baselines under goldens/")
     golden_commands = goldens.add_subparsers(dest="goldens_command", required=True, metavar="ACTION")
-    export = golden_commands.add_parser("export", parents=[_database(), _filters()],
+    export = golden_commands.add_parser("export", parents=[database_option(), _filters()],
                                         help="write goldens from the recorded history")
     export.add_argument("--dir", default="goldens", help="the goldens directory (default: goldens)")
-    export.add_argument("--scope", choices=SCOPES, default="arch",
-                        help="one entry per GPU arch (default), per stack, or one for all")
+    _add_table_option(export, "scope", "one entry per GPU arch, per stack, or one for all")
     export.add_argument("--include-bad", action="store_true",
                         help="also cases whose every recorded result was a regression: accepted as known-bad")
     export.set_defaults(func=cmd_goldens_export)
-
-    from ..bisect.command import add_bisect_arguments, cmd_bisect
-    bisect = commands.add_parser("bisect", parents=[_database(), _output()],
-                                 help="the first bad revision of an intermittent failure (noisy binary search)")
-    add_bisect_arguments(bisect)
-    bisect.set_defaults(func=cmd_bisect)
-
-    try:  # the assembly lint is an optional part of the package
-        from ..compiled.lint.command import add_lint_parser
-    except ImportError:
-        pass
-    else:
-        add_lint_parser(commands)
-    return parser
-
-
-def main(argv: list[str] | None = None) -> int:
-    from ..history.engine import DatabaseError
-    from ..history.selection import SelectionError
-    from ..judging.goldens import GoldenError
-
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    try:
-        return int(args.func(args) or 0)
-    except (CommandError, SelectionError) as exc:
-        print(f"gemmcheck {args.command}: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    except DatabaseError as exc:
-        print(f"gemmcheck: {exc}", file=sys.stderr)
-        return EXIT_DATABASE
-    except GoldenError as exc:  # a golden file that cannot be read, or would lose another kernel's entries
-        print(f"gemmcheck {args.command}: {exc}", file=sys.stderr)
-        return EXIT_DATABASE
-    except BrokenPipeError:
-        # the reader went away (| head): end quietly, and keep Python from failing to flush at exit
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return 0
-    except OSError as exc:  # a file to write (a report page, goldens) that cannot be written
-        print(f"gemmcheck {args.command}: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), file=sys.stderr)
-        return EXIT_DATABASE
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

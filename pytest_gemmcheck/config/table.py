@@ -1,8 +1,12 @@
-"""Command-line options, ini keys and the ``gemmcheck`` marker: one table, one parser each.
+"""The one option table: every ``--gemmcheck-*`` option, ini key, marker key, script keyword
+and ``gemmcheck`` command option, with its parser, default and where it applies. No pytest here:
+the CLI, the script API and a ``--gemmcheck-processes`` child read it without loading pytest;
+pytest_adapter.py beside it adds the options to pytest and resolves them.
 
 Every option is ``--gemmcheck-NAME`` with the ini key ``gemmcheck_NAME``. The command line
-wins over the ini file, and a test's ``@pytest.mark.gemmcheck(...)`` wins over both. A bad
-value is a usage error (exit 4) that names the option or the ini key it came from.
+wins over the environment variable (where an option has one), that over the ini file, and a
+test's ``@pytest.mark.gemmcheck(...)`` wins over all. A bad value is a usage error (exit 4)
+that names the option, the variable or the ini key it came from.
 
 Numbers are ASCII decimals: digits with an optional sign, and for real numbers a decimal point
 and an exponent ("12", "+3", "0.05", ".5", "5e-2"); a marker may give them as numbers.
@@ -10,15 +14,13 @@ and an exponent ("12", "+3", "0.05", ".5", "5e-2"); a marker may give them as nu
 
 from __future__ import annotations
 
-import argparse
 import fnmatch
+import json
 import math
 import numbers
 import re
 from dataclasses import dataclass, field, make_dataclass, replace
 from typing import Any, Callable
-
-import pytest
 
 
 # --- value parsers: raise ValueError with a message that stands alone -------------------
@@ -49,21 +51,26 @@ def _number(value, form: re.Pattern, convert: Callable, kind: type):
     return None
 
 
-def _parse_whole(text, what: str, minimum: int) -> int:
+def _parse_whole(text, what: str, minimum: int, maximum: int | None = None) -> int:
     value = _number(text, _WHOLE, int, numbers.Integral)
-    if value is None or value < minimum:
+    if value is None or value < minimum or (maximum is not None and value > maximum):
         raise ValueError(f"expected {what}, got {text!r}")
     return value
+
+
+# Upper bounds, far past any real use: a typo's extra digits are refused, not run until killed.
+MAX_REPEAT = 1_000_000  # launches of one case, --gemmcheck-repeat=auto's cap too
+MAX_PROCESSES = 256  # fresh processes per case, each one a Python, torch and a CUDA context
 
 
 def parse_repeat(text: str | int) -> int | str:
     if isinstance(text, str) and text.strip().lower() == AUTO:
         return AUTO
-    return _parse_whole(text, "a whole number of launches >= 1 or 'auto'", 1)
+    return _parse_whole(text, f"a whole number of launches from 1 to {MAX_REPEAT:,} or 'auto'", 1, MAX_REPEAT)
 
 
 def parse_processes(text) -> int:
-    return _parse_whole(text, "a whole number of processes >= 1", 1)
+    return _parse_whole(text, f"a whole number of processes from 1 to {MAX_PROCESSES}", 1, MAX_PROCESSES)
 
 
 def _choice(choices: tuple[str, ...]):
@@ -187,6 +194,8 @@ class Option:
     env: str | None = None  # environment variable between the command line and the ini file
     choices: tuple[str, ...] | None = None
     marker: bool = False  # also a keyword of @pytest.mark.gemmcheck(...)
+    script: bool = True  # also a keyword of gemmcheck.session() (else a pytest session's own)
+    child: bool = True  # a --gemmcheck-processes child runs with its parent's resolved value
 
     def __post_init__(self):
         if self.parse is None:
@@ -223,7 +232,8 @@ OPTIONS: tuple[Option, ...] = (
            "(gemmcheck bisect's)", flag_only=True),
     Option("processes", parse_processes, 1,
            "spread each case's launches over N fresh processes (spawned, never forked), aggregated "
-           "into one result: races decided per process need several (1: in this process)", "N", marker=True),
+           "into one result: races decided per process need several (1: in this process)", "N", marker=True,
+           script=False, child=False),
     Option("rtol", parse_rtol, 0.05,
            "an element is wrong when off by more than RTOL of max(|ref|, FLOOR x its row's largest |ref|)",
            "RTOL", marker=True),
@@ -248,7 +258,7 @@ OPTIONS: tuple[Option, ...] = (
            "deadline", "SECONDS", marker=True),
     Option("devices", parse_devices, None,
            "GPUs to use (e.g. 0,1,3 or 0-3; default all visible): each pytest-xdist worker takes "
-           "its own, round-robin", "LIST"),
+           "its own, round-robin", "LIST", script=False, child=False),
     Option("check-backend", None, "auto",
            "how outputs are checked: triton (one fused pass on the GPU), torch (chunked torch "
            "ops, any device) or auto (triton for GPU outputs when it is installed)", "BACKEND",
@@ -271,26 +281,30 @@ OPTIONS: tuple[Option, ...] = (
            "reads and changed static metrics (spills, LDS bytes, registers), 'fail' the test on them, or "
            "'latent' fail on latent lint findings too", "POLICY",
            choices=STATIC_POLICIES),
-    Option("goldens", parse_text, None, "directory of golden files (default goldens/ under the rootdir)", "DIR"),
+    Option("goldens", parse_text, None, "directory of golden files (default goldens/ under the rootdir)", "DIR",
+           script=False, child=False),
     Option("accept", parse_flag, False,
            "accept this run's results as goldens (written to the goldens directory); the run does "
-           "not fail on regressions", flag_only=True),
+           "not fail on regressions", flag_only=True, child=False),
     Option("db", parse_text, None,
            "history database: a SQLAlchemy URL or a SQLite file path (default "
-           ".gemmcheck/history.db under the rootdir; env GEMMCHECK_DB)", "URL|PATH", env="GEMMCHECK_DB"),
-    Option("tag", parse_text, None, "a label stored with this run (a branch, a PR, a machine)", "TAG"),
+           ".gemmcheck/history.db under the rootdir; env GEMMCHECK_DB)", "URL|PATH", env="GEMMCHECK_DB",
+           script=False, child=False),
+    Option("tag", parse_text, None, "a label stored with this run (a branch, a PR, a machine)", "TAG",
+           script=False, child=False),
     Option("no-record", parse_flag, False, "check and judge, but write nothing to the history database",
-           flag_only=True),
+           flag_only=True, script=False, child=False),
     Option("require-record", parse_flag, False,
            "end with exit status 4 when any result could not be recorded (without it, a session that "
-           "cannot record says so and keeps its tests' exit status)", flag_only=True),
+           "cannot record says so and keeps its tests' exit status)", flag_only=True, child=False),
     Option("summary", parse_text, None,
            "append the session's results to FILE as a markdown table (one row per case), e.g. "
-           "--gemmcheck-summary=\"$GITHUB_STEP_SUMMARY\"; nothing is written when no case ran", "FILE"),
+           "--gemmcheck-summary=\"$GITHUB_STEP_SUMMARY\"; nothing is written when no case ran", "FILE",
+           script=False, child=False),
     Option("json", parse_text, None,
            "write the session's results to FILE as JSON for scripts ({\"format\": 1, \"version\", \"run\", "
            "\"totals\", \"results\"}, a result as CaseResult.to_dict() gives it), replacing the file; nothing is "
-           "written when no case ran", "FILE"),
+           "written when no case ran", "FILE", script=False, child=False),
 )
 BY_NAME = {option.name: option for option in OPTIONS}
 BY_FIELD = {option.field: option for option in OPTIONS}
@@ -329,18 +343,13 @@ Settings = make_dataclass(
                "__module__": __name__, "is_nondeterministic": _is_nondeterministic, "__repr__": _masked_repr})
 
 
-def _argparse_type(option: Option):
-    def convert(text):
-        try:
-            return option.parse(text)
-        except ValueError as exc:
-            raise argparse.ArgumentTypeError(str(exc)) from None
-
-    convert.__name__ = option.name  # argparse names the type in some messages
-    return convert
+# What the environment variable of an option is called, named once (the CLI and the bisect
+# probes read the database's too).
+DB_ENV = BY_NAME["db"].env
+DEFAULTS = Settings()
 
 
-def _help(option: Option) -> str:
+def help_text(option: Option) -> str:
     """The option's help with its default, as the table has it."""
     if option.flag_only or option.default is None:
         return option.help
@@ -351,51 +360,61 @@ def _help(option: Option) -> str:
     return f"{option.help} (default {default})"
 
 
-def add_options(parser: pytest.Parser) -> None:
-    group = parser.getgroup("gemmcheck", "GEMM launch checking (pytest-gemmcheck)")
-    for option in OPTIONS:
-        help_text = _help(option).replace("%", "%%")  # argparse formats help with %
-        if option.flag_only:
-            group.addoption(option.flag, dest=option.dest, default=None, action="store_true", help=help_text)
-        else:
-            group.addoption(option.flag, dest=option.dest, default=None, type=_argparse_type(option),
-                            metavar=option.metavar, help=help_text)
-        parser.addini(option.ini, help=f"default for {option.flag}: {_help(option)}", default=None)
+# --- where else an option applies: scripts and --gemmcheck-processes children ---------------
+
+SCRIPT_FIELDS = tuple(option.field for option in OPTIONS if option.script)
 
 
-def resolve(config: pytest.Config, environ=None) -> Settings:
-    """Settings from the command line, then the environment (where an option has a variable),
-    then the ini file, then the defaults."""
-    import os
+def child_settings(settings: Settings, **changes: Any) -> str:
+    """The resolved settings a --gemmcheck-processes child runs with, as JSON (``changes`` are
+    its own share: repeat, budget): the options that apply to a child, nothing recorded, one
+    process. A child takes them as they are and resolves nothing again (no command line, ini
+    file or marker of its own wins over them)."""
+    values = {option.field: getattr(settings, option.field) for option in OPTIONS if option.child}
+    values.update(changes, no_record=True, processes=1)
+    return json.dumps({name: list(value) if isinstance(value, tuple) else value
+                       for name, value in values.items() if value is not None})
 
-    environ = os.environ if environ is None else environ
-    values = {}
-    for option in OPTIONS:
-        value = config.getoption(option.dest, default=None)
-        sources = []
-        if option.env and environ.get(option.env):
-            sources.append((environ[option.env], f"environment variable {option.env}"))
-        raw = config.getini(option.ini)
-        if raw not in (None, "", []):
-            sources.append((raw, f"ini option {option.ini} (the default of {option.flag})"))
-        if value is None and sources:
-            raw, where = sources[0]
-            try:
-                value = option.parse(raw)
-            except ValueError as exc:
-                raise pytest.UsageError(f"{where}: {exc}") from None
-        if value is not None:
-            values[option.field] = value
-    for first, second, why in CONFLICTS:
-        if values.get(BY_NAME[first].field) and values.get(BY_NAME[second].field):
-            raise pytest.UsageError(f"{BY_NAME[first].flag} cannot be used with {BY_NAME[second].flag}: {why}")
-    return Settings(**values)
+
+def settings_from_child(text: str) -> Settings:
+    """The settings :func:`child_settings` wrote, each value parsed again by its option's parser
+    (JSON has no tuples, and a value must be one the option takes)."""
+    values = json.loads(text)
+    return Settings(**{name: BY_FIELD[name].parse(value) for name, value in values.items()})
+
+
+# --- options of the gemmcheck command that are not pytest options -----------------------------
+
+FORMATS = ("table", "markdown", "json", "csv")
+COMMAND_OPTIONS: tuple[Option, ...] = (
+    Option("format", None, "table", "output form: table (the terminal), markdown, json (typed records) or csv "
+           "(one table, plain numbers)", "FORMAT", choices=FORMATS),
+)
+COMMAND_BY_NAME = {option.name: option for option in COMMAND_OPTIONS}
+
+
+def command_argument(name: str, help: str | None = None) -> tuple[str, dict[str, Any]]:
+    """``(flag, argparse keywords)`` for the gemmcheck command's ``--NAME``: the table's parser,
+    default and help, so that ``gemmcheck compare --alpha 2`` is refused as ``--gemmcheck-alpha=2``
+    is. ``help`` replaces the table's where the command means something more specific."""
+    option = COMMAND_BY_NAME.get(name) or BY_NAME[name]
+
+    def convert(text):
+        try:
+            return option.parse(text)
+        except ValueError as exc:
+            import argparse  # only the command line gets here
+
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    convert.__name__ = name  # argparse names the type in some messages
+    shown = dict(option.__dict__, help=help) if help else option.__dict__
+    return f"--{name}", {"type": convert, "default": option.default, "metavar": option.metavar,
+                         "help": help_text(Option(**shown)).replace("%", "%%")}
 
 
 # The marker takes the options marked for it, plus a per-test knob with no session-wide option.
 MARKER_KEYS = tuple(option.field for option in OPTIONS if option.marker) + ("deterministic",)
-MARKER_HELP = ("gemmcheck(" + ", ".join(f"{key}=..." for key in MARKER_KEYS) + "): per-test overrides of the "
-               "--gemmcheck-* options for every case the test runs")
 
 
 @dataclass(frozen=True)
@@ -404,8 +423,10 @@ class TestOverrides:
     deterministic: bool | None = None
 
 
-def apply_marker(settings: Settings, marker_kwargs: dict[str, Any]) -> TestOverrides:
-    """Overrides from ``@pytest.mark.gemmcheck(...)``; a bad key or value raises ValueError."""
+def apply_marker(settings: Settings, marker_kwargs: dict[str, Any], *, resolved: bool = False) -> TestOverrides:
+    """Overrides from ``@pytest.mark.gemmcheck(...)``; a bad key or value raises ValueError.
+    ``resolved``: the settings already hold the marker's values (a --gemmcheck-processes child
+    runs with its parent's), so only its per-test ``deterministic`` is taken."""
     unknown = sorted(set(marker_kwargs) - set(MARKER_KEYS))
     if unknown:
         shown = ", ".join(key if key.isidentifier() else repr(key) for key in unknown)
@@ -422,4 +443,4 @@ def apply_marker(settings: Settings, marker_kwargs: dict[str, Any]) -> TestOverr
     deterministic = marker_kwargs.get("deterministic")
     if deterministic is not None and not isinstance(deterministic, bool):
         raise ValueError(f"@pytest.mark.gemmcheck(deterministic=...): expected True or False, got {deterministic!r}")
-    return TestOverrides(replace(settings, **changes), deterministic)
+    return TestOverrides(settings if resolved else replace(settings, **changes), deterministic)

@@ -1,0 +1,81 @@
+"""The ``gemmcheck`` command: questions to the history database, its upkeep, bisection and the
+assembly lint.
+
+    gemmcheck [--db URL] history [FILTERS] [--case KEY] [--format table|markdown|json|csv]
+    gemmcheck compare --side A --side B [--side C ...] [FILTERS] [--timing] [--alpha A]
+    gemmcheck coverage [FILTERS]
+    gemmcheck report --html FILE [FILTERS] [--show-run ID]
+    gemmcheck runs [FILTERS]
+    gemmcheck db upgrade | current | import FILE [FILE ...]
+    gemmcheck goldens export [--include-bad]
+    gemmcheck bisect --good REV --bad REV (--test NODEID | --case KEY) [--confidence P] [--budget N|Ns] [-- COMMAND]
+    gemmcheck explain CASE [--alpha A]
+    gemmcheck lint FILE.s
+
+``--db`` goes before or after the command. The database is ``--db`` (a SQLAlchemy URL or a
+SQLite path), else ``$GEMMCHECK_DB``, else the nearest ``.gemmcheck/history.db`` in the
+current directory or its parents. Errors are one line on stderr with exit status 2 (usage) or
+1 (the database or a file cannot be used); output cut short by a closed pipe (``| head``) ends
+quietly.
+
+Light: building the parser imports no pytest, torch or SQLAlchemy (``--version`` and ``--help``
+cost an interpreter's start), and each command imports what it needs when it runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from .errors import CommandError, GemmcheckError
+from .history.location import DEFAULT_PATH, ENV_VAR
+
+EXIT_DATABASE, EXIT_USAGE = 1, 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from . import __version__
+    from .bisect.bisect_cli import add_bisect_parser
+    from .reporting.commands import add_commands
+
+    parser = argparse.ArgumentParser(prog="gemmcheck", description="pytest-gemmcheck's history and tools")
+    parser.add_argument("--version", action="version", version=f"gemmcheck {__version__}")
+    parser.add_argument("--db", default=None, metavar="URL",
+                        help=f"database URL or SQLite path (default: ${ENV_VAR}, else the nearest {DEFAULT_PATH})")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    add_commands(commands)
+    add_bisect_parser(commands)
+    try:  # the assembly lint is an optional part of the package
+        from .compiled.lint.command import add_lint_parser
+    except ImportError:
+        pass
+    else:
+        add_lint_parser(commands)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except CommandError as exc:
+        print(f"gemmcheck {args.command}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except GemmcheckError as exc:  # a database, or a golden file, that cannot be used as asked
+        where = "gemmcheck" if type(exc).__name__ == "DatabaseError" else f"gemmcheck {args.command}"
+        print(f"{where}: {exc}", file=sys.stderr)
+        return EXIT_DATABASE
+    except BrokenPipeError:
+        # the reader went away (| head): end quietly, and keep Python from failing to flush at exit
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
+    except OSError as exc:  # a file to write (a report page, goldens) that cannot be written
+        print(f"gemmcheck {args.command}: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), file=sys.stderr)
+        return EXIT_DATABASE
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
