@@ -58,7 +58,7 @@ if not ON_GPU:
 
 from pytest_gemmcheck.checking import rule, checksum as checksums, torch_backend as check  # noqa: E402
 from pytest_gemmcheck.case import identity  # noqa: E402
-from pytest_gemmcheck.checking.triton import api as fused_check  # noqa: E402
+from pytest_gemmcheck.checking.triton import fused_check  # noqa: E402
 from pytest_gemmcheck.checking.triton.plan import block_shape  # noqa: E402
 from pytest_gemmcheck.checking.triton.run import Run  # noqa: E402
 from pytest_gemmcheck.checking.triton.runtime import RUNTIME  # noqa: E402

@@ -65,7 +65,7 @@ def main(argv=None) -> int:
     if not torch.cuda.is_available():
         print("no GPU: nothing to measure")
         return 0
-    from pytest_gemmcheck.checking.triton import api as fused_check
+    from pytest_gemmcheck.checking.triton import fused_check
     from pytest_gemmcheck.checking.triton.facts import reference_facts
     from pytest_gemmcheck.checking.triton.replay import capture
     from pytest_gemmcheck.checking.triton.run import Run

@@ -129,7 +129,7 @@ class Session:
 
     def __init__(self, *, db=_DEFAULT_DB, tag: str | None = None, goldens: str | Path | None = None,
                  rootdir: str | Path | None = None, on_result: Callable | None = None, **options: Any):
-        from .pytest_session.history import SessionHistory
+        from .pytest_session.run_history import SessionHistory
 
         self.settings = _settings(db, tag, goldens, options)
         self.rootdir = Path(rootdir if rootdir is not None else os.getcwd()).resolve()

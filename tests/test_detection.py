@@ -187,14 +187,14 @@ def test_fp32_and_fp16_outputs(make_case):
 def test_without_room_for_a_second_output_buffer_the_results_are_the_same(make_case, monkeypatch):
     """case.run lets a launch's check finish while the next launch writes a second buffer; when
     the device has no room for it, launches and checks take turns in one buffer instead."""
-    from pytest_gemmcheck.case.runner import LaunchLoop
+    from pytest_gemmcheck.case.buffers import OutputBuffers
 
     def tamper(number, out):
         if number in (1, 4, 9):  # a bad first launch, and bad launches after the copies were kept
             out[number % 7, 3] += 0.5 * number
 
     two_buffers = run_tampered(make_case, tamper, m=32, n=48, k=64)
-    monkeypatch.setattr(LaunchLoop, "spare_buffer", lambda self: None)
+    monkeypatch.setattr(OutputBuffers, "spare", lambda self: None)
     one_buffer = run_tampered(make_case, tamper, m=32, n=48, k=64)
     summary = [[(l.index, l.kinds, l.differing, l.differing_row_ids) for l in r.launches] + [r.consensus_size]
                for r in (two_buffers, one_buffer)]

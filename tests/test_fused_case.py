@@ -58,7 +58,7 @@ def test_repeats_by_checksum_give_the_full_checks_numbers(make_case, fused_anywh
                                                           deterministic):
     """--gemmcheck-repeat-check=checksum against full: every number of every launch the same,
     and the same verdict, while the reference is read only for the outputs not seen before."""
-    from pytest_gemmcheck.checking.triton import api
+    from pytest_gemmcheck.checking.triton import fused_check as api
 
     full_checks = []
     prepare = api.prepare_check
@@ -150,7 +150,7 @@ def guarded_on_both_backends(make_case, kernel, tamper, field):
 
 @pytest.mark.parametrize("name,rows", [("a", 3), ("b", 1), ("a_scale", 2), ("b_scale", 1)])
 def test_fused_and_torch_backends_see_the_same_changed_inputs(make_case, fused_anywhere, name, rows):
-    """The guard kernel (checking/triton/guards.py) against its torch ops: one byte of each
+    """The guard kernel (checking/triton/guard_pass.py) against its torch ops: one byte of each
     changed row, on launch 3 only; the launch is blamed, the input put back."""
     def tamper(number, x, out):
         if number == 3:

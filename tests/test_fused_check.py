@@ -59,7 +59,7 @@ REL_L2_ATOL = 1e-15
 def _load_fused_check():
     if ON_GPU:
         pytest.importorskip("triton")
-        from pytest_gemmcheck.checking.triton import api as fused_check
+        from pytest_gemmcheck.checking.triton import fused_check
 
         return fused_check
     if "triton" in sys.modules and not interpreting():
@@ -68,7 +68,7 @@ def _load_fused_check():
     os.environ["TRITON_INTERPRET"] = "1"
     try:
         pytest.importorskip("triton")
-        from pytest_gemmcheck.checking.triton import api as fused_check
+        from pytest_gemmcheck.checking.triton import fused_check
 
         ref = torch.ones(1, 1)
         fused_check.check_launch(ref, ref, ref[:, 0], TOL)  # the first launch, under the flag

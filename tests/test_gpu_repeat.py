@@ -20,7 +20,7 @@ if racy_gemm.unavailable_reason():
     pytest.skip(racy_gemm.unavailable_reason(), allow_module_level=True)
 
 from pytest_gemmcheck.checking.torch_backend import row_max  # noqa: E402
-from pytest_gemmcheck.checking.triton import api  # noqa: E402
+from pytest_gemmcheck.checking.triton import fused_check as api  # noqa: E402
 
 FIELDS = ("wrong", "nonfinite", "max_abs_err", "max_rel_err", "rel_l2", "wrong_rows", "wrong_tiles",
           "worst_tile_wrong", "wrong_row_ids", "wrong_tile_ids")

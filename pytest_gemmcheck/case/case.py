@@ -11,7 +11,7 @@ from typing import Any, Callable
 import torch
 
 from ..checking.rule import Tolerance
-from ..config.table import AUTO, BY_NAME, Settings, parse_seed
+from ..config.table import BY_NAME, Settings, parse_repeat, parse_seed
 from ..errors import CaseError
 from ..judging.baseline import CLEAN, Baseline
 from ..judging.conclude import conclude
@@ -21,6 +21,7 @@ from .quant import Inputs, fp8_flavour, quant_mode
 from .reference import compute_reference
 from ..records.result import CaseResult, CompiledResult
 from .runner import LaunchLoop
+from .stopping import StoppingRule
 
 
 MAX_NAME = 255  # a kernel's name: a name, stored as one, not a description
@@ -232,14 +233,14 @@ class Case:
         __tracebackhide__ = True  # a failure points at the test's case.run line, not in here
         if not callable(launch):
             raise CaseError(f"case.run takes a callable launch(out), got {launch!r}")
-        repeat = self.context.settings.repeat if repeat is None else repeat
-        if repeat != AUTO and (isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1):
-            raise CaseError(f"repeat must be a whole number >= 1 or 'auto', got {repeat!r}")
+        try:
+            repeat = self.context.settings.repeat if repeat is None else parse_repeat(repeat)
+        except ValueError as exc:
+            raise CaseError(f"case.run(repeat=...): {exc}") from None
         result = self._new_result()
-        loop = LaunchLoop(self, launch, result, repeat=None if repeat == AUTO else repeat,
-                          wants_consensus_checksum=not self.context.judge)
-        raised = loop.run()
-        return self._conclude(result, raised, len(result.launches) if repeat == AUTO else repeat, check=check)
+        rule = StoppingRule(repeat, self.context.settings)
+        raised = LaunchLoop(self, launch, result, rule=rule, wants_consensus_checksum=not self.context.judge).run()
+        return self._conclude(result, raised, rule.planned(len(result.launches)), check=check)
 
     def _new_result(self, kind: type[CaseResult] = CaseResult) -> CaseResult:
         return kind(

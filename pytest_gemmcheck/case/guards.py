@@ -19,7 +19,7 @@ a GPU that work is one CUDA graph per output buffer, captured at its second use 
 after every launch into it, so that the host launches one graph rather than a dozen torch ops
 (what a harness's ratio to the bare launches is made of). Inputs are compared exactly, as 64-bit
 words where their size allows, reading each input and its copy once (with the fused check, one
-Triton kernel for all of it: checking/triton/guards.py). The slow paths (counting rows, restoring)
+Triton kernel for all of it: checking/triton/guard_pass.py). The slow paths (counting rows, restoring)
 run only when something changed.
 """
 
@@ -144,7 +144,7 @@ class LaunchWatch:
     def _enqueue(self, buffer: GuardedBuffer) -> None:
         pairs = self.inputs.pairs if self.inputs is not None else []
         if self.fused:
-            from ..checking.triton.guards import queue_guards
+            from ..checking.triton.guard_pass import queue_guards
 
             queue_guards(pairs, buffer.bits, GUARD_ELEMENTS, buffer.after_offset, buffer.canary, self.values)
         else:

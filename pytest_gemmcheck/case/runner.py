@@ -36,15 +36,12 @@ from ..checking.rule import AccuracyStats
 from ..checking.torch_backend import row_max, wrong_tile_map
 from ..environment import contention, stress
 from ..errors import LaunchHung
-from ..judging.stats import format_percent, rate_upper_bound
-from .guards import GuardedBuffer, InputGuard, LaunchWatch, layout
-from .identity import dtype_name
-from ..records.result import (BAD_OUTPUT, CHANGED_INPUT, HUNG, INCONSISTENT, NONFINITE, RAISED, UNWRITTEN, WRONG, WROTE_OUTSIDE,
-                     CaseResult, LaunchRecord)
+from ..records.result import CHANGED_INPUT, CaseResult, LaunchRecord
+from . import launch_records
+from .buffers import OutputBuffers
+from .guards import GuardedBuffer, InputGuard, LaunchWatch
+from .stopping import StoppingRule
 from .waiting import Deadline
-
-# --gemmcheck-repeat=auto launches at most this many times, whatever its rule says.
-AUTO_MAX_LAUNCHES = 1_000_000
 
 
 class LaunchTimer:
@@ -85,19 +82,19 @@ class LaunchLoop:
     """One ``case.run``'s launches into ``result``. :meth:`run` returns the exception a launch
     raised (the loop stops there), or None."""
 
-    def __init__(self, case, launch: Callable[[torch.Tensor], Any], result: CaseResult, *, repeat: int | None,
+    def __init__(self, case, launch: Callable[[torch.Tensor], Any], result: CaseResult, *, rule: StoppingRule,
                  wants_consensus_checksum: bool = False):
         self.case = case
         self.launch = launch
         self.result = result
-        self.repeat = repeat  # None: --gemmcheck-repeat=auto
+        self.rule = rule
         self.settings = case.context.settings
         self.wants_consensus_checksum = wants_consensus_checksum  # a --gemmcheck-processes child's parent compares it
         self.device = case.device
         self.ref = case.reference()
         self.rowmax = row_max(self.ref)
-        self.buffers = [self._output_buffer()]
-        self.checker: Checker = select_checker(self.settings.check_backend, self.buffers[0].tensor)
+        self.buffers = OutputBuffers(case.m, case.n, case.out_dtype, self.device)
+        self.checker: Checker = select_checker(self.settings.check_backend, self.buffers.first.tensor)
         result.check_backend = self.checker.name
         self.consensus = (Consensus(self.rowmax, case.tile, checksum=self.checker.checksum, compare=self.checker.compare)
                           if case.deterministic else None)
@@ -110,14 +107,10 @@ class LaunchLoop:
         self.settling_launches = 6 if self.device.type == "cuda" else 0  # see _launch_once
         self.inputs = InputGuard(case.inputs())
         self.watch = LaunchWatch(self.inputs, self.device, fused=self.checker.name == "triton")
-        self.poisoned_returns: set[int] = set()  # storage of returned outputs poisoned after their check
         self.device_lost = False  # a launch hung on the GPU: nothing more may wait for it
         # checksum -> accuracy of the outputs checked in full, for later launches with those bits
         self.verified: dict[int, AccuracyStats] = {}
         self.repeat_pass = self.checker.repeat if self.settings.repeat_check == "checksum" else None
-        self.poisoned_ahead: GuardedBuffer | None = None  # the buffer a repeat pass filled for the next launch
-        self.stop_reason = ""  # why --gemmcheck-repeat=auto stopped
-        self.stopped_on_bad = False  # --gemmcheck-stop-on-bad ended the loop early
 
     # --- the loop -----------------------------------------------------------------------
     def run(self) -> BaseException | None:
@@ -125,28 +118,25 @@ class LaunchLoop:
         # before the load and the first launch: waits for an idle GPU when asked, notes who else is on it
         watch = contention.start(self.device, self.case.context.device_identity(self.device),
                                  wait_s=self.settings.wait_idle, parent_waits=not self.case.context.judge)
-        started = time.monotonic()
+        rule = self.rule
+        rule.start()
         with stress.load(self.settings.stress, self.device) as background, self.deadline.armed():
             try:
-                limit = AUTO_MAX_LAUNCHES if self.repeat is None else self.repeat
-                for index in range(1, limit + 1):
-                    if self.repeat is None and index > 1:
+                for index in range(1, rule.limit + 1):
+                    if rule.reads_count_before_each_launch and index > 1:
                         self._finish_pending()  # the stopping rule counts every launch so far
-                        if self._enough(started):
+                        if rule.enough(self._running_bad(), len(self.result.launches)):
                             break
                     raised = self._launch_once(index)
                     if raised is not None:
-                        self.stop_reason = f"stopped at launch {index}: it {'hung' if self.device_lost else 'raised'}"
+                        rule.reason = f"stopped at launch {index}: it {'hung' if self.device_lost else 'raised'}"
                         break
-                    if self.settings.stop_on_bad and index < limit:
+                    if rule.stop_on_bad and index < rule.limit:
                         self._finish_pending()  # its check decides
-                        if self._running_bad():
-                            self.stop_reason = f"stopped at launch {index}, the first bad one (--gemmcheck-stop-on-bad)"
-                            self.stopped_on_bad = True
+                        if rule.stops_at_bad(index, self._running_bad()):
                             break
                 else:
-                    if self.repeat is None:
-                        self.stop_reason = f"stopped at the cap of {AUTO_MAX_LAUNCHES:,} launches"
+                    rule.capped()
                 if not self.device_lost:  # a check of a hung GPU's output would wait forever
                     self._finish_pending()
             finally:
@@ -157,8 +147,7 @@ class LaunchLoop:
                 self.inputs.release()
         self.result.stress = background.describe()
         self.result.contention = watch.finish(stress=self.settings.stress if background.active else None)
-        if self.repeat is None or self.stopped_on_bad:
-            self.result.stopped = self._stopped_words()
+        self.result.stopped = rule.words(len(self.result.launches), len(self.result.bad_launches))
         if any(CHANGED_INPUT in launch.kinds for launch in self.result.launches):
             self.case.forget_inputs()  # restored after each launch; rebuilt for later tests all the same
         return raised
@@ -166,21 +155,15 @@ class LaunchLoop:
     def _launch_once(self, index: int) -> BaseException | None:
         record = LaunchRecord(index=index, **self.where)
         self.result.launches.append(record)
-        if index == 2:
-            spare = self.spare_buffer()
-            if spare is not None:
-                self.buffers.append(spare)
-        buffer = self.buffers[(index - 1) % len(self.buffers)]
+        buffer = self.buffers.for_launch(index)
         out = buffer.tensor
-        if len(self.buffers) == 1:  # no second buffer: the previous check must finish before its output goes
+        if self.buffers.single:  # no second buffer: the previous check must finish before its output goes
             self._finish_pending()
         # Poison, launch and check are queued on the current stream with no wait between them:
         # launch(out) orders its work after that stream's and leaves the stream ordered after
         # its own, as every torch op does. While the GPU works the host finishes the previous
         # launch's check (its output is in the other buffer).
-        if self.poisoned_ahead is not buffer:  # else the previous launch's repeat pass poisoned it
-            out.fill_(float("nan"))
-        self.poisoned_ahead = None
+        self.buffers.poison(buffer)
         try:
             with self.deadline.call():
                 self.timer.start()
@@ -209,8 +192,8 @@ class LaunchLoop:
         if checked is not None and self.repeat_pass is not None and self.verified:
             # its checksum alone; the next buffer's poison in the same pass, unless this launch
             # is the last or the buffer is this one
-            following = self.buffers[index % len(self.buffers)]
-            if following is not buffer and (self.repeat is None or index < self.repeat):
+            following = self.buffers.following(index)
+            if following is not buffer and self.rule.launches_after(index):
                 repeat_fill = following
         elif checked is not None:
             copies = self.consensus.copies if self.consensus is not None and not self.checker.by_checksum else []
@@ -227,7 +210,7 @@ class LaunchLoop:
                 begun.start()
             elif checked is not None:
                 begun = self.repeat_pass(checked, repeat_fill.tensor if repeat_fill is not None else None)
-                self.poisoned_ahead = repeat_fill
+                self.buffers.poisoned_ahead = repeat_fill
             self.deadline.wait()
         except Exception as exc:  # a fault the launch left behind, or a launch that does not end
             return self._raised(record, exc)
@@ -240,22 +223,17 @@ class LaunchLoop:
             # kernel's own output is finished now, before it is poisoned
             self._finish_pending()
         if checked is not None and checked is not out:  # so that returning it again unwritten shows
-            checked.fill_(float("nan"))
-            self.poisoned_returns.add(checked.data_ptr())
+            self.buffers.poison_returned(checked)
         return None
 
     def _guarded(self, record: LaunchRecord, buffer: GuardedBuffer) -> None:
         """What the launch touched that it may not: recorded, and put right for the next launch."""
         before, after, changed = self.watch.read()
         if before or after:
-            record.add_kind(WROTE_OUTSIDE)
-            places = [f"{count:,} elements {where} the {side} of out"
-                      for count, where, side in ((before, "before", "start"), (after, "past", "end")) if count]
-            record.wrote_outside = "wrote " + " and ".join(places)
+            launch_records.wrote_outside(record, before, after)
             buffer.lay()
         for name in changed:
-            record.add_kind(CHANGED_INPUT)
-            record.changed_inputs[name] = self.inputs.changed_rows(name)
+            launch_records.changed_input(record, name, self.inputs.changed_rows(name))
             self.inputs.restore(name)  # the next launch runs on the inputs the reference was made from
 
     def _finish_pending(self) -> None:
@@ -300,9 +278,7 @@ class LaunchLoop:
         is blamed, and the output's consistency is judged by its checksum alone."""
         later = next((launch for launch in self.result.launches if launch.index > record.index), None)
         if later is not None:
-            later.add_kind(WROTE_OUTSIDE)
-            later.wrote_outside = (f"wrote into the other output buffer, which held launch {record.index}'s output "
-                                   f"{until}")
+            launch_records.wrote_into_other_buffer(later, record.index, until)
         if self.consensus is not None:
             self.consensus.observe_unkept(record.index, total)
 
@@ -314,95 +290,29 @@ class LaunchLoop:
             bad |= self.consensus.outside_largest()
         return len(bad)
 
-    def _enough(self, started: float) -> bool:
-        """--gemmcheck-repeat=auto: whether the rate's bound reached the target or time ran out;
-        notes which."""
-        settings = self.settings
-        bound = rate_upper_bound(self._running_bad(), len(self.result.launches))
-        if bound < settings.target_rate:
-            self.stop_reason = "target"
-            return True
-        if time.monotonic() - started >= settings.budget:
-            self.stop_reason = "budget"
-            return True
-        return False
-
-    def _stopped_words(self) -> str:
-        """Why --gemmcheck-repeat=auto stopped, with the final counts (consistency included)."""
-        launches, bad = len(self.result.launches), len(self.result.bad_launches)
-        bound, target = rate_upper_bound(bad, launches), self.settings.target_rate
-        if self.stop_reason == "target":
-            if bound < target:
-                return (f"stopped after {launches:,} launches: rate < {format_percent(bound)} reached the target "
-                        f"{format_percent(target)}")
-            return (f"stopped after {launches:,} launches, when the running count reached the target "
-                    f"{format_percent(target)}; the final count shows the rate only below {format_percent(bound)}")
-        if self.stop_reason == "budget":
-            return (f"stopped after {launches:,} launches: the {self.settings.budget:g} s budget ran out with the "
-                    f"rate shown only below {format_percent(bound)} (target {format_percent(target)})")
-        return self.stop_reason
-
-    # --- buffers ------------------------------------------------------------------------
-    def _output_buffer(self) -> GuardedBuffer:
-        case = self.case
-        return GuardedBuffer(case.m, case.n, case.out_dtype, self.device)
-
-    def spare_buffer(self) -> GuardedBuffer | None:
-        """The second output buffer, or None when the device has no room for it (then launches
-        take turns with their checks in one buffer: slower, the same results)."""
-        try:
-            return self._output_buffer()
-        except torch.OutOfMemoryError:
-            return None
-
     # --- one launch's record ------------------------------------------------------------
     def _raised(self, record: LaunchRecord, exc: BaseException) -> BaseException:
         self.timer.stop()
         if isinstance(exc, LaunchHung):
-            record.add_kind(HUNG)
-            record.error = str(exc)
             if exc.device_lost:
                 self.device_lost = True
                 self.case.context.device_lost(self.device)
-            record.elapsed_s = time.monotonic() - self.deadline.started
-            return exc
-        record.elapsed_s = self.timer.seconds()
-        record.add_kind(RAISED)
-        record.error = f"{type(exc).__name__}: {exc}".strip()
+            launch_records.raised(record, exc, time.monotonic() - self.deadline.started)
+        else:
+            launch_records.raised(record, exc, self.timer.seconds())
         return exc
 
     def _output_to_check(self, out, identity, returned, record: LaunchRecord):
-        """The tensor this launch produced, or None (recorded as bad output) when there is none."""
         case = self.case
-        if layout(out) != identity:
-            record.add_kind(BAD_OUTPUT)
-            record.error = (f"the kernel replaced or reshaped `out` (now shape {list(out.shape)}, "
-                            f"dtype {dtype_name(out.dtype)}, stride {out.stride()}); it must write into it in place")
-            return None
-        if not isinstance(returned, torch.Tensor) and hasattr(returned, "__array__") and hasattr(returned, "shape"):
-            # an array of another library (numpy, cupy): its values are not what the case checks
-            record.add_kind(BAD_OUTPUT)
-            record.error = (f"returned a {type(returned).__module__}.{type(returned).__name__} of shape "
-                            f"{list(returned.shape)}; a kernel writes into `out` or returns a torch tensor")
-            return None
-        if isinstance(returned, torch.Tensor) and returned.data_ptr() != out.data_ptr():
-            expected = (case.m, case.n)
-            if tuple(returned.shape) != expected or returned.dtype != case.out_dtype or returned.device != self.device:
-                record.add_kind(BAD_OUTPUT)
-                record.error = (f"returned a tensor of shape {list(returned.shape)}, dtype "
-                                f"{dtype_name(returned.dtype)} on {returned.device}; expected "
-                                f"{list(expected)}, {dtype_name(case.out_dtype)} on {self.device}")
-                return None
-            # its own allocation: checked as returned, poisoned only if it returned it before
-            record.poisoned = returned.data_ptr() in self.poisoned_returns
-            return returned
-        return out
+        return launch_records.output_to_check(record, out, identity, returned, expected=(case.m, case.n),
+                                              dtype=case.out_dtype, device=self.device,
+                                              poisoned=self.buffers.was_poisoned)
 
     def _finish_check(self, record: LaunchRecord, checked, outcome: Outcome) -> None:
         """A launch's finished check onto its record; its output to the consistency detector;
         the worst launch's wrong elements mapped over the output's tiles (its output is still
         there: the next launch writes the other buffer)."""
-        self._fill_accuracy(record, outcome.accuracy, checked)
+        launch_records.fill_accuracy(record, outcome.accuracy, checked)
         if self.repeat_pass is not None and outcome.checksum is not None:
             self.verified.setdefault(outcome.checksum, outcome.accuracy)
         uses_output = (record.wrong > self.mapped_wrong and self.case.tile is not None) or (
@@ -429,26 +339,6 @@ class LaunchLoop:
         self._spoiled(record, outcome.checksum, "until its check was finished")
         return False
 
-    @staticmethod
-    def _fill_accuracy(record: LaunchRecord, accuracy: AccuracyStats, checked) -> None:
-        wrong = accuracy.wrong
-        record.wrong = wrong.elements
-        record.nonfinite = accuracy.nonfinite
-        record.max_abs_err = accuracy.max_abs_err
-        record.max_rel_err = accuracy.max_rel_err
-        record.rel_l2 = accuracy.rel_l2
-        record.wrong_rows = wrong.rows
-        record.wrong_tiles = wrong.tiles
-        record.worst_tile_wrong = wrong.worst_tile_elements
-        record.wrong_row_ids = wrong.row_ids
-        record.wrong_tile_ids = [list(t) for t in wrong.tile_ids]
-        if accuracy.nonfinite == checked.numel() and record.poisoned:
-            record.add_kind(UNWRITTEN)
-        elif accuracy.nonfinite:
-            record.add_kind(NONFINITE)
-        if wrong.elements > accuracy.nonfinite:
-            record.add_kind(WRONG)
-
     # --- consistency --------------------------------------------------------------------
     def _accurate(self) -> set[int]:
         """Launches with no failure so far (before consistency is judged: accuracy only)."""
@@ -457,23 +347,7 @@ class LaunchLoop:
     def _fill_consistency(self) -> None:
         result, consensus = self.result, self.consensus
         accurate = self._accurate()
-        agreements, size, note = consensus.finish(accurate)
-        result.consensus_size = size
-        result.consensus_note = note
-        for record in result.launches:
-            agreement = agreements.get(record.index)
-            if agreement is None or agreement.in_consensus:
-                continue
-            record.add_kind(INCONSISTENT)
-            if agreement.differing is None:
-                record.differing = None
-                continue
-            diff = agreement.differing.differing
-            record.differing = diff.elements
-            record.differing_rows = diff.rows
-            record.differing_tiles = diff.tiles
-            record.differing_row_ids = diff.row_ids
-            record.max_diff_rel = agreement.differing.max_diff_rel
+        launch_records.fill_consistency(result, *consensus.finish(accurate))
         if self.wants_consensus_checksum:
             copy = consensus.consensus_copy(accurate)
             result.consensus_checksum = self.checker.checksum(copy) if copy is not None else None

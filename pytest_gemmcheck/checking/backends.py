@@ -1,5 +1,5 @@
 """How a case checks its launches' outputs: with torch_backend.py's torch ops, or with the fused
-Triton pass (:mod:`pytest_gemmcheck.checking.triton.api`) for outputs on a GPU.
+Triton pass (:mod:`pytest_gemmcheck.checking.triton.fused_check`) for outputs on a GPU.
 
 A check is *prepared* while the GPU still runs its launch (validated, planned, scratch
 allocated), *started* once the launch is waited for, and *finished* later (case.run finishes it
@@ -101,19 +101,19 @@ TORCH = Checker("torch", by_checksum=False, prepare=_torch_prepare, checksum=che
 
 
 def _fused() -> Checker:
-    from .triton import api
+    from .triton import fused_check
 
     def prepare(out, ref, rowmax, tol, tile, copies, consistency: bool):
         # case.run checks its output buffers again and again: replayed as a CUDA graph
-        return _FusedCheck(api.prepare_check(out, ref, rowmax, tol, tile, checksum=consistency, replay=True))
+        return _FusedCheck(fused_check.prepare_check(out, ref, rowmax, tol, tile, checksum=consistency, replay=True))
 
     def compare(a, b, rowmax, tile):
-        return api.compare_copies(a, [b], rowmax, tile)[0]
+        return fused_check.compare_copies(a, [b], rowmax, tile)[0]
 
     def repeat(out, fill):
-        return _FusedRepeat(api.start_checksum_and_fill(out, fill))
+        return _FusedRepeat(fused_check.start_checksum_and_fill(out, fill))
 
-    return Checker("triton", by_checksum=True, prepare=prepare, checksum=api.checksum, compare=compare,
+    return Checker("triton", by_checksum=True, prepare=prepare, checksum=fused_check.checksum, compare=compare,
                    repeat=repeat)
 
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from ..config.table import BY_NAME, Settings
-from .history import SQLALCHEMY_MISSING, SessionHistory
+from .run_history import SQLALCHEMY_MISSING, SessionHistory
 
 if TYPE_CHECKING:  # torch-backed modules are imported only when a case is made
     from ..records.result import CaseResult

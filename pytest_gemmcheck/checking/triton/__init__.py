@@ -14,7 +14,7 @@ import os
 def interpreting() -> bool:
     """Whether Triton kernels run in its interpreter (``TRITON_INTERPRET=1``): on CPU tensors,
     with numpy. Triton reads the flag when a kernel is defined, so it must be set before
-    :mod:`pytest_gemmcheck.checking.triton.api` is imported."""
+    :mod:`pytest_gemmcheck.checking.triton.fused_check` is imported."""
     return os.environ.get("TRITON_INTERPRET", "0") == "1"
 
 
@@ -30,7 +30,7 @@ def triton_importable() -> bool:
 
 
 def available(tensor=None) -> bool:
-    """Whether :mod:`~pytest_gemmcheck.checking.triton.api` can check ``tensor``: triton imports, and
+    """Whether :mod:`~pytest_gemmcheck.checking.triton.fused_check` can check ``tensor``: triton imports, and
     the tensor is on a GPU (CUDA or ROCm, both ``cuda`` in torch) or the Triton interpreter is
     on. Without a tensor: whether it could check a tensor on the current GPU."""
     if not triton_importable():

@@ -46,7 +46,7 @@ _INT32_MAX = 2**31 - 1
 def _require_device(t: torch.Tensor) -> None:
     if t.device.type == "cpu" and not INTERPRETED:
         raise RuntimeError("the fused check runs CPU tensors only in the Triton interpreter: set "
-                           "TRITON_INTERPRET=1 before pytest_gemmcheck.checking.triton.api is imported")
+                           "TRITON_INTERPRET=1 before pytest_gemmcheck.checking.triton.fused_check is imported")
 
 
 def _validate(out, ref, rowmax, copies) -> None:
