@@ -2,7 +2,7 @@
 
 Runs the example's independent CPU kernels (tiled, quantized operands, scales where real
 kernels apply them; fp32 forward-K and fp64 reverse-K) over the shapes of
-tests/test_false_positives.py and prints, per mode:
+tests/checking/test_rule.py and prints, per mode:
 
   worst |err| / rowmax      largest error of any element as a fraction of its row's largest |ref|
   margin                    rtol / that, i.e. how many times the error could grow before the

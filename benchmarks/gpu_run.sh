@@ -28,7 +28,7 @@
 #                 writing one row past out, one scribbling on b), the guards' cost against the
 #                 fused check's (benchmarks/guard_cost.py), and the plugin's reliability tests
 #   repeat-tests  repeated launches checked by checksum against full checks of the same bits,
-#                 launch by launch, on the racy cp.async GEMM and its fixed twin (tests/test_gpu_repeat.py)
+#                 launch by launch, on the racy cp.async GEMM and its fixed twin (tests/checking/triton/test_repeat.py)
 #   fused-check-tests, recorded-examples, dashboard, stack
 #                 the fused check's tests on the GPU; a recorded run of the GPU examples
 #   hang          last, as it takes its process's GPU with it: a kernel that never ends, failed
@@ -178,8 +178,8 @@ run_part check-speed 90 "$PY" benchmarks/check_speed.py
 run_part check-speed-sweep 100 "$PY" benchmarks/check_speed.py --sweep
 # the fused check's equality tests on real atomics and many programs, then a recorded run of the
 # GPU examples (needs SQLAlchemy and Alembic: carried as wheels) and its dashboard
-run_part repeat-tests 120 "$PY" -m pytest tests/test_gpu_repeat.py -q -p no:cacheprovider -x
-run_part fused-check-tests 150 "$PY" -m pytest tests/test_fused_check.py tests/test_fused_case.py -q -p no:cacheprovider -x
+run_part repeat-tests 120 "$PY" -m pytest tests/checking/triton/test_repeat.py -q -p no:cacheprovider -x
+run_part fused-check-tests 150 "$PY" -m pytest tests/checking/triton/test_fused_check.py tests/checking/triton/test_fused_case.py -q -p no:cacheprovider -x
 if "$PY" -c "import sqlalchemy, alembic" 2>>"$LOG"; then
     run_part recorded-examples 60 "$PY" -m pytest examples/gpu/test_gpu_torch.py -q -p no:cacheprovider \
         "${PLUGIN_ARGS[@]}" --gemmcheck-repeat=5 --gemmcheck-db="$WORK/history.db"

@@ -20,6 +20,7 @@ located the same way. Both backends (torch_backend.py, triton/) compute these re
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from ..config.table import DEFAULTS
 
 # How many row indices / tile coordinates a result keeps for its message.
 SAMPLE = 8
@@ -27,8 +28,8 @@ SAMPLE = 8
 
 @dataclass(frozen=True)
 class Tolerance:
-    rtol: float = 0.05
-    floor: float = 1.0  # fraction of the row's largest |ref| below which |ref| is not trusted
+    rtol: float = DEFAULTS.rtol
+    floor: float = DEFAULTS.floor  # fraction of the row's largest |ref| below which |ref| is not trusted
 
 
 @dataclass

@@ -18,9 +18,7 @@ import subprocess
 import sys
 from importlib import metadata
 
-# Fields that are columns of the stack table; anything else goes to its `extra` JSON.
-COLUMNS = ("host", "os", "python", "torch", "cuda", "hip", "gpu_name", "gpu_arch", "gpu_count", "driver",
-           "triton", "flydsl")
+from ..records.stack import STACK_COLUMNS as COLUMNS
 
 
 def _version(distribution: str) -> str | None:

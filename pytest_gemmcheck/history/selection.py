@@ -18,9 +18,9 @@ from typing import Any
 from sqlalchemy import and_, select, true
 
 from ..errors import CommandError
+from ..records.stack import STACK_COLUMNS
 from .models import Case, Result, Run, Stack
 
-STACK_COLUMNS = ("host", "os", "python", "torch", "cuda", "hip", "gpu_name", "gpu_arch", "driver", "triton", "flydsl")
 
 
 class SelectionError(CommandError, ValueError):

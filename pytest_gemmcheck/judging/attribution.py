@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .stats import effective_counts, fisher_greater
+from ..config.table import DEFAULTS
 
 PROCESS = "process"
 GPU_UUID = "gpu_uuid"
@@ -90,7 +91,7 @@ class Attribution:
     explained_by: ValueTest | None
     per_process: bool  # bad launches concentrate in a few processes
     constant: dict[str, str] = field(default_factory=dict)  # factors with one value: no evidence either way
-    alpha: float = 0.05
+    alpha: float = DEFAULTS.alpha
     also: list[ValueTest] = field(default_factory=list)  # further explanations, each among the launches left
     bad: int = 0
     launches: int = 0
@@ -226,7 +227,7 @@ def _round(groups: list[Group], kernel_groups: list[Group], alpha: float) -> lis
     return tests
 
 
-def explain(groups: list[Group], kernel_groups: list[Group] | None = None, *, alpha: float = 0.05) -> Attribution:
+def explain(groups: list[Group], kernel_groups: list[Group] | None = None, *, alpha: float = DEFAULTS.alpha) -> Attribution:
     """Which factor explains the bad launches of ``groups`` (a case's own launches, with stack,
     GPU, stress and process factors); ``kernel_groups``, the launches of the case and its sibling
     cases (same kernel) with their case factors (tile, quant, shape, param:NAME).

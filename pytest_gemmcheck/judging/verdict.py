@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from .baseline import CLEAN, Baseline, Evidence
 from ..records.result import HUNG, RAISED, CaseResult, CompiledResult
 from .stats import design_effect, effective_counts, fisher_greater, fisher_less
+from ..config.table import DEFAULTS
 
 PASS = "pass"
 REGRESSION = "regression"
@@ -56,8 +57,8 @@ class Verdict:
         return self.kind == REGRESSION
 
 
-def judge(result: CaseResult, baseline: Baseline = CLEAN, *, alpha: float = 0.05, worst_factor: float = 2.0,
-          static_policy: str = "report") -> Verdict:
+def judge(result: CaseResult, baseline: Baseline = CLEAN, *, alpha: float = DEFAULTS.alpha,
+          worst_factor: float = DEFAULTS.worst_factor, static_policy: str = DEFAULTS.static) -> Verdict:
     if isinstance(result, CompiledResult):
         return judge_static(result, baseline, static_policy)
     current = Evidence.of(result)

@@ -22,6 +22,7 @@ from ..history.dashboard import ResultRow, cases, known_runs, results
 from ..history.selection import Selection, SelectionError, parse_field
 from ..judging.stats import design_effect, effective_counts, fisher_greater, fisher_less
 from .tables import Table, params_text
+from ..config.table import DEFAULTS
 
 
 @dataclass(frozen=True)
@@ -125,7 +126,7 @@ def _milliseconds(seconds: float) -> str:
     return f"{seconds * 1000:.3f} ms" if seconds < 1 else f"{seconds:.2f} s"
 
 
-def compare_table(engine, sides: list[Side], common: Selection, *, alpha: float = 0.05, timing: bool = False) -> Table:
+def compare_table(engine, sides: list[Side], common: Selection, *, alpha: float = DEFAULTS.alpha, timing: bool = False) -> Table:
     if len(sides) < 2:
         raise SelectionError("compare needs two sides or more (--side A --side B)")
     per_side: list[dict[int, SideCase]] = []

@@ -16,6 +16,7 @@ from ..history.queries import kernel_launches
 from ..history.selection import SelectionError
 from ..judging.attribution import GPU_UUID, PROCESS, STRESS, Attribution, Group, explain, p_text
 from .tables import Table
+from ..config.table import DEFAULTS
 
 # stack columns as factors, by the name a reader knows them by
 STACK_FACTORS = (("torch", "torch"), ("cuda", "cuda"), ("hip", "hip"), ("driver", "driver"), ("triton", "triton"),
@@ -100,7 +101,7 @@ def gather(engine, case: dict) -> tuple[list[Group], list[Group], dict[str, Any]
     return own, kernel, {"runs": len(runs), "sibling_cases": len({g.case for g in kernel}) - 1 if kernel else 0}
 
 
-def explain_case(engine, prefix: str, *, alpha: float = 0.05) -> tuple[dict[str, Any], Attribution, dict[str, Any]]:
+def explain_case(engine, prefix: str, *, alpha: float = DEFAULTS.alpha) -> tuple[dict[str, Any], Attribution, dict[str, Any]]:
     case = resolve_case(engine, prefix)
     own, kernel, counts = gather(engine, case)
     return case, explain(own, kernel, alpha=alpha), counts

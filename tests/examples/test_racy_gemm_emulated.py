@@ -20,7 +20,7 @@ from pytest_gemmcheck.case.reference import compute_reference
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++ (C++20) to build the emulation")
 
-SOURCE = Path(__file__).resolve().parent.parent / "examples" / "gpu" / "racy_gemm_emulation.cpp"
+SOURCE = Path(__file__).resolve().parents[2] / "examples" / "gpu" / "racy_gemm_emulation.cpp"
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ import torch
 from pytest_gemmcheck.config.table import Settings
 from pytest_gemmcheck.errors import GemmcheckFailure
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples" / "gpu"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "examples" / "gpu"))
 
 if not torch.cuda.is_available():
     pytest.skip("needs a CUDA GPU", allow_module_level=True)

@@ -22,7 +22,7 @@ from pytest_gemmcheck.judging.stats import binom_cdf, rate_upper_bound
 from pytest_gemmcheck.reporting.html import (MAX_BARS, MAX_POINTS, CaseDetail, CaseRow, LaunchBar, Report,
                                              RunPoint, TileMap, render)
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "tests" / "artifacts"
 CHROMIUM = "/usr/bin/chromium"
 START = datetime(2025, 11, 3, 9, 30, tzinfo=timezone.utc)

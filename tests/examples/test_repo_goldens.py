@@ -11,7 +11,7 @@ import pytest
 
 from pytest_gemmcheck.judging.goldens import GoldenStore
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 GOLDENS = ROOT / "goldens"
 FAULTS = ["fault_tile", "fault_row", "fault_unwritten", "fault_subtle"]
 NO_RECORD = ("-p", "no:cacheprovider", "--gemmcheck-no-record")
