@@ -74,8 +74,14 @@ class Allocation:
         return f"{distance}{self.relation} {size} at {self.address}"
 
 
+class _Record:
+    def to_dict(self) -> dict[str, Any]:
+        """The record as JSON values (tuples as lists); ``from_dict`` gives back an equal one."""
+        return _plain(self)
+
+
 @dataclass(frozen=True)
-class SanitizerFinding:
+class SanitizerFinding(_Record):
     """One record of a compute-sanitizer report. Fields a record does not carry are None."""
 
     tool: str
@@ -172,9 +178,6 @@ class SanitizerFinding:
         """One line: severity, what and where, threads included."""
         return " ".join(filter(None, (f"{self.severity}: {self.label()}", self.place(threads=True))))
 
-    def to_dict(self) -> dict[str, Any]:
-        return _plain(self)
-
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "SanitizerFinding":
         values = _fields(cls, data)
@@ -189,7 +192,7 @@ class SanitizerFinding:
 
 
 @dataclass(frozen=True)
-class SanitizerRun:
+class SanitizerRun(_Record):
     """One tool's run of a case's launch under compute-sanitizer."""
 
     tool: str
@@ -248,9 +251,6 @@ class SanitizerRun:
             text += f" ({_many(self.api_errors, 'CUDA API error')} among them)"
         printed_all = self.total_errors is None or self.shown >= self.total_errors + (self.total_warnings or 0)
         return text if printed_all else f"{text}, {self.shown} shown"
-
-    def to_dict(self) -> dict[str, Any]:
-        return _plain(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "SanitizerRun":
