@@ -21,6 +21,13 @@ def alive(pid: int) -> bool:
         return False
 
 
+def gone(pid: int, within: float = 10) -> bool:
+    deadline = time.monotonic() + within
+    while alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return not alive(pid)
+
+
 def test_output_and_status(tmp_path):
     done = run_limited([sys.executable, "-c", "import sys; print('out'); print('err', file=sys.stderr); sys.exit(6)"],
                        timeout=30, environ=os.environ, workdir=tmp_path)
@@ -45,11 +52,7 @@ def test_at_the_limit_the_group_is_killed(tmp_path):
     assert done.timed_out and done.exit_status is None
     assert 2 <= time.monotonic() - began < 20
     assert done.stdout == "started\n"  # what it printed before the kill is kept
-    grandchild = int(pidfile.read_text())
-    deadline = time.monotonic() + 10
-    while alive(grandchild) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not alive(grandchild)
+    assert gone(int(pidfile.read_text()))
 
 
 def test_what_a_finished_command_left_running_is_killed(tmp_path):
@@ -60,11 +63,7 @@ def test_what_a_finished_command_left_running_is_killed(tmp_path):
               f"pathlib.Path({str(pidfile)!r}).write_text(str(g.pid))\n")
     done = run_limited([sys.executable, "-c", script], timeout=30, environ=os.environ, workdir=tmp_path)
     assert done.exit_status == 0 and not done.timed_out
-    left = int(pidfile.read_text())
-    deadline = time.monotonic() + 10
-    while alive(left) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not alive(left)
+    assert gone(int(pidfile.read_text()))
 
 
 def test_a_command_that_cannot_start(tmp_path):
