@@ -16,12 +16,13 @@ CHILD_ENVIRONMENT = {"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"}
 
 def build_command(binary: str, tool: str, save: str, child: Sequence[str], *,
                   racecheck_report: str | None = None, print_limit: int | None = None,
-                  exclude_kernels: Sequence[str] = ()) -> list[str]:
+                  backtraces: bool = True, exclude_kernels: Sequence[str] = ()) -> list[str]:
     """``binary --tool TOOL --xml --save SAVE [--racecheck-report R] [--print-limit N]
-    [--kernel-name-exclude kns=NAME]... CHILD...``.
+    [--show-backtrace no] [--kernel-name-exclude kns=NAME]... CHILD...``.
 
     ``racecheck_report`` applies to racecheck only (the others have no such option);
     ``print_limit`` caps the reports printed and saved (0: all of them; None: the tool's 100);
+    ``backtraces=False`` leaves out the host backtrace of each report (most of its bytes);
     ``exclude_kernels`` are substrings of the mangled names of kernels the tool should not check
     (the harness's own). The kernel's build flags are left alone."""
     if tool not in TOOLS:
@@ -38,6 +39,8 @@ def build_command(binary: str, tool: str, save: str, child: Sequence[str], *,
         if isinstance(print_limit, bool) or not isinstance(print_limit, int) or print_limit < 0:
             raise ValueError(f"print_limit must be a whole number >= 0, got {print_limit!r}")
         command += ["--print-limit", str(print_limit)]
+    if not backtraces:
+        command += ["--show-backtrace", "no"]
     for name in exclude_kernels:
         # the option's value is key=value pairs separated by commas
         if not isinstance(name, str) or not name or "," in name or "=" in name:

@@ -2,6 +2,7 @@ import json
 import os
 import stat
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -79,3 +80,24 @@ def binary(fake_sanitizer):
     from pytest_gemmcheck.sanitize.locate import locate
 
     return locate()
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie, which its parent reaps soon after a kill, does not)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat_file:
+            return stat_file.read().rsplit(")", 1)[-1].split()[0] != "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+
+
+@pytest.fixture
+def gone():
+    """``gone(pid)``: whether ``pid`` has stopped running within a few seconds."""
+    def wait(pid: int, within: float = 10) -> bool:
+        deadline = time.monotonic() + within
+        while alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return not alive(pid)
+
+    return wait

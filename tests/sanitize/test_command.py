@@ -21,9 +21,9 @@ def test_the_plain_command():
 
 def test_every_option(data_dir):
     command = build_command("cs", "racecheck", "/tmp/r.xml", CHILD, racecheck_report="all", print_limit=3,
-                            exclude_kernels=("_gemmcheck_check", "vectorized_elementwise_kernel"))
+                            backtraces=False, exclude_kernels=("_gemmcheck_check", "vectorized_elementwise_kernel"))
     assert command == ["cs", "--tool", "racecheck", "--xml", "--save", "/tmp/r.xml", "--racecheck-report", "all",
-                       "--print-limit", "3", "--kernel-name-exclude", "kns=_gemmcheck_check",
+                       "--print-limit", "3", "--show-backtrace", "no", "--kernel-name-exclude", "kns=_gemmcheck_check",
                        "--kernel-name-exclude", "kns=vectorized_elementwise_kernel", *CHILD]
     # each one is an option of the recorded release
     assert {word for word in command[:-len(CHILD)] if word.startswith("--")} <= documented_options(data_dir)

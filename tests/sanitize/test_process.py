@@ -8,26 +8,6 @@ import time
 from pytest_gemmcheck.sanitize.process import run_limited
 
 
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # a zombie still answers; its parent reaps it soon after the kill
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().split(")")[-1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
-
-
-def gone(pid: int, within: float = 10) -> bool:
-    deadline = time.monotonic() + within
-    while alive(pid) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return not alive(pid)
-
-
 def test_output_and_status(tmp_path):
     done = run_limited([sys.executable, "-c", "import sys; print('out'); print('err', file=sys.stderr); sys.exit(6)"],
                        timeout=30, environ=os.environ, workdir=tmp_path)
@@ -40,7 +20,7 @@ def test_the_environment_is_the_one_given(tmp_path):
     assert done.stdout == "this\n"
 
 
-def test_at_the_limit_the_group_is_killed(tmp_path):
+def test_at_the_limit_the_group_is_killed(tmp_path, gone):
     pidfile = tmp_path / "grandchild.pid"
     script = ("import subprocess, sys, time, pathlib\n"
               "g = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(3600)'])\n"
@@ -55,7 +35,7 @@ def test_at_the_limit_the_group_is_killed(tmp_path):
     assert gone(int(pidfile.read_text()))
 
 
-def test_what_a_finished_command_left_running_is_killed(tmp_path):
+def test_what_a_finished_command_left_running_is_killed(tmp_path, gone):
     pidfile = tmp_path / "left.pid"
     script = ("import subprocess, sys, pathlib\n"
               "g = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(3600)'],\n"
