@@ -88,7 +88,7 @@ def conclude(tool: str, finished: Finished, save: Path, *, timeout: float, harne
             problem = str(exc)
     else:
         problem = f"compute-sanitizer wrote no report ({save.name})"
-    launched = launch_marker is None or launch_marker in finished.stdout
+    launched = launch_marker is None or launch_marker in (line.strip() for line in finished.stdout.splitlines())
     status = finished.exit_status
     if counted.shown:  # the reports decide, whatever the exit status
         reason = "; ".join(filter(None, (problem, _after(status, finished))))

@@ -10,7 +10,10 @@ from ..records.sanitize import TOOLS
 def parse_tools(value: str | Iterable[str]) -> tuple[str, ...]:
     """``"racecheck, memcheck"`` (or a list of names) as the tools, in the order given, each
     once; case and spaces do not matter. Raises ValueError naming the words that are no tool."""
-    words = value.split(",") if isinstance(value, str) else list(value)
+    try:
+        words = value.split(",") if isinstance(value, str) else list(value)
+    except TypeError:
+        words = [value]
     if not all(isinstance(word, str) for word in words):
         raise ValueError(f"expected tool names ({', '.join(TOOLS)}), got {value!r}")
     names = [word.strip().lower() for word in words]

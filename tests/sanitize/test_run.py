@@ -56,8 +56,9 @@ def test_clean_runs(fake_sanitizer, binary, child, stem, tool, options, line):
     assert (run.status, run.shown, run.has_hazard, run.summary()) == (RAN, 0, False, line)
 
 
-def test_a_clean_report_without_the_launch_is_no_pass(fake_sanitizer, binary, child):
-    fake_sanitizer.replay("racecheck__tail-fixed-256__all__xml")
+@pytest.mark.parametrize("says", [None, f"not yet: {LAUNCH_MARKER}"])
+def test_a_clean_report_without_the_launch_is_no_pass(fake_sanitizer, binary, child, says):
+    fake_sanitizer.replay("racecheck__tail-fixed-256__all__xml", says=says)
     run = run_tool("racecheck", child, binary=binary, timeout=60, racecheck_report="all")
     assert (run.status, run.reason) == (FAILED, "the child exited before the launch: finite: True")
 
