@@ -18,7 +18,7 @@ import subprocess
 import sys
 from importlib import metadata
 
-from ..records.stack import STACK_COLUMNS as COLUMNS
+from ..records.stack_columns import STACK_COLUMNS as COLUMNS
 
 
 def _version(distribution: str) -> str | None:

@@ -18,7 +18,7 @@ from typing import Any
 from sqlalchemy import and_, select, true
 
 from ..errors import CommandError
-from ..records.stack import STACK_COLUMNS
+from ..records.stack_columns import STACK_COLUMNS
 from .models import Case, Result, Run, Stack
 
 

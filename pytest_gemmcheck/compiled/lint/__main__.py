@@ -1,5 +1,5 @@
 import sys
 
-from .command import main
+from .invocation import main
 
 sys.exit(main())
