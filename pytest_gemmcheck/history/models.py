@@ -137,6 +137,11 @@ class Result(Base):
     contended: Mapped[bool | None] = mapped_column(Boolean)  # NULL: not known (no GPU monitor)
     contention: Mapped[dict[str, Any] | None] = mapped_column(JSON)  # what was seen on its GPU, start and end
     worst_tiles: Mapped[dict[str, Any] | None] = mapped_column(JSON)  # the worst launch's wrong elements per tile
+    # one launch under each compute-sanitizer tool (records.sanitize.SanitizerRun), and the error-severity
+    # reports on the kernel under test among them: shown, or counted past --print-limit
+    sanitize: Mapped[list[Any] | None] = mapped_column(JSON)
+    hazards: Mapped[int | None] = mapped_column(COUNT)
+    worst_differing: Mapped[int | None] = mapped_column(COUNT)  # most elements of one launch off the consensus
     recorded_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     # given when recorded (32 hex digits): `gemmcheck db import` leaves out results stored already
     uid: Mapped[str | None] = mapped_column(String(32))

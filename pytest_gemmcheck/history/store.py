@@ -278,6 +278,9 @@ def _result_row(run_id: int, case_id: int, stack_id: int | None, result: CaseRes
         "elapsed_min_s": min(elapsed) if elapsed else None,
         "elapsed_median_s": statistics.median(elapsed) if elapsed else None,
         "contended": result.contended, "contention": result.contention or None, "worst_tiles": result.worst_tiles or None,
+        "sanitize": [run.to_dict() for run in result.sanitize] or None,
+        "hazards": sum(run.errors + run.unshown_errors for run in result.hazards) if result.sanitize else None,
+        "worst_differing": result.worst_differing,
         "recorded_at": utcnow(), "uid": uid,
     }, "result")
 

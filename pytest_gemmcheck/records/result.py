@@ -7,6 +7,8 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
+from .sanitize import HAZARD, SanitizerRun
+
 # Failure kinds of one launch, most severe first. A launch is bad when it has any.
 RAISED = "raised"  # the kernel raised
 HUNG = "hung"  # the launch did not finish within --gemmcheck-launch-timeout
@@ -18,6 +20,9 @@ NONFINITE = "nonfinite"  # some elements are NaN/inf (poison never overwritten, 
 WRONG = "wrong"  # finite elements off the reference by more than the tolerance
 INCONSISTENT = "inconsistent"  # bits differ from the consensus of the launches
 KINDS = (RAISED, HUNG, BAD_OUTPUT, WROTE_OUTSIDE, CHANGED_INPUT, UNWRITTEN, NONFINITE, WRONG, INCONSISTENT)
+# A result's kinds: its launches', and a hazard one sanitized launch of the case was reported with
+# (compute-sanitizer: sanitize/), which no count of launches shows.
+RESULT_KINDS = (HAZARD, *KINDS)
 
 
 @dataclass
@@ -94,6 +99,7 @@ class CaseResult:
     consensus_checksum: int | None = None  # of the consensus output (compared across processes)
     contention: dict[str, Any] = field(default_factory=dict)  # other work on the GPU at start and end (contention.py)
     worst_tiles: dict[str, Any] = field(default_factory=dict)  # the worst launch's wrong elements per tile (a grid)
+    sanitize: list[SanitizerRun] = field(default_factory=list)  # one launch under each compute-sanitizer tool
 
     # --- derived --------------------------------------------------------------------
     @property
@@ -118,9 +124,21 @@ class CaseResult:
         return sum(launch.wrong for launch in self.launches)
 
     @property
+    def worst_differing(self) -> int:
+        """The most elements one launch had that differ from the consensus (a count not kept: 0)."""
+        return max((launch.differing or 0 for launch in self.launches), default=0)
+
+    @property
+    def hazards(self) -> list[SanitizerRun]:
+        """The sanitizer runs that reported an error-severity hazard on the kernel under test."""
+        return [run for run in self.sanitize if run.has_hazard]
+
+    @property
     def kinds(self) -> list[str]:
         seen = {kind for launch in self.launches for kind in launch.kinds}
-        return [kind for kind in KINDS if kind in seen]
+        if self.hazards:
+            seen.add(HAZARD)
+        return [kind for kind in RESULT_KINDS if kind in seen]
 
     @property
     def failed(self) -> bool:
@@ -147,7 +165,9 @@ class CaseResult:
 
     # --- transport ------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
-        return {"type": _TYPE_NAMES[type(self)], **dataclasses.asdict(self)}
+        data = dataclasses.asdict(self)
+        data["sanitize"] = [run.to_dict() for run in self.sanitize]  # its own form: tuples as lists
+        return {"type": _TYPE_NAMES[type(self)], **data}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "CaseResult":
@@ -155,7 +175,8 @@ class CaseResult:
         data = dict(data)
         kind = _TYPES[data.pop("type", "launched")]
         launches = [LaunchRecord(**launch) for launch in data.pop("launches", [])]
-        return kind(**data, launches=launches)
+        sanitize = [SanitizerRun.from_dict(run) for run in data.pop("sanitize", [])]
+        return kind(**data, launches=launches, sanitize=sanitize)
 
 
 @dataclass

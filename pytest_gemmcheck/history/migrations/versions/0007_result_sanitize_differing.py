@@ -1,0 +1,30 @@
+"""result: the compute-sanitizer runs of a case's launch and their hazards; the worst launch's
+elements that differ from the consensus
+
+Revision ID: 0007
+Revises: 0006
+Create Date: 2026-12-02 10:00:00
+"""
+from alembic import op
+import sqlalchemy as sa
+
+
+revision = '0007'
+down_revision = '0006'
+branch_labels = None
+depends_on = None
+
+
+def upgrade() -> None:
+    with op.batch_alter_table('result', schema=None) as batch_op:
+        batch_op.add_column(sa.Column('sanitize', sa.JSON(), nullable=True))
+        batch_op.add_column(sa.Column('hazards', sa.BigInteger().with_variant(sa.Integer(), 'sqlite'), nullable=True))
+        batch_op.add_column(sa.Column('worst_differing', sa.BigInteger().with_variant(sa.Integer(), 'sqlite'),
+                                      nullable=True))
+
+
+def downgrade() -> None:
+    with op.batch_alter_table('result', schema=None) as batch_op:
+        batch_op.drop_column('worst_differing')
+        batch_op.drop_column('hazards')
+        batch_op.drop_column('sanitize')
