@@ -129,8 +129,12 @@ class Session:
 
     def __init__(self, *, db=_DEFAULT_DB, tag: str | None = None, goldens: str | Path | None = None,
                  rootdir: str | Path | None = None, on_result: Callable | None = None, **options: Any):
+        from .case.sanitized import target_key
         from .pytest_session.run_history import SessionHistory
 
+        self.sanitizing = target_key() is not None  # a sanitizer child of this script: nothing recorded or read
+        if self.sanitizing:
+            db = None
         self.settings = _settings(db, tag, goldens, options)
         self.rootdir = Path(rootdir if rootdir is not None else os.getcwd()).resolve()
         # db=None: nothing recorded and no history read, judged against the goldens, else clean
@@ -151,7 +155,13 @@ class Session:
 
         if self._closed:
             raise GemmcheckError("this gemmcheck session has ended; start another with gemmcheck.session()")
-        case = Case(self._case_context(), kernel, **kwargs)
+        if self.sanitizing:
+            from .case.sanitized import child_case, target_key
+
+            case = child_case(lambda name, **given: Case(self._case_context(), name, **given), target_key(), kernel,
+                              kwargs, None)
+        else:
+            case = Case(self._case_context(), kernel, **kwargs)
         if case.device in self.lost_devices:
             raise GemmcheckError(f"{case.device} is unusable: a launch of an earlier case hung on it "
                                  "(launch_timeout); a GPU kernel cannot be stopped, so start a new process")
@@ -168,8 +178,20 @@ class Session:
                                         record=self._record, baseline_for=self.history.baseline_for,
                                         stack_info=self._stack_info,
                                         device_identity=device_identity, device_lost=self.lost_devices.add,
-                                        raises=False)
+                                        raises=False, judge=not self.sanitizing, sanitizing=self.sanitizing,
+                                        sanitize=self._sanitize if self.settings.sanitize else None)
         return self._context
+
+    def _sanitize(self, case) -> list:
+        """--gemmcheck-sanitize in a script: the script runs again under each tool, with the case
+        named; an interactive session has no script to run again."""
+        from .case.sanitized import sanitize
+
+        script = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
+        child = [sys.executable, *sys.argv] if script is not None and script.is_file() else None
+        return sanitize(case.key, case.device, self.settings, child=child, environ=dict(os.environ), cwd=os.getcwd(),
+                        unavailable="not run: a script's case is sanitized by running the script again, and this "
+                                    "session has no script file (an interactive session or a notebook)")
 
     def _record(self, result) -> None:
         if self.on_result is not None:
@@ -182,6 +204,10 @@ class Session:
             from .environment.stack import collect
 
             self._stack = collect()
+            if self.settings.sanitize:
+                from .case.sanitized import with_sanitizer
+
+                self._stack = with_sanitizer(self._stack)
         return self._stack
 
     # --- the end --------------------------------------------------------------------------

@@ -11,7 +11,7 @@ from typing import Any, Callable
 import torch
 
 from ..checking.rule import Tolerance
-from ..config.table import BY_NAME, Settings, parse_repeat, parse_seed
+from ..config.table import BY_NAME, Settings, parse_repeat, parse_seed, parse_shape
 from ..errors import CaseError
 from ..judging.baseline import CLEAN, Baseline
 from ..judging.conclude import conclude
@@ -21,6 +21,7 @@ from .quant import Inputs, fp8_flavour, quant_mode
 from .reference import compute_reference
 from ..records.result import CaseResult, CompiledResult
 from .runner import LaunchLoop
+from .sanitized import inputs_by_copy, launch_once, not_launched
 from .stopping import StoppingRule
 
 
@@ -58,6 +59,10 @@ class CaseContext:
     device_lost: Callable[[torch.device], None] = lambda device: None  # a launch hung on it
     judge: bool = True  # False in a --gemmcheck-processes child: its parent judges the aggregate
     raises: bool = True  # a failing verdict raises from case.run (pytest); a script asks with check=True
+    # --gemmcheck-sanitize, in the judging process: the case's launch under each tool (case/sanitized.py)
+    sanitize: Callable[[Case], list] | None = None
+    sanitize_shape: tuple[int, int, int] | None = None  # the test's marker's
+    sanitizing: bool = False  # a sanitizer child: only the target case launches, once, unchecked
 
 
 def reference_name(reference) -> str | None:
@@ -89,7 +94,8 @@ class Case:
                  tile: str | tuple[int, int] | None = None, out_dtype=torch.bfloat16, device=None,
                  seed: int | None = None, fp8: str = "e4m3fn", params: dict[str, Any] | None = None,
                  deterministic: bool | None = None, rtol: float | None = None, floor: float | None = None,
-                 reference: Callable[[Inputs], torch.Tensor] | None = None):
+                 reference: Callable[[Inputs], torch.Tensor] | None = None,
+                 sanitize_shape: tuple[int, int, int] | None = None):
         if not isinstance(kernel, str) or not kernel:
             raise CaseError(f"kernel must be a non-empty name, got {kernel!r}")
         if len(kernel) > MAX_NAME or not kernel.isprintable():
@@ -133,6 +139,11 @@ class Case:
         self.deterministic = bool(deterministic)
         self.tolerance = Tolerance(rtol=settings.rtol if rtol is None else _parsed("rtol", rtol),
                                    floor=settings.floor if floor is None else _parsed("floor", floor))
+        try:  # not part of the key: where the sanitizer runs, not what the case is
+            self.sanitize_shape = None if sanitize_shape is None else parse_shape(sanitize_shape)
+        except ValueError as exc:
+            raise CaseError(f"sanitize_shape: {exc}") from None
+        self.sanitize_target = False  # in a sanitizer child: the case it launches
 
     # --- identity ---------------------------------------------------------------------
     @property
@@ -166,6 +177,8 @@ class Case:
         return self.context.inputs_cache.get(self._inputs_key(), self._make_inputs)
 
     def _make_inputs(self) -> Inputs:
+        if self.context.sanitizing:  # no kernel of the harness's beside the kernel under the sanitizer
+            return inputs_by_copy(self.mode, self.m, self.n, self.k, seed=self.seed, device=self.device, fp8=self.fp8)
         return self.mode.make_inputs(self.m, self.n, self.k, seed=self.seed, device=self.device, fp8=self.fp8)
 
     def forget_inputs(self) -> None:
@@ -237,10 +250,20 @@ class Case:
             repeat = self.context.settings.repeat if repeat is None else parse_repeat(repeat)
         except ValueError as exc:
             raise CaseError(f"case.run(repeat=...): {exc}") from None
+        if self.context.sanitizing:  # a sanitizer child: the target's one launch, nothing checked
+            if self.sanitize_target:
+                launch_once(self, launch)
+            return self._new_result()
         result = self._new_result()
         rule = StoppingRule(repeat, self.context.settings)
         raised = LaunchLoop(self, launch, result, rule=rule, wants_consensus_checksum=not self.context.judge).run()
+        if self.context.sanitize is not None and self.context.judge:
+            result.sanitize = self._sanitized(result)
         return self._conclude(result, raised, rule.planned(len(result.launches)), check=check)
+
+    def _sanitized(self, result: CaseResult) -> list:
+        """--gemmcheck-sanitize: the case's launch under each tool, unless its launches did not all run."""
+        return not_launched(result, self.context.settings.sanitize) or self.context.sanitize(self)
 
     def _new_result(self, kind: type[CaseResult] = CaseResult) -> CaseResult:
         return kind(

@@ -22,6 +22,8 @@ import re
 from dataclasses import dataclass, field, make_dataclass, replace
 from typing import Any, Callable
 
+from ..records.sanitize import TOOLS as SANITIZER_TOOLS
+
 
 # --- value parsers: raise ValueError with a message that stands alone -------------------
 
@@ -183,6 +185,26 @@ def parse_patterns(text: str | list[str]) -> tuple[str, ...]:
     return tuple(item.strip() for item in items if item.strip())
 
 
+def parse_sanitize(value) -> tuple[str, ...]:
+    """``"racecheck, memcheck"`` (or a list of names) as the compute-sanitizer tools, in the order
+    given, each once; case and spaces do not matter; "none": no tool. Raises ValueError naming
+    the words that are no tool."""
+    if isinstance(value, str) and value.strip().lower() == "none":
+        return ()
+    try:
+        words = value.split(",") if isinstance(value, str) else list(value)
+    except TypeError:
+        words = [value]
+    if not all(isinstance(word, str) for word in words):
+        raise ValueError(f"expected tool names ({', '.join(SANITIZER_TOOLS)}), got {value!r}")
+    names = [word.strip().lower() for word in words]
+    bad = [word.strip() for word, name in zip(words, names) if name not in SANITIZER_TOOLS]
+    if bad or not any(names):
+        shown = ", ".join(repr(word) for word in bad) if bad else "nothing"
+        raise ValueError(f"expected a comma list of {', '.join(SANITIZER_TOOLS)}, got {shown}")
+    return tuple(dict.fromkeys(names))
+
+
 @dataclass(frozen=True)
 class Option:
     name: str  # --gemmcheck-<name>, ini gemmcheck_<name with _>, Settings.<name with _>
@@ -281,6 +303,18 @@ OPTIONS: tuple[Option, ...] = (
            "reads and changed static metrics (spills, LDS bytes, registers), 'fail' the test on them, or "
            "'latent' fail on latent lint findings too", "POLICY",
            choices=STATIC_POLICIES),
+    Option("sanitize", parse_sanitize, (),
+           "run each case's launch once more per tool under NVIDIA compute-sanitizer, in a spawned child with "
+           "the same inputs (a comma list of racecheck, memcheck, synccheck, initcheck; none: off): one launch "
+           "shows shared-memory races and bad accesses that repeated launches miss; an error-severity report "
+           "fails the case", "TOOLS", marker=True, child=False),
+    Option("sanitize-timeout", parse_budget, 600.0,
+           "seconds one tool's sanitized launch may take, its child's start included (the grid sets the cost: "
+           "racecheck took 13 s at 512x512x256 and 97 s at 4096x7168x256 on an H200; see sanitize_shape)",
+           "SECONDS", marker=True, child=False),
+    Option("require-sanitize", parse_flag, False,
+           "fail a case whose sanitized launch was skipped (no compute-sanitizer, a CPU or ROCm device), "
+           "timed out or failed, instead of reporting why", flag_only=True, child=False),
     Option("goldens", parse_text, None, "directory of golden files (default goldens/ under the rootdir)", "DIR",
            script=False, child=False),
     Option("accept", parse_flag, False,
@@ -413,14 +447,27 @@ def command_argument(name: str, help: str | None = None) -> tuple[str, dict[str,
                          "help": help_text(Option(**shown)).replace("%", "%%")}
 
 
-# The marker takes the options marked for it, plus a per-test knob with no session-wide option.
-MARKER_KEYS = tuple(option.field for option in OPTIONS if option.marker) + ("deterministic",)
+# The marker takes the options marked for it, plus per-test knobs with no session-wide option.
+MARKER_KEYS = tuple(option.field for option in OPTIONS if option.marker) + ("deterministic", "sanitize_shape")
+
+
+def parse_shape(value) -> tuple[int, int, int]:
+    """``(m, n, k)``: three whole numbers >= 1 (a sanitized launch's smaller shape)."""
+    try:
+        m, n, k = value
+    except (TypeError, ValueError):
+        raise ValueError(f"expected (m, n, k), got {value!r}") from None
+    for size in (m, n, k):
+        if isinstance(size, bool) or not isinstance(size, numbers.Integral) or size < 1:
+            raise ValueError(f"expected (m, n, k) of whole numbers >= 1, got {value!r}")
+    return int(m), int(n), int(k)
 
 
 @dataclass(frozen=True)
 class TestOverrides:
     settings: Settings
     deterministic: bool | None = None
+    sanitize_shape: tuple[int, int, int] | None = None
 
 
 def apply_marker(settings: Settings, marker_kwargs: dict[str, Any], *, resolved: bool = False) -> TestOverrides:
@@ -434,7 +481,7 @@ def apply_marker(settings: Settings, marker_kwargs: dict[str, Any], *, resolved:
                          f"it takes {', '.join(MARKER_KEYS)}")
     changes = {}
     for key, value in marker_kwargs.items():
-        if key == "deterministic":
+        if key in ("deterministic", "sanitize_shape"):
             continue
         try:
             changes[key] = BY_FIELD[key].parse(value)
@@ -443,4 +490,9 @@ def apply_marker(settings: Settings, marker_kwargs: dict[str, Any], *, resolved:
     deterministic = marker_kwargs.get("deterministic")
     if deterministic is not None and not isinstance(deterministic, bool):
         raise ValueError(f"@pytest.mark.gemmcheck(deterministic=...): expected True or False, got {deterministic!r}")
-    return TestOverrides(settings if resolved else replace(settings, **changes), deterministic)
+    shape = marker_kwargs.get("sanitize_shape")
+    try:
+        shape = None if shape is None else parse_shape(shape)
+    except ValueError as exc:
+        raise ValueError(f"@pytest.mark.gemmcheck(sanitize_shape=...): {exc}") from None
+    return TestOverrides(settings if resolved else replace(settings, **changes), deterministic, shape)

@@ -11,6 +11,7 @@ from ..case.case import Case, CaseContext, default_device
 from ..case.identity import out_dtype as _out_dtype
 from ..case.quant import Inputs, quant_mode
 from ..case.reference import compute_reference
+from ..case.sanitized import child_case, target_key
 from ..records.result import CaseResult
 from ..environment.gpus import device_identity
 from ..config.table import TestOverrides
@@ -31,7 +32,10 @@ class GemmcheckFixture:
             stack_info=session.stack_info, device_identity=device_identity,
             baseline_for=session.history.baseline_for, judge=not is_child(),
             device_lost=lambda device: session.lost_devices.add(str(device)),
+            sanitize=self._sanitize if overrides.settings.sanitize and not is_child() else None,
+            sanitize_shape=overrides.sanitize_shape, sanitizing=target_key() is not None,
         )
+        self._nodeid = nodeid
         self._sink = sink
         self.results: list[CaseResult] = []
 
@@ -41,9 +45,18 @@ class GemmcheckFixture:
         self.results.append(result)
         self._sink.append(result.to_dict())
 
+    def _sanitize(self, case: Case) -> list:
+        from .processes import sanitize_in_child
+
+        return sanitize_in_child(self._session.config, self._nodeid, self.settings, case.key, case.device)
+
     def case(self, kernel: str, **kwargs: Any) -> Case:
         self._session.start_cases()
-        case = Case(self._context, kernel, **kwargs)
+        if self._context.sanitizing:
+            case = child_case(lambda name, **given: Case(self._context, name, **given), target_key(), kernel, kwargs,
+                              self._context.sanitize_shape)
+        else:
+            case = Case(self._context, kernel, **kwargs)
         if str(case.device) in self._session.lost_devices:
             pytest.skip(f"gemmcheck: {case.device} is unusable: a launch of an earlier case hung on it "
                         "(--gemmcheck-launch-timeout)")

@@ -37,17 +37,36 @@ def shares(repeat: int, processes: int) -> list[int]:
     return [repeat // processes + (1 if i < repeat % processes else 0) for i in range(processes)]
 
 
-def _child_args(nodeid: str) -> list[str]:
-    # the settings come through CHILD_SETTINGS, resolved: no option of the child's own to parse
-    return [nodeid, "-q", "-p", "no:cacheprovider", "-p", "no:xdist"]
+def child_command(config, nodeid: str) -> list[str]:
+    """The command that runs the test ``nodeid`` again in a child (its settings come through
+    CHILD_SETTINGS, resolved: no option of the child's own to parse)."""
+    # a plugin loaded with -p (not installed through its entry point) must be loaded so in the children too
+    plugin_args = [] if config.pluginmanager.has_plugin("gemmcheck") else ["-p", "pytest_gemmcheck.plugin"]
+    return [sys.executable, "-m", "pytest", "--rootdir", str(config.rootpath), *plugin_args, nodeid, "-q",
+            "-p", "no:cacheprovider", "-p", "no:xdist"]
+
+
+def sanitize_in_child(config, nodeid: str, settings: Settings, key: str, device) -> list:
+    """--gemmcheck-sanitize: the case ``key`` of the test ``nodeid``, launched once under each
+    tool in a child that runs the test again (case/sanitized.py)."""
+    from ..case.sanitized import sanitize
+
+    with tempfile.TemporaryDirectory(prefix="gemmcheck-sanitize-") as folder:
+        environ = dict(os.environ, **{CHILD_OUTPUT: str(Path(folder) / "child.json"),
+                                      CHILD_SETTINGS: child_settings(settings, repeat=1)})
+        if getattr(device, "index", None) is not None:
+            environ[CHILD_DEVICE] = str(device.index)
+        # -s: the child's marker line goes to its own stdout, where the sanitizer's output is read
+        return sanitize(key, device, settings, child=[*child_command(config, nodeid), "-s"], environ=environ,
+                        cwd=config.invocation_params.dir)
 
 
 class ChildFailure(Exception):
     """A child process that produced no results; the message says how it ended."""
 
 
-def run_children(nodeid: str, settings: Settings, *, rootdir: Path, invocation_dir: Path,
-                 devices: list[int | None], plugin_args: list[str] = ()) -> list[list[CaseResult]]:
+def run_children(nodeid: str, settings: Settings, *, command: list[str], invocation_dir: Path,
+                 devices: list[int | None]) -> list[list[CaseResult]]:
     """Run the test in ``settings.processes`` children; their results, child by child."""
     repeat = settings.repeat
     if repeat == AUTO:
@@ -68,8 +87,6 @@ def run_children(nodeid: str, settings: Settings, *, rootdir: Path, invocation_d
                                       CHILD_SETTINGS: child_settings(settings, repeat=plan[index], budget=budget)})
             if device is not None:
                 env[CHILD_DEVICE] = str(device)
-            command = [sys.executable, "-m", "pytest", "--rootdir", str(rootdir), *plugin_args,
-                       *_child_args(nodeid)]
             done = subprocess.run(command, cwd=invocation_dir, env=env, capture_output=True, text=True)
             if out_file.exists():
                 outputs[index] = [CaseResult.from_dict(data) for data in json.loads(out_file.read_text())]
@@ -177,15 +194,20 @@ def run_in_processes(session, item, overrides, sink: list) -> bool:
         devices = list(named) if named is not None else (list(range(_visible_gpus())) or [None])
     config = session.config
     try:
-        # a plugin loaded with -p (not installed through its entry point) must be loaded so in the children too
-        plugin_args = [] if config.pluginmanager.has_plugin("gemmcheck") else ["-p", "pytest_gemmcheck.plugin"]
-        children = run_children(item.nodeid, settings, rootdir=config.rootpath,
-                                invocation_dir=config.invocation_params.dir, devices=devices, plugin_args=plugin_args)
+        children = run_children(item.nodeid, settings, command=child_command(config, item.nodeid),
+                                invocation_dir=config.invocation_params.dir, devices=devices)
     except ChildFailure as exc:
         raise GemmcheckFailure(f"gemmcheck: --gemmcheck-processes={settings.processes}: {exc}") from None
     failures = []
     for result in aggregate(children):
         result.nodeid = item.nodeid
+        if settings.sanitize:
+            import torch
+
+            from ..case.sanitized import not_launched
+
+            result.sanitize = not_launched(result, settings.sanitize) or sanitize_in_child(
+                config, item.nodeid, settings, result.key, torch.device(result.device))
         conclusion = conclude(result, settings, session.history.baseline_for)
         config.hook.pytest_gemmcheck_result(result=result)
         sink.append(result.to_dict())

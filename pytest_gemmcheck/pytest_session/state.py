@@ -127,6 +127,10 @@ class GemmcheckSession:
             from ..environment.stack import collect
 
             self._stack = collect(self.config.hook)
+            if self.settings.sanitize:
+                from ..case.sanitized import with_sanitizer
+
+                self._stack = with_sanitizer(self._stack)
         return self._stack
 
     # --- hooks (this object is registered as a plugin) ---------------------------------------

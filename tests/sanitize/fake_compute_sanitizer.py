@@ -11,7 +11,11 @@ to do from the environment:
   its pid to ``FAKE_SANITIZER_PIDFILE``, then both sleep); ``garbage`` (print and save bytes
   that are no report); ``truncate:N`` (save only the first N bytes of the recorded XML);
   ``no-save`` (replay, but save nothing); ``run-child`` (run CHILD as compute-sanitizer would,
-  passing its output and exit status through, and save an empty report).
+  passing its output and exit status through, and save an empty report); ``run-child-then-replay``
+  (run CHILD so, then replay the recording, which must be of the tool and racecheck report
+  mode asked for: a case's whole sanitized launch, its report as recorded).
+* ``FAKE_SANITIZER_RECORDING_<TOOL>=STEM``: the recording for that tool (upper case), before
+  ``FAKE_SANITIZER_RECORDING``.
 * ``FAKE_SANITIZER_CHILD_SAYS=LINE``: print LINE first, as the child would.
 * ``FAKE_SANITIZER_LOG=PATH``: write the arguments and the child's environment there (JSON).
 
@@ -81,14 +85,22 @@ def main() -> None:
         save.write_text(EMPTY_REPORT)
         print("========= ERROR SUMMARY: 0 errors", flush=True)
         sys.exit(status)
-    stem = os.environ["FAKE_SANITIZER_RECORDING"]
+    tool = (options.get("--tool") or [""])[0]
+    stem = os.environ.get(f"FAKE_SANITIZER_RECORDING_{tool.upper()}") or os.environ["FAKE_SANITIZER_RECORDING"]
     index = {entry["stem"]: entry for entry in json.loads((DATA / "index.json").read_text())["recordings"]}
     if stem not in index:
         refuse(f"no recording {stem!r}")
     recorded = index[stem]
     if options.get("--tool") != [recorded["tool"]]:
         refuse(f"{stem} was recorded with --tool {recorded['tool']}, asked for {options.get('--tool')}")
-    if flags != recorded["flags"] or (recorded["xml"] and not options.get("--xml")):
+    if mode == "run-child-then-replay":
+        mode_of = lambda given: given[given.index("--racecheck-report") + 1] if "--racecheck-report" in given else None
+        if mode_of(flags) != mode_of(recorded["flags"]):
+            refuse(f"{stem} was recorded with --racecheck-report {mode_of(recorded['flags'])}, asked for "
+                   f"{mode_of(flags)}")
+        if subprocess.run(child).returncode:
+            refuse("the child failed")
+    elif flags != recorded["flags"] or (recorded["xml"] and not options.get("--xml")):
         refuse(f"{stem} was recorded with flags {recorded['flags']}, asked for {flags}")
     xml = DATA / f"{stem}.xml"
     if save is not None and xml.exists() and mode != "no-save":

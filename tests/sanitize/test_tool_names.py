@@ -1,8 +1,8 @@
-"""The tool list a user writes: parsed, or refused naming the words that are no tool."""
+"""The tool list a user writes (--gemmcheck-sanitize): parsed, "none" for no tool, or refused naming the words that are no tool."""
 
 import pytest
 
-from pytest_gemmcheck.sanitize.tools import parse_tools
+from pytest_gemmcheck.config.table import parse_sanitize as parse_tools
 
 
 @pytest.mark.parametrize("value, tools", [
