@@ -31,6 +31,7 @@
 #                 launch by launch, on the racy cp.async GEMM and its fixed twin (tests/checking/triton/test_repeat.py)
 #   fused-check-tests, recorded-examples, dashboard, stack
 #                 the fused check's tests on the GPU; a recorded run of the GPU examples
+#   sanitize      the GPU sanitizer suite (examples/gpu/test_gpu_sanitize.py), its results as JSON
 #   hang          last, as it takes its process's GPU with it: a kernel that never ends, failed
 #                 as hung by --gemmcheck-launch-timeout=5, the GPU's next case skipped, the
 #                 process ended (a stack dump at 30 s if it is stuck anywhere)
@@ -195,6 +196,10 @@ if "$PY" -c "import sqlalchemy, alembic" 2>>"$LOG"; then
         run_part xdist-devices-rows 20 "$PY" -c "import sqlite3; c = sqlite3.connect('$WORK/xdist.db'); print('runs:', c.execute('select count(*) from run').fetchall(), 'launches per worker pid and GPU:', c.execute('select pid, device, device_uuid, count(*) from launch group by pid, device, device_uuid').fetchall())"
     fi
 fi
+
+# one sanitized launch per case and tool (docs/sanitize.md): the racy tail GEMM, whose 12 launches
+# pass idle, fails by racecheck; its fixed twin passes; a write past out fails by memcheck
+run_part sanitize 240 "$PY" -m pytest examples/gpu/test_gpu_sanitize.py "${COMMON[@]}" --gemmcheck-json="$OUT/sanitize.json"
 
 run_part hang 60 env GEMMCHECK_EXAMPLE_HANG=1 "$PY" -X faulthandler -m pytest examples/gpu/test_gpu_guards.py \
     "${COMMON[@]}" -s -k "spin or lost" --gemmcheck-launch-timeout=5 -o faulthandler_timeout=30
