@@ -162,6 +162,18 @@ class Session:
                                  "(launch_timeout); a GPU kernel cannot be stopped, so start a new process")
         return ScriptCase(case)
 
+    def search(self, kernel: str, make_launch: Callable, **arguments: Any):
+        """``gemmcheck.search(...)`` in this session: each probe is one of its cases, judged and
+        recorded in its run; the arguments are the search's, less the session's own (db, tag,
+        rootdir, goldens, options). Returns a :class:`~pytest_gemmcheck.SearchResult`."""
+        from .searching.entry import search_in_session
+
+        if self._closed:
+            raise GemmcheckError("this gemmcheck session has ended; start another with gemmcheck.session()")
+        # the example database is written where the history is: not at all with db=None
+        rootdir = None if self.settings.no_record else self.rootdir
+        return search_in_session(self._case_context(), rootdir, kernel, make_launch, **arguments)
+
     def _case_context(self):
         if self._context is None:
             from .case.cache import LruCache

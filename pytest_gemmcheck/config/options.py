@@ -66,6 +66,10 @@ def parse_processes(text) -> int:
     return _parse_whole(text, "a whole number of processes >= 1", 1)
 
 
+def parse_search_examples(text) -> int:
+    return _parse_whole(text, "a whole number of examples >= 1", 1)
+
+
 def _choice(choices: tuple[str, ...]):
     """A parser for one of a few words, case-insensitive."""
     def parse(text) -> str:
@@ -224,6 +228,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("processes", parse_processes, 1,
            "spread each case's launches over N fresh processes (spawned, never forked), aggregated "
            "into one result: races decided per process need several (1: in this process)", "N", marker=True),
+    Option("search-examples", parse_search_examples, 100,
+           "configurations each gemmcheck.search draws at most, unless it names its own examples=: few in CI, "
+           "many at night", "N", marker=True),
     Option("rtol", parse_rtol, 0.05,
            "an element is wrong when off by more than RTOL of max(|ref|, FLOOR x its row's largest |ref|)",
            "RTOL", marker=True),

@@ -55,8 +55,10 @@ class ChildFailure(Exception):
 
 
 def run_children(nodeid: str, settings: Settings, *, rootdir: Path, invocation_dir: Path,
-                 devices: list[int | None], plugin_args: list[str] = ()) -> list[list[CaseResult]]:
-    """Run the test in ``settings.processes`` children; their results, child by child."""
+                 devices: list[int | None], plugin_args: list[str] = (), env: dict[str, str] | None = None
+                 ) -> list[list[CaseResult]]:
+    """Run the test in ``settings.processes`` children; their results, child by child. ``env``:
+    variables the children get besides this process's."""
     repeat = settings.repeat
     if repeat == AUTO:
         plan = [AUTO] * settings.processes
@@ -73,12 +75,12 @@ def run_children(nodeid: str, settings: Settings, *, rootdir: Path, invocation_d
     with tempfile.TemporaryDirectory(prefix="gemmcheck-processes-") as folder:
         def run(index: int, device) -> None:
             out_file = Path(folder) / f"child-{index}.json"
-            env = dict(os.environ, **{CHILD_OUTPUT: str(out_file), CHILD_INDEX: str(index)})
+            child_env = dict(os.environ, **(env or {}), **{CHILD_OUTPUT: str(out_file), CHILD_INDEX: str(index)})
             if device is not None:
-                env[CHILD_DEVICE] = str(device)
+                child_env[CHILD_DEVICE] = str(device)
             command = [sys.executable, "-m", "pytest", "--rootdir", str(rootdir), *plugin_args,
                        *_child_args(nodeid, child_settings, plan[index])]
-            done = subprocess.run(command, cwd=invocation_dir, env=env, capture_output=True, text=True)
+            done = subprocess.run(command, cwd=invocation_dir, env=child_env, capture_output=True, text=True)
             if out_file.exists():
                 outputs[index] = [CaseResult.from_dict(data) for data in json.loads(out_file.read_text())]
             else:
@@ -172,21 +174,18 @@ def _majority_checksum(parts: list[CaseResult]):
 def run_in_processes(session, item, overrides, sink: list) -> bool:
     """--gemmcheck-processes=N for one test: run it in N children, then judge and record the
     aggregate here, as case.run would have. False when the test runs here as usual."""
-    from ..config.devices import parse_devices
     from ..errors import GemmcheckFailure, LaunchError
     from ..judging.conclude import conclude
+    from ..searching.in_pytest import calls_search
 
     settings = overrides.settings
     if settings.processes <= 1 or is_child() or "gemmcheck" not in item.fixturenames:
         return False
-    devices: list[int | None] = [None]  # the child's default device
-    if settings.devices is not None:  # spread the children over the named (or all) GPUs
-        named = parse_devices(settings.devices)
-        devices = list(named) if named is not None else (list(range(_visible_gpus())) or [None])
+    if calls_search(getattr(item, "function", None)):  # runs here, and spreads each of its probes itself
+        return False
+    devices, plugin_args = child_plan(session, settings)
     config = session.config
     try:
-        # a plugin loaded with -p (not installed through its entry point) must be loaded so in the children too
-        plugin_args = [] if config.pluginmanager.has_plugin("gemmcheck") else ["-p", "pytest_gemmcheck.plugin"]
         children = run_children(item.nodeid, settings, rootdir=config.rootpath,
                                 invocation_dir=config.invocation_params.dir, devices=devices, plugin_args=plugin_args)
     except ChildFailure as exc:
@@ -203,6 +202,20 @@ def run_in_processes(session, item, overrides, sink: list) -> bool:
         kind = LaunchError if any(isinstance(failure, LaunchError) for failure in failures) else GemmcheckFailure
         raise kind("\n".join(str(failure) for failure in failures))
     return True
+
+
+def child_plan(session, settings: Settings) -> tuple[list[int | None], list[str]]:
+    """The GPUs children run on in turn (None: the child's default device) and the arguments
+    that load the plugin in them."""
+    from ..config.devices import parse_devices
+
+    devices: list[int | None] = [None]
+    if settings.devices is not None:  # spread the children over the named (or all) GPUs
+        named = parse_devices(settings.devices)
+        devices = list(named) if named is not None else (list(range(_visible_gpus())) or [None])
+    # a plugin loaded with -p (not installed through its entry point) must be loaded so in the children too
+    plugin_args = [] if session.config.pluginmanager.has_plugin("gemmcheck") else ["-p", "pytest_gemmcheck.plugin"]
+    return devices, plugin_args
 
 
 def _visible_gpus() -> int:
