@@ -228,9 +228,6 @@ OPTIONS: tuple[Option, ...] = (
     Option("processes", parse_processes, 1,
            "spread each case's launches over N fresh processes (spawned, never forked), aggregated "
            "into one result: races decided per process need several (1: in this process)", "N", marker=True),
-    Option("search-examples", parse_search_examples, 100,
-           "configurations each gemmcheck.search draws at most, unless it names its own examples=: few in CI, "
-           "many at night", "N", marker=True),
     Option("rtol", parse_rtol, 0.05,
            "an element is wrong when off by more than RTOL of max(|ref|, FLOOR x its row's largest |ref|)",
            "RTOL", marker=True),
@@ -253,6 +250,9 @@ OPTIONS: tuple[Option, ...] = (
            "a launch (the call and its GPU work) that has not finished after SECONDS fails its test as "
            "hung; on a GPU, whose kernel cannot be stopped, that GPU's later cases are skipped; 0: no "
            "deadline", "SECONDS", marker=True),
+    Option("search-examples", parse_search_examples, 100,
+           "configurations each gemmcheck.search draws at most, unless it names its own examples=: few in CI, "
+           "many at night", "N", marker=True),
     Option("devices", parse_devices, None,
            "GPUs to use (e.g. 0,1,3 or 0-3; default all visible): each pytest-xdist worker takes "
            "its own, round-robin", "LIST"),

@@ -142,10 +142,10 @@ class SearchResult:
     def summary(self) -> str:
         """What was searched and found, the paste line, the boundary and the evidence."""
         bad = sum(1 for probe in self.probes if probe.failing)
-        head = (f"gemmcheck.search {self.kernel}: {len(self.probes)} probes ({bad} failing, {self.launches:,} "
-                f"launches) in {self.seconds:.1f} s; {self.stopped}")
+        head = (f"gemmcheck.search {self.kernel}: {_count(len(self.probes), 'probe')} ({bad} failing, "
+                f"{_count(self.launches, 'launch')}) in {self.seconds:.1f} s; {self.stopped}")
         if self.replayed:
-            head += f"; {self.replayed} stored failing example{'s' if self.replayed > 1 else ''} tried first"
+            head += f"; {_count(self.replayed, 'stored failing example')} tried first"
         if self.minimal is None:
             return head + "\n  no failing configuration found"
         probe = self.minimal_probe
@@ -158,12 +158,12 @@ class SearchResult:
 
     def __str__(self) -> str:
         if self.minimal is None:
-            return f"# gemmcheck.search {self.kernel}: no failing configuration in {len(self.probes)} probes"
+            return f"# gemmcheck.search {self.kernel}: no failing configuration in {_count(len(self.probes), 'probe')}"
         return self.case_line()
 
     def __repr__(self) -> str:
         found = self.case_line() or "nothing failing"
-        return f"<gemmcheck search {self.kernel}: {len(self.probes)} probes, {found}>"
+        return f"<gemmcheck search {self.kernel}: {_count(len(self.probes), 'probe')}, {found}>"
 
     # --- transport ------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
@@ -181,3 +181,7 @@ class SearchResult:
 def _others(name: str) -> str:
     others = [axis for axis in NUMERIC if axis != name]
     return f"{others[0]}, {others[1]}, quant and params"
+
+
+def _count(count: int, noun: str) -> str:
+    return f"{count:,} {noun}" + ("" if count == 1 else "es" if noun.endswith("h") else "s")
