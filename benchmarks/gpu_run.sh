@@ -31,6 +31,9 @@
 #                 launch by launch, on the racy cp.async GEMM and its fixed twin (tests/test_gpu_repeat.py)
 #   fused-check-tests, recorded-examples, dashboard, stack
 #                 the fused check's tests on the GPU; a recorded run of the GPU examples
+#   search        gemmcheck.search over block-wise torch._scaled_mm: the K region at 4096x7168, the
+#                 smallest failing m x n x k, probes and seconds, and a sweep of every K to check
+#                 them against (benchmarks/search_scaled_mm.py; needs hypothesis)
 #   hang          last, as it takes its process's GPU with it: a kernel that never ends, failed
 #                 as hung by --gemmcheck-launch-timeout=5, the GPU's next case skipped, the
 #                 process ended (a stack dump at 30 s if it is stuck anywhere)
@@ -194,6 +197,12 @@ if "$PY" -c "import sqlalchemy, alembic" 2>>"$LOG"; then
             -n 2 --gemmcheck-devices=0,1 --gemmcheck-repeat=5 --gemmcheck-db="$WORK/xdist.db"
         run_part xdist-devices-rows 20 "$PY" -c "import sqlite3; c = sqlite3.connect('$WORK/xdist.db'); print('runs:', c.execute('select count(*) from run').fetchall(), 'launches per worker pid and GPU:', c.execute('select pid, device, device_uuid, count(*) from launch group by pid, device, device_uuid').fetchall())"
     fi
+fi
+
+if "$PY" -c "import hypothesis" 2>>"$LOG"; then
+    run_part search 420 "$PY" benchmarks/search_scaled_mm.py --json "$OUT/search_scaled_mm.json" --budget 150
+elif wanted search; then
+    log "=== search: skipped (no hypothesis)"
 fi
 
 run_part hang 60 env GEMMCHECK_EXAMPLE_HANG=1 "$PY" -X faulthandler -m pytest examples/gpu/test_gpu_guards.py \

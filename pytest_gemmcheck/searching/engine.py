@@ -6,9 +6,9 @@ Every probe goes through ``probe(config)``, which runs a gemmcheck case and retu
 result; this module decides only which configurations to try. A configuration is probed once
 per search, and no probe starts after the time budget is spent.
 
-Hypothesis is used through ``@given``: its strategies over the axes (``sampled_from`` each
-axis's values in the order the axis prefers, so that Hypothesis draws meaningful values more
-often and shrinks toward them) and its shrinker, seeded by ``seed``. Its example database (a
+Hypothesis is used through ``@given``: its strategies over the axes (each of m, n and k drawn
+half the time from the values meaningful to a kernel, which it shrinks toward first: see
+``Space.landmarks``) and its shrinker, seeded by ``seed``. Its example database (a
 ``DirectoryBasedExampleDatabase`` under the rootdir's ``.gemmcheck/``) keeps the smallest
 failing configuration of each search, keyed by the search's space, and the next search tries it
 first, as an explicit example. Health checks are off (a probe takes seconds: "too slow" is the
@@ -125,11 +125,18 @@ class Search:
         return f"up to {self.examples:,} examples drawn"
 
     def _hypothesis(self) -> None:
-        from hypothesis import HealthCheck, Phase, Verbosity, example, given, seed, settings, strategies as st
+        from hypothesis import HealthCheck, Phase, Verbosity, example, given, reject, seed, settings, strategies as st
 
         space = self.space
+
+        def axis(name: str):
+            values, landmarks = tuple(space.axis(name).values), space.landmarks(name)
+            if not landmarks or len(landmarks) == len(values):
+                return st.sampled_from(values)
+            return st.one_of(st.sampled_from(landmarks), st.sampled_from(values))  # shrinks toward the first
+
         strategy = st.tuples(
-            *(st.sampled_from(space.preferred(name)) for name in NUMERIC),
+            *(axis(name) for name in NUMERIC),
             st.sampled_from(range(len(space.quants))),
             st.tuples(*(st.sampled_from(range(len(values))) for _, values in space.params)))
         # the built-in defaults as the parent, never a profile the user's suite loaded (a CI profile
@@ -140,8 +147,12 @@ class Search:
                           suppress_health_check=list(HealthCheck), report_multiple_bugs=False, print_blob=False)
 
         def probe(drawn) -> None:
-            if self.failing(Config(*drawn[:4], drawn[4])):
+            config = Config(*drawn[:4], drawn[4])
+            probed = config in self.seen
+            if self.failing(config):
                 raise _Found  # a failure to Hypothesis: it shrinks it
+            if probed:  # drawn again (a landmark is drawn from both of its axis's lists): not another example
+                reject()
 
         test = settings(chosen)(given(strategy)(probe))
         for config in reversed(self._stored()):  # explicit examples run first, in the order written

@@ -182,19 +182,21 @@ class Space:
         return (config.m * config.n * config.k, self.differing_params(config), memory, config.quant,
                 config.m, config.n, config.k, config.params)
 
-    # --- the order each axis prefers ------------------------------------------------------
-    def preferred(self, name: str) -> tuple[int, ...]:
-        """The values of m, n or k, those meaningful to a kernel first (ascending), then the
-        rest (ascending). Hypothesis draws the first ones more often and shrinks toward them."""
+    # --- the values each axis prefers ------------------------------------------------------
+    def landmarks(self, name: str) -> tuple[int, ...]:
+        """The values of m, n or k meaningful to a kernel, ascending: Hypothesis draws from them
+        half the time and shrinks toward them. Along m and n, tile edges and one step either
+        side (a full last tile, and last tiles one step over or short); along k, the first few K
+        blocks (the pipeline's depth and one past it) and powers of two."""
         axis = self.axis(name)
         edges = self._edges(axis)
-        landmarks = [v for v in axis.values if v in edges or v - axis.step in edges or v + axis.step in edges]
-        chosen = set(landmarks)
-        return tuple(landmarks) + tuple(v for v in axis.values if v not in chosen)
+        if name == "k":
+            return tuple(v for v in axis.values if v in edges)
+        return tuple(v for v in axis.values if v in edges or v - axis.step in edges or v + axis.step in edges)
 
     def _edges(self, axis: Axis) -> set[int]:
         """Tile edges along m and n (multiples of the tile; powers of two without one); along k the
-        first few K blocks of ``step`` (pipeline depths) and powers of two."""
+        first K blocks of ``step`` and powers of two."""
         top = axis.hi + axis.step  # an edge one step past the last value still marks it
         powers = {1 << bit for bit in range(top.bit_length())}
         if axis.name == "k":
