@@ -29,13 +29,14 @@ from ..errors import CaseError
 from .result import NUMERIC, Probe, SearchResult
 from .space import Config, Space
 
+
 class _Found(Exception):
     """A failing probe, raised to Hypothesis as the failure it shrinks."""
 
 
 class _Stop(BaseException):
-    """Ends ``hypothesis.find`` at once: Hypothesis takes an Exception from the condition for a
-    failure to shrink, and a BaseException it does not know for an interruption."""
+    """Ends the Hypothesis run at once: Hypothesis takes an Exception from the test for a failure
+    to shrink, and lets a BaseException it does not know through."""
 
 
 @dataclass
@@ -61,7 +62,7 @@ class Search:
     def __post_init__(self):
         self.seen: dict[Config, Probe] = {}
         self.order: list[Probe] = []
-        self.started = time.monotonic()
+        self.started = 0.0
         self.out_of_time = False
         self.error: BaseException | None = None
         self.phase = "search"
@@ -99,6 +100,7 @@ class Search:
 
     # --- the search -----------------------------------------------------------------------
     def run(self) -> SearchResult:
+        self.started = time.monotonic()
         try:
             self._hypothesis()
             self.phase = "neighbours"
@@ -122,7 +124,10 @@ class Search:
             return f"stopped when the budget of {self.budget:g} s ran out"
         if len(self.seen) >= self.space.size:
             return f"every one of the {self.space.size:,} configurations tried"
-        return f"up to {self.examples:,} examples drawn"
+        first = next((index for index, probe in enumerate(self.order, 1) if probe.failing), None)
+        if first is not None:  # Hypothesis draws no more once one fails: it shrinks that one
+            return f"shrunk from the first failing probe, #{first}"
+        return f"{self.examples:,} examples drawn, none failing"
 
     def _hypothesis(self) -> None:
         from hypothesis import HealthCheck, Phase, Verbosity, example, given, reject, seed, settings, strategies as st

@@ -27,6 +27,8 @@ def test_wrong_when_m_is_half_a_tile_past_an_edge(tmp_path):
     assert found.boundary["m"] == {"fails": 192, "passes": 256, "below": 128, "above": 256, "fails_up_to": 192}
     assert all(probe.failing == (probe.config["m"] % 128 == 64) for probe in found.probes)
     assert found.failing and all(c["m"] % 128 == 64 for c in found.failing)
+    first = next(index for index, probe in enumerate(found.probes, 1) if probe.failing)
+    assert found.stopped == f"shrunk from the first failing probe, #{first}"
     smallest = found.minimal_probe
     assert smallest.launches == 1 and smallest.result.stopped  # stopped at its first bad launch
     assert "m: m=192 fails; m=128 and m=256 pass" in found.summary()
@@ -69,6 +71,7 @@ def test_a_correct_kernel_gives_none(tmp_path):
     assert len(found.probes) == 12 and all(probe.verdict == "pass" for probe in found.probes)
     assert len({json.dumps(probe.config) for probe in found.probes}) == 12  # none probed twice
     assert str(found) == "# gemmcheck.search clean: no failing configuration in 12 probes"
+    assert found.stopped == "12 examples drawn, none failing"
 
 
 def test_a_space_smaller_than_the_examples_is_tried_whole():

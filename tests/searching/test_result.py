@@ -20,7 +20,7 @@ def found(**overrides):
     values = dict(kernel="fused_gemm_scatter", space={}, case={"tile": "256x256", "out_dtype": "float32",
                                                                "fp8": "e4m3fn", "rtol": 0.1},
                   probes=[probe(SMALLEST, failing=True), probe({**SMALLEST, "k": 512}, failing=False)],
-                  minimal=SMALLEST, seconds=12.0, stopped="up to 100 examples drawn",
+                  minimal=SMALLEST, seconds=12.0, stopped="shrunk from the first failing probe, #1",
                   boundary={"k": {"fails": 256, "passes": 512, "below": None, "above": 512, "fails_up_to": 384},
                             "m": {"fails": 4096, "passes": None, "below": None, "above": None, "fails_up_to": 8192},
                             "params": {"fuse": {"fails": False, "passes": True}}})
@@ -36,7 +36,7 @@ def test_the_line_to_paste_names_what_differs_from_the_case_defaults():
 def test_the_summary_gives_the_line_the_boundary_and_the_evidence():
     lines = found().summary().splitlines()
     assert lines[0] == ("gemmcheck.search fused_gemm_scatter: 2 probes (1 failing, 2 launches) in 12.0 s; "
-                        "up to 100 examples drawn")
+                        "shrunk from the first failing probe, #1")
     assert lines[2].strip().startswith('gemmcheck.case("fused_gemm_scatter", m=4096')
     assert "  m: fails at every value tried from 4096 up to 8192 (n, k, quant and params as above)" in lines
     assert "  k: k=256 up to k=384 fails; k=512 passes (m, n, quant and params as above)" in lines
