@@ -32,6 +32,9 @@
 #   fused-check-tests, recorded-examples, dashboard, stack
 #                 the fused check's tests on the GPU; a recorded run of the GPU examples
 #   sanitize      the GPU sanitizer suite (examples/gpu/test_gpu_sanitize.py), its results as JSON
+#   search        gemmcheck.search over block-wise torch._scaled_mm: the K region at 4096x7168, the
+#                 smallest failing m x n x k, probes and seconds, and a sweep of every K to check
+#                 them against (benchmarks/search_scaled_mm.py; needs hypothesis)
 #   hang          last, as it takes its process's GPU with it: a kernel that never ends, failed
 #                 as hung by --gemmcheck-launch-timeout=5, the GPU's next case skipped, the
 #                 process ended (a stack dump at 30 s if it is stuck anywhere)
@@ -200,6 +203,12 @@ fi
 # one sanitized launch per case and tool (docs/sanitize.md): the racy tail GEMM, whose 12 launches
 # pass idle, fails by racecheck; its fixed twin passes; a write past out fails by memcheck
 run_part sanitize 240 "$PY" -m pytest examples/gpu/test_gpu_sanitize.py "${COMMON[@]}" --gemmcheck-json="$OUT/sanitize.json"
+
+if "$PY" -c "import hypothesis" 2>>"$LOG"; then
+    run_part search 420 "$PY" benchmarks/search_scaled_mm.py --json "$OUT/search_scaled_mm.json" --budget 150
+elif wanted search; then
+    log "=== search: skipped (no hypothesis)"
+fi
 
 run_part hang 60 env GEMMCHECK_EXAMPLE_HANG=1 "$PY" -X faulthandler -m pytest examples/gpu/test_gpu_guards.py \
     "${COMMON[@]}" -s -k "spin or lost" --gemmcheck-launch-timeout=5 -o faulthandler_timeout=30

@@ -22,6 +22,8 @@ _LAZY = {
     "CaseError": "pytest_gemmcheck.errors",
     "GemmcheckFailure": "pytest_gemmcheck.errors",
     "LaunchError": "pytest_gemmcheck.errors",
+    "search": "pytest_gemmcheck.api",
+    "SearchResult": "pytest_gemmcheck.searching.result",
 }
 
 __all__ = ["__version__", *_LAZY]

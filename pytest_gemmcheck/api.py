@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .config.table import BY_FIELD, SCRIPT_FIELDS, Settings
-from .errors import GemmcheckError
+from .errors import CaseError, GemmcheckError
 
 
 class Result:
@@ -167,6 +167,18 @@ class Session:
                                  "(launch_timeout); a GPU kernel cannot be stopped, so start a new process")
         return ScriptCase(case)
 
+    def search(self, kernel: str, make_launch: Callable, **arguments: Any):
+        """``gemmcheck.search(...)`` in this session: each probe is one of its cases, judged and
+        recorded in its run; the arguments are the search's, less the session's own (db, tag,
+        rootdir, goldens, options). Returns a :class:`~pytest_gemmcheck.SearchResult`."""
+        from .searching.entry import search_in_session
+
+        if self._closed:
+            raise GemmcheckError("this gemmcheck session has ended; start another with gemmcheck.session()")
+        # the example database is written where the history is: not at all with db=None
+        rootdir = None if self.settings.no_record else self.rootdir
+        return search_in_session(self._case_context(), rootdir, kernel, make_launch, **arguments)
+
     def _case_context(self):
         if self._context is None:
             from .case.cache import LruCache
@@ -239,3 +251,41 @@ def session(**kwargs: Any) -> Session:
     ``rootdir`` (default: the current folder), ``on_result`` (a callable given each result before it
     is recorded), and any ``--gemmcheck-*`` option by its field name (``repeat=12``)."""
     return Session(**kwargs)
+
+
+_SESSION_DEFAULT = object()
+
+
+def search(kernel: str, make_launch: Callable, *, m, n, k, quant="bf16", params=None, tile=None, examples=None,
+           repeat=None, device=None, db=_SESSION_DEFAULT, tag=None, seed=None, budget=None, rootdir=None, goldens=None,
+           out_dtype=None, fp8=None, deterministic=None, rtol=None, floor=None, reference=None,
+           **options) -> SearchResult:
+    """Search ``kernel`` for its smallest failing configuration, outside pytest.
+
+    ``make_launch(case, inputs)`` returns the launch ``launch(out)`` of one configuration
+    (``case.m``, ``case.n``, ``case.k``, ``case.quant``, ``case.params``). ``m``, ``n``, ``k``:
+    ``(lo, hi, step)`` (lo and hi multiples of step) or one value; ``quant``: a mode or a list of
+    them; ``params``: ``{name: [values]}``, the first value of each the one to prefer; ``tile``:
+    every probe's tile. ``examples``: configurations Hypothesis draws at most (default
+    ``search_examples``, 100); ``repeat``: launches per probe (default the session's);
+    ``budget``: seconds for the whole search; ``seed``: of the search's choices (default the
+    session's seed). Runs in a session of its own: ``db`` (None: nothing recorded, and no
+    example database), ``tag`` (default ``search:KERNEL``), ``rootdir``, ``goldens`` and any
+    session option by its field name. Returns a :class:`SearchResult`; raises nothing on
+    failure (print it, or test ``result.minimal``)."""
+    from .searching.entry import CASE_KEYWORDS
+
+    unknown = sorted(name for name in options if name not in BY_FIELD)
+    if unknown:
+        raise CaseError(f"gemmcheck.search got unknown argument(s) {', '.join(unknown)}; besides the axes it takes "
+                        f"examples, repeat, seed, budget, db, tag, rootdir, goldens, the case keywords "
+                        f"{', '.join(CASE_KEYWORDS)} and gemmcheck.session()'s options")
+    session_args = {"tag": tag if tag is not None else f"search:{kernel}", "rootdir": rootdir, "goldens": goldens,
+                    **options}
+    if db is not _SESSION_DEFAULT:
+        session_args["db"] = db
+    with Session(**session_args) as session:
+        return session.search(kernel, make_launch, m=m, n=n, k=k, quant=quant, params=params, tile=tile,
+                              examples=examples, repeat=repeat, device=device, seed=seed, budget=budget,
+                              out_dtype=out_dtype, fp8=fp8, deterministic=deterministic, rtol=rtol, floor=floor,
+                              reference=reference)

@@ -23,7 +23,7 @@ LAYERS = (
     ("judging",),
     ("sanitize",),
     ("case",),
-    ("search",),
+    ("searching",),
     ("reporting",),
     ("bisect",),
     ("pytest_session",),

@@ -132,7 +132,7 @@ def test_requirements_and_extras(metadata):
         return found
 
     assert set(metadata.get_all("Provides-Extra")) == {"postgresql", "gpu", "flydsl", "test"}
-    assert names(None) == {"pytest", "torch", "numpy", "sqlalchemy", "alembic"}
+    assert names(None) == {"pytest", "torch", "numpy", "sqlalchemy", "alembic", "hypothesis"}
     assert names("postgresql") == {"psycopg[binary]"}
     assert names("gpu") == {"triton", "nvidia-ml-py"}
     assert names("flydsl") == {"flydsl"}

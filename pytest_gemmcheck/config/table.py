@@ -75,6 +75,10 @@ def parse_processes(text) -> int:
     return _parse_whole(text, f"a whole number of processes from 1 to {MAX_PROCESSES}", 1, MAX_PROCESSES)
 
 
+def parse_search_examples(text) -> int:
+    return _parse_whole(text, "a whole number of examples >= 1", 1)
+
+
 def _choice(choices: tuple[str, ...]):
     """A parser for one of a few words, case-insensitive."""
     def parse(text) -> str:
@@ -278,6 +282,9 @@ OPTIONS: tuple[Option, ...] = (
            "a launch (the call and its GPU work) that has not finished after SECONDS fails its test as "
            "hung; on a GPU, whose kernel cannot be stopped, that GPU's later cases are skipped; 0: no "
            "deadline", "SECONDS", marker=True),
+    Option("search-examples", parse_search_examples, 100,
+           "configurations each gemmcheck.search draws at most, unless it names its own examples=: few in CI, "
+           "many at night", "N", marker=True),
     Option("devices", parse_devices, None,
            "GPUs to use (e.g. 0,1,3 or 0-3; default all visible): each pytest-xdist worker takes "
            "its own, round-robin", "LIST", script=False, child=False),

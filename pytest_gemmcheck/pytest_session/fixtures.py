@@ -62,6 +62,15 @@ class GemmcheckFixture:
                         "(--gemmcheck-launch-timeout)")
         return case
 
+    def search(self, kernel: str, make_launch, **arguments: Any):
+        """``gemmcheck.search(kernel, make_launch, m=..., n=..., k=..., ...)``: the smallest failing
+        configuration, its probes the test's cases; the test fails with it and its evidence."""
+        __tracebackhide__ = True
+        from .search_in_test import search_in_test
+
+        self._session.start_cases()
+        return search_in_test(self._session, self._context, kernel, make_launch, **arguments)
+
 
 class PoisonedOutput:
     """``poisoned_output(m, n, dtype=torch.bfloat16, device=None)``: an output full of NaN;

@@ -66,8 +66,9 @@ class ChildFailure(Exception):
 
 
 def run_children(nodeid: str, settings: Settings, *, command: list[str], invocation_dir: Path,
-                 devices: list[int | None]) -> list[list[CaseResult]]:
-    """Run the test in ``settings.processes`` children; their results, child by child."""
+                 devices: list[int | None], env: dict[str, str] | None = None) -> list[list[CaseResult]]:
+    """Run the test in ``settings.processes`` children; their results, child by child. ``env``:
+    variables the children get besides this process's."""
     repeat = settings.repeat
     if repeat == AUTO:
         plan = [AUTO] * settings.processes
@@ -83,11 +84,12 @@ def run_children(nodeid: str, settings: Settings, *, command: list[str], invocat
     with tempfile.TemporaryDirectory(prefix="gemmcheck-processes-") as folder:
         def run(index: int, device) -> None:
             out_file = Path(folder) / f"child-{index}.json"
-            env = dict(os.environ, **{CHILD_OUTPUT: str(out_file), CHILD_INDEX: str(index),
-                                      CHILD_SETTINGS: child_settings(settings, repeat=plan[index], budget=budget)})
+            child_env = dict(os.environ, **(env or {}), **{
+                CHILD_OUTPUT: str(out_file), CHILD_INDEX: str(index),
+                CHILD_SETTINGS: child_settings(settings, repeat=plan[index], budget=budget)})
             if device is not None:
-                env[CHILD_DEVICE] = str(device)
-            done = subprocess.run(command, cwd=invocation_dir, env=env, capture_output=True, text=True)
+                child_env[CHILD_DEVICE] = str(device)
+            done = subprocess.run(command, cwd=invocation_dir, env=child_env, capture_output=True, text=True)
             if out_file.exists():
                 outputs[index] = [CaseResult.from_dict(data) for data in json.loads(out_file.read_text())]
             else:
@@ -181,17 +183,16 @@ def _majority_checksum(parts: list[CaseResult]):
 def run_in_processes(session, item, overrides, sink: list) -> bool:
     """--gemmcheck-processes=N for one test: run it in N children, then judge and record the
     aggregate here, as case.run would have. False when the test runs here as usual."""
-    from ..config.devices import parse_devices
     from ..errors import GemmcheckFailure, LaunchError
     from ..judging.conclude import conclude
+    from .search_in_test import calls_search
 
     settings = overrides.settings
     if settings.processes <= 1 or is_child() or "gemmcheck" not in item.fixturenames:
         return False
-    devices: list[int | None] = [None]  # the child's default device
-    if settings.devices is not None:  # spread the children over the named (or all) GPUs
-        named = parse_devices(settings.devices)
-        devices = list(named) if named is not None else (list(range(_visible_gpus())) or [None])
+    if calls_search(getattr(item, "function", None)):  # runs here, and spreads each of its probes itself
+        return False
+    devices = child_devices(settings)
     config = session.config
     try:
         children = run_children(item.nodeid, settings, command=child_command(config, item.nodeid),
@@ -217,6 +218,17 @@ def run_in_processes(session, item, overrides, sink: list) -> bool:
         kind = LaunchError if any(isinstance(failure, LaunchError) for failure in failures) else GemmcheckFailure
         raise kind("\n".join(str(failure) for failure in failures))
     return True
+
+
+def child_devices(settings: Settings) -> list[int | None]:
+    """The GPUs children run on in turn (None: the child's default device)."""
+    from ..config.devices import parse_devices
+
+    devices: list[int | None] = [None]
+    if settings.devices is not None:  # spread the children over the named (or all) GPUs
+        named = parse_devices(settings.devices)
+        devices = list(named) if named is not None else (list(range(_visible_gpus())) or [None])
+    return devices
 
 
 def _visible_gpus() -> int:

@@ -1,5 +1,5 @@
 import sys
 
-from .invocation import main
+from .command import main
 
 sys.exit(main())

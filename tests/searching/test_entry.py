@@ -1,0 +1,214 @@
+"""gemmcheck.search outside pytest: each region found and shrunk to its smallest failing
+configuration, the example database, what is recorded, and arguments refused before anything
+runs."""
+
+import json
+import sqlite3
+
+import pytest
+
+import pytest_gemmcheck as gc
+from pytest_gemmcheck.errors import CaseError
+
+import regions
+
+SMALL = dict(n=(64, 256, 64), k=(128, 512, 128))
+
+
+def config(m, n, k, quant="bf16", params=None):
+    return {"m": m, "n": n, "k": k, "quant": quant, "params": params or {}}
+
+
+def test_wrong_when_m_is_half_a_tile_past_an_edge(tmp_path):
+    found = gc.search("tail", regions.tail_of_half_a_tile, m=(128, 1024, 64), tile="128x128", repeat=4, db=None,
+                      **SMALL)
+    assert found.minimal == config(192, 64, 128)
+    assert str(found) == 'gemmcheck.case("tail", m=192, n=64, k=128, quant="bf16", tile="128x128")'
+    assert found.boundary["m"] == {"fails": 192, "passes": 256, "below": 128, "above": 256, "fails_up_to": 192}
+    assert all(probe.failing == (probe.config["m"] % 128 == 64) for probe in found.probes)
+    assert found.failing and all(c["m"] % 128 == 64 for c in found.failing)
+    first = next(index for index, probe in enumerate(found.probes, 1) if probe.failing)
+    assert found.stopped == f"shrunk from the first failing probe, #{first}"
+    smallest = found.minimal_probe
+    assert smallest.launches == 1 and smallest.result.stopped  # stopped at its first bad launch
+    assert "m: m=192 fails; m=128 and m=256 pass" in found.summary()
+
+
+def test_wrong_when_k_spans_fewer_than_three_steps_on_some_launches():
+    found = gc.search("short_k", regions.short_k, m=(64, 256, 64), n=(64, 256, 64), k=(64, 1024, 64), repeat=4,
+                      db=None)
+    assert found.minimal == config(64, 64, 64)
+    assert found.boundary["k"] == {"fails": 64, "passes": 320, "below": None, "above": 320, "fails_up_to": 256}
+    for probe in found.probes:
+        # wrong only on the third launch: a probe that fails has three launches, the last one bad
+        assert probe.failing == (probe.config["k"] <= 256)
+        assert probe.launches == (3 if probe.failing else 4)
+        assert [launch.index for launch in probe.result.bad_launches] == ([3] if probe.failing else [])
+    assert "k: fails at every" not in found.summary() and "k: k=64 up to k=256 fails; k=320 passes" in found.summary()
+
+
+def test_wrong_for_one_params_value():
+    found = gc.search("split", regions.split_four, m=(64, 512, 64), n=(64, 256, 64), k=(128, 512, 128),
+                      params={"split": [1, 2, 4], "swizzle": [False, True]}, repeat=2, db=None)
+    assert found.minimal == config(64, 64, 128, params={"split": 4, "swizzle": False})
+    assert found.boundary["params"]["split"] == {"fails": 4, "passes": 1}
+    assert found.boundary["params"]["swizzle"] == {"fails": False, "passes": None}  # fails either way
+    assert all(probe.failing == (probe.config["params"]["split"] == 4) for probe in found.probes)
+    assert str(found).endswith('params={"split": 4, "swizzle": False})')
+
+
+def test_ties_of_shape_go_to_the_smaller_operands():
+    # wrong in every quant mode at m % 128 == 64: ptpc's fp8 operands take half bf16's memory
+    found = gc.search("tie", regions.tail_of_half_a_tile, m=(128, 512, 64), n=64, k=128, quant=["bf16", "ptpc"],
+                      repeat=2, db=None)
+    assert found.minimal == config(192, 64, 128, quant="ptpc")
+
+
+def test_a_correct_kernel_gives_none(tmp_path):
+    found = gc.search("clean", regions.correct, m=(64, 512, 64), n=(64, 512, 64), k=(128, 512, 128), repeat=2,
+                      examples=12, db=None)
+    assert found.minimal is None and found.failing == [] and found.boundary == {}
+    assert len(found.probes) == 12 and all(probe.verdict == "pass" for probe in found.probes)
+    assert len({json.dumps(probe.config) for probe in found.probes}) == 12  # none probed twice
+    assert str(found) == "# gemmcheck.search clean: no failing configuration in 12 probes"
+    assert found.stopped == "12 examples drawn, none failing"
+
+
+def test_a_space_smaller_than_the_examples_is_tried_whole():
+    found = gc.search("clean", regions.correct, m=(64, 128, 64), n=64, k=(128, 256, 128), repeat=1, db=None)
+    assert sorted((p.config["m"], p.config["k"]) for p in found.probes) == [(64, 128), (64, 256), (128, 128), (128, 256)]
+    assert found.stopped == "every one of the 4 configurations tried"
+
+
+def test_the_same_seed_tries_the_same_configurations():
+    def tried(seed):
+        found = gc.search("clean", regions.correct, m=(64, 1024, 64), n=(64, 1024, 64), k=(128, 1024, 128),
+                          repeat=1, examples=8, seed=seed, db=None)
+        return [probe.config for probe in found.probes]
+
+    assert tried(3) == tried(3)
+    assert tried(3) != tried(4)
+
+
+def test_make_launch_that_raises_is_a_failing_probe_with_its_evidence():
+    def make_launch(case, x):
+        if case.m > 128:
+            raise ValueError(f"no kernel for m={case.m}")
+        return regions.correct(case, x)
+
+    found = gc.search("compile", make_launch, m=(64, 512, 64), n=64, k=128, repeat=2, db=None)
+    assert found.minimal == config(192, 64, 128)
+    probe = found.minimal_probe
+    assert probe.note == "make_launch raised ValueError" and probe.result.kinds == ["raised"]
+    assert "no kernel for m=192" in probe.result.message and "no kernel for m=192" in found.summary()
+
+
+def test_a_kernel_that_raises_is_a_failing_probe():
+    def make_launch(case, x):
+        def launch(out):
+            if case.k >= 384:
+                raise RuntimeError("illegal memory access")
+            regions.gemm(x, out)
+        return launch
+
+    found = gc.search("raises", make_launch, m=64, n=64, k=(128, 1024, 128), repeat=2, db=None)
+    assert found.minimal == config(64, 64, 384)
+    assert found.minimal_probe.result.kinds == ["raised"] and found.minimal_probe.note == ""
+    assert found.boundary["k"]["below"] == 256
+
+
+def test_a_spent_budget_starts_no_probe():
+    found = gc.search("clean", regions.correct, m=(64, 512, 64), n=64, k=128, budget=1e-6, db=None)
+    assert found.probes == [] and found.minimal is None
+    assert found.stopped == "stopped when the budget of 1e-06 s ran out"
+
+
+def test_a_failure_found_once_replays_first(tmp_path):
+    def search():
+        return gc.search("tail", regions.tail_of_half_a_tile, m=(128, 1024, 64), repeat=2, rootdir=tmp_path,
+                         **SMALL)
+
+    first = search()
+    assert first.replayed == 0 and first.minimal == config(192, 64, 128)
+    assert list((tmp_path / ".gemmcheck" / "search").iterdir())
+    second = search()
+    assert second.replayed == 1 and second.probes[0].config == first.minimal
+    assert second.minimal == first.minimal and len(second.probes) < len(first.probes)
+
+
+def test_db_none_writes_nothing(tmp_path):
+    found = gc.search("tail", regions.tail_of_half_a_tile, m=(128, 512, 64), repeat=2, rootdir=tmp_path, db=None,
+                      **SMALL)
+    assert found.minimal is not None
+    assert not (tmp_path / ".gemmcheck").exists()
+
+
+def test_probes_are_recorded_under_the_searchs_tag_and_coverage_shows_them(tmp_path, capsys):
+    from pytest_gemmcheck.cli import main
+
+    found = gc.search("tail", regions.tail_of_half_a_tile, m=(128, 512, 64), repeat=2, rootdir=tmp_path, **SMALL)
+    database = tmp_path / ".gemmcheck" / "history.db"
+    with sqlite3.connect(database) as connection:
+        (tag,), = connection.execute("select tag from run").fetchall()
+        results = connection.execute("select count(*) from result").fetchone()[0]
+    assert tag == "search:tail" and results == len(found.probes)
+    capsys.readouterr()
+    assert main(["--db", str(database), "coverage", "--tag", "search:tail", "--format", "json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    configurations = {row["configuration"] for row in shown["coverage: launches · worst result's bad-launch rate"]}
+    assert configurations == {f"tail bf16 {p.config['m']}x{p.config['n']}x{p.config['k']}" for p in found.probes}
+
+
+def test_a_sessions_search_records_in_its_run(tmp_path):
+    with gc.session(db=tmp_path / "h.db", tag="nightly", rootdir=tmp_path) as session:
+        found = session.search("tail", regions.tail_of_half_a_tile, m=(128, 256, 64), n=64, k=128, repeat=2)
+    assert [result.key for result in session.results] == [probe.result.key for probe in found.probes]
+    with sqlite3.connect(tmp_path / "h.db") as connection:
+        assert connection.execute("select tag from run").fetchall() == [("nightly",)]
+
+
+def test_the_result_travels_as_a_dict():
+    found = gc.search("split", regions.split_four, m=(64, 128, 64), n=64, k=128, params={"split": [1, 4]},
+                      repeat=2, db=None)
+    again = gc.SearchResult.from_dict(json.loads(json.dumps(found.to_dict())))
+    assert again.to_dict() == found.to_dict()
+    assert str(again) == str(found) and again.summary() == found.summary()
+    assert again.probes[0].result.launches[0].index == 1
+
+
+@pytest.mark.parametrize("arguments,message", [
+    (dict(m=(256, 128, 64)), "m=(256, 128, 64): lo 256 is above hi 128"),
+    (dict(m=(60, 1024, 64)), "m=(60, 1024, 64): lo and hi must be multiples of the step 64"),
+    (dict(k=(128, 1000, 128)), "k=(128, 1000, 128): lo and hi must be multiples of the step 128"),
+    (dict(n=(64, 1024)), "n=(64, 1024): expected (lo, hi, step)"),
+    (dict(n=(0, 64, 64)), "lo and step must be >= 1"),
+    (dict(m="64"), "m='64': expected (lo, hi, step)"),
+    (dict(quant=["bf16", "nope"]), "quant='nope' is not a known quant mode"),
+    (dict(quant=[]), "quant=[]: expected a non-empty list"),
+    (dict(quant=["ptpc", "ptpc"]), "quant lists 'ptpc' twice"),
+    (dict(params=[("split", [1])]), "params=[('split', [1])]: expected a dict"),
+    (dict(params={"split": []}), "params['split']=[]: expected a non-empty list"),
+    (dict(params={"split": 4}), "params['split']=4: expected a non-empty list"),
+    (dict(params={"split": [float("nan")]}), "params['split']: nan is not a JSON value"),
+    (dict(quant="mxfp8", k=(16, 256, 16)), "quant='mxfp8' needs K to be a multiple of 32"),
+    (dict(tile="12"), "tile='12' is not of the form 'MxN'"),
+    (dict(examples=0), "examples must be a whole number >= 1, got 0"),
+    (dict(budget=-1), "budget: expected a number of seconds > 0, got -1"),
+    (dict(repeat=0), "repeat: expected a whole number of launches from 1 to 1,000,000 or 'auto', got 0"),
+    (dict(seed=-1), "seed must be a whole number >= 0, got -1"),
+    (dict(stages=3), "gemmcheck.search got unknown argument(s) stages"),
+])
+def test_bad_arguments_are_refused_before_anything_runs(tmp_path, arguments, message):
+    made = []
+    axes = {"m": (64, 256, 64), "n": 64, "k": (128, 256, 128), **arguments}
+    with pytest.raises(CaseError) as raised:
+        gc.search("kern", lambda case, x: made.append(case), db=None, rootdir=tmp_path, **axes)
+    assert message in str(raised.value)
+    assert made == []
+
+
+def test_make_launch_must_be_callable_and_give_a_launch():
+    with pytest.raises(CaseError, match="make_launch must be a callable"):
+        gc.search("kern", None, m=64, n=64, k=128, db=None)
+    with pytest.raises(CaseError, match=r"make_launch\(case, inputs\) must return the launch.*m=64, n=64, k=128"):
+        gc.search("kern", lambda case, x: None, m=64, n=64, k=128, db=None)
