@@ -7,7 +7,7 @@ import pytest
 
 from .config import pytest_adapter
 from .config.table import TestOverrides
-from .pytest_session.state import REPORT_ATTR, GemmcheckSession
+from .pytest_session.state import REPORT_ATTR, GemmcheckSession, carried
 
 SESSION_KEY = pytest.StashKey[GemmcheckSession]()
 RESULTS_KEY = pytest.StashKey[list]()
@@ -93,4 +93,4 @@ def pytest_runtest_makereport(item: pytest.Item, call):
         item.user_properties.extend(junit_properties(payload))
     outcome = yield
     if payload:  # rides on the report: under xdist it reaches the controller with it
-        setattr(outcome.get_result(), REPORT_ATTR, list(payload))
+        setattr(outcome.get_result(), REPORT_ATTR, carried(payload))

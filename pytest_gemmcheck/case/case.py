@@ -36,6 +36,55 @@ def _parsed(name: str, value) -> float:
         raise CaseError(f"{name}={value!r}: {exc}") from None
 
 
+def usable_device(device) -> torch.device:
+    """``device`` as torch names it, when this process can run a case there: the CPU, or a GPU it
+    sees; else a CaseError that says why."""
+    try:
+        chosen = torch.device(device)
+    except (RuntimeError, TypeError, ValueError) as exc:
+        raise CaseError(f"device={device!r} is not a device: {str(exc).splitlines()[0]}") from None
+    if chosen.type == "cpu":
+        return chosen
+    if chosen.type != "cuda":
+        raise CaseError(f"device={device!r}: a case runs on the CPU or a GPU ('cuda', 'cuda:1'), not on {chosen.type}")
+    count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    if not count:
+        raise CaseError(f"device={device!r}: this process sees no GPU")
+    if chosen.index is not None and chosen.index >= count:
+        raise CaseError(f"device={device!r}: this process sees {count} GPU{'s' if count != 1 else ''} "
+                        f"(cuda:0 to cuda:{count - 1})")
+    return chosen
+
+
+def memory_of(device: torch.device) -> int:
+    """Bytes of memory ``device`` has in all (the host's for the CPU)."""
+    import os
+
+    if device.type == "cuda":
+        return torch.cuda.get_device_properties(device.index if device.index is not None else
+                                                torch.cuda.current_device()).total_memory
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+
+def _size_words(count: float) -> str:
+    for unit in ("bytes", "KB", "MB", "GB", "TB", "PB"):
+        if count < 1000 or unit == "PB":
+            return f"{count:.3g} {unit}" if unit != "bytes" else f"{int(count)} bytes"
+        count /= 1000
+    raise AssertionError("unreachable")
+
+
+def check_fits(m: int, n: int, k: int, *, operand_bytes: int, out_bytes: int, device: torch.device) -> None:
+    """A case whose tensors cannot fit its device is refused before anything is allocated: its
+    operands and their pristine copies (the guards'), the reference, the two output buffers and
+    the copy consistency keeps."""
+    needed = 2 * (m + n) * k * operand_bytes + 4 * m * n * out_bytes
+    total = memory_of(device)
+    if needed > total:
+        raise CaseError(f"a {m}x{n}x{k} case needs {_size_words(needed)} of {_size_words(total)} on {device} "
+                        "(operands and their copies, the reference, two outputs and a kept copy)")
+
+
 def default_device() -> torch.device:
     """The current GPU when there is one, else the CPU."""
     if torch.cuda.is_available():
@@ -115,13 +164,18 @@ class Case:
         except ValueError as exc:
             raise CaseError(str(exc)) from None
         self.out_dtype = parse_out_dtype(out_dtype)
-        self.device = torch.device(device) if device is not None else default_device()
+        self.device = usable_device(device) if device is not None else default_device()
         self.fp8 = fp8_flavour(fp8) if self.mode.uses_fp8 else None
+        check_fits(m, n, k, operand_bytes=1 if self.mode.uses_fp8 else 2,
+                   out_bytes=torch.empty((), dtype=self.out_dtype).element_size(), device=self.device)
         settings = context.settings
         try:
             self.seed = settings.seed if seed is None else parse_seed(seed)
         except ValueError as exc:
             raise CaseError(f"seed: {exc}") from None
+        if params is not None and not (isinstance(params, dict) and all(isinstance(name, str) for name in params)):
+            raise CaseError(f"params must be a dict of the kernel's knobs by name, e.g. {{'fuse': False}}, got "
+                            f"{params!r}")
         self.params = dict(params or {})
         try:
             json.dumps(self.params, sort_keys=True, allow_nan=False)
@@ -132,6 +186,9 @@ class Case:
         if reference is not None and not callable(reference):
             raise CaseError(f"reference must be a callable reference(inputs) -> [m, n] tensor, got {reference!r}")
         self.reference_fn = reference
+        if deterministic is not None and not isinstance(deterministic, bool):
+            raise CaseError(f"deterministic must be True, False or None (from the test's marker, else "
+                            f"--gemmcheck-nondeterministic), got {deterministic!r}")
         if deterministic is None:
             deterministic = context.deterministic
         if deterministic is None:

@@ -46,6 +46,27 @@ def resolve_url(value: str | os.PathLike | None, base_dir: Path) -> URL:
     return url
 
 
+def on_fresh_connection(work):
+    """``work`` (a read, or a write in one transaction) done again, once, on a fresh connection
+    when the database dropped the one it ran on mid-way (a server restarted, a backend
+    terminated): ``pool_pre_ping`` tests a connection only when it is taken from the pool, and a
+    dropped connection's transaction was rolled back, so doing it again does it once."""
+    import functools
+
+    from sqlalchemy.exc import DBAPIError
+
+    @functools.wraps(work)
+    def again(*args, **kwargs):
+        try:
+            return work(*args, **kwargs)
+        except DBAPIError as exc:
+            if not exc.connection_invalidated:
+                raise
+        return work(*args, **kwargs)
+
+    return again
+
+
 def safe_url(url: URL | str) -> str:
     """The URL with any password hidden: what may be printed or stored."""
     if isinstance(url, str):

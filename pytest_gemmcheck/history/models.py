@@ -167,15 +167,15 @@ class Launch(Base):
     wrong: Mapped[int] = mapped_column(COUNT, default=0)
     nonfinite: Mapped[int] = mapped_column(COUNT, default=0)
     differing: Mapped[int | None] = mapped_column(COUNT)  # NULL: differs, count unknown
-    max_abs_err: Mapped[float] = mapped_column(Float, default=0.0)
-    max_rel_err: Mapped[float] = mapped_column(Float, default=0.0)
-    rel_l2: Mapped[float] = mapped_column(Float, default=0.0)
+    max_abs_err: Mapped[float | None] = mapped_column(Float, default=0.0)  # NULL: not a number
+    max_rel_err: Mapped[float | None] = mapped_column(Float, default=0.0)  # NULL: not a number
+    rel_l2: Mapped[float | None] = mapped_column(Float, default=0.0)  # NULL: not a number
     wrong_rows: Mapped[int] = mapped_column(COUNT, default=0)
     wrong_tiles: Mapped[int | None] = mapped_column(COUNT)
     differing_rows: Mapped[int] = mapped_column(COUNT, default=0)
     differing_tiles: Mapped[int | None] = mapped_column(COUNT)
-    max_diff_rel: Mapped[float] = mapped_column(Float, default=0.0)
-    elapsed_s: Mapped[float] = mapped_column(Float, default=0.0)
+    max_diff_rel: Mapped[float | None] = mapped_column(Float, default=0.0)  # NULL: not a number
+    elapsed_s: Mapped[float | None] = mapped_column(Float, default=0.0)  # NULL: not a number
     poisoned: Mapped[bool] = mapped_column(Boolean, default=True)
     error: Mapped[str | None] = mapped_column(Text)
     pid: Mapped[int | None] = mapped_column(COUNT)

@@ -9,6 +9,7 @@ from sqlalchemy import Integer as Integer_
 from sqlalchemy import and_, func, or_, select
 from sqlalchemy.engine import Engine
 
+from .engine import on_fresh_connection
 from .models import Case, Result, Run, Stack
 
 
@@ -44,6 +45,7 @@ def _not_this_run(token: str | None):
     return or_(Run.token.is_(None), Run.token != token)
 
 
+@on_fresh_connection
 def case_history(engine: Engine, key: str, *, scope: str, gpu_arch: str | None, fingerprint: str | None,
                  exclude_token: str | None = None, runs: list[int] | None = None,
                  regressions: bool = False) -> CaseHistory:
@@ -90,6 +92,7 @@ def case_history(engine: Engine, key: str, *, scope: str, gpu_arch: str | None, 
     return CaseHistory(processes=processes, runs=int(runs or 0), gpus=int(gpus or 0), kinds=kinds, stacks=stacks)
 
 
+@on_fresh_connection
 def latest_static(engine: Engine, key: str, source: str, *, exclude_token: str | None = None,
                   look_back: int = 50) -> dict | None:
     """The case's most recent static record (metrics, lint) from the same source, leaving out
@@ -116,6 +119,7 @@ class KernelLaunches:
     cases: dict[int, dict]  # id -> key, quant, tile, m, n, k, params
 
 
+@on_fresh_connection
 def kernel_launches(engine: Engine, kernel: str) -> KernelLaunches:
     """Every recorded launch of ``kernel``'s cases, grouped by result, host, pid and GPU UUID."""
     from .models import Launch

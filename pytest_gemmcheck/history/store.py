@@ -9,6 +9,7 @@ database refuses never takes the others with it.
 
 from __future__ import annotations
 
+import math
 import os
 import socket
 import statistics
@@ -21,7 +22,7 @@ from sqlalchemy.engine import Engine
 
 from ..records.result import CaseResult, CompiledResult
 from ..environment.stack import process_alive, process_start_time, split
-from .engine import write_transaction
+from .engine import on_fresh_connection, write_transaction
 from .location import DatabaseError, one_line
 from .models import Case, Launch, Result, Run, Stack, utcnow
 
@@ -45,9 +46,13 @@ def database_wide(exc: BaseException) -> bool:
 
 
 def _fits(row: dict, table: str) -> dict:
+    """The row as the database takes it: a NaN is stored as NULL (SQLite stores one as NULL
+    anyway, and a column that refuses NULL would refuse the row), a count past 64 bits refused."""
     for column, value in row.items():
         if isinstance(value, int) and not isinstance(value, bool) and value not in BIGINT:
             raise RowError(f"{table}.{column} {value} does not fit a 64-bit column")
+        if isinstance(value, float) and math.isnan(value):
+            row[column] = None
     return row
 
 
@@ -103,6 +108,7 @@ class HistoryStore:
         self.engine = engine
 
     # --- runs -------------------------------------------------------------------------
+    @on_fresh_connection
     def begin_run(self, info: RunInfo, stack: dict | None = None, started_at: datetime | None = None,
                   status: str = "running") -> int:
         self.mark_dead_runs_interrupted()
@@ -118,11 +124,13 @@ class HistoryStore:
                 "workers": info.workers, "version": info.version, "token": info.token,
             }).scalar_one()
 
+    @on_fresh_connection
     def finish_run(self, run_id: int, status: str, exit_status: int | None, ended_at: datetime | None = None) -> None:
         with write_transaction(self.engine) as connection:
             connection.execute(update(Run).where(Run.id == run_id).values(
                 status=status, exit_status=exit_status, ended_at=ended_at or utcnow(), heartbeat_at=utcnow()))
 
+    @on_fresh_connection
     def run_of_token(self, token: str) -> tuple[int, str] | None:
         """(id, status) of the run whose token is ``token``, if it was written."""
         with self.engine.connect() as connection:
@@ -153,6 +161,7 @@ class HistoryStore:
             finally:
                 transaction.rollback()
 
+    @on_fresh_connection
     def mark_dead_runs_interrupted(self) -> int:
         """Runs left 'running' by a process that is gone (killed, crashed, power lost) become
         'interrupted': on this host by checking the process, elsewhere when stale."""
@@ -177,6 +186,7 @@ class HistoryStore:
         return len(dead)
 
     # --- results ------------------------------------------------------------------------
+    @on_fresh_connection
     def add_results(self, run_id: int, results: list[CaseResult], uids: list[str] | None = None) -> None:
         """Store results with their launches (and each its uid), all in one transaction."""
         if not results:
@@ -223,6 +233,7 @@ class HistoryStore:
                     break
         return failed
 
+    @on_fresh_connection
     def stored_uids(self, uids: list[str]) -> set[str]:
         """Those of ``uids`` whose result is in the database."""
         found: set[str] = set()
@@ -286,7 +297,7 @@ def _result_row(run_id: int, case_id: int, stack_id: int | None, result: CaseRes
 
 
 def _launch_row(result_id: int, launch) -> dict:
-    return {
+    return _fits({
         "result_id": result_id, "launch_index": launch.index, "kinds": ",".join(launch.kinds), "wrong": launch.wrong,
         "nonfinite": launch.nonfinite, "differing": launch.differing, "max_abs_err": launch.max_abs_err,
         "max_rel_err": launch.max_rel_err, "rel_l2": launch.rel_l2, "wrong_rows": launch.wrong_rows,
@@ -294,5 +305,5 @@ def _launch_row(result_id: int, launch) -> dict:
         "differing_tiles": launch.differing_tiles, "max_diff_rel": launch.max_diff_rel,
         "elapsed_s": launch.elapsed_s, "poisoned": launch.poisoned, "error": launch.error, "pid": launch.pid,
         "device": launch.device, "host": launch.host or None, "device_uuid": launch.device_uuid or None,
-    }
+    }, "launch")
 

@@ -158,10 +158,27 @@ def _entries_of(data) -> tuple[str | None, dict[tuple[str, str], GoldenEntry]]:
     return kernel, entries
 
 
+# A kernel's goldens: a few hundred bytes a case, so thousands of cases fit many times over.
+MAX_GOLDEN_BYTES = 64 << 20
+
+
 def _read(path: Path) -> tuple[str | None, dict[tuple[str, str], GoldenEntry]] | None:
     """The kernel and entries of the golden file at ``path``; None when there is none."""
+    import stat
+
     try:
-        text = path.read_text(encoding="utf-8")
+        found = path.stat()  # of what a link points to: never opened unless a plain file
+        if not stat.S_ISREG(found.st_mode):
+            raise GoldenError(f"golden file {path}: not a regular file (a device, a pipe or a folder); "
+                              "goldens are JSON files")
+        if found.st_size > MAX_GOLDEN_BYTES:
+            raise GoldenError(f"golden file {path}: {found.st_size:,} bytes, more than a golden file holds "
+                              f"({MAX_GOLDEN_BYTES:,})")
+        with path.open("rb") as handle:
+            data = handle.read(MAX_GOLDEN_BYTES + 1)  # it may have grown since
+        if len(data) > MAX_GOLDEN_BYTES:
+            raise GoldenError(f"golden file {path}: more than a golden file holds ({MAX_GOLDEN_BYTES:,} bytes)")
+        text = data.decode("utf-8")
     except FileNotFoundError:
         return None
     except UnicodeDecodeError:

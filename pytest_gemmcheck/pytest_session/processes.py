@@ -66,9 +66,12 @@ class ChildFailure(Exception):
 
 
 def run_children(nodeid: str, settings: Settings, *, command: list[str], invocation_dir: Path,
-                 devices: list[int | None], env: dict[str, str] | None = None) -> list[list[CaseResult]]:
-    """Run the test in ``settings.processes`` children; their results, child by child. ``env``:
-    variables the children get besides this process's."""
+                 devices: list[int | None], env: dict[str, str] | None = None
+                 ) -> tuple[list[list[CaseResult]], list[str]]:
+    """Run the test in ``settings.processes`` children: their results, child by child, and how
+    the test itself failed in those that recorded results and then failed (an assertion of the
+    test's own after its case.run: the test fails here too). ``env``: variables the children get
+    besides this process's."""
     repeat = settings.repeat
     if repeat == AUTO:
         plan = [AUTO] * settings.processes
@@ -77,6 +80,7 @@ def run_children(nodeid: str, settings: Settings, *, command: list[str], invocat
     budget = settings.budget / len(plan) if repeat == AUTO else settings.budget
     outputs: list[list[CaseResult] | None] = [None] * len(plan)
     errors: list[str | None] = [None] * len(plan)
+    test_failures: list[str | None] = [None] * len(plan)
     by_device: dict[object, list[int]] = {}
     for index in range(len(plan)):
         by_device.setdefault(devices[index % len(devices)] if devices else None, []).append(index)
@@ -90,10 +94,13 @@ def run_children(nodeid: str, settings: Settings, *, command: list[str], invocat
             if device is not None:
                 child_env[CHILD_DEVICE] = str(device)
             done = subprocess.run(command, cwd=invocation_dir, env=child_env, capture_output=True, text=True)
+            tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-15:])
             if out_file.exists():
                 outputs[index] = [CaseResult.from_dict(data) for data in json.loads(out_file.read_text())]
+                if done.returncode != 0:
+                    test_failures[index] = (f"the test failed in process {index + 1} of {len(plan)} (exit status "
+                                            f"{done.returncode}):\n{tail}")
             else:
-                tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-15:])
                 errors[index] = f"process {index + 1} of {len(plan)} exited with status {done.returncode} and recorded nothing:\n{tail}"
 
         seen_bad = threading.Event()  # --gemmcheck-stop-on-bad: start no more children
@@ -114,7 +121,7 @@ def run_children(nodeid: str, settings: Settings, *, command: list[str], invocat
     failed = [error for error in errors if error]
     if failed:
         raise ChildFailure("\n".join(failed))
-    return [output or [] for output in outputs]
+    return [output or [] for output in outputs], [failure for failure in test_failures if failure]
 
 
 def write_child_results(results: list[CaseResult]) -> None:
@@ -195,8 +202,8 @@ def run_in_processes(session, item, overrides, sink: list) -> bool:
     devices = child_devices(settings)
     config = session.config
     try:
-        children = run_children(item.nodeid, settings, command=child_command(config, item.nodeid),
-                                invocation_dir=config.invocation_params.dir, devices=devices)
+        children, test_failures = run_children(item.nodeid, settings, command=child_command(config, item.nodeid),
+                                               invocation_dir=config.invocation_params.dir, devices=devices)
     except ChildFailure as exc:
         raise GemmcheckFailure(f"gemmcheck: --gemmcheck-processes={settings.processes}: {exc}") from None
     failures = []
@@ -216,7 +223,9 @@ def run_in_processes(session, item, overrides, sink: list) -> bool:
             failures.append(conclusion.failure)
     if failures:
         kind = LaunchError if any(isinstance(failure, LaunchError) for failure in failures) else GemmcheckFailure
-        raise kind("\n".join(str(failure) for failure in failures))
+        raise kind("\n".join(str(failure) for failure in failures + test_failures))
+    if test_failures:  # the results are recorded; the test's own failure is still its outcome
+        raise AssertionError(f"gemmcheck: --gemmcheck-processes={settings.processes}: " + "\n".join(test_failures))
     return True
 
 

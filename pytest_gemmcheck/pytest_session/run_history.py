@@ -27,6 +27,15 @@ SQLALCHEMY_MISSING = ("pytest-gemmcheck records into a database through SQLAlche
                       "them ({error}): install them, or pass --gemmcheck-no-record")
 
 
+def _database_fault(exc: BaseException) -> bool:
+    """Whether ``exc`` is the database's (SQLAlchemy's or its driver's), not the plugin's."""
+    try:
+        from sqlalchemy.exc import SQLAlchemyError
+    except ImportError:
+        return False
+    return isinstance(exc, SQLAlchemyError)
+
+
 class SessionHistory:
     def __init__(self, settings: Settings, *, rootdir: Path, start_dir: Path, command: list[str], token: str,
                  owner: bool, workers: int = 0, reads: bool = True):
@@ -120,7 +129,11 @@ class SessionHistory:
         session judged results (an xdist controller with --gemmcheck-no-record tries the history
         here, as its workers did, to say whether they could read it)."""
         if self.recorder is not None:
-            return self.recorder.summary(), self.recorder.failed
+            line = self.recorder.summary()
+            if self.unread:  # a read that failed on a fresh connection too, once at least
+                line = "; ".join(filter(None, (line, f"gemmcheck: {self.unread} for some baselines: those were "
+                                                     "judged against goldens, else clean")))
+            return line, self.recorder.failed
         if judged and self.settings.no_record and self.owner and self._reader is None:
             engine = self._reading_engine()
             if engine is not None:
@@ -197,6 +210,13 @@ class SessionHistory:
                     history = from_history(rows, self.settings.scope, stack.get("gpu_arch"))
         except GemmcheckError as exc:
             raise CaseError(f"cannot find the baseline of {result.label}: {exc}") from None
+        except Exception as exc:  # the database failed again on a fresh connection: no test fails for it
+            if not _database_fault(exc):
+                raise
+            from ..history.location import one_line
+
+            self.unread = f"the history could not be read ({one_line(exc)})"
+            history = None
         return choose(result, golden=golden, history=history, static=static)
 
     # --- goldens ----------------------------------------------------------------------------

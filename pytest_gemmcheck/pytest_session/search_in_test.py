@@ -124,8 +124,8 @@ def _spread(session, context, req: Request) -> Callable[[Config], Outcome]:
         key = Case(context, req.kernel, **values, **req.case_kwargs).key
         env = {PROBE_ENV: json.dumps({"search": search, "config": values})}
         try:
-            children = run_children(context.nodeid, settings, command=child_command(config, context.nodeid),
-                                    invocation_dir=config.invocation_params.dir, devices=devices, env=env)
+            children, _ = run_children(context.nodeid, settings, command=child_command(config, context.nodeid),
+                                       invocation_dir=config.invocation_params.dir, devices=devices, env=env)
         except ChildFailure as exc:
             raise GemmcheckFailure(f"gemmcheck: --gemmcheck-processes={settings.processes}: probing "
                                    f"{config_text(values)}: {exc}") from None

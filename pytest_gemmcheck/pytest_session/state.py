@@ -29,6 +29,14 @@ WORKER_TOKEN = "gemmcheck_run_token"  # the controller's run token, in an xdist 
 CHILD_OUTPUT = "GEMMCHECK_CHILD_OUTPUT"  # where a --gemmcheck-processes child writes its results
 
 
+def carried(results: list[dict]) -> str:
+    """A test's results as they ride on its report: one JSON text, whatever they hold (execnet,
+    which carries an xdist worker's reports, refuses integers below -2**31, and a checksum is one)."""
+    import json
+
+    return json.dumps(results)
+
+
 def is_xdist_worker(config: pytest.Config) -> bool:
     return hasattr(config, "workerinput")
 
@@ -150,9 +158,11 @@ class GemmcheckSession:
         payload = getattr(report, REPORT_ATTR, None)
         if not payload:
             return
+        import json
+
         from ..records.result import CaseResult
 
-        for data in payload:
+        for data in json.loads(payload):
             result = CaseResult.from_dict(data)
             self.results.append(result)
             self.history.record(result)
@@ -166,13 +176,16 @@ class GemmcheckSession:
             return
         if not self.history.owner:
             return
-        ending = self.history.finish(int(exitstatus), interrupted=exitstatus == pytest.ExitCode.INTERRUPTED)
+        # a run that stopped short (^C, or an internal error that lost the cases still to run) is
+        # never recorded complete
+        cut_short = exitstatus in (pytest.ExitCode.INTERRUPTED, pytest.ExitCode.INTERNAL_ERROR)
+        ending = self.history.finish(int(exitstatus), interrupted=cut_short)
         if ending != exitstatus:  # --gemmcheck-require-record, and a result was not recorded
             session.exitstatus = ending
         if self.settings.accept and self.results:
             self.accepted = self.history.accept(self.results)
         if self.results and (self.settings.summary or self.settings.json):
-            self._write_outputs(session, ending, exitstatus == pytest.ExitCode.INTERRUPTED)
+            self._write_outputs(session, ending, cut_short)
 
     def _write_outputs(self, session: pytest.Session, exit_status: int, interrupted: bool) -> None:
         """--gemmcheck-summary and --gemmcheck-json, by the process that owns the session. A file

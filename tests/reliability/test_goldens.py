@@ -185,3 +185,29 @@ def test_a_reviewers_note_stays_when_the_same_evidence_is_accepted_again(tmp_pat
     again = GoldenStore(tmp_path)
     assert again.accept(result_of("gemm"), "arch", "accepted at def").note.startswith("known-bad on purpose")
     assert again.accept(result_of("gemm", bad=4), "arch", "accepted at def").note == "accepted at def"  # new evidence
+
+
+# --- what is not a golden file ---------------------------------------------------------------
+
+@pytest.mark.parametrize("make", ["dev-zero", "fifo", "folder", "large"])
+def test_a_golden_that_is_no_plain_file_is_one_line_and_never_hangs(tmp_path, make):
+    """A link to /dev/zero or a FIFO would block a read forever, a huge file take all memory."""
+    import os
+
+    from pytest_gemmcheck.judging import goldens
+
+    path = tmp_path / file_name("gemm")
+    if make == "dev-zero":
+        path.symlink_to("/dev/zero")
+    elif make == "fifo":
+        os.mkfifo(path)
+    elif make == "folder":
+        path.mkdir()
+    else:
+        with path.open("wb") as handle:  # sparse: its size, not its bytes
+            handle.truncate(goldens.MAX_GOLDEN_BYTES + 1)
+    with pytest.raises(GoldenError) as raised:
+        GoldenStore(tmp_path).lookup(result_of("gemm"))
+    message = str(raised.value)
+    assert "\n" not in message and str(path) in message
+    assert ("not a regular file" in message) if make != "large" else ("more than a golden file holds" in message)

@@ -204,3 +204,15 @@ def test_the_command_returns_0_1_or_2_and_never_raises(history_db, argv):
     event(f"exit status {status}, {argv[0] if argv else 'no command'}")  # --hypothesis-show-statistics
     assert status in (0, 1, 2), (argv, status)
     assert "Traceback" not in err.getvalue()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--gemmcheck-repeat=99999999999999999999999"], "*--gemmcheck-repeat: expected a whole number of launches from 1 to 1,000,000*"),
+    (["--gemmcheck-repeat=1000001"], "*--gemmcheck-repeat: expected a whole number of launches from 1 to 1,000,000*"),
+    (["--gemmcheck-processes=100000"], "*--gemmcheck-processes: expected a whole number of processes from 1 to 256*"),
+])
+def test_repeat_and_processes_are_bounded(pytester, args, message):
+    pytester.makepyfile("def test_nothing(): pass")
+    result = pytester.runpytest(*args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([message])
