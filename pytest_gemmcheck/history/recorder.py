@@ -19,9 +19,9 @@ import uuid
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ..records.result import CaseResult
 from ..config.table import hide_passwords
 from ..environment.git import git_state
+from ..records.result import CaseResult
 from . import fallback
 from .location import one_line
 

@@ -20,8 +20,8 @@ from typing import Iterable
 from sqlalchemy import func, insert, select, update
 from sqlalchemy.engine import Engine
 
-from ..records.result import CaseResult, CompiledResult
 from ..environment.stack import process_alive, process_start_time, split
+from ..records.result import CaseResult, CompiledResult
 from .engine import on_fresh_connection, write_transaction
 from .location import DatabaseError, one_line
 from .models import Case, Launch, Result, Run, Stack, utcnow

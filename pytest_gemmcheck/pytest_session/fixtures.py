@@ -12,10 +12,10 @@ from ..case.identity import out_dtype as _out_dtype
 from ..case.quant import Inputs, quant_mode
 from ..case.reference import compute_reference
 from ..case.sanitized import child_case, target_key
-from ..records.result import CaseResult
-from ..environment.gpus import device_identity
 from ..config.table import TestOverrides
+from ..environment.gpus import device_identity
 from ..errors import CaseError
+from ..records.result import CaseResult
 from .state import GemmcheckSession, is_child
 
 

@@ -18,10 +18,10 @@ import pytest
 from ..config.table import Settings
 
 if TYPE_CHECKING:  # SQLAlchemy-backed modules load when a case first needs them
-    from ..records.result import CaseResult
     from ..history.recorder import Recorder
     from ..judging.baseline import Baseline
     from ..judging.goldens import GoldenStore
+    from ..records.result import CaseResult
 
 SQLALCHEMY_MISSING = ("pytest-gemmcheck records into a database through SQLAlchemy and Alembic, and cannot import "
                       "them ({error}): install them, or pass --gemmcheck-no-record")
@@ -185,9 +185,9 @@ class SessionHistory:
 
     def baseline_for(self, result: CaseResult) -> Baseline:
         """The golden, else the history on a compatible stack, else clean."""
-        from ..records.result import CompiledResult
         from ..errors import CaseError, GemmcheckError
         from ..judging.baseline import choose, from_history
+        from ..records.result import CompiledResult
 
         try:
             golden = self.goldens.lookup(result)
@@ -224,9 +224,9 @@ class SessionHistory:
         """--gemmcheck-accept: these results become the goldens of their cases; a line per kernel
         (the file written, or why it was not). A result whose launch raised or hung is no
         baseline to accept: it is left out, and said so."""
-        from ..records.result import HUNG, RAISED
         from ..environment.git import git_state
         from ..judging.goldens import GoldenError
+        from ..records.result import HUNG, RAISED
 
         revision, dirty = git_state(self.rootdir)
         note = "accepted" + (f" at {revision[:10]}{'+' if dirty else ''}" if revision else "")
