@@ -198,6 +198,27 @@ def _sanitizer() -> str:
     raise SystemExit("no compute-sanitizer on PATH, CUDA_HOME or /usr/local/cuda")
 
 
+def _record_one(tool: str, tool_name: str, flags: list[str], work: str, stem: str, xml: bool, out_dir: Path,
+                env: dict, timeout: float) -> dict:
+    """One workload under one tool: its text (and XML) report written, its index entry returned."""
+    cmd = [tool, "--tool", tool_name, *flags]
+    if xml:
+        cmd += ["--xml", "--save", str(out_dir / f"{stem}.xml")]
+    cmd += [sys.executable, __file__, "--workload", work]
+    began = time.perf_counter()
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
+        rc, stdout, stderr = done.returncode, done.stdout, done.stderr
+    except subprocess.TimeoutExpired as exc:
+        rc, stdout, stderr = "timeout", str(exc.stdout or ""), str(exc.stderr or "")
+    seconds = round(time.perf_counter() - began, 2)
+    (out_dir / f"{stem}.out").write_text(stdout)
+    (out_dir / f"{stem}.err").write_text(stderr)
+    print(f"{stem}: rc {rc} in {seconds} s", flush=True)
+    return {"workload": work, "tool": tool_name, "flags": flags, "xml": xml, "rc": rc, "seconds": seconds,
+            "command": cmd}
+
+
 def record_second(out_dir: Path, timeout: float) -> None:
     out_dir.mkdir(parents=True, exist_ok=True)
     tool = _sanitizer()
@@ -206,22 +227,7 @@ def record_second(out_dir: Path, timeout: float) -> None:
     for work, tool_name, flags, label in SECOND:
         for xml in (False, True):
             stem = f"{tool_name}__{work}__{label}" + ("__xml" if xml else "")
-            cmd = [tool, "--tool", tool_name, *flags]
-            if xml:
-                cmd += ["--xml", "--save", str(out_dir / f"{stem}.xml")]
-            cmd += [sys.executable, __file__, "--workload", work]
-            began = time.perf_counter()
-            try:
-                done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
-                rc, stdout, stderr = done.returncode, done.stdout, done.stderr
-            except subprocess.TimeoutExpired as exc:
-                rc, stdout, stderr = "timeout", str(exc.stdout or ""), str(exc.stderr or "")
-            seconds = round(time.perf_counter() - began, 2)
-            (out_dir / f"{stem}.out").write_text(stdout)
-            (out_dir / f"{stem}.err").write_text(stderr)
-            index["runs"].append({"workload": work, "tool": tool_name, "flags": flags, "xml": xml,
-                                  "rc": rc, "seconds": seconds})
-            print(f"{stem}: rc {rc} in {seconds} s", flush=True)
+            index["runs"].append(_record_one(tool, tool_name, flags, work, stem, xml, out_dir, env, timeout))
     (out_dir / "index.json").write_text(json.dumps(index, indent=1))
 
 
@@ -236,22 +242,7 @@ def record(out_dir: Path, timeout: float) -> None:
     for work, tool_name in RUNS:
         for xml in ((False, True) if (work, tool_name) in XML_RUNS else (False,)):
             stem = f"{tool_name}__{work}" + ("__xml" if xml else "")
-            cmd = [tool, "--tool", tool_name]
-            if xml:
-                cmd += ["--xml", "--save", str(out_dir / f"{stem}.xml")]
-            cmd += [sys.executable, __file__, "--workload", work]
-            began = time.perf_counter()
-            try:
-                done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
-                rc, stdout, stderr = done.returncode, done.stdout, done.stderr
-            except subprocess.TimeoutExpired as exc:
-                rc, stdout, stderr = "timeout", str(exc.stdout or ""), str(exc.stderr or "")
-            seconds = round(time.perf_counter() - began, 2)
-            (out_dir / f"{stem}.out").write_text(stdout)
-            (out_dir / f"{stem}.err").write_text(stderr)
-            index["runs"].append({"workload": work, "tool": tool_name, "xml": xml, "rc": rc,
-                                  "seconds": seconds, "command": cmd})
-            print(f"{stem}: rc {rc} in {seconds} s", flush=True)
+            index["runs"].append(_record_one(tool, tool_name, [], work, stem, xml, out_dir, env, timeout))
     done = subprocess.run([sys.executable, __file__, "--workload", "idle12"], capture_output=True, text=True, env=env)
     (out_dir / "idle12.txt").write_text(done.stdout + done.stderr)
     # the same one launch, bare, for the sanitizer's cost
