@@ -87,6 +87,7 @@ SECOND = [
     ("tail-racy-256", "racecheck", ["--racecheck-report", "all"], "all"),
     ("tail-racy-256", "racecheck", ["--racecheck-report", "all", "--print-limit", "3"], "all-limit3"),
     ("tail-racy-256", "racecheck", ["--kernel-name-exclude", "kns=tail_gemm"], "excluded"),
+    ("tail-racy-lineinfo", "racecheck", ["--racecheck-report", "all", "--print-limit", "3"], "all-limit3"),
     ("tail-fixed-256", "racecheck", ["--racecheck-report", "all"], "all"),
     ("syncwarp-mask", "synccheck", [], "plain"),
     ("misaligned", "memcheck", [], "plain"),
@@ -219,12 +220,14 @@ def _record_one(tool: str, tool_name: str, flags: list[str], work: str, stem: st
             "command": cmd}
 
 
-def record_second(out_dir: Path, timeout: float) -> None:
+def record_second(out_dir: Path, timeout: float, only: str | None = None) -> None:
     out_dir.mkdir(parents=True, exist_ok=True)
     tool = _sanitizer()
     env = dict(os.environ, PYTORCH_NO_CUDA_MEMORY_CACHING="1")
     index = {"sanitizer": tool, "runs": []}
     for work, tool_name, flags, label in SECOND:
+        if only and not work.startswith(only):
+            continue
         for xml in (False, True):
             stem = f"{tool_name}__{work}__{label}" + ("__xml" if xml else "")
             index["runs"].append(_record_one(tool, tool_name, flags, work, stem, xml, out_dir, env, timeout))
@@ -259,11 +262,12 @@ def main() -> None:
     parser.add_argument("--out", type=Path)
     parser.add_argument("--timeout", type=float, default=150.0)
     parser.add_argument("--second", action="store_true", help="the report modes, filters and limits")
+    parser.add_argument("--only", help="with --second: only the runs whose workload has this prefix")
     args = parser.parse_args()
     if args.workload:
         workload(args.workload)
     elif args.out and args.second:
-        record_second(args.out, args.timeout)
+        record_second(args.out, args.timeout, args.only)
     elif args.out:
         record(args.out, args.timeout)
     else:
