@@ -35,7 +35,7 @@ from ..rule import AccuracyStats, DiffStats, Tolerance
 from .kernels import INTERPRETED, R_CHECKSUM, R_OUTSIDE
 from .plan import LaunchConfig
 from .replay import Replay, replay_for
-from .tool_run import Run
+from .run import Run
 
 __all__ = ["LaunchConfig", "PendingCheck", "prepare_check", "start_check", "check_launch",
            "check_launch_and_checksum", "compare_copies", "checksum", "start_checksum_and_fill"]

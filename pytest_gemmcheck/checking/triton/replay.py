@@ -12,7 +12,7 @@ from ..graphs import GraphAtSecondUse
 from ..rule import Tolerance
 from .facts import reference_facts
 from .plan import LaunchConfig
-from .tool_run import Run
+from .run import Run
 from .runtime import RUNTIME
 
 _REPLAYS_KEPT = 8  # entries kept per process (case.run uses two at a time), the oldest dropped first
