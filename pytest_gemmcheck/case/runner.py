@@ -104,6 +104,7 @@ class LaunchLoop:
         self.timer = LaunchTimer(self.device)
         self.mapped_wrong = 0  # wrong elements of the launch whose tile map the result holds
         self.deadline = Deadline(self.settings.launch_timeout, self.device)
+        self._marked = self.deadline.event()
         self.settling_launches = 6 if self.device.type == "cuda" else 0  # see _launch_once
         self.inputs = InputGuard(case.inputs())
         self.watch = LaunchWatch(self.inputs, self.device, fused=self.checker.name == "triton")
@@ -178,8 +179,8 @@ class LaunchLoop:
             # hung one too, past any deadline. So these launches are waited for, with the deadline,
             # before their checks are queued.
             try:
-                self.deadline.mark()
-                self.deadline.wait()
+                self.deadline.mark(self._marked)
+                self.deadline.wait(self._marked, self.deadline.started)
             except Exception as exc:
                 return self._raised(record, exc)
         try:
@@ -205,13 +206,13 @@ class LaunchLoop:
             # then the check, which runs on while the host reads the guards and queues the next
             # launch: the GPU is not left waiting for the host.
             self.watch.queue(buffer)
-            self.deadline.mark()
+            self.deadline.mark(self._marked)
             if begun is not None:
                 begun.start()
             elif checked is not None:
                 begun = self.repeat_pass(checked, repeat_fill.tensor if repeat_fill is not None else None)
                 self.buffers.poisoned_ahead = repeat_fill
-            self.deadline.wait()
+            self.deadline.wait(self._marked, self.deadline.started)
         except Exception as exc:  # a fault the launch left behind, or a launch that does not end
             return self._raised(record, exc)
         self._guarded(record, buffer)
@@ -258,8 +259,8 @@ class LaunchLoop:
             # the next launch is queued ahead of this check, which may load kernels and capture a
             # graph (driver calls that wait for a running kernel): it is waited for first, with
             # its deadline
-            self.deadline.mark()
-            self.deadline.wait()
+            self.deadline.mark(self._marked)
+            self.deadline.wait(self._marked, self.deadline.started)
         except LaunchHung:
             record.error = "its accuracy is not known: the next launch hung before its output could be checked"
             raise
