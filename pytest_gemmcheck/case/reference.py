@@ -2,7 +2,8 @@
 
 Computed in row chunks so that the dequantized fp32 copy of A never has to exist whole; a
 session caches it (cache.py), so a case's launches, and every case with the same inputs,
-share one reference.
+share one reference: the harness's own (:class:`ProtectedReference`), of which tests and
+kernels only ever get copies.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import contextlib
 
 import torch
 
+from ..checking.checksum import checksum
 from .quant import Inputs, quant_mode
 
 # Rows of A dequantized at once: bounds the temporary fp32 copy of A to rows x K floats.
@@ -48,3 +50,21 @@ def compute_reference(inputs: Inputs, out_dtype: torch.dtype = torch.bfloat16) -
             a = mode.dequantize_a(inputs, rows)
             out[rows] = (a @ b_t).to(out_dtype)
     return out
+
+
+class ProtectedReference:
+    """The harness's own reference of a case: never handed out (``case.reference()`` gives
+    copies), its checksum taken when it was made, so that it can be proved unchanged before it
+    judges anything."""
+
+    def __init__(self, tensor: torch.Tensor):
+        self.tensor = tensor
+        self.checksum = checksum(tensor)
+
+    def nbytes(self) -> int:
+        return self.tensor.numel() * self.tensor.element_size()
+
+    def intact(self, checksum_of=checksum) -> bool:
+        """Whether its bits are those it was made with (``checksum_of``: checksum.checksum or an
+        implementation of it, as the check's backend has one)."""
+        return checksum_of(self.tensor) == self.checksum
