@@ -185,6 +185,11 @@ class Case:
         self._handed_out.append(weakref.ref(copy))
         return copy
 
+    @property
+    def hands_out_references(self) -> bool:
+        """Whether :meth:`reference` gave any copy (alive or not)."""
+        return bool(self._handed_out)
+
     def handed_out_references(self) -> list[torch.Tensor]:
         """The copies :meth:`reference` gave that are still alive."""
         self._handed_out = [ref for ref in self._handed_out if ref() is not None]

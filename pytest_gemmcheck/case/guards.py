@@ -26,6 +26,8 @@ changed.
 
 from __future__ import annotations
 
+import ctypes
+
 import torch
 
 from ..checking.checksum import word_view
@@ -63,6 +65,8 @@ class GuardedBuffer:
         self.canary = _signed(_CANARY[dtype], 8 * self.block.element_size())
         self._laid = torch.full((2, GUARD_ELEMENTS), self.canary, dtype=self.bits.dtype, device=device)
         self.lay()
+        # both regions against the laid canary, by memcmp on the CPU (count_now runs every launch)
+        self._compare = [_comparison(region, laid) for region, laid in zip(self._guards, self._laid)]
 
     def lay(self) -> None:
         """The canary into both guard regions."""
@@ -73,8 +77,8 @@ class GuardedBuffer:
         counts[:2].copy_(torch.sum(self._guards != self.canary, dim=1))
 
     def count_now(self) -> tuple[int, int]:
-        """Elements changed before and after ``out``, read now (one comparison when none did)."""
-        if torch.equal(self._guards, self._laid):
+        """Elements changed before and after ``out``, read now (a comparison of bytes when none did)."""
+        if all(same() for same in self._compare):
             return 0, 0
         before, after = torch.sum(self._guards != self.canary, dim=1).tolist()
         return before, after
@@ -84,9 +88,36 @@ def layout(t: torch.Tensor) -> tuple:
     return (t.data_ptr(), tuple(t.shape), t.stride(), t.dtype)
 
 
+def _memcmp():
+    try:
+        function = ctypes.CDLL(None).memcmp
+    except (OSError, AttributeError):  # no C library to ask: torch.equal does
+        return None
+    function.restype = ctypes.c_int
+    function.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t]
+    return function
+
+
+_MEMCMP = _memcmp()
+
+
 def same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
-    """Bit for bit (a NaN equals itself), read now."""
+    """Bit for bit (a NaN equals itself), read now. Contiguous CPU tensors by memcmp: 7 us for
+    128 KB on one core here, where torch.equal took 31 us on 64-bit words and 85 us on bf16."""
+    if (_MEMCMP is not None and a.device.type == "cpu" and b.device.type == "cpu" and a.is_contiguous()
+            and b.is_contiguous() and a.dtype == b.dtype and a.shape == b.shape):
+        return _MEMCMP(a.data_ptr(), b.data_ptr(), a.numel() * a.element_size()) == 0
     return torch.equal(bits_view(a), bits_view(b))
+
+
+def _comparison(a: torch.Tensor, b: torch.Tensor):
+    """same_bits(a, b) as a function of no arguments, for tensors compared again and again: by
+    memcmp of their addresses where same_bits would use it (the checks done once)."""
+    if (_MEMCMP is not None and a.device.type == "cpu" and b.device.type == "cpu" and a.is_contiguous()
+            and b.is_contiguous() and a.dtype == b.dtype and a.shape == b.shape):
+        pointers = (a.data_ptr(), b.data_ptr(), a.numel() * a.element_size())
+        return lambda: _MEMCMP(*pointers) == 0
+    return lambda: same_bits(a, b)
 
 
 class InputGuard:
@@ -101,6 +132,7 @@ class InputGuard:
         self.pairs = [(_words(self.live[name]), _words(self.pristine[name])) for name in self.live]
         # the live inputs as the guard kernel reads them, for their checksums
         self.words = [word_view(self.live[name]) for name in self.live]
+        self._compare = [(name, _comparison(self.live[name], self.pristine[name])) for name in self.live]
 
     def __len__(self) -> int:
         return len(self.live)
@@ -112,7 +144,7 @@ class InputGuard:
 
     def changed_now(self) -> list[str]:
         """The inputs that differ from their pristine copies, read now."""
-        return [name for name in self.live if not same_bits(self.live[name], self.pristine[name])]
+        return [name for name, same in self._compare if not same()]
 
     def names(self) -> list[str]:
         return list(self.live)
@@ -128,6 +160,7 @@ class InputGuard:
         self.pristine.clear()
         self.pairs.clear()
         self.words.clear()
+        self._compare.clear()
 
 
 def differing_rows(live: torch.Tensor, pristine: torch.Tensor) -> int:
@@ -159,6 +192,8 @@ class ReferenceCopies:
 
     def queue(self) -> list[tuple[torch.Tensor, object]]:
         """(copy, whether it changed: a bool, or on a GPU a device tensor read later) for each copy."""
+        if not self._case.hands_out_references:
+            return []
         watched = [copy for copy in self._case.handed_out_references() if id(copy) not in self._ignored]
         if self.reference.device.type != "cuda":
             return [(copy, not same_bits(copy, self.reference)) for copy in watched]

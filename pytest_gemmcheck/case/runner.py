@@ -23,7 +23,6 @@ that returning it again unwritten shows.
 
 from __future__ import annotations
 
-import copy
 import os
 import socket
 import time
@@ -36,12 +35,13 @@ from ..checking.backends import Checker, Outcome, select_checker
 from ..checking.consensus import Consensus
 from ..checking.graphs import GraphAtSecondUse
 from ..checking.rule import AccuracyStats
-from ..checking.torch_backend import bits_view, row_max, wrong_tile_map
+from ..checking.torch_backend import wrong_tile_map
 from ..environment import contention, stress
 from ..errors import CaseError, LaunchHung
 from ..records.result import CHANGED_INPUT, CaseResult, LaunchRecord
 from . import in_flight, launch_records
-from .guards import CHECKSUM_COLUMN, GuardedBuffer, InputGuard, LaunchWatch, ReferenceCopies, differing_rows
+from .guards import (CHECKSUM_COLUMN, GuardedBuffer, InputGuard, LaunchWatch, ReferenceCopies, differing_rows,
+                     same_bits)
 from .in_flight import Queued
 from .stopping import StoppingRule
 from .waiting import Deadline
@@ -58,15 +58,14 @@ class KnownOutputs:
         self.entries: list[tuple[torch.Tensor, AccuracyStats, int | None]] = []  # (bits, accuracy, group)
 
     def find(self, out: torch.Tensor):
-        bits = bits_view(out)
         for kept, accuracy, group in self.entries:
-            if torch.equal(bits, kept):
+            if same_bits(out, kept):
                 return accuracy, group
         return None
 
     def add(self, out: torch.Tensor, accuracy: AccuracyStats, group: int | None, kept: torch.Tensor | None) -> None:
         if len(self.entries) < self.limit:
-            self.entries.append((bits_view(kept if kept is not None else out.detach().clone()), accuracy, group))
+            self.entries.append((kept if kept is not None else out.detach().clone(), accuracy, group))
 
 
 class LaunchLoop:
@@ -84,7 +83,7 @@ class LaunchLoop:
         self.device = case.device
         self.protected = case.judged_reference()  # proved unchanged since it was made
         self.ref = self.protected.tensor
-        self.rowmax = row_max(self.ref)
+        self.rowmax = self.protected.rowmax()
         self.checker: Checker = select_checker(self.settings.check_backend, self.ref)
         result.check_backend = self.checker.name
         self.inputs = InputGuard(case.inputs())
@@ -180,15 +179,16 @@ class LaunchLoop:
         # launch(out) orders its work after that stream's and leaves the stream ordered after
         # its own, as every torch op does.
         self.buffers.poison(buffer)
-        started = time.monotonic()
+        started = self.deadline.start_call()
         try:
-            with self.deadline.call():
-                timer.start()
-                returned = self.launch(out)
-                timer.stop()
+            timer.start()
+            returned = self.launch(out)
+            timer.stop()
         except (Exception, SystemExit) as exc:  # the kernel's failure is the test's evidence (sys.exit too)
+            self.deadline.end_call()
             timer.stop()
             return self._failed(record, exc, started)
+        self.deadline.end_call()
         checked = launch_records.output_to_check(record, out, buffer.identity, returned, expected=(self.case.m, self.case.n),
                                                  dtype=self.case.out_dtype, device=self.device,
                                                  poisoned=self.buffers.was_poisoned)
@@ -205,13 +205,14 @@ class LaunchLoop:
         own = checked is not None and checked is not out
         # its guards, and its check, read now when the pipeline says so; a kernel's own output at
         # once, before it is poisoned (returning it again unwritten then shows)
-        self._read_until(lambda: self._unguarded() <= self.pipeline.guard_depth, guards_only=True)
+        if self.queued[-1].guarded is False and self.pipeline.guard_depth == 0:
+            self._read(self.queued[-1], guards_only=True)
+        else:
+            self._read_until(lambda: sum(not e.guarded for e in self.queued) <= self.pipeline.guard_depth,
+                             guards_only=True)
         if depth == 0 or own:
             self._read_until(lambda: not self.queued)
         return None
-
-    def _unguarded(self) -> int:
-        return sum(1 for entry in self.queued if not entry.guarded)
 
     def _queue_work(self, entry: Queued, index: int) -> None:
         """The launch's own work behind it on the stream: guards, its output's checksum (or a full
@@ -250,6 +251,8 @@ class LaunchLoop:
     def _work(self, checked, buffer: GuardedBuffer, fill, position: int, summed: bool):
         """Guards and checksum into the position's row (its values when worked out at once); on a
         GPU the row's copy to its pinned host row, queued."""
+        if self.watch.at_once:
+            return self.watch.queue(buffer, None)
         row = self.ring.rows[position]
         if summed:
             self.checker.queue_checksum(checked, fill.tensor if fill is not None else None, row[CHECKSUM_COLUMN:])
@@ -357,7 +360,7 @@ class LaunchLoop:
             self._repeated(entry, entry.values[CHECKSUM_COLUMN])
         elif self.known is not None and (found := self.known.find(checked)) is not None:
             accuracy, group = found
-            launch_records.fill_accuracy(record, copy.deepcopy(accuracy), checked)
+            launch_records.fill_accuracy(record, accuracy.copy(), checked)
             self._map_tiles(record, checked)
             if self.consensus is not None:
                 self.consensus.observe_copy(record.index, group)
@@ -383,7 +386,7 @@ class LaunchLoop:
         record = entry.record
         known = self.verified.get(total)
         if known is not None:
-            self._finish_check(record, entry.checked, Outcome(copy.deepcopy(known), [], total))
+            self._finish_check(record, entry.checked, Outcome(known.copy(), [], total))
             return
         try:
             outcome = self._full_check(entry, entry.checked)

@@ -67,11 +67,17 @@ class _SharedAlarm:
 
     def start_call(self, timeout_s: float) -> None:
         self.expires_at = time.monotonic() + timeout_s
-        self._set_timer()
+        if self.previous_at is None:  # the usual case, every launch: one system call
+            signal.setitimer(signal.ITIMER_REAL, timeout_s)
+        else:
+            self._set_timer()
 
     def end_call(self) -> None:
         self.expires_at = None
-        self._set_timer()
+        if self.previous_at is None:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        else:
+            self._set_timer()
 
     def _set_timer(self) -> None:
         # one shot: an interval of the previous timer is kept by _handle, which sets it again
@@ -135,17 +141,16 @@ class Deadline:
         return (f"did not finish within {self.timeout_s:g} s on {where} (--gemmcheck-launch-timeout="
                 f"{self.timeout_s:g})")
 
-    @contextlib.contextmanager
-    def call(self):
-        """Around the launch call."""
+    def start_call(self) -> float:
+        """Before the launch call (end_call after it, however it ends): when it began."""
         self.started = time.monotonic()
         if self._alarm is not None:
             self._alarm.start_call(self.timeout_s)
-        try:
-            yield
-        finally:
-            if self._alarm is not None:
-                self._alarm.end_call()
+        return self.started
+
+    def end_call(self) -> None:
+        if self._alarm is not None:
+            self._alarm.end_call()
 
     def event(self):
         """A new event to mark a point of the current stream (None off the GPU)."""
