@@ -191,13 +191,19 @@ class ReferenceCopies:
         self._ignored = {id(copy) for copy in case.handed_out_references() if not same_bits(copy, reference)}
 
     def queue(self) -> list[tuple[torch.Tensor, object]]:
-        """(copy, whether it changed: a bool, or on a GPU a device tensor read later) for each copy."""
+        """(copy, whether it changed: a bool, or on a GPU a pinned host tensor filled behind the
+        launch, read once the launch's event completed) for each copy."""
         if not self._case.hands_out_references:
             return []
         watched = [copy for copy in self._case.handed_out_references() if id(copy) not in self._ignored]
         if self.reference.device.type != "cuda":
             return [(copy, not same_bits(copy, self.reference)) for copy in watched]
-        return [(copy, torch.any(bits_view(copy) != bits_view(self.reference))) for copy in watched]
+        flags = []
+        for copy in watched:
+            host = torch.empty((), dtype=torch.bool, pin_memory=True)
+            host.copy_(torch.any(bits_view(copy) != bits_view(self.reference)), non_blocking=True)
+            flags.append((copy, host))
+        return flags
 
 
 class LaunchWatch:

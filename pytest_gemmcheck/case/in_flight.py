@@ -124,6 +124,7 @@ class Ring:
         self.timers = [LaunchTimer(device) for _ in range(positions)]
         self.occupant: list[Queued | None] = [None] * positions
         self.graphs: dict[int, object] = {}
+        self.keep: dict[int, object] = {}  # per position, what its captured work's scratch belongs to
 
     @property
     def bytes(self) -> int:
@@ -135,6 +136,9 @@ class Ring:
         self.occupant = [None] * len(self.buffers)
         self.buffers.poisoned_ahead.clear()
         self.buffers.poisoned_returns.clear()
+        # a graph captured in an earlier run replays as it was; work not captured yet belonged to
+        # that run's loop, and is made again by this one's
+        self.graphs = {position: graph for position, graph in self.graphs.items() if graph.graph is not None}
 
 
 _kept: Ring | None = None

@@ -201,6 +201,7 @@ class LaunchLoop:
         entry = Queued(record, buffer, position, checked, started=started)
         self.ring.occupant[position] = entry
         self.queued.append(entry)
+        self.deadline.mark(self.ring.done[position])  # behind the launch: what a wait for it waits for
         self._queue_work(entry, index)
         own = checked is not None and checked is not out
         # its guards, and its check, read now when the pipeline says so; a kernel's own output at
@@ -255,7 +256,9 @@ class LaunchLoop:
             return self.watch.queue(buffer, None)
         row = self.ring.rows[position]
         if summed:
-            self.checker.queue_checksum(checked, fill.tensor if fill is not None else None, row[CHECKSUM_COLUMN:])
+            # the pass's scratch lives as long as the ring's graph that uses it
+            self.ring.keep[position] = self.checker.queue_checksum(
+                checked, fill.tensor if fill is not None else None, row[CHECKSUM_COLUMN:])
         values = self.watch.queue(buffer, row)
         if self.ring.on_gpu:
             self.ring.host_rows[position].copy_(row, non_blocking=True)
@@ -316,6 +319,8 @@ class LaunchLoop:
         Launches queued after one that changed its inputs ran on changed inputs: they run again."""
         record, buffer = entry.record, entry.buffer
         before, after, changed = self.watch.read(entry.values)
+        if before or after or changed or any(bool(flag) for _, flag in entry.references):
+            self._settle()  # what follows reads and writes the device: the launches in flight first
         if before or after:
             launch_records.wrote_outside(record, before, after)
             buffer.lay()
@@ -370,8 +375,11 @@ class LaunchLoop:
             self.buffers.poison_returned(checked)
 
     def _full_check(self, entry: Queued, checked: torch.Tensor) -> Outcome:
-        """A full check of ``checked`` now, against the reference proved unchanged."""
-        self._settle_before_first_checks(entry.buffer) if self.checker.by_checksum else self._settle()
+        """A full check of ``checked`` now, against the reference proved unchanged. Queued behind
+        the launches in flight, it waits for them: they are waited for first, each under its
+        deadline."""
+        self.full_checks[id(entry.buffer)] = self.full_checks.get(id(entry.buffer), 0) + 1
+        self._settle()
         self._prove_reference(f"before launch {entry.record.index} was judged")
         copies = self.consensus.copies if self.consensus is not None and not self.checker.by_checksum else []
         check = self.checker.prepare(checked, self.ref, self.rowmax, self.case.tolerance, self.case.tile, copies, True)
@@ -466,6 +474,8 @@ class LaunchLoop:
             self.verified.setdefault(outcome.checksum, outcome.accuracy)
         uses_output = (record.wrong > self.mapped_wrong and self.case.tile is not None) or (
             self.consensus is not None and self.checker.by_checksum and self.consensus.reads_output(outcome.checksum))
+        if uses_output:
+            self._settle()  # reading the output now waits for the launches in flight: each under its deadline
         if uses_output and not self._still_as_checked(record, checked, outcome):
             return
         self._map_tiles(record, checked)

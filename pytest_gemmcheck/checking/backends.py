@@ -72,7 +72,9 @@ class Checker:
     as torch_backend.py and checksum.py have them. ``queue_checksum(out, fill, into)``, where
     the backend has one, queues a launch's pass on the current stream: out's checksum alone (no
     reference read) into ``into`` (int64, one element, read back by the caller) and NaN into
-    ``fill`` (the next output buffer, or None); nothing is waited for or copied to the host."""
+    ``fill`` (the next output buffer, or None); nothing is waited for or copied to the host. It
+    returns what owns the pass's scratch: a caller that captures the pass in a graph keeps it
+    as long as the graph."""
 
     name: str
     by_checksum: bool  # consistency from checksums (copies are never passed to prepare)
@@ -101,7 +103,7 @@ def _fused() -> Checker:
         return fused_check.compare_copies(a, [b], rowmax, tile)[0]
 
     def queue_checksum(out, fill, into):
-        fused_check.queue_checksum_and_fill(out, fill, into)
+        return fused_check.queue_checksum_and_fill(out, fill, into)
 
     return Checker("triton", by_checksum=True, prepare=prepare, checksum=fused_check.checksum, compare=compare,
                    queue_checksum=queue_checksum)

@@ -257,18 +257,21 @@ def _validate_pass(out: torch.Tensor, fill: torch.Tensor | None) -> None:
 
 
 def queue_checksum_and_fill(out: torch.Tensor, fill: torch.Tensor | None, into: torch.Tensor, *,
-                            config: LaunchConfig | None = None) -> None:
+                            config: LaunchConfig | None = None):
     """:func:`start_checksum_and_fill`'s pass with its checksum into ``into`` (int64, one
     element, on out's device) and nothing copied to the host or waited for: for a caller that
-    captures its own graph of a launch's work and reads many launches' results at once."""
+    captures its own graph of a launch's work and reads many launches' results at once. Returns
+    the pass's kept entry, which owns its scratch (None for an empty output)."""
     from .repeat import checksum_fill_for
 
     _validate_pass(out, fill)
     if out.numel() == 0:
         into.zero_()
-        return
+        return None
     _require_device(out)
-    checksum_fill_for(out, fill, config).queue_into(out, fill, into)
+    entry = checksum_fill_for(out, fill, config)
+    entry.queue_into(out, fill, into)
+    return entry
 
 
 def start_checksum_and_fill(out: torch.Tensor, fill: torch.Tensor | None = None, *,
