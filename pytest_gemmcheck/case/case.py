@@ -195,13 +195,13 @@ class Case:
         self._handed_out = [ref for ref in self._handed_out if ref() is not None]
         return [t for t in (ref() for ref in self._handed_out) if t is not None]
 
-    def judged_reference(self, checksum_of=None) -> ProtectedReference:
-        """The harness's own reference, proved unchanged by its checksum (``checksum_of``: an
-        implementation of checking.checksum.checksum); made again if it was changed."""
+    def judged_reference(self) -> ProtectedReference:
+        """The harness's own reference, proved unchanged since it was made; made again if it
+        was changed."""
         key = self._inputs_key() + (dtype_name(self.out_dtype), reference_name(self.reference_fn))
         cache = self.context.reference_cache
         protected = cache.get(key, self._make_reference)
-        if not protected.intact(*(() if checksum_of is None else (checksum_of,))):
+        if not protected.intact():
             cache.discard(lambda cached: cached == key)
             protected = cache.get(key, self._make_reference)
         return protected

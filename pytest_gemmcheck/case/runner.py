@@ -91,7 +91,8 @@ class LaunchLoop:
         self.pipeline = in_flight.pipeline_for(self.device, self.checker.by_checksum, rule,
                                                case.m * case.n * self.ref.element_size())
         key = (case.m, case.n, case.out_dtype, str(self.device), self.checker.name,
-               tuple((t.data_ptr(), t.numel(), t.dtype) for t in self.inputs.words))
+               tuple((t.data_ptr(), t.numel(), t.dtype) for t in self.inputs.words),
+               torch.cuda.current_stream(self.device).cuda_stream if self.device.type == "cuda" else None)
         self.ring = in_flight.ring_for(key, case.m, case.n, case.out_dtype, self.device, self.pipeline.ring)
         self.buffers = self.ring.buffers
         self.consensus = (Consensus(self.rowmax, case.tile, checksum=self.checker.checksum, compare=self.checker.compare)
@@ -111,6 +112,7 @@ class LaunchLoop:
         self.by_checksum_pass = self.checker.queue_checksum is not None and self.settings.repeat_check == "checksum"
         self.known = KnownOutputs() if not self.checker.by_checksum and self.settings.repeat_check == "checksum" else None
         self.full_checks: dict[int, int] = {}  # full checks begun per buffer (by id): the first two settle first
+        self.eager_variants: set[tuple] = set()  # kinds of a launch's work queued op by op so far
 
     # --- the loop -----------------------------------------------------------------------
     def run(self) -> BaseException | None:
@@ -241,7 +243,9 @@ class LaunchLoop:
                     lambda: self._work(checked, buffer, fill, position, True), self.device, settle=self._settle)
             graph.run()
         else:
-            if on_gpu and position not in self.ring.graphs:
+            variant = (entry.summed, fill is None, checked is entry.buffer.tensor)
+            if on_gpu and variant not in self.eager_variants:
+                self.eager_variants.add(variant)
                 self._settle()  # kernels loaded for the first time wait for what runs
             entry.values = self._work(checked, buffer, fill, position, entry.summed)
         if fill is not None:
@@ -340,8 +344,8 @@ class LaunchLoop:
         """Drop the launches queued after ``entry`` (they ran on what it changed): they run again,
         on the inputs, copies and buffers as they should be."""
         later = [e for e in self.queued if e.record.index > entry.record.index]
-        if not later:
-            return
+        if self.next_index - 1 <= entry.record.index:
+            return  # no launch called after it
         self._settle()
         for dropped in later:
             self.queued.remove(dropped)
