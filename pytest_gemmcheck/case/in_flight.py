@@ -72,6 +72,7 @@ class Queued:
     references: list = field(default_factory=list)  # (copy of the reference, whether it changed)
     started: float = 0.0  # when its call began (monotonic)
     guarded: bool = False  # its guards were read
+    marked: bool = False  # its done event was recorded behind its work
 
 
 class LaunchTimer:
@@ -119,7 +120,10 @@ class Ring:
         positions = len(self.buffers)
         self.on_gpu = device.type == "cuda"
         self.rows = torch.zeros(positions, ROW_WIDTH, dtype=torch.int64, device=device)
-        self.host_rows = torch.zeros(positions, ROW_WIDTH, dtype=torch.int64, pin_memory=True) if self.on_gpu else None
+        host = torch.zeros(positions, ROW_WIDTH, dtype=torch.int64, pin_memory=True) if self.on_gpu else None
+        # one view per position, made once (indexing costs the host a few microseconds a launch)
+        self.row = list(self.rows)
+        self.host_row = list(host) if host is not None else self.row
         self.done = [torch.cuda.Event() for _ in range(positions)] if self.on_gpu else [None] * positions
         self.timers = [LaunchTimer(device) for _ in range(positions)]
         self.occupant: list[Queued | None] = [None] * positions

@@ -203,7 +203,6 @@ class LaunchLoop:
         entry = Queued(record, buffer, position, checked, started=started)
         self.ring.occupant[position] = entry
         self.queued.append(entry)
-        self.deadline.mark(self.ring.done[position])  # behind the launch: what a wait for it waits for
         self._queue_work(entry, index)
         own = checked is not None and checked is not out
         # its guards, and its check, read now when the pipeline says so; a kernel's own output at
@@ -252,20 +251,21 @@ class LaunchLoop:
             self.buffers.poisoned_ahead.add(id(fill))
         entry.references = self.references.queue()
         self.deadline.mark(self.ring.done[position])
+        entry.marked = True
 
     def _work(self, checked, buffer: GuardedBuffer, fill, position: int, summed: bool):
         """Guards and checksum into the position's row (its values when worked out at once); on a
         GPU the row's copy to its pinned host row, queued."""
         if self.watch.at_once:
             return self.watch.queue(buffer, None)
-        row = self.ring.rows[position]
+        row = self.ring.row[position]
         if summed:
             # the pass's scratch lives as long as the ring's graph that uses it
             self.ring.keep[position] = self.checker.queue_checksum(
                 checked, fill.tensor if fill is not None else None, row[CHECKSUM_COLUMN:])
         values = self.watch.queue(buffer, row)
         if self.ring.on_gpu:
-            self.ring.host_rows[position].copy_(row, non_blocking=True)
+            self.ring.host_row[position].copy_(row, non_blocking=True)
         return values
 
     def _settle_before_first_checks(self, buffer: GuardedBuffer) -> None:
@@ -279,6 +279,8 @@ class LaunchLoop:
         if not self.ring.on_gpu:
             return
         for entry in list(self.queued):
+            if not entry.marked:  # the launch whose work is being queued: waited for up to here
+                self.deadline.mark(self.ring.done[entry.position])
             self._wait_for(entry)
 
     def _wait_for(self, entry: Queued) -> None:
@@ -306,7 +308,7 @@ class LaunchLoop:
         if not entry.guarded:
             self._wait_for(entry)
             if entry.values is None:
-                entry.values = (self.ring.host_rows if self.ring.on_gpu else self.ring.rows)[entry.position].tolist()
+                entry.values = self.ring.host_row[entry.position].tolist()
             entry.record.elapsed_s = self.ring.timers[entry.position].seconds()
             entry.guarded = True
             self._guarded(entry)

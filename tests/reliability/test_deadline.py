@@ -29,21 +29,21 @@ HANG_AFTER_CASE = """
 
 @pytest.mark.parametrize("method", ["signal", "thread"])
 def test_pytest_timeout_stops_a_hang_after_a_case(pytester, examples_dir, method):
+    """Before, the test passed after its sleep: the case had cancelled pytest-timeout's timer."""
     shutil.copy(examples_dir / "cpu" / "kernels.py", pytester.path / "kernels.py")
     pytester.makepyfile(test_hang=textwrap.dedent(HANG_AFTER_CASE))
-    started = time.monotonic()
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--timeout=4", f"--timeout-method={method}",
-                                           "--gemmcheck-no-record", "--gemmcheck-repeat=3", timeout=120)
-    took = time.monotonic() - started
-    assert took < 45, f"the 60 s sleep ran to its end ({took:.1f} s)"
+                                           "--gemmcheck-no-record", "--gemmcheck-repeat=3", timeout=300)
     text = result.stdout.str() + result.stderr.str()
-    assert "Timeout" in text, text
+    assert "Timeout" in text and "1 passed" not in text, text
     if method == "signal":  # the test fails and the session reports it
         result.assert_outcomes(failed=1)
+        assert "Timeout (>4.0s) from pytest-timeout" in text
 
 
 def test_pytest_timeout_signal_method_stops_a_launch_that_does_not_end(pytester, examples_dir):
-    """pytest-timeout's timer is due before the launch deadline: its handler runs inside the launch."""
+    """pytest-timeout's timer is due before the launch deadline: its handler runs inside the launch
+    (before, the two 30 s launches ran to their end and the test passed)."""
     shutil.copy(examples_dir / "cpu" / "kernels.py", pytester.path / "kernels.py")
     pytester.makepyfile(test_spin=textwrap.dedent("""
         import time
@@ -54,13 +54,11 @@ def test_pytest_timeout_signal_method_stops_a_launch_that_does_not_end(pytester,
             x = case.inputs()
             case.run(lambda out: time.sleep(30) or bf16_matmul(x, out))
     """))
-    started = time.monotonic()
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--timeout=3", "--timeout-method=signal",
                                            "--gemmcheck-no-record", "--gemmcheck-launch-timeout=60", "--gemmcheck-repeat=2",
-                                           timeout=120)
-    assert time.monotonic() - started < 25
+                                           timeout=300)
     result.assert_outcomes(failed=1)
-    assert "Timeout" in result.stdout.str()
+    assert "Timeout (>3.0s) from pytest-timeout" in result.stdout.str()
 
 
 def test_a_tests_own_interval_timer_keeps_firing_through_the_launches(make_case):
