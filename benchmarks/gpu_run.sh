@@ -19,6 +19,9 @@
 #                 >= 1000 launches of the fixed twin idle and under each stressor
 #   overhead      --gemmcheck-repeat=100 on the fp8 GEMM at 16384x7168x2048 vs bare launches, repeats
 #                 checked by checksum (the default) and every launch in full, interleaved
+#   overhead-shapes  a checked launch against a bare one, torch.matmul bf16 256^3 ... 8192^3 and ptpc
+#                 torch._scaled_mm 16384x7168x2048 at repeat=100: bare, checked, ratio, host us per launch
+#                 (benchmarks/overhead_shapes.py)
 #   breakdown     a launch's phases on the GPU against case.run's time (benchmarks/harness_breakdown.py)
 #   host-overhead the host's share, piece by piece, and a profile of case.run (benchmarks/host_overhead.py)
 #   two-gpus      launches per second with pytest-xdist -n 2 vs -n 1 (only with >= 2 GPUs)
@@ -29,6 +32,9 @@
 #                 fused check's (benchmarks/guard_cost.py), and the plugin's reliability tests
 #   repeat-tests  repeated launches checked by checksum against full checks of the same bits,
 #                 launch by launch, on the racy cp.async GEMM and its fixed twin (tests/checking/triton/test_repeat.py)
+#   pipeline-tests  the loop queued ahead against the loop that checks every launch in full, launch by
+#                 launch, on the GPU (tests/case/test_pipeline.py), the reference's protection and the
+#                 deadline beside pytest-timeout (tests/reliability/test_reference.py, test_deadline.py)
 #   fused-check-tests, recorded-examples, dashboard, stack
 #                 the fused check's tests on the GPU; a recorded run of the GPU examples
 #   sanitize      the GPU sanitizer suite (examples/gpu/test_gpu_sanitize.py), its results as JSON
@@ -156,6 +162,7 @@ sweep_budget=$(( $(left) - 90 ))  # keeps a minute and a half for the overhead p
 [ $sweep_budget -lt 0 ] && sweep_budget=0
 run_part racy-sweep $(( sweep_budget + 40 )) "${MEASURE[@]}" racy-sweep --budget-s "$sweep_budget"
 run_part overhead 75 "${MEASURE[@]}" overhead
+run_part overhead-shapes 240 "$PY" benchmarks/overhead_shapes.py
 run_part breakdown 90 "$PY" benchmarks/harness_breakdown.py
 run_part host-overhead 90 "$PY" benchmarks/host_overhead.py
 
@@ -183,6 +190,8 @@ run_part check-speed-sweep 100 "$PY" benchmarks/check_speed.py --sweep
 # the fused check's equality tests on real atomics and many programs, then a recorded run of the
 # GPU examples (needs SQLAlchemy and Alembic: carried as wheels) and its dashboard
 run_part repeat-tests 120 "$PY" -m pytest tests/checking/triton/test_repeat.py -q -p no:cacheprovider -x
+run_part pipeline-tests 240 "$PY" -m pytest tests/case/test_pipeline.py tests/reliability/test_reference.py \
+    tests/reliability/test_deadline.py -q -p no:cacheprovider
 run_part fused-check-tests 150 "$PY" -m pytest tests/checking/triton/test_fused_check.py tests/checking/triton/test_fused_case.py -q -p no:cacheprovider -x
 if "$PY" -c "import sqlalchemy, alembic" 2>>"$LOG"; then
     run_part recorded-examples 60 "$PY" -m pytest examples/gpu/test_gpu_torch.py -q -p no:cacheprovider \

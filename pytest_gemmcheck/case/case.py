@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -18,7 +19,7 @@ from ..judging.conclude import conclude
 from .cache import LruCache
 from .identity import case_key, dtype_name, out_dtype as parse_out_dtype, parse_tile
 from .quant import Inputs, fp8_flavour, quant_mode
-from .reference import compute_reference
+from .reference import ProtectedReference, compute_reference
 from ..records.result import CaseResult, CompiledResult
 from .runner import LaunchLoop
 from .sanitized import inputs_by_copy, launch_once, not_launched
@@ -189,6 +190,7 @@ class Case:
         if deterministic is not None and not isinstance(deterministic, bool):
             raise CaseError(f"deterministic must be True, False or None (from the test's marker, else "
                             f"--gemmcheck-nondeterministic), got {deterministic!r}")
+        self._handed_out: list[weakref.ref] = []  # copies reference() gave
         if deterministic is None:
             deterministic = context.deterministic
         if deterministic is None:
@@ -246,11 +248,35 @@ class Case:
         self.context.reference_cache.discard(lambda cached: cached[:len(key)] == key)
 
     def reference(self) -> torch.Tensor:
-        """The bf16-rounded (out dtype) fp32 reference of :meth:`inputs`, computed once."""
-        key = self._inputs_key() + (dtype_name(self.out_dtype), reference_name(self.reference_fn))
-        return self.context.reference_cache.get(key, self._make_reference)
+        """A copy of the bf16-rounded (out dtype) fp32 reference of :meth:`inputs` (computed
+        once): what a test or a kernel does to it never reaches what launches are judged
+        against, and a launch that writes into a copy it was given is blamed for it."""
+        copy = self.judged_reference().tensor.clone()
+        self._handed_out.append(weakref.ref(copy))
+        return copy
 
-    def _make_reference(self) -> torch.Tensor:
+    @property
+    def hands_out_references(self) -> bool:
+        """Whether :meth:`reference` gave any copy (alive or not)."""
+        return bool(self._handed_out)
+
+    def handed_out_references(self) -> list[torch.Tensor]:
+        """The copies :meth:`reference` gave that are still alive."""
+        self._handed_out = [ref for ref in self._handed_out if ref() is not None]
+        return [t for t in (ref() for ref in self._handed_out) if t is not None]
+
+    def judged_reference(self) -> ProtectedReference:
+        """The harness's own reference, proved unchanged since it was made; made again if it
+        was changed."""
+        key = self._inputs_key() + (dtype_name(self.out_dtype), reference_name(self.reference_fn))
+        cache = self.context.reference_cache
+        protected = cache.get(key, self._make_reference)
+        if not protected.intact():
+            cache.discard(lambda cached: cached == key)
+            protected = cache.get(key, self._make_reference)
+        return protected
+
+    def _make_reference(self) -> ProtectedReference:
         """The reference, refused when it does not fit the output dtype: an element that overflows
         to inf (float16 holds 65504 at most) would make its row's tolerance infinite, and a kernel
         could write anything there."""
@@ -260,7 +286,7 @@ class Case:
             raise CaseError(f"the reference of {self!r} does not fit {dtype_name(self.out_dtype)}: {overflowed:,} "
                             f"of its {ref.numel():,} elements overflow; use out_dtype=torch.float32 or "
                             "torch.bfloat16, or a smaller K")
-        return ref
+        return ProtectedReference(ref)
 
     def _own_reference(self) -> torch.Tensor:
         """The case's ``reference(inputs)``, checked and rounded to the output dtype like the built-in one."""

@@ -2,7 +2,8 @@
 
 Computed in row chunks so that the dequantized fp32 copy of A never has to exist whole; a
 session caches it (cache.py), so a case's launches, and every case with the same inputs,
-share one reference.
+share one reference: the harness's own (:class:`ProtectedReference`), of which tests and
+kernels only ever get copies.
 """
 
 from __future__ import annotations
@@ -11,6 +12,9 @@ import contextlib
 
 import torch
 
+from ..checking.checksum import checksum
+from ..checking.torch_backend import row_max
+from .guards import same_bits
 from .quant import Inputs, quant_mode
 
 # Rows of A dequantized at once: bounds the temporary fp32 copy of A to rows x K floats.
@@ -48,3 +52,33 @@ def compute_reference(inputs: Inputs, out_dtype: torch.dtype = torch.bfloat16) -
             a = mode.dequantize_a(inputs, rows)
             out[rows] = (a @ b_t).to(out_dtype)
     return out
+
+
+class ProtectedReference:
+    """The harness's own reference of a case: never handed out (``case.reference()`` gives
+    copies), its checksum taken when it was made, so that it can be proved unchanged before it
+    judges anything. On the CPU it is proved by a comparison of its bytes with a pristine copy
+    of its own instead: a memcmp there costs a fraction of the checksum's torch ops (2 ms for a
+    64x64 reference on one loaded core, against microseconds)."""
+
+    def __init__(self, tensor: torch.Tensor):
+        self.tensor = tensor
+        self.checksum = checksum(tensor)
+        self._pristine = tensor.clone() if tensor.device.type == "cpu" else None
+        self._rowmax = None
+
+    def rowmax(self) -> torch.Tensor:
+        """The largest |ref| of each row (torch_backend.row_max), worked out once."""
+        if self._rowmax is None:
+            self._rowmax = row_max(self.tensor)
+        return self._rowmax
+
+    def nbytes(self) -> int:
+        return self.tensor.numel() * self.tensor.element_size() * (1 if self._pristine is None else 2)
+
+    def intact(self, checksum_of=checksum) -> bool:
+        """Whether its bits are those it was made with (``checksum_of``: checksum.checksum or an
+        implementation of it, as the check's backend has one)."""
+        if self._pristine is not None:
+            return same_bits(self.tensor, self._pristine)
+        return checksum_of(self.tensor) == self.checksum

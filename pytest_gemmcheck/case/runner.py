@@ -1,81 +1,71 @@
-"""The launch loop of ``case.run``: poison, launch, synchronise and check, repeated, each launch's
-numbers onto its record, then the consistency of all of them.
+"""The launch loop of ``case.run``: poison, launch and check, repeated, each launch's numbers
+onto its record, then the consistency of all of them.
 
-Two output buffers are used in turn: a launch's check is finished while the next launch fills
-the other one, so the output it read is still there to keep (see checking/backends.py). On a
-GPU the poison fill, the launch, its guards and its check are queued on the current stream
-with no wait between them; the host waits (with a deadline: waiting.py) only up to the guards
-(guards.py: what a launch may not touch, its inputs and the memory around ``out``), and the
-check runs on while the host reads them and queues the next launch. An output used after
-the next launch ran (a copy kept for consistency, a tile map) is first checked to be the one
-its check read: a launch that wrote into the other buffer is blamed, not the one it spoiled.
-A kernel's own returned output is poisoned after its check, so that returning it again
-unwritten shows.
+Launches are queued ahead of their reading, over a ring of output buffers (in_flight.py says
+how far): a launch's output stays in its buffer until its results are read, so that an output
+seen for the first time can still be checked in full then. Each launch's own work (the poison
+of the next buffer, its guards: guards.py, its output's checksum) is queued on the current
+stream right behind it, on a GPU as one CUDA graph per ring position, into a small row that
+comes back to pinned memory; the host reads the rows of several launches once the ring is
+full, polling their events under each launch's deadline (waiting.py), and never waits for a
+single launch. Reading a launch: what it touched that it may not (recorded and put right;
+launches queued after one that changed its inputs ran on changed inputs, and run again), then
+its numbers: those of the output checked in full with the same checksum, else a full check of
+the output as it still is (proved unchanged by its checksum, else the launch after it wrote
+into it and is blamed). On the CPU the torch check compares an output bit for bit with the
+outputs checked so far and checks in full only one it has not seen.
 
-A launch after the first whose output's checksum equals that of an output already checked in
-full takes that output's numbers (``--gemmcheck-repeat-check=checksum``, with a backend that
-has the pass): the GPU then reads its output once, for the checksum, and writes the next
-buffer's poison in the same pass. A checksum seen for the first time gets the full check, of
-the output as it still is (proved unchanged by its checksum) before the next buffer is
-poisoned.
+A launch whose output is used after the next launch ran (a copy kept for consistency, a tile
+map) is first checked to be the one its check read: a launch that wrote into another buffer is
+blamed, not the one it spoiled. A kernel's own returned output is poisoned after its check, so
+that returning it again unwritten shows.
 """
 
 from __future__ import annotations
 
-import copy
 import os
 import socket
 import time
+from collections import deque
 from typing import Any, Callable
 
 import torch
 
 from ..checking.backends import Checker, Outcome, select_checker
 from ..checking.consensus import Consensus
+from ..checking.graphs import GraphAtSecondUse
 from ..checking.rule import AccuracyStats
-from ..checking.torch_backend import row_max, wrong_tile_map
+from ..checking.torch_backend import wrong_tile_map
 from ..environment import contention, stress
-from ..errors import LaunchHung
+from ..errors import CaseError, LaunchHung
 from ..records.result import CHANGED_INPUT, CaseResult, LaunchRecord
-from . import launch_records
-from .buffers import OutputBuffers
-from .guards import GuardedBuffer, InputGuard, LaunchWatch
+from . import in_flight, launch_records
+from .guards import (CHECKSUM_COLUMN, GuardedBuffer, InputGuard, LaunchWatch, ReferenceCopies, differing_rows,
+                     same_bits)
+from .in_flight import Queued
 from .stopping import StoppingRule
 from .waiting import Deadline
 
+REFERENCE = "reference"  # a copy of the reference a launch changed, named as a changed input
 
-class LaunchTimer:
-    """A launch's time: on a GPU between two events on the current stream (so that it is the
-    launch's own time, not the poison fill's queued before it, nor the host's), else the
-    host's clock."""
 
-    def __init__(self, device: torch.device):
-        self._events = None
-        if device.type == "cuda":
-            self._events = (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
-            # named once: Event.record() without a stream looks the current one up through
-            # torch.cuda.is_available(), which took 0.25 ms per call beside a busy H200
-            self._stream = torch.cuda.current_stream(device)
-        self._started = self._stopped = 0.0
+class KnownOutputs:
+    """The torch check's outputs checked in full, kept for comparing later outputs bit for bit:
+    an output equal to one of them has its numbers (and its consistency group)."""
 
-    def start(self) -> None:
-        self._started = time.perf_counter()
-        if self._events is not None:
-            self._events[0].record(self._stream)
+    def __init__(self, limit: int = 4):
+        self.limit = limit
+        self.entries: list[tuple[torch.Tensor, AccuracyStats, int | None]] = []  # (bits, accuracy, group)
 
-    def stop(self) -> None:
-        self._stopped = time.perf_counter()
-        if self._events is not None:
-            self._events[1].record(self._stream)
+    def find(self, out: torch.Tensor):
+        for kept, accuracy, group in self.entries:
+            if same_bits(out, kept):
+                return accuracy, group
+        return None
 
-    def seconds(self) -> float:
-        """After the launch was waited for."""
-        if self._events is not None:
-            try:
-                return self._events[0].elapsed_time(self._events[1]) / 1000
-            except RuntimeError:  # the launch faulted: the events never completed
-                pass
-        return self._stopped - self._started
+    def add(self, out: torch.Tensor, accuracy: AccuracyStats, group: int | None, kept: torch.Tensor | None) -> None:
+        if len(self.entries) < self.limit:
+            self.entries.append((kept if kept is not None else out.detach().clone(), accuracy, group))
 
 
 class LaunchLoop:
@@ -91,26 +81,38 @@ class LaunchLoop:
         self.settings = case.context.settings
         self.wants_consensus_checksum = wants_consensus_checksum  # a --gemmcheck-processes child's parent compares it
         self.device = case.device
-        self.ref = case.reference()
-        self.rowmax = row_max(self.ref)
-        self.buffers = OutputBuffers(case.m, case.n, case.out_dtype, self.device)
-        self.checker: Checker = select_checker(self.settings.check_backend, self.buffers.first.tensor)
+        self.protected = case.judged_reference()  # proved unchanged since it was made
+        self.ref = self.protected.tensor
+        self.rowmax = self.protected.rowmax()
+        self.checker: Checker = select_checker(self.settings.check_backend, self.ref)
         result.check_backend = self.checker.name
+        self.inputs = InputGuard(case.inputs())
+        self.fused = self.checker.name == "triton"
+        self.pipeline = in_flight.pipeline_for(self.device, self.checker.by_checksum, rule,
+                                               case.m * case.n * self.ref.element_size())
+        key = (case.m, case.n, case.out_dtype, str(self.device), self.checker.name,
+               tuple((t.data_ptr(), t.numel(), t.dtype) for t in self.inputs.words),
+               torch.cuda.current_stream(self.device).cuda_stream if self.device.type == "cuda" else None)
+        self.ring = in_flight.ring_for(key, case.m, case.n, case.out_dtype, self.device, self.pipeline.ring)
+        self.buffers = self.ring.buffers
         self.consensus = (Consensus(self.rowmax, case.tile, checksum=self.checker.checksum, compare=self.checker.compare)
                           if case.deterministic else None)
         self.where = {"pid": os.getpid(), "host": socket.gethostname(), "device": str(self.device),
                       "device_uuid": case.context.device_identity(self.device).get("uuid") or ""}
-        self.pending: list = []  # the launch whose check was begun and not yet finished: (record, output, check)
-        self.timer = LaunchTimer(self.device)
         self.mapped_wrong = 0  # wrong elements of the launch whose tile map the result holds
         self.deadline = Deadline(self.settings.launch_timeout, self.device)
-        self.settling_launches = 6 if self.device.type == "cuda" else 0  # see _launch_once
-        self.inputs = InputGuard(case.inputs())
-        self.watch = LaunchWatch(self.inputs, self.device, fused=self.checker.name == "triton")
+        self.watch = LaunchWatch(self.inputs, self.device, fused=self.fused)
+        self.references = ReferenceCopies(case, self.ref)
         self.device_lost = False  # a launch hung on the GPU: nothing more may wait for it
+        self.queued: deque[Queued] = deque()
+        self.next_index = 1
+        self.last_done = 0.0  # when the latest launch read was seen finished
         # checksum -> accuracy of the outputs checked in full, for later launches with those bits
         self.verified: dict[int, AccuracyStats] = {}
-        self.repeat_pass = self.checker.repeat if self.settings.repeat_check == "checksum" else None
+        self.by_checksum_pass = self.checker.queue_checksum is not None and self.settings.repeat_check == "checksum"
+        self.known = KnownOutputs() if not self.checker.by_checksum and self.settings.repeat_check == "checksum" else None
+        self.full_checks: dict[int, int] = {}  # full checks begun per buffer (by id): the first two settle first
+        self.eager_variants: set[tuple] = set()  # kinds of a launch's work queued op by op so far
 
     # --- the loop -----------------------------------------------------------------------
     def run(self) -> BaseException | None:
@@ -122,23 +124,7 @@ class LaunchLoop:
         rule.start()
         with stress.load(self.settings.stress, self.device) as background, self.deadline.armed():
             try:
-                for index in range(1, rule.limit + 1):
-                    if rule.reads_count_before_each_launch and index > 1:
-                        self._finish_pending()  # the stopping rule counts every launch so far
-                        if rule.enough(self._running_bad(), len(self.result.launches)):
-                            break
-                    raised = self._launch_once(index)
-                    if raised is not None:
-                        rule.reason = f"stopped at launch {index}: it {'hung' if self.device_lost else 'raised'}"
-                        break
-                    if rule.stop_on_bad and index < rule.limit:
-                        self._finish_pending()  # its check decides
-                        if rule.stops_at_bad(index, self._running_bad()):
-                            break
-                else:
-                    rule.capped()
-                if not self.device_lost:  # a check of a hung GPU's output would wait forever
-                    self._finish_pending()
+                raised = self._launches(rule)
             finally:
                 if self.consensus is not None:
                     if not self.device_lost:
@@ -152,126 +138,281 @@ class LaunchLoop:
             self.case.forget_inputs()  # restored after each launch; rebuilt for later tests all the same
         return raised
 
-    def _launch_once(self, index: int) -> BaseException | None:
+    def _launches(self, rule: StoppingRule) -> BaseException | None:
+        try:
+            while True:
+                index = self.next_index
+                if index > rule.limit:
+                    self._drain()  # a launch read now may send the loop back: those after it run again
+                    if self.next_index <= rule.limit:
+                        continue
+                    rule.capped()
+                    break
+                if rule.reads_count_before_each_launch and index > 1:
+                    self._drain()  # the stopping rule counts every launch so far
+                    if rule.enough(self._running_bad(), len(self.result.launches)):
+                        break
+                raised = self._launch_once(index)
+                if raised is not None:
+                    rule.reason = f"stopped at launch {raised[0]}: it {'hung' if self.device_lost else 'raised'}"
+                    return raised[1]
+                if rule.stop_on_bad and index < rule.limit and self.next_index == index + 1:
+                    self._drain()  # its check decides
+                    if self.next_index == index + 1 and rule.stops_at_bad(index, self._running_bad()):
+                        break
+            self._prove_reference("after the launches")
+            return None
+        except LaunchHung as exc:  # a launch read hung on the GPU: it is the last one recorded
+            return exc
+
+    def _launch_once(self, index: int):
+        """Launch ``index`` queued; (index, exception) when it raised or hung."""
+        self.next_index = index + 1
+        position = self.buffers.position(index)
+        self._read_until(lambda: self.ring.occupant[position] is None)  # its buffer's last launch read first
+        if self.next_index != index + 1:
+            return None  # a launch read just now changed its inputs: the loop goes back
         record = LaunchRecord(index=index, **self.where)
         self.result.launches.append(record)
-        buffer = self.buffers.for_launch(index)
+        buffer = self.buffers.buffers[position]
         out = buffer.tensor
-        if self.buffers.single:  # no second buffer: the previous check must finish before its output goes
-            self._finish_pending()
-        # Poison, launch and check are queued on the current stream with no wait between them:
+        timer = self.ring.timers[position]
+        # Poison, launch and its work are queued on the current stream with no wait between them:
         # launch(out) orders its work after that stream's and leaves the stream ordered after
-        # its own, as every torch op does. While the GPU works the host finishes the previous
-        # launch's check (its output is in the other buffer).
+        # its own, as every torch op does.
         self.buffers.poison(buffer)
+        started = self.deadline.start_call()
         try:
-            with self.deadline.call():
-                self.timer.start()
-                returned = self.launch(out)
-                self.timer.stop()
+            timer.start()
+            returned = self.launch(out)
+            timer.stop()
         except (Exception, SystemExit) as exc:  # the kernel's failure is the test's evidence (sys.exit too)
-            return self._raised(record, exc)
-        if index <= self.settling_launches:
-            # the first checks of each buffer load the check's kernels and capture CUDA graphs (the
-            # guards' and the full check's at the second use, the repeat pass's at the second use of
-            # each pair of buffers, launches 4 and 5): driver calls that wait for a running kernel, a
-            # hung one too, past any deadline. So these launches are waited for, with the deadline,
-            # before their checks are queued.
-            try:
-                self.deadline.mark()
-                self.deadline.wait()
-            except Exception as exc:
-                return self._raised(record, exc)
-        try:
-            self._finish_pending()  # a repeat whose checksum is new waits for this launch: with its deadline
-        except LaunchHung as exc:
-            return self._raised(record, exc)
-        checked = self._output_to_check(out, buffer.identity, returned, record)
-        begun = None
-        repeat_fill = None
-        if checked is not None and self.repeat_pass is not None and self.verified:
-            # its checksum alone; the next buffer's poison in the same pass, unless this launch
-            # is the last or the buffer is this one
-            following = self.buffers.following(index)
-            if following is not buffer and self.rule.launches_after(index):
-                repeat_fill = following
-        elif checked is not None:
-            copies = self.consensus.copies if self.consensus is not None and not self.checker.by_checksum else []
-            # the checksum always: it also proves an output used after the next launch unchanged
-            begun = self.checker.prepare(checked, self.ref, self.rowmax, self.case.tolerance, self.case.tile, copies,
-                                         True)
-        try:
-            # On the stream: the guards (its inputs, the memory around out), the mark waited for,
-            # then the check, which runs on while the host reads the guards and queues the next
-            # launch: the GPU is not left waiting for the host.
-            self.watch.queue(buffer)
-            self.deadline.mark()
-            if begun is not None:
-                begun.start()
-            elif checked is not None:
-                begun = self.repeat_pass(checked, repeat_fill.tensor if repeat_fill is not None else None)
-                self.buffers.poisoned_ahead = repeat_fill
-            self.deadline.wait()
-        except Exception as exc:  # a fault the launch left behind, or a launch that does not end
-            return self._raised(record, exc)
-        self._guarded(record, buffer)
-        if begun is not None:
-            self.pending.append((record, checked, begun))
-        record.elapsed_s = self.timer.seconds()
-        if not self.checker.by_checksum or checked is not out:
-            # the torch path's numbers are ready: used before the next launch writes anything; and a
-            # kernel's own output is finished now, before it is poisoned
-            self._finish_pending()
-        if checked is not None and checked is not out:  # so that returning it again unwritten shows
-            self.buffers.poison_returned(checked)
+            self.deadline.end_call()
+            timer.stop()
+            return self._failed(record, exc, started)
+        self.deadline.end_call()
+        checked = launch_records.output_to_check(record, out, buffer.identity, returned, expected=(self.case.m, self.case.n),
+                                                 dtype=self.case.out_dtype, device=self.device,
+                                                 poisoned=self.buffers.was_poisoned)
+        depth = self.pipeline.check_depth
+        if depth:  # earlier launches read down to the pipeline's depth before this one's work is queued
+            self._read_until(lambda: len(self.queued) <= depth - 1)
+            if self.next_index != index + 1:
+                self.result.launches.remove(record)  # it ran on what a launch read just now changed
+                return None
+        entry = Queued(record, buffer, position, checked, started=started)
+        self.ring.occupant[position] = entry
+        self.queued.append(entry)
+        self._queue_work(entry, index)
+        own = checked is not None and checked is not out
+        # its guards, and its check, read now when the pipeline says so; a kernel's own output at
+        # once, before it is poisoned (returning it again unwritten then shows)
+        if self.queued[-1].guarded is False and self.pipeline.guard_depth == 0:
+            self._read(self.queued[-1], guards_only=True)
+        else:
+            self._read_until(lambda: sum(not e.guarded for e in self.queued) <= self.pipeline.guard_depth,
+                             guards_only=True)
+        if depth == 0 or own:
+            self._read_until(lambda: not self.queued)
         return None
 
-    def _guarded(self, record: LaunchRecord, buffer: GuardedBuffer) -> None:
-        """What the launch touched that it may not: recorded, and put right for the next launch."""
-        before, after, changed = self.watch.read()
+    def _queue_work(self, entry: Queued, index: int) -> None:
+        """The launch's own work behind it on the stream: guards, its output's checksum (or a full
+        check, while no output has been checked in full) and the next buffer's poison."""
+        checked, buffer, position = entry.checked, entry.buffer, entry.position
+        fill = None
+        if checked is not None and self.by_checksum_pass and self.verified:
+            entry.summed = True
+            following = self.buffers.following(index)
+            if following is not buffer and self.rule.launches_after(index) and \
+                    self.ring.occupant[self.buffers.position(index + 1)] is None:
+                fill = following
+        elif checked is not None and self.checker.by_checksum:
+            # no output checked in full yet: this one in full, right behind it (its numbers are of
+            # the output as launched), with its checksum
+            self._settle_before_first_checks(buffer)
+            entry.full = self.checker.prepare(checked, self.ref, self.rowmax, self.case.tolerance, self.case.tile, [],
+                                              True)
+            entry.full.start()
+        on_gpu = self.ring.on_gpu
+        if on_gpu and fill is not None and checked is entry.buffer.tensor:
+            graph = self.ring.graphs.get(position)
+            if graph is None:
+                graph = self.ring.graphs[position] = GraphAtSecondUse(
+                    lambda: self._work(checked, buffer, fill, position, True), self.device, settle=self._settle)
+            graph.run()
+        else:
+            variant = (entry.summed, fill is None, checked is entry.buffer.tensor)
+            if on_gpu and variant not in self.eager_variants:
+                self.eager_variants.add(variant)
+                self._settle()  # kernels loaded for the first time wait for what runs
+            entry.values = self._work(checked, buffer, fill, position, entry.summed)
+        if fill is not None:
+            self.buffers.poisoned_ahead.add(id(fill))
+        entry.references = self.references.queue()
+        self.deadline.mark(self.ring.done[position])
+        entry.marked = True
+
+    def _work(self, checked, buffer: GuardedBuffer, fill, position: int, summed: bool):
+        """Guards and checksum into the position's row (its values when worked out at once); on a
+        GPU the row's copy to its pinned host row, queued."""
+        if self.watch.at_once:
+            return self.watch.queue(buffer, None)
+        row = self.ring.row[position]
+        if summed:
+            # the pass's scratch lives as long as the ring's graph that uses it
+            self.ring.keep[position] = self.checker.queue_checksum(
+                checked, fill.tensor if fill is not None else None, row[CHECKSUM_COLUMN:])
+        values = self.watch.queue(buffer, row)
+        if self.ring.on_gpu:
+            self.ring.host_row[position].copy_(row, non_blocking=True)
+        return values
+
+    def _settle_before_first_checks(self, buffer: GuardedBuffer) -> None:
+        begun = self.full_checks.get(id(buffer), 0)
+        self.full_checks[id(buffer)] = begun + 1
+        if begun < 2:
+            self._settle()  # loading the check's kernels and capturing its graph wait for what runs
+
+    def _settle(self) -> None:
+        """Wait for every queued launch, each under its deadline (GPU)."""
+        if not self.ring.on_gpu:
+            return
+        for entry in list(self.queued):
+            if not entry.marked:  # the launch whose work is being queued: waited for up to here
+                self.deadline.mark(self.ring.done[entry.position])
+            self._wait_for(entry)
+
+    def _wait_for(self, entry: Queued) -> None:
+        since = max(entry.started, self.last_done)
+        done = self.ring.done[entry.position]
+        try:
+            self.deadline.wait(done, since)
+        except LaunchHung as exc:
+            self._hung(entry, exc)
+            raise
+        self.last_done = max(self.last_done, time.monotonic())
+
+    # --- reading queued launches --------------------------------------------------------
+    def _read_until(self, enough: Callable[[], bool], guards_only: bool = False) -> None:
+        while self.queued and not enough():
+            entry = next((e for e in self.queued if not e.guarded), None) if guards_only else self.queued[0]
+            if entry is None:
+                return
+            self._read(entry, guards_only)
+
+    def _drain(self) -> None:
+        self._read_until(lambda: not self.queued)
+
+    def _read(self, entry: Queued, guards_only: bool = False) -> None:
+        if not entry.guarded:
+            self._wait_for(entry)
+            if entry.values is None:
+                entry.values = self.ring.host_row[entry.position].tolist()
+            entry.record.elapsed_s = self.ring.timers[entry.position].seconds()
+            entry.guarded = True
+            self._guarded(entry)
+            if entry not in self.queued:
+                return
+        if guards_only:
+            return
+        self._checked(entry)
+        self.queued.remove(entry)
+        self.ring.occupant[entry.position] = None
+
+    def _guarded(self, entry: Queued) -> None:
+        """What the launch touched that it may not: recorded, and put right for the next launch.
+        Launches queued after one that changed its inputs ran on changed inputs: they run again."""
+        record, buffer = entry.record, entry.buffer
+        before, after, changed = self.watch.read(entry.values)
+        if before or after or changed or any(bool(flag) for _, flag in entry.references):
+            self._settle()  # what follows reads and writes the device: the launches in flight first
         if before or after:
             launch_records.wrote_outside(record, before, after)
             buffer.lay()
         for name in changed:
             launch_records.changed_input(record, name, self.inputs.changed_rows(name))
             self.inputs.restore(name)  # the next launch runs on the inputs the reference was made from
+        reference_changed = False
+        for copy_, flag in entry.references:
+            if bool(flag):
+                reference_changed = True
+                launch_records.changed_input(record, REFERENCE, differing_rows(copy_, self.ref))
+                copy_.copy_(self.ref)
+        if changed or reference_changed:
+            self._run_again_after(entry)
 
-    def _finish_pending(self) -> None:
-        while self.pending:
-            record, checked, begun = self.pending.pop()
-            outcome = begun.result()
-            if outcome.accuracy is None:  # a repeat pass: its checksum alone
-                outcome = self._repeated(record, checked, outcome.checksum)
-                if outcome is None:
-                    continue
-            self._finish_check(record, checked, outcome)
+    def _run_again_after(self, entry: Queued) -> None:
+        """Drop the launches queued after ``entry`` (they ran on what it changed): they run again,
+        on the inputs, copies and buffers as they should be."""
+        later = [e for e in self.queued if e.record.index > entry.record.index]
+        if self.next_index - 1 <= entry.record.index:
+            return  # no launch called after it
+        self._settle()
+        for dropped in later:
+            self.queued.remove(dropped)
+            self.ring.occupant[dropped.position] = None
+            self.result.launches.remove(dropped.record)
+            dropped.buffer.lay()
+        for name in self.inputs.names():  # what a dropped launch changed
+            self.inputs.restore(name)
+        for copy_ in self.case.handed_out_references():
+            copy_.copy_(self.ref)
+        self.next_index = entry.record.index + 1
 
-    def _repeated(self, record: LaunchRecord, checked, total: int) -> Outcome | None:
-        """A repeat pass's launch: the numbers of the output checked in full with its checksum,
-        else a full check of its output now (the next launch has run: the output is first
-        proved to be the one the pass read). None when a later launch wrote into it first: that
-        launch is blamed, and this one's accuracy cannot be known."""
+    def _checked(self, entry: Queued) -> None:
+        """The launch's numbers onto its record (and its output to the consistency detector)."""
+        record, checked = entry.record, entry.checked
+        if checked is None:
+            return
+        if entry.full is not None:
+            self._finish_check(record, checked, entry.full.result())
+        elif entry.summed:
+            self._repeated(entry, entry.values[CHECKSUM_COLUMN])
+        elif self.known is not None and (found := self.known.find(checked)) is not None:
+            accuracy, group = found
+            launch_records.fill_accuracy(record, accuracy.copy(), checked)
+            self._map_tiles(record, checked)
+            if self.consensus is not None:
+                self.consensus.observe_copy(record.index, group)
+        else:
+            self._finish_check(record, checked, self._full_check(entry, checked))
+        if checked is not entry.buffer.tensor:  # so that returning it again unwritten shows
+            self.buffers.poison_returned(checked)
+
+    def _full_check(self, entry: Queued, checked: torch.Tensor) -> Outcome:
+        """A full check of ``checked`` now, against the reference proved unchanged. Queued behind
+        the launches in flight, it waits for them: they are waited for first, each under its
+        deadline."""
+        self.full_checks[id(entry.buffer)] = self.full_checks.get(id(entry.buffer), 0) + 1
+        self._settle()
+        self._prove_reference(f"before launch {entry.record.index} was judged")
+        copies = self.consensus.copies if self.consensus is not None and not self.checker.by_checksum else []
+        check = self.checker.prepare(checked, self.ref, self.rowmax, self.case.tolerance, self.case.tile, copies, True)
+        check.start()
+        return check.result()
+
+    def _repeated(self, entry: Queued, total: int) -> None:
+        """A launch whose pass gave its checksum alone: the numbers of the output checked in full
+        with that checksum, else a full check of its output now (later launches have run: the
+        output is first proved to be the one the pass read). When a later launch wrote into it
+        first, that launch is blamed, and this one's accuracy cannot be known."""
+        record = entry.record
         known = self.verified.get(total)
         if known is not None:
-            return Outcome(copy.deepcopy(known), [], total)
+            self._finish_check(record, entry.checked, Outcome(known.copy(), [], total))
+            return
         try:
-            # the next launch is queued ahead of this check, which may load kernels and capture a
-            # graph (driver calls that wait for a running kernel): it is waited for first, with
-            # its deadline
-            self.deadline.mark()
-            self.deadline.wait()
+            outcome = self._full_check(entry, entry.checked)
         except LaunchHung:
-            record.error = "its accuracy is not known: the next launch hung before its output could be checked"
+            record.error = "its accuracy is not known: a later launch hung before its output could be checked"
             raise
-        full = self.checker.prepare(checked, self.ref, self.rowmax, self.case.tolerance, self.case.tile, [], True)
-        full.start()
-        outcome = full.result()
         if outcome.checksum == total:
-            return outcome
+            self._finish_check(record, entry.checked, outcome)
+            return
         self._spoiled(record, total, "until its check")
         record.error = (f"its accuracy is not known: a later launch wrote into its output before its check "
                         f"(checksum {total} when it was written)")
-        return None
 
     def _spoiled(self, record: LaunchRecord, total: int, until: str) -> None:
         """A later launch wrote into ``record``'s output, whose checksum was ``total``: that launch
@@ -290,50 +431,81 @@ class LaunchLoop:
             bad |= self.consensus.outside_largest()
         return len(bad)
 
+    def _prove_reference(self, when: str) -> None:
+        """The harness's reference is never handed out; a change to it means memory no launch was
+        given was written, and nothing judged against it can be trusted."""
+        if self.protected.intact(self.checker.checksum):
+            return
+        self.case.forget_inputs()
+        raise CaseError(f"the reference of {self.case!r} changed {when}: memory no launch was given was written "
+                        f"(its checksum {self.protected.checksum} when made); launches so far "
+                        f"{len(self.result.launches)}")
+
     # --- one launch's record ------------------------------------------------------------
-    def _raised(self, record: LaunchRecord, exc: BaseException) -> BaseException:
-        self.timer.stop()
+    def _failed(self, record: LaunchRecord, exc: BaseException, started: float):
+        """A launch that raised or hung: earlier launches are read first (one of them may send the
+        loop back, and this launch with the others after it runs again)."""
+        if not self.device_lost:
+            self.result.launches.remove(record)
+            self._drain()  # a launch that hung on the GPU meanwhile is the last one recorded: this one goes
+            if self.next_index != record.index + 1:
+                return None
+            self.result.launches.append(record)
         if isinstance(exc, LaunchHung):
-            if exc.device_lost:
+            if exc.device_lost and not self.device_lost:
                 self.device_lost = True
                 self.case.context.device_lost(self.device)
-            launch_records.raised(record, exc, time.monotonic() - self.deadline.started)
+            launch_records.raised(record, exc, time.monotonic() - started)
         else:
-            launch_records.raised(record, exc, self.timer.seconds())
-        return exc
+            launch_records.raised(record, exc, self.ring.timers[self.buffers.position(record.index)].seconds())
+        return record.index, exc
 
-    def _output_to_check(self, out, identity, returned, record: LaunchRecord):
-        case = self.case
-        return launch_records.output_to_check(record, out, identity, returned, expected=(case.m, case.n),
-                                              dtype=case.out_dtype, device=self.device,
-                                              poisoned=self.buffers.was_poisoned)
+    def _hung(self, entry: Queued, exc: LaunchHung) -> None:
+        """Launch ``entry`` did not finish on the GPU: it is the last launch recorded."""
+        self.device_lost = True
+        self.case.context.device_lost(self.device)
+        for later in [e for e in self.queued if e.record.index > entry.record.index]:
+            self.queued.remove(later)
+            self.result.launches.remove(later.record)
+        launch_records.raised(entry.record, exc, time.monotonic() - entry.started)
+        self.rule.reason = f"stopped at launch {entry.record.index}: it hung"
 
+    # --- a launch's numbers -------------------------------------------------------------
     def _finish_check(self, record: LaunchRecord, checked, outcome: Outcome) -> None:
         """A launch's finished check onto its record; its output to the consistency detector;
         the worst launch's wrong elements mapped over the output's tiles (its output is still
-        there: the next launch writes the other buffer)."""
+        in its buffer)."""
         launch_records.fill_accuracy(record, outcome.accuracy, checked)
-        if self.repeat_pass is not None and outcome.checksum is not None:
+        if self.by_checksum_pass and outcome.checksum is not None:
             self.verified.setdefault(outcome.checksum, outcome.accuracy)
         uses_output = (record.wrong > self.mapped_wrong and self.case.tile is not None) or (
             self.consensus is not None and self.checker.by_checksum and self.consensus.reads_output(outcome.checksum))
+        if uses_output:
+            self._settle()  # reading the output now waits for the launches in flight: each under its deadline
         if uses_output and not self._still_as_checked(record, checked, outcome):
             return
+        self._map_tiles(record, checked)
+        group = None
+        if self.consensus is not None:
+            if self.checker.by_checksum:
+                self.consensus.observe_checksum(record.index, checked, outcome.checksum)
+            else:
+                group = self.consensus.observe(record.index, checked, outcome.diffs)
+        if self.known is not None:
+            kept = self.consensus.copies[group] if isinstance(group, int) else None
+            if self.consensus is None or kept is not None:
+                self.known.add(checked, outcome.accuracy, group, kept)
+
+    def _map_tiles(self, record: LaunchRecord, checked) -> None:
         if record.wrong > self.mapped_wrong and self.case.tile is not None:
             self.mapped_wrong = record.wrong
             self.result.worst_tiles = {"launch": record.index, "wrong": record.wrong, **wrong_tile_map(
                 checked, self.ref, self.rowmax, self.case.tolerance, self.case.tile)}
-        if self.consensus is None:
-            return
-        if self.checker.by_checksum:
-            self.consensus.observe_checksum(record.index, checked, outcome.checksum)
-        else:
-            self.consensus.observe(record.index, checked, outcome.diffs)
 
     def _still_as_checked(self, record: LaunchRecord, checked, outcome: Outcome) -> bool:
-        """Whether ``checked`` holds what its check read, now that a later launch has run; if not,
-        that launch wrote into it (the other output buffer): it is blamed, and this output is
-        used no further (its consistency is then judged by its checksum alone)."""
+        """Whether ``checked`` holds what its check read, now that later launches have run; if not,
+        one wrote into it (another output buffer): the launch after it is blamed, and this output
+        is used no further (its consistency is then judged by its checksum alone)."""
         if outcome.checksum is None or self.checker.checksum(checked) == outcome.checksum:
             return True
         self._spoiled(record, outcome.checksum, "until its check was finished")
@@ -349,5 +521,5 @@ class LaunchLoop:
         accurate = self._accurate()
         launch_records.fill_consistency(result, *consensus.finish(accurate))
         if self.wants_consensus_checksum:
-            copy = consensus.consensus_copy(accurate)
-            result.consensus_checksum = self.checker.checksum(copy) if copy is not None else None
+            kept = consensus.consensus_copy(accurate)
+            result.consensus_checksum = self.checker.checksum(kept) if kept is not None else None

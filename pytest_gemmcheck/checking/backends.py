@@ -65,31 +65,23 @@ class _FusedCheck:
         return Outcome(accuracy, diffs, total)
 
 
-class _FusedRepeat:
-    """A repeat pass queued: an Outcome with the output's checksum and no accuracy."""
-
-    def __init__(self, pending):
-        self._pending = pending
-
-    def result(self) -> Outcome:
-        return Outcome(None, [], self._pending.result())
-
-
 @dataclass(frozen=True)
 class Checker:
     """A backend: ``prepare(out, ref, rowmax, tol, tile, copies, consistency)`` returns a check
     to ``start()`` and whose ``result()`` is the :class:`Outcome`; ``checksum`` and ``compare``
-    as torch_backend.py and checksum.py have them. ``repeat(out, fill)``, where the backend has
-    one, queues a repeated launch's pass: out's checksum alone (no reference read) and NaN
-    into ``fill`` (the next output buffer, or None), returning what gives, by ``result()``, an
-    Outcome with that checksum and no accuracy."""
+    as torch_backend.py and checksum.py have them. ``queue_checksum(out, fill, into)``, where
+    the backend has one, queues a launch's pass on the current stream: out's checksum alone (no
+    reference read) into ``into`` (int64, one element, read back by the caller) and NaN into
+    ``fill`` (the next output buffer, or None); nothing is waited for or copied to the host. It
+    returns what owns the pass's scratch: a caller that captures the pass in a graph keeps it
+    as long as the graph."""
 
     name: str
     by_checksum: bool  # consistency from checksums (copies are never passed to prepare)
     prepare: Callable
     checksum: Callable[[torch.Tensor], int]
     compare: Callable
-    repeat: Callable | None = None
+    queue_checksum: Callable | None = None
 
 
 def _torch_prepare(out, ref, rowmax, tol, tile, copies, consistency: bool):
@@ -110,11 +102,11 @@ def _fused() -> Checker:
     def compare(a, b, rowmax, tile):
         return fused_check.compare_copies(a, [b], rowmax, tile)[0]
 
-    def repeat(out, fill):
-        return _FusedRepeat(fused_check.start_checksum_and_fill(out, fill))
+    def queue_checksum(out, fill, into):
+        return fused_check.queue_checksum_and_fill(out, fill, into)
 
     return Checker("triton", by_checksum=True, prepare=prepare, checksum=fused_check.checksum, compare=compare,
-                   repeat=repeat)
+                   queue_checksum=queue_checksum)
 
 
 def select_checker(backend: str, out: torch.Tensor) -> Checker:

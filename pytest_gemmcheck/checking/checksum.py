@@ -101,3 +101,38 @@ def checksum(t: torch.Tensor) -> int:
         weight = group_weight(row_ids[:, None], groups[None, :]) * lanes[None, :]  # int64 products wrap: modulo 2**64
         total += (mixed * weight).sum()
     return int(total)
+
+
+# words_checksum's constants: a key and a weight per word's place
+WORDS_KEY = 0x9E3779B1
+WORDS_SEED = 0x5BD1E995
+
+
+def word_view(t: torch.Tensor) -> torch.Tensor:
+    """A flat integer view of a contiguous ``t``'s bits in 32-bit words where its size and
+    alignment allow, else in its own elements (bytes, 16-bit); what words_checksum reads."""
+    flat = bits_view(t.detach()).reshape(-1)
+    if flat.element_size() == 8:
+        return flat.view(torch.int32)
+    if flat.element_size() < 4 and flat.numel() * flat.element_size() % 4 == 0 and flat.data_ptr() % 4 == 0:
+        return flat.view(torch.int32)
+    return flat
+
+
+def words_checksum(words: torch.Tensor) -> int:
+    """A 64-bit hash of a flat tensor of integer words (word_view): the sum modulo 2**64 of
+    mix32(w ^ (p * WORDS_KEY)) * (mix32(p ^ WORDS_SEED) | 1) over the words w at places p (both
+    taken as unsigned 32-bit numbers), as a signed 64-bit number. As with :func:`checksum`, a
+    changed tensor collides with the one it was with probability at most 1 / (2**32 - 1), and
+    a change to one word is always seen. The guards compare inputs by it (one read of each
+    input instead of two)."""
+    mask = (1 << (8 * words.element_size())) - 1
+    total = torch.zeros((), dtype=torch.int64, device=words.device)
+    step = 1 << 22
+    for start in range(0, words.numel(), step):
+        w = words[start:start + step].to(torch.int64) & mask
+        place = torch.arange(start, start + w.numel(), dtype=torch.int64, device=words.device) & _MASK32
+        mixed = mix32(w ^ ((place * WORDS_KEY) & _MASK32))
+        weight = mix32(place ^ WORDS_SEED) | 1
+        total += (mixed * weight).sum()  # int64 products and sums wrap: modulo 2**64
+    return int(total)

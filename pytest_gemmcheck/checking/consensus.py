@@ -48,9 +48,10 @@ class Consensus:
         self._diff: dict[tuple[int, int], DiffStats] = {}  # (launch, copy) -> differences
         self._group_of_checksum: dict[int, object] = {}  # observe_checksum's groups
 
-    def observe(self, launch: int, out: torch.Tensor, diffs: list[DiffStats]) -> None:
+    def observe(self, launch: int, out: torch.Tensor, diffs: list[DiffStats]):
         """Record launch ``launch`` whose output ``out`` compared as ``diffs`` with ``self.copies``
-        (in order, as check_launch returned them)."""
+        (in order, as check_launch returned them); its group (a kept copy's index, or its
+        checksum's group)."""
         group: object = None
         for copy_index, diff in enumerate(diffs):
             self._diff[(launch, copy_index)] = diff
@@ -61,6 +62,12 @@ class Consensus:
             if group is None:
                 group = ("sum", self.checksum(out))
         self._join(launch, group)
+        return group
+
+    def observe_copy(self, launch: int, copy_index: int) -> None:
+        """Record launch ``launch`` whose output has the bits of kept copy ``copy_index`` (compared
+        by the caller): its differences from the other copies are theirs, worked out at the end."""
+        self._join(launch, copy_index)
 
     def _keep(self, out: torch.Tensor) -> int | None:
         """A new output kept while there is room: its copy's index, else None."""

@@ -48,17 +48,24 @@ class GraphAtSecondUse:
     does it op by op the first time, so that what it launches is compiled outside any capture,
     captures it as a CUDA graph the second time and replays that from then on. Where CUDA
     refuses the capture (a debugger, a profiler, CUDA_LAUNCH_BLOCKING) it stays op by op.
-    ``capture_with``: a stand-in for :func:`capture` (the tests' fake)."""
+    ``capture_with``: a stand-in for :func:`capture` (the tests' fake). ``settle``, when given,
+    is called before the first two uses: loading kernels and capturing a graph are driver calls
+    that wait for whatever runs on the device, so a caller with work queued ahead (which may
+    never end) waits for it there, under its own deadline."""
 
-    def __init__(self, work: Callable[[], None], device: torch.device, capture_with: Callable | None = None):
+    def __init__(self, work: Callable[[], None], device: torch.device, capture_with: Callable | None = None,
+                 settle: Callable[[], None] | None = None):
         self.work = work
         self.device = device
         self.capture_with = capture_with
+        self.settle = settle
         self.uses = 0
         self.graph = None
         self.refused = False
 
     def run(self) -> None:
+        if self.settle is not None and self.uses < 2:
+            self.settle()
         self.uses += 1
         if self.graph is None and not self.refused and self.uses >= 2:
             try:

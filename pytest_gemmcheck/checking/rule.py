@@ -52,6 +52,13 @@ class AccuracyStats:
     max_rel_err: float
     rel_l2: float
 
+    def copy(self) -> AccuracyStats:
+        """The same numbers in lists of their own (a later launch with the same bits gets them)."""
+        w = self.wrong
+        return AccuracyStats(Locations(w.elements, w.rows, w.tiles, list(w.row_ids), list(w.tile_ids),
+                                       w.worst_tile_elements), self.nonfinite, self.max_abs_err, self.max_rel_err,
+                             self.rel_l2)
+
 
 @dataclass
 class DiffStats:

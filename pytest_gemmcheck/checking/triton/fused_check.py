@@ -38,7 +38,8 @@ from .replay import Replay, replay_for
 from .run import Run
 
 __all__ = ["LaunchConfig", "PendingCheck", "prepare_check", "start_check", "check_launch",
-           "check_launch_and_checksum", "compare_copies", "checksum", "start_checksum_and_fill"]
+           "check_launch_and_checksum", "compare_copies", "checksum", "start_checksum_and_fill",
+           "queue_checksum_and_fill"]
 
 _INT32_MAX = 2**31 - 1
 
@@ -247,6 +248,32 @@ class PendingChecksum:
         return self._value
 
 
+def _validate_pass(out: torch.Tensor, fill: torch.Tensor | None) -> None:
+    if out.dim() != 2 or out.dtype not in (torch.bfloat16, torch.float16, torch.float32):
+        raise ValueError(f"out {list(out.shape)} {out.dtype}: the pass takes a 2-D bfloat16, float16 or float32 tensor")
+    if fill is not None and (tuple(fill.shape) != tuple(out.shape) or fill.dtype != out.dtype or fill.device != out.device):
+        raise ValueError(f"fill {list(fill.shape)} {fill.dtype} on {fill.device} does not match out "
+                         f"{list(out.shape)} {out.dtype} on {out.device}")
+
+
+def queue_checksum_and_fill(out: torch.Tensor, fill: torch.Tensor | None, into: torch.Tensor, *,
+                            config: LaunchConfig | None = None):
+    """:func:`start_checksum_and_fill`'s pass with its checksum into ``into`` (int64, one
+    element, on out's device) and nothing copied to the host or waited for: for a caller that
+    captures its own graph of a launch's work and reads many launches' results at once. Returns
+    the pass's kept entry, which owns its scratch (None for an empty output)."""
+    from .repeat import checksum_fill_for
+
+    _validate_pass(out, fill)
+    if out.numel() == 0:
+        into.zero_()
+        return None
+    _require_device(out)
+    entry = checksum_fill_for(out, fill, config)
+    entry.queue_into(out, fill, into)
+    return entry
+
+
 def start_checksum_and_fill(out: torch.Tensor, fill: torch.Tensor | None = None, *,
                             config: LaunchConfig | None = None) -> PendingChecksum:
     """:func:`pytest_gemmcheck.checking.checksum.checksum` of a 2-D ``out`` queued on the current
@@ -256,11 +283,7 @@ def start_checksum_and_fill(out: torch.Tensor, fill: torch.Tensor | None = None,
     tensors from its second use."""
     from .repeat import checksum_fill_for
 
-    if out.dim() != 2 or out.dtype not in (torch.bfloat16, torch.float16, torch.float32):
-        raise ValueError(f"out {list(out.shape)} {out.dtype}: the pass takes a 2-D bfloat16, float16 or float32 tensor")
-    if fill is not None and (tuple(fill.shape) != tuple(out.shape) or fill.dtype != out.dtype or fill.device != out.device):
-        raise ValueError(f"fill {list(fill.shape)} {fill.dtype} on {fill.device} does not match out "
-                         f"{list(out.shape)} {out.dtype} on {out.device}")
+    _validate_pass(out, fill)
     if out.numel() == 0:
         return PendingChecksum(0)
     _require_device(out)

@@ -12,7 +12,9 @@ function the full pass folds in (:func:`.kernels._checksum_fold`, the same block
 
 Each (output, buffer to poison) pair keeps its scratch and, from its second pass on, a CUDA
 graph of the kernel, the partial sums' reduction and the copy of the 8-byte result to pinned
-host memory, as :mod:`.replay` keeps for the full check.
+host memory, as :mod:`.replay` keeps for the full check; or (:meth:`ChecksumFill.queue_into`,
+what case.run uses) its checksum goes into a tensor of the caller's, which captures the pass in
+a graph of its own with the launch's guards and reads the result back with other launches'.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from .launch import diagnose, launch
 from .plan import LaunchConfig, main_plan
 from .runtime import RUNTIME
 
-_KEPT = 8  # pairs kept per process (case.run uses two at a time), the oldest dropped first
+_KEPT = 24  # pairs kept per process (case.run uses one per ring position, up to 8), the oldest dropped first
 # The pass reads one tensor and writes another, and prefers taller blocks than the full check:
 # 32 rows x 256 bytes took 0.137 ms (82% of copy bandwidth) against 0.156 ms for the full
 # check's 16 rows, timed in turn in one run on an H200 (benchmarks/check_speed.py --configs,
@@ -105,7 +107,7 @@ class ChecksumFill:
         # the tensors are lent only while the pass is launched: an entry keeps no output alive
         self._lent: tuple = (None, None)
 
-    def _kernels(self) -> None:
+    def _kernels(self, into: torch.Tensor | None = None) -> None:
         (out, fill), plan = self._lent, self.plan
         filling = fill is not None
         fill = fill if filling else out  # not written without FILL
@@ -115,7 +117,18 @@ class ChecksumFill:
         ), dict(FILL=filling, BITS=8 * out.element_size(), BLOCK_M=plan.block_m, BLOCK_N=plan.block_n,
                 VEC=plan.vec, EVEN=plan.even), plan.num_warps, interpreted=INTERPRETED)
         diagnose("_checksum_fill_kernel", interpreted=INTERPRETED)
-        torch.sum(self.partial, dim=0, keepdim=True, out=self.result)  # int64 sums wrap: modulo 2**64
+        # int64 sums wrap: modulo 2**64
+        torch.sum(self.partial, dim=0, keepdim=True, out=self.result if into is None else into)
+
+    def queue_into(self, out: torch.Tensor, fill: torch.Tensor | None, into: torch.Tensor) -> None:
+        """The pass over these tensors (the entry's), its checksum into ``into`` (int64, one
+        element), on the current stream, op by op: no copy to the host, no graph of its own (the
+        caller may capture it in one of its own)."""
+        self._lent = (out, fill)
+        try:
+            self._kernels(into)
+        finally:
+            self._lent = (None, None)
 
     def enqueue(self, out: torch.Tensor, fill: torch.Tensor | None):
         """The pass over these tensors (the entry's) and the copy of its result, on the current

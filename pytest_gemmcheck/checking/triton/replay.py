@@ -15,7 +15,7 @@ from .plan import LaunchConfig
 from .run import Run
 from .runtime import RUNTIME
 
-_REPLAYS_KEPT = 8  # entries kept per process (case.run uses two at a time), the oldest dropped first
+_REPLAYS_KEPT = 24  # entries kept per process (case.run uses one per output buffer, up to 8), the oldest dropped first
 
 
 class Replay:

@@ -1,0 +1,163 @@
+"""Launches queued ahead of their reading: how far ahead (:func:`pipeline_for`), each queued
+launch (:class:`Queued`), and the ring they use (:class:`Ring`: the output buffers, a device row
+per buffer that the launch's guards and checksum land in, its pinned host copy, the events).
+
+On a GPU with the fused check the host never waits for a single launch: launches, their poison,
+guards and checksums are queued up to the ring's size ahead, each launch's row copied to pinned
+memory behind its work, and the host reads the rows of several launches whenever the ring is
+full, by polling their events under each launch's deadline. On the CPU the work is done as it is
+queued and only the reading is deferred, as far as the pipeline says.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import torch
+
+from ..records.result import LaunchRecord
+from .buffers import OutputBuffers
+from .guards import ROW_WIDTH, GuardedBuffer
+
+GPU_RING = 8  # output buffers on a GPU, where they fit
+RING_BYTES = 2 << 30  # at most this much of the GPU's memory for them, and an eighth of what is free
+CACHED_RING_BYTES = 64 << 20  # a ring this small is kept for the next run of the same shape (its graphs too)
+
+
+@dataclass(frozen=True)
+class Pipeline:
+    """``ring`` output buffers; at most ``guard_depth`` launches whose guards, and ``check_depth``
+    whose checks, are still unread when the next launch is called (guard_depth <= check_depth <
+    ring)."""
+
+    ring: int
+    guard_depth: int
+    check_depth: int
+
+
+# tests set this to run the queued-ahead loop on the CPU
+FORCED: Pipeline | None = None
+
+
+def pipeline_for(device: torch.device, by_checksum: bool, rule, out_bytes: int) -> Pipeline:
+    """How far launches run ahead of their reading. A stopping rule that decides on every
+    launch's numbers reads each before the next (as does any backend without a checksum pass,
+    whose checks are finished at once); the fused check on a GPU runs a ring ahead; under
+    Triton's interpreter the check of one launch is finished while the next one runs."""
+    if rule.reads_count_before_each_launch or rule.stop_on_bad:
+        return Pipeline(2, 0, 0)
+    if FORCED is not None:
+        return FORCED
+    if not by_checksum:
+        return Pipeline(2, 0, 0)
+    if device.type != "cuda":
+        return Pipeline(2, 0, 1)
+    free, _ = torch.cuda.mem_get_info(device)
+    fits = max(2, min(GPU_RING, min(RING_BYTES, free // 8) // max(1, out_bytes)))
+    return Pipeline(fits, fits - 1, fits - 1)
+
+
+@dataclass
+class Queued:
+    """A launch queued and not yet read."""
+
+    record: LaunchRecord
+    buffer: GuardedBuffer
+    position: int
+    checked: torch.Tensor | None  # the output to check (None: a bad output)
+    values: list[int] | None = None  # its row, once read
+    full: object | None = None  # a full check begun right behind the launch
+    summed: bool = False  # the pass put the output's checksum in the row
+    references: list = field(default_factory=list)  # (copy of the reference, whether it changed)
+    started: float = 0.0  # when its call began (monotonic)
+    guarded: bool = False  # its guards were read
+    marked: bool = False  # its done event was recorded behind its work
+
+
+class LaunchTimer:
+    """A launch's time: on a GPU between two events on the current stream (so that it is the
+    launch's own time, not the poison fill's queued before it, nor the host's), else the
+    host's clock."""
+
+    def __init__(self, device: torch.device):
+        self._events = None
+        if device.type == "cuda":
+            self._events = (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+            # named once: Event.record() without a stream looks the current one up through
+            # torch.cuda.is_available(), which took 0.25 ms per call beside a busy H200
+            self._stream = torch.cuda.current_stream(device)
+        self._started = self._stopped = 0.0
+
+    def start(self) -> None:
+        self._started = time.perf_counter()
+        if self._events is not None:
+            self._events[0].record(self._stream)
+
+    def stop(self) -> None:
+        self._stopped = time.perf_counter()
+        if self._events is not None:
+            self._events[1].record(self._stream)
+
+    def seconds(self) -> float:
+        """After the launch was waited for."""
+        if self._events is not None:
+            try:
+                return self._events[0].elapsed_time(self._events[1]) / 1000
+            except RuntimeError:  # the launch faulted: the events never completed
+                pass
+        return self._stopped - self._started
+
+
+class Ring:
+    """Per output buffer (ring position): the buffer, its device row of guard counts and
+    checksum, that row's pinned host copy and the event after it (GPU), the launch's timer, and
+    the position's captured work (runner.py)."""
+
+    def __init__(self, m: int, n: int, dtype: torch.dtype, device: torch.device, size: int, key=None):
+        self.key = key
+        self.buffers = OutputBuffers(m, n, dtype, device, size)
+        positions = len(self.buffers)
+        self.on_gpu = device.type == "cuda"
+        self.rows = torch.zeros(positions, ROW_WIDTH, dtype=torch.int64, device=device)
+        host = torch.zeros(positions, ROW_WIDTH, dtype=torch.int64, pin_memory=True) if self.on_gpu else None
+        # one view per position, made once (indexing costs the host a few microseconds a launch)
+        self.row = list(self.rows)
+        self.host_row = list(host) if host is not None else self.row
+        self.done = [torch.cuda.Event() for _ in range(positions)] if self.on_gpu else [None] * positions
+        self.timers = [LaunchTimer(device) for _ in range(positions)]
+        self.occupant: list[Queued | None] = [None] * positions
+        self.graphs: dict[int, object] = {}
+        self.keep: dict[int, object] = {}  # per position, what its captured work's scratch belongs to
+
+    @property
+    def bytes(self) -> int:
+        first = self.buffers.first.block
+        return len(self.buffers) * first.numel() * first.element_size()
+
+    def fresh(self) -> None:
+        """For another run: nothing in flight, nothing poisoned ahead."""
+        self.occupant = [None] * len(self.buffers)
+        self.buffers.poisoned_ahead.clear()
+        self.buffers.poisoned_returns.clear()
+        # a graph captured in an earlier run replays as it was; work not captured yet belonged to
+        # that run's loop, and is made again by this one's
+        self.graphs = {position: graph for position, graph in self.graphs.items() if graph.graph is not None}
+
+
+_kept: Ring | None = None
+
+
+def ring_for(key: tuple, m: int, n: int, dtype: torch.dtype, device: torch.device, size: int) -> Ring:
+    """A ring for one run: the kept one when it was made for the same key (shape, device,
+    inputs, backend), else a new one, kept for the next run when it is small (GPU only: its
+    captured graphs are what is worth keeping)."""
+    global _kept
+    if _kept is not None and _kept.key == key and len(_kept.buffers) == size:
+        _kept.fresh()
+        return _kept
+    _kept = None
+    ring = Ring(m, n, dtype, device, size, key)
+    if device.type == "cuda" and ring.bytes <= CACHED_RING_BYTES:
+        _kept = ring
+    return ring
