@@ -9,15 +9,18 @@ wrapped to fit an 80-column terminal.
 
 from __future__ import annotations
 
+import re
 import textwrap
 
 from ..records.result import CaseResult, CompiledResult
-from ..judging.message import bad_launch_ids, rate_words, sanitizer_words, static_words, worst, worst_counts
+from ..judging.message import (bad_launch_ids, rate_words, sanitizer_words, static_counts, static_source, worst,
+                               worst_counts)
 from ..judging.verdict import failing_launches, failing_words
 
 WIDTH = 80  # columns of the terminal the lines are wrapped for
 INDENT = "    "  # details under a case's first line
 VERDICT_WIDTH = 10  # "REGRESSION", the longest word, and the column the case starts at
+NO_BREAK = "\xa0"
 
 
 def verdict_word(result: CaseResult) -> str:
@@ -45,7 +48,7 @@ def summary_line(result: CaseResult) -> str:
     launches bad, worst 512 wrong, 92 differing'."""
     head = f"{verdict_word(result):<{VERDICT_WIDTH}} {result.label}: "
     if isinstance(result, CompiledResult):
-        return head + static_words(result)
+        return head + static_counts(result)
     text = head + f"{len(result.bad_launches)}/{len(result.launches)} launches bad"
     counts = worst_counts(result)
     return text + (f", {counts}" if counts else "")
@@ -54,7 +57,7 @@ def summary_line(result: CaseResult) -> str:
 def summary_details(result: CaseResult) -> list[str]:
     """What goes under the first line, a phrase a line (unwrapped, unindented)."""
     if isinstance(result, CompiledResult):
-        return [result.nodeid] if result.nodeid else []
+        return [static_source(result)] + ([result.nodeid] if result.nodeid else [])
     details = [baseline_line(result)] if baseline_line(result) else []
     ids = bad_launch_ids(result)
     details.append((f"{ids}; " if ids else "") + rate_words(result)
@@ -88,7 +91,12 @@ def summary_lines(result: CaseResult, width: int = WIDTH) -> list[str]:
                              break_on_hyphens=False) or [first.rstrip()]
 
     line = summary_line(result)
-    lines = wrap(line[VERDICT_WIDTH + 1:], line[:VERDICT_WIDTH + 1], " " * (VERDICT_WIDTH + 1))
+    # a figure and its noun stay on one line ("3/12 launches bad", "worst 512 wrong"): what one greps
+    # for; textwrap breaks at ASCII spaces only, so a no-break space holds them together
+    for phrase in re.findall(r"\d+/\d+ launches bad|worst [\d,]+ \w+|[\d,]+ differing", line):
+        line = line.replace(phrase, phrase.replace(" ", NO_BREAK))
+    lines = [text.replace(NO_BREAK, " ")
+             for text in wrap(line[VERDICT_WIDTH + 1:], line[:VERDICT_WIDTH + 1], " " * (VERDICT_WIDTH + 1))]
     for detail in summary_details(result):
         lines += wrap(detail, INDENT, INDENT + "  ")
     return lines

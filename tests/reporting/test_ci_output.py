@@ -104,7 +104,29 @@ def test_a_baseline_from_the_history_is_said_in_words(suite):
     run(suite, "--gemmcheck-repeat=3").assert_outcomes(passed=1)
     run(suite, "--gemmcheck-repeat=3", "--junitxml=junit.xml").assert_outcomes(passed=1)
     baseline = properties(suite.path / "junit.xml")["test_one"]["gemmcheck.1.baseline"]
-    assert baseline.startswith("0/3 (rate < 63.2%), history: 1 earlier run on cpu"), baseline
+    # each fact once: the scope names the arch, the stack its torch
+    assert re.fullmatch(r"0/3 \(rate < 63\.2%\), history: 1 earlier run on cpu \(torch [^()\s]+\)", baseline), baseline
+
+
+# --- the terminal ------------------------------------------------------------------------------
+
+def test_each_case_reads_in_an_80_column_terminal(suite):
+    """A short first line (verdict, case, bad launches, the worst), the details indented under
+    it, as pytest's own reports are; nothing wider than 80 columns but a word that cannot break."""
+    suite.makepyfile(test_suite=SUITE)
+    result = run(suite, "--gemmcheck-no-record")
+    result.assert_outcomes(failed=1, passed=2)
+    lines = result.stdout.lines
+    section = lines[next(i for i, line in enumerate(lines) if "- gemmcheck -" in line) + 1:]
+    section = section[:next(i for i, line in enumerate(section) if line.startswith("=="))]
+    assert all(len(line) <= 80 or " " not in line.strip() for line in section), [l for l in section if len(l) > 80]
+    first = section.index(next(line for line in section if line.startswith("REGRESSION")))
+    assert section[first] == "REGRESSION fused_gemm ptpc 128x128x128 tile 64x64 fuse=False: 3/12 launches bad,"
+    assert re.fullmatch(r" {11}worst \d+ wrong, \d+ differing", section[first + 1])  # its end, under the case
+    assert section[first + 2] == "    vs clean: no bad launch expected"
+    assert section[first + 3] == "    launches 2, 5, 9; rate < 52.7% (95%), 1 process [wrong, inconsistent]"
+    assert "    test_suite.py::test_flaky" in section[first:]
+    assert sum(line.startswith("PASS       small bf16 16x") for line in section) == 2
 
 
 # --- the markdown summary ----------------------------------------------------------------------
