@@ -275,5 +275,5 @@ def render(report: dict, form: str) -> str:
     skipped = [p for p in report["probes"] if p["source"] == "skip" and p["note"]]
     notes += [f"skipped {p['revision'][:12]}: {p['note']}" for p in skipped]
     table = Table(["#", "revision", "commit", f"bad/{unit}", "source", "top after", "its mass"], rows, title=title,
-                  notes=[""] + notes if form == "table" else notes, empty="no probes")
+                  notes=[""] + notes if form == "table" else notes, empty="no probes", records=report["probes"])
     return table.render(form)
