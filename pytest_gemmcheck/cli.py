@@ -55,9 +55,21 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _own_parsers(parser: argparse.ArgumentParser) -> None:
+    """Each command's parser set as a default of its own arguments, so that an argument a
+    command does not take is refused with that command's usage, not the top level's."""
+    for action in parser._subparsers._group_actions if parser._subparsers else ():
+        for command in action.choices.values():
+            command.set_defaults(command_parser=command)
+            _own_parsers(command)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    _own_parsers(parser)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:  # argparse hands these to the top level; the command they were given to refuses them
+        getattr(args, "command_parser", parser).error(f"unrecognized arguments: {' '.join(unknown)}")
     try:
         return int(args.func(args) or 0)
     except CommandError as exc:

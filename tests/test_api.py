@@ -58,7 +58,7 @@ def test_a_result_renders_as_a_line_the_evidence_a_dict_and_markdown(tmp_path):
     with api.session(db=None, rootdir=tmp_path) as s:
         result = run_once(s, bad={4})
     assert str(result) == result.summary()
-    assert result.summary().startswith("REGRESSION fused ptpc 64x64x128 tile 32x32: 1/6 launches bad (launch 4)")
+    assert result.summary().startswith("REGRESSION fused ptpc 64x64x128 tile 32x32: 1/6 launches bad, worst ")
     assert "launch 4: " in result.evidence() and "baseline: clean" in result.evidence()
     assert CaseResult.from_dict(json.loads(json.dumps(result.to_dict()))).to_dict() == result.to_dict()
     lines = result.markdown().splitlines()

@@ -26,13 +26,18 @@ def test_example_suites_run_clean_and_show_the_faults(pytester, examples_dir):
     result.assert_outcomes(passed=16, xfailed=4)
     result.stdout.fnmatch_lines([
         "*- gemmcheck -*",
-        "PASS * tiled_gemm ptpc 256x384x512 tile 64x64: 0/3 launches bad; rate < 63.2% (95%), 1 process*",
-        "REGRESSION fault_tile ptpc 256x256x512 tile 64x64: 1/3 launches bad (launch 2)*[[]wrong, inconsistent[]]*",
-        "REGRESSION fault_subtle * [[]inconsistent[]]*",
+        "PASS * tiled_gemm ptpc 256x384x512 tile 64x64: 0/3 launches bad",
+        "    rate < 63.2% (95%), 1 process",
+        "REGRESSION fault_tile ptpc 256x256x512 tile 64x64: 1/3 launches bad,*",
+        "    launch 2; rate < * [[]wrong, inconsistent[]]",
+        "REGRESSION fault_subtle ptpc 256x256x512 tile 64x64: 1/3 launches bad,",
+        "           worst 20 differing",
+        "    vs clean: no bad launch expected",
+        "    launch 2; rate < * [[]inconsistent[]]",
     ])
     # a kernel's own output: said on its passing line
-    result.stdout.fnmatch_lines(["PASS * allocating_gemm fp8 128x96x256: 0/3 launches bad; * process; *launch*1* checked as "
-                                 "returned, not poisoned*"])
+    result.stdout.fnmatch_lines(["PASS * allocating_gemm fp8 128x96x256: 0/3 launches bad", "    rate < * 1 process",
+                                 "    *launch*1* checked as returned, not poisoned*"])
 
 
 def test_failure_message_reads_like_the_hand_made_tables(suite):
@@ -160,7 +165,8 @@ def test_kernel_that_raises_fails_with_launch_number_and_its_exception(suite):
         "*LaunchError: launch 3 of 12 raised RuntimeError: illegal memory access",
         "*launch 3: raised RuntimeError: illegal memory access",
     ])
-    result.stdout.fnmatch_lines(["REGRESSION k bf16 16x16x32: 1/3 launches bad (launch 3)*[[]raised[]]*"])
+    result.stdout.fnmatch_lines(["REGRESSION k bf16 16x16x32: 1/3 launches bad", "    vs clean: *",
+                                 "    launch 3; rate < *[[]raised[]]"])
 
 
 @pytest.mark.parametrize("body,message", [

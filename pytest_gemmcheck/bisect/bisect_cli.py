@@ -214,6 +214,7 @@ def build_report(outcome: Outcome, repo: Path, good: str, shas: list[str], *, un
     def sha_of(position: int) -> str:
         return good if position == GOOD else shas[position]
 
+    counted = sum(o.units for o in outcome.observations if o.source != "skip")
     first = None
     if outcome.position is not None:
         sha = shas[outcome.position]
@@ -227,8 +228,11 @@ def build_report(outcome: Outcome, repo: Path, good: str, shas: list[str], *, un
         "budget": budget.words() if budget else "none",
         "commits": len(shas),
         "unit": unit,
-        "rate_good": outcome.p_good,
-        "rate_bad": outcome.p_bad,
+        # the rates are estimates from what was counted: with nothing counted they would be the
+        # prior's means, no measurement at all
+        "units_counted": counted,
+        "rate_good": outcome.p_good if counted else None,
+        "rate_bad": outcome.p_bad if counted else None,
         "launches": outcome.launches,
         "seconds": round(outcome.seconds, 3),
         "probes": [{"revision": sha_of(o.position), "position": o.position + 1, "bad": o.bad, "units": o.units,
@@ -261,12 +265,15 @@ def render(report: dict, form: str) -> str:
         label = "good" if p["position"] == 0 else ("bad" if p["position"] == report["commits"] else str(p["position"]))
         counted = "skip" if p["source"] == "skip" else f"{p['bad']}/{p['units']}"
         rows.append([str(i), p["revision"][:12], label, counted, p["source"], p["top_after"][:12], _pct(p["mass_after"])])
+    if report["units_counted"]:
+        rates = (f"counted in {unit}; rate before {_pct(report['rate_good'])}, from it on {_pct(report['rate_bad'])} "
+                 f"(posterior means on either side of the most likely first bad revision)")
+    else:
+        rates = f"counted in {unit}: none was counted (every probe was skipped), so there is no rate to tell"
     notes = [f"stopped: {report['stopped_words']} (confidence {report['confidence']:g}, budget {report['budget']})",
-             f"counted in {unit}; rate before {_pct(report['rate_good'])}, from it on {_pct(report['rate_bad'])} "
-             f"(posterior means on either side of the most likely first bad revision)",
-             f"{report['launches']} launches run, {report['seconds']:.1f} s"]
+             rates, f"{report['launches']} launches run, {report['seconds']:.1f} s"]
     skipped = [p for p in report["probes"] if p["source"] == "skip" and p["note"]]
     notes += [f"skipped {p['revision'][:12]}: {p['note']}" for p in skipped]
     table = Table(["#", "revision", "commit", f"bad/{unit}", "source", "top after", "its mass"], rows, title=title,
-                  notes=[""] + notes if form == "table" else notes, empty="no probes")
+                  notes=[""] + notes if form == "table" else notes, empty="no probes", records=report["probes"])
     return table.render(form)

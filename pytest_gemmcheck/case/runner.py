@@ -35,7 +35,7 @@ from ..checking.backends import Checker, Outcome, select_checker
 from ..checking.consensus import Consensus
 from ..checking.graphs import GraphAtSecondUse
 from ..checking.rule import AccuracyStats
-from ..checking.torch_backend import wrong_tile_map
+from ..checking.torch_backend import differing_tile_map, wrong_tile_map
 from ..environment import contention, stress
 from ..errors import CaseError, LaunchHung
 from ..records.result import CHANGED_INPUT, CaseResult, LaunchRecord
@@ -502,6 +502,19 @@ class LaunchLoop:
             self.result.worst_tiles = {"launch": record.index, "wrong": record.wrong, **wrong_tile_map(
                 checked, self.ref, self.rowmax, self.case.tolerance, self.case.tile)}
 
+    def _map_differing(self, accurate: set[int]) -> None:
+        """The most differing launch's elements off the consensus, per tile, beside the wrong
+        elements' map (``worst_tiles["differing"]``): where a race too small for the tolerance
+        wrote. Only when both outputs were kept (a consensus keeps a few distinct ones)."""
+        differing = [launch for launch in self.result.launches if launch.differing]
+        if not differing:
+            return
+        top = max(differing, key=lambda launch: launch.differing)
+        pair = self.consensus.kept_pair(top.index, accurate)
+        if pair is not None:
+            self.result.worst_tiles = {**self.result.worst_tiles, "differing": {
+                "launch": top.index, "elements": top.differing, **differing_tile_map(*pair, self.case.tile)}}
+
     def _still_as_checked(self, record: LaunchRecord, checked, outcome: Outcome) -> bool:
         """Whether ``checked`` holds what its check read, now that later launches have run; if not,
         one wrote into it (another output buffer): the launch after it is blamed, and this output
@@ -520,6 +533,8 @@ class LaunchLoop:
         result, consensus = self.result, self.consensus
         accurate = self._accurate()
         launch_records.fill_consistency(result, *consensus.finish(accurate))
+        if self.case.tile is not None:
+            self._map_differing(accurate)
         if self.wants_consensus_checksum:
             kept = consensus.consensus_copy(accurate)
             result.consensus_checksum = self.checker.checksum(kept) if kept is not None else None

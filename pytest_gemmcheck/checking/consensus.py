@@ -173,5 +173,16 @@ class Consensus:
         consensus, _ = self._consensus_group(accurate)
         return self.copies[consensus] if isinstance(consensus, int) else None
 
+    def kept_pair(self, launch: int, accurate: set[int] = frozenset()) -> tuple[torch.Tensor, torch.Tensor] | None:
+        """The output of ``launch`` and the consensus output, when both were kept and differ
+        (what a map of where they differ needs); None otherwise."""
+        group = self._group_of.get(launch)
+        if group is None:
+            return None
+        consensus, _ = self._consensus_group(accurate)
+        if isinstance(group, int) and isinstance(consensus, int) and group != consensus:
+            return self.copies[group], self.copies[consensus]
+        return None
+
     def release(self) -> None:
         self.copies.clear()

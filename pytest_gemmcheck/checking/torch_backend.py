@@ -168,7 +168,22 @@ def wrong_tile_map(out: torch.Tensor, ref: torch.Tensor, rowmax: torch.Tensor, t
     for rows in row_chunks(m, n):
         finite, _, rel = _accuracy_terms(out[rows], ref[rows].float(), rowmax[rows, None], tol)
         acc.add(rows, ~finite | (rel > tol.rtol))
-    counts = acc.tile_counts
+    return _tile_grid(acc.tile_counts, m, n, tile, max_cells)
+
+
+def differing_tile_map(out: torch.Tensor, other: torch.Tensor, tile: tuple[int, int],
+                       max_cells: int = TILE_MAP_CELLS) -> dict:
+    """Where two outputs' bits differ (a launch's and the consensus'), per tile, in the grid
+    :func:`wrong_tile_map` gives: what shows a race whose errors stay under any tolerance."""
+    m, n = out.shape
+    acc = _LocationAccumulator(m, n, tile, out.device)
+    for rows in row_chunks(m, n):
+        acc.add(rows, bits_view(out[rows]) != bits_view(other[rows]))
+    return _tile_grid(acc.tile_counts, m, n, tile, max_cells)
+
+
+def _tile_grid(counts: torch.Tensor, m: int, n: int, tile: tuple[int, int], max_cells: int) -> dict:
+    """Per-tile counts summed into cells of whole tiles, at most ``max_cells`` a side."""
     tiles_m, tiles_n = counts.shape
     cell = (-(-tiles_m // max_cells), -(-tiles_n // max_cells))
     cells = (-(-tiles_m // cell[0]), -(-tiles_n // cell[1]))

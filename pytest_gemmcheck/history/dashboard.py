@@ -15,7 +15,7 @@ from sqlalchemy import and_, case, func, select
 from sqlalchemy.engine import Engine
 
 from .models import Case, Launch, Result, Run, Stack
-from .selection import Selection, match
+from .selection import Selection, SelectionError, check_stack_fields, match
 
 # Verdicts from the worst: a case's latest verdict is the worst of the latest run's results
 VERDICT_ORDER = ("regression", "improved", "known-bad", "pass", "")
@@ -62,6 +62,8 @@ class ResultRow:
     elapsed_median_s: float | None
     contended: bool | None
     recorded_at: datetime | None
+    worst_differing: int | None  # None: recorded before the column existed
+    hazards: int | None  # error-severity sanitizer reports; None: no sanitizer run recorded
 
 
 @dataclass
@@ -72,6 +74,8 @@ class CaseTotals:
     bad_launches: int
     worst_wrong: int
     last_bad_at: datetime | None
+    worst_differing: int | None  # None: no result recorded the figure
+    hazards: int | None  # the most error-severity sanitizer reports of one result; None: never sanitized
 
 
 @dataclass
@@ -104,7 +108,7 @@ _RESULT_COLUMNS = (Result.id, Result.case_id, Result.run_id, Result.stack_id, Ru
                    Run.revision,
                    Result.launches, Result.bad_launches, Result.worst_wrong, Result.kinds, Result.verdict,
                    Result.deterministic, Result.elapsed_min_s, Result.elapsed_median_s, Result.contended,
-                   Result.recorded_at)
+                   Result.recorded_at, Result.worst_differing, Result.hazards)
 
 
 def cases(connection, ids) -> dict[int, CaseInfo]:
@@ -143,12 +147,14 @@ def case_totals(engine: Engine, selection: Selection, *, limit: int = 500) -> tu
             return [], {}
         last_bad = func.max(case((Result.bad_launches > 0, Result.recorded_at), else_=None))
         query = (select(Result.case_id, func.count(func.distinct(Result.run_id)), func.sum(Result.launches),
-                        func.sum(Result.bad_launches), func.max(Result.worst_wrong), last_bad)
+                        func.sum(Result.bad_launches), func.max(Result.worst_wrong), last_bad,
+                        func.max(Result.worst_differing), func.max(Result.hazards))
                  .join(Case, Case.id == Result.case_id).where(where).group_by(Result.case_id)
                  .order_by(func.min(Case.kernel), func.min(Case.quant), func.min(Case.m), func.min(Case.n),
                            func.min(Case.k), Result.case_id).limit(limit))
-        totals = [CaseTotals(case_id, int(runs), int(launches or 0), int(bad or 0), int(worst or 0), when)
-                  for case_id, runs, launches, bad, worst, when in connection.execute(query)]
+        totals = [CaseTotals(case_id, int(runs), int(launches or 0), int(bad or 0), int(worst or 0), when,
+                             None if differing is None else int(differing), None if hazards is None else int(hazards))
+                  for case_id, runs, launches, bad, worst, when, differing, hazards in connection.execute(query)]
         return totals, cases(connection, [t.case_id for t in totals])
 
 
@@ -192,20 +198,72 @@ def case_runs(engine: Engine, selection: Selection, *,
         return [(ResultRow(*row[:-2]), row[-2], row[-1]) for row in connection.execute(query)]
 
 
-def runs(engine: Engine, selection: Selection, *, limit: int = 20) -> list[tuple]:
-    """Recent runs: (id, started, ended, status, tag, revision, dirty, results, launches, bad launches)."""
+@dataclass
+class RunRow:
+    """A run, and what it holds of the selection."""
+
+    id: int
+    started_at: datetime | None
+    ended_at: datetime | None
+    status: str
+    tag: str | None
+    revision: str | None
+    dirty: bool | None
+    results: int
+    launches: int
+    bad_launches: int
+
+
+def runs(engine: Engine, selection: Selection, *, limit: int = 20) -> list[RunRow]:
+    """Recent runs, newest first. Case and stack filters keep the runs that hold a result they
+    match, and the counts are of those results; without them a run with no result is listed too."""
     with engine.connect() as connection:
-        matched = match(connection, Selection(tags=selection.tags, revisions=selection.revisions, runs=selection.runs,
-                                              since=selection.since))
+        matched = match(connection, selection)
+        if matched.empty:
+            return []
+        on_results = []  # conditions on the results a run's counts are of
+        if matched.cases is not None:
+            on_results.append(Result.case_id.in_(matched.cases))
+        if matched.stacks is not None:
+            on_results.append(Result.stack_id.in_(matched.stacks))
+        joined = and_(Result.run_id == Run.id, *on_results)
         query = (select(Run.id, Run.started_at, Run.ended_at, Run.status, Run.tag, Run.revision, Run.dirty,
                         func.count(Result.id), func.coalesce(func.sum(Result.launches), 0),
                         func.coalesce(func.sum(Result.bad_launches), 0))
-                 .outerjoin(Result, Result.run_id == Run.id).group_by(Run.id).order_by(Run.id.desc()).limit(limit))
-        if matched.empty:
-            return []
+                 .outerjoin(Result, joined).group_by(Run.id).order_by(Run.id.desc()).limit(limit))
         if matched.runs is not None:
             query = query.where(Run.id.in_(matched.runs))
-        return connection.execute(query).all()
+        if on_results:
+            query = query.having(func.count(Result.id) > 0)
+        return [RunRow(*row[:7], int(row[7]), int(row[8]), int(row[9])) for row in connection.execute(query)]
+
+
+def any_result(engine: Engine, selection: Selection) -> bool:
+    """Whether the history holds a result ``selection`` keeps."""
+    with engine.connect() as connection:
+        where = _where(connection, selection)
+        if where is None:
+            return False
+        return connection.execute(select(Result.id).where(where).limit(1)).first() is not None
+
+
+def unknown_case_prefixes(engine: Engine, prefixes) -> list[str]:
+    """The case key prefixes no recorded case's key starts with."""
+    with engine.connect() as connection:
+        keys = [key for (key,) in connection.execute(select(Case.key))]
+    return [prefix for prefix in prefixes if not any(key.startswith(prefix) for key in keys)]
+
+
+def check_selection(engine: Engine, selection: Selection, option: str = "--stack") -> None:
+    """A SelectionError for what a selection names that the history does not have: a stack
+    field (a misspelt one would match nothing, silently), a case key prefix (``--case``)."""
+    with engine.connect() as connection:
+        if selection.stack:
+            check_stack_fields(connection, selection.stack, option)
+    unknown = unknown_case_prefixes(engine, selection.keys) if selection.keys else []
+    if unknown:
+        raise SelectionError(f"--case {unknown[0]!r}: no recorded case has a key starting with it "
+                             "(gemmcheck history lists them)")
 
 
 def cell_totals(engine: Engine, selection: Selection) -> tuple[list[CellTotals], dict[int, CaseInfo], dict[int, StackInfo]]:
@@ -244,6 +302,19 @@ def launches_of(engine: Engine, result_id: int) -> list[LaunchRow]:
 def worst_tiles_of(engine: Engine, result_id: int) -> dict | None:
     with engine.connect() as connection:
         return connection.execute(select(Result.worst_tiles).where(Result.id == result_id)).scalar()
+
+
+def sanitize_of(engine: Engine, result_ids: list[int]) -> dict[int, list[dict]]:
+    """The recorded compute-sanitizer runs of these results (``SanitizerRun.to_dict()`` each),
+    for the results that have any."""
+    found: dict[int, list[dict]] = {}
+    ids = sorted(set(result_ids))
+    with engine.connect() as connection:
+        for start in range(0, len(ids), 500):  # bounded IN lists
+            query = select(Result.id, Result.sanitize).where(Result.id.in_(ids[start:start + 500]),
+                                                             Result.sanitize.is_not(None))
+            found.update({result_id: runs for result_id, runs in connection.execute(query) if runs})
+    return found
 
 
 def known_runs(engine: Engine) -> list[tuple[int, str | None, str | None]]:

@@ -68,9 +68,14 @@ def on_fresh_connection(work):
 
 
 def safe_url(url: URL | str) -> str:
-    """The URL with any password hidden: what may be printed or stored."""
+    """The URL with any password hidden: what may be printed or stored. A SQLite URL is shown
+    as it was written: SQLAlchemy's rendering percent-encodes the ':' of a 'file:' URI path."""
     if isinstance(url, str):
         return hide_passwords(url)
+    if is_sqlite(url) and url.database:
+        query = "&".join(f"{key}={value}" for key, values in url.query.items()
+                         for value in ((values,) if isinstance(values, str) else values))
+        return f"{url.drivername}:///{url.database}" + (f"?{query}" if query else "")
     return url.render_as_string(hide_password=True)
 
 

@@ -79,6 +79,17 @@ def database_url(value: str | os.PathLike | None, base_dir: Path, *, nearest: bo
     return resolve_url(value, base_dir)
 
 
+def sqlite_path(url) -> Path:
+    """The file of a SQLite URL: its database, or the path of a ``file:`` URI (``?uri=true``,
+    as a read-only ``sqlite:///file:/path/history.db?mode=ro&uri=true`` is written)."""
+    from urllib.parse import unquote, urlsplit
+
+    database = url.database or ""
+    if url.query.get("uri") in ("true", "1") and database.startswith("file:"):
+        return Path(unquote(urlsplit(database).path))
+    return Path(database)
+
+
 def open_history(url, *, writing: bool = False, read_only: bool = False, existing: bool = False):
     """An engine on the history database at ``url``, at the current schema. The upgrade rule:
     the embedded SQLite database is migrated here, a server database's older schema is refused
@@ -87,7 +98,7 @@ def open_history(url, *, writing: bool = False, read_only: bool = False, existin
     migrated; ``existing``: a SQLite file that is not there is a DatabaseError, never created."""
     from .engine import is_sqlite, open_database
 
-    if existing and is_sqlite(url) and not Path(url.database).exists():
-        raise DatabaseError(f"no history database at {url.database}")
+    if existing and is_sqlite(url) and not sqlite_path(url).exists():
+        raise DatabaseError(f"no history database at {sqlite_path(url)}")
     return open_database(url, auto_upgrade=is_sqlite(url) and not read_only, for_writing=writing,
                          read_only=read_only)

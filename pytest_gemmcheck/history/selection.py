@@ -21,7 +21,7 @@ from ..errors import CommandError
 from ..records.stack_columns import STACK_COLUMNS
 from .models import Case, Result, Run, Stack
 
-
+NO_GPU_ARCH = "cpu"  # the arch filters match, and tables show, for a stack without a GPU
 
 class SelectionError(CommandError, ValueError):
     """A filter that cannot be understood; the message names it."""
@@ -142,14 +142,37 @@ def case_matches(selection: Selection, kernel: str, quant: str, m: int, n: int, 
 
 
 def stack_matches(selection: Selection, columns: dict, extra: dict | None) -> bool:
-    if selection.arches and not _matches(columns.get("gpu_arch") or "cpu", selection.arches):
+    """Whether a stack is selected. A stack without a GPU has the arch 'cpu' in every filter
+    (--arch cpu, --stack gpu_arch=cpu, a compare side stack:gpu_arch=cpu), as it is shown."""
+    if selection.arches and not _matches(columns.get("gpu_arch") or NO_GPU_ARCH, selection.arches):
         return False
     extra = extra or {}
     for name, pattern in selection.stack:
         value = columns[name] if name in STACK_COLUMNS else extra.get(name)
+        if name == "gpu_arch" and value is None:
+            value = NO_GPU_ARCH
         if not _matches(value, (pattern,)):
             return False
     return True
+
+
+def stack_fields(connection) -> set[str]:
+    """The stack fields a filter may name: the stack table's columns, and every field a
+    fingerprint hook added to a recorded stack."""
+    known = set(STACK_COLUMNS)
+    for (extra,) in connection.execute(select(Stack.extra).where(Stack.extra.is_not(None))):
+        known.update(extra or {})
+    return known
+
+
+def check_stack_fields(connection, fields: tuple[tuple[str, str], ...], option: str) -> None:
+    """A SelectionError naming ``option`` for a stack field the history does not know (a
+    misspelt field would otherwise match nothing, silently)."""
+    unknown = sorted({name for name, _ in fields} - stack_fields(connection))
+    if unknown:
+        hint = "; the GPU arch is gpu_arch, or --arch" if "arch" in unknown else ""
+        raise SelectionError(f"{option}: no stack field {', '.join(repr(name) for name in unknown)} in the history "
+                             f"(the fields: {', '.join(sorted(stack_fields(connection)))}){hint}")
 
 
 def run_matches(selection: Selection, tag: str | None, revision: str | None, run_id: int,

@@ -95,15 +95,34 @@ CLEAN = Baseline()
 _SCOPE_WORDS = {"arch": "on {arch}", "stack": "on this stack", "any": "on any stack"}
 
 
+def stack_words(gpu_name: str | None, gpu_arch: str | None, torch_version: str | None) -> str:
+    """A stack in a few words, each fact once: 'NVIDIA H200 (sm_90), torch 2.11', or for no GPU
+    'the CPU, torch 2.13.0+cpu'."""
+    if gpu_name or gpu_arch:
+        where = f"{gpu_name} ({gpu_arch})" if gpu_name and gpu_arch and gpu_arch not in gpu_name else gpu_name or gpu_arch
+    else:
+        where = "the CPU"
+    return f"{where}, torch {torch_version}" if torch_version else where
+
+
 def from_history(history: "CaseHistory", scope: str, gpu_arch: str | None) -> Baseline | None:
     """The baseline a case's stored history gives (None when it holds no launch), described
-    as 'history: 3 earlier runs on sm_90 (NVIDIA H200 (sm_90, torch 2.11))'."""
+    as 'history: 3 earlier runs on sm_90 (NVIDIA H200, torch 2.11)' or 'history: 1 earlier run
+    on cpu (torch 2.13.0+cpu)': the scope names the arch, so the stacks do not again."""
     evidence = Evidence.of_history(history)
     if not evidence.launches:
         return None
-    stacks = sorted(f"{name or 'cpu'} ({arch or 'cpu'}, torch {torch_version})" for name, arch, torch_version in history.stacks)
+
+    def words(name, arch, torch_version) -> str:
+        if scope == "arch" and not name:  # the scope said "on cpu" already
+            return f"torch {torch_version}" if torch_version else ""
+        return stack_words(name, None if scope == "arch" else arch, torch_version)
+
+    stacks = sorted({words(*stack) for stack in history.stacks} - {""})
     where = (f"history: {history.runs} earlier run{'s' if history.runs != 1 else ''} "
-             f"{_SCOPE_WORDS[scope].format(arch=gpu_arch or 'cpu')} ({'; '.join(stacks[:3])})")
+             f"{_SCOPE_WORDS[scope].format(arch=gpu_arch or 'cpu')}")
+    if stacks:
+        where += f" ({'; '.join(stacks[:3])}{'; ...' if len(stacks) > 3 else ''})"
     return Baseline(source="history", description=where, evidence=evidence)
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..records.result import CaseResult
+from ..records.sanitize import RAN
 from ..errors import GemmcheckFailure, LaunchError, LaunchHung
 from .baseline import Baseline
 from .message import failure_message
@@ -33,20 +34,29 @@ def conclude(result: CaseResult, settings, baseline_for: Callable[[CaseResult], 
     """Judge ``result``. ``raised``: the exception a launch raised in this process (the test
     fails with it, chained, and ``planned`` launches named); a launch recorded as raised or hung
     elsewhere (a child process) fails the test as well. Under ``--gemmcheck-accept`` a
-    regression does not fail: this run becomes the baseline instead."""
+    regression does not fail: this run becomes the baseline instead, and the result says so
+    (``result.baseline["accepted"]``; its verdict stays what the old baseline made it). A pass
+    gets a message only when there is something it must not hide: a sanitizer run that did not
+    run to a report."""
     baseline = baseline_for(result)
     verdict = judge(result, baseline, alpha=settings.alpha, worst_factor=settings.worst_factor,
-                    static_policy=settings.static)
+                    static_policy=settings.static, require_sanitize=getattr(settings, "require_sanitize", False))
     result.verdict = verdict.kind
     result.baseline = {"source": baseline.source, "description": baseline.description,
                        "launches": baseline.evidence.launches, "bad_launches": baseline.evidence.bad}
-    result.message = failure_message(result, verdict) if verdict.kind != PASS else ""
+    failing = raised is not None or bool(failing_launches(result))
+    accepted = verdict.failed and settings.accept and not failing  # a launch that raised or hung is never accepted
+    if accepted:
+        result.baseline["accepted"] = True
+        verdict.lines.append("accepted: --gemmcheck-accept makes this run the case's golden, so the test does not fail")
+    unchecked = any(run.status != RAN for run in result.sanitize)
+    result.message = failure_message(result, verdict) if verdict.kind != PASS or unchecked else ""
     failure: GemmcheckFailure | None = None
     if raised is not None:
         failure = _launch_error(raised, result.launches[-1].index, planned or len(result.launches), result.message)
-    elif failing_launches(result):
+    elif failing:
         failure = LaunchError(result.message)
-    elif verdict.failed and not settings.accept:
+    elif verdict.failed and not accepted:
         failure = GemmcheckFailure(result.message)
     return Conclusion(verdict, failure)
 

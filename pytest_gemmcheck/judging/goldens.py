@@ -35,6 +35,16 @@ class GoldenError(GemmcheckError):
     """A golden file that cannot be read, or must not be written; the message names it."""
 
 
+# The notes the plugin writes: --gemmcheck-accept's ("accepted at 3f2a9c0b1d+ (nightly)") and
+# gemmcheck goldens export's. Any other note is a reviewer's, and is kept.
+_GENERATED_NOTE = re.compile(r"accepted( at [0-9a-f]+\+?)?( \(.*\))?|exported from \d+ recorded runs?|"
+                             r"known-bad: accepted with --include-bad from \d+ runs? that were all regressions")
+
+
+def is_generated_note(note: str) -> bool:
+    return _GENERATED_NOTE.fullmatch(note) is not None
+
+
 def scope_value(scope: str, stack: dict) -> str:
     """The scope string a golden is stored under: 'any', 'arch:sm_90', 'stack:<fingerprint>'."""
     if scope == "any":
@@ -261,6 +271,19 @@ class GoldenStore:
 
     def put(self, kernel: str, entry: GoldenEntry) -> None:
         self.entries(kernel)[(entry.key, entry.scope)] = entry
+
+    def export(self, kernel: str, entry: GoldenEntry) -> GoldenEntry | None:
+        """``entry`` into the store, keeping the note a reviewer wrote on the entry it replaces
+        (a note the plugin wrote is replaced). Returns the replaced entry when its note was kept
+        and its evidence changed: a reviewer should read the note again."""
+        kept = self.entries(kernel).get((entry.key, entry.scope))
+        if kept is None or not kept.note or is_generated_note(kept.note):
+            self.put(kernel, entry)
+            return None
+        changed = {**kept.to_json(), "note": ""} != {**entry.to_json(), "note": ""}
+        entry.note = kept.note
+        self.put(kernel, entry)
+        return kept if changed else None
 
     def kernels(self) -> list[str]:
         """Kernels with entries loaded or added in this store."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ..records.result import (BAD_OUTPUT, CHANGED_INPUT, HUNG, INCONSISTENT, NONFINITE, RAISED, UNWRITTEN, WRONG,
                            WROTE_OUTSIDE, CaseResult, CompiledResult, LaunchRecord)
+from ..records.sanitize import RAN
 from .stats import format_percent, rate_upper_bound
 from .verdict import Verdict
 
@@ -29,12 +30,20 @@ def _tiles(count: int | None, tile: str | None) -> str:
 
 def evidence(result: CaseResult) -> str:
     """'3/12 launches bad (launches 2, 5, 9); rate < 55.2% (95%), 1 process'."""
-    launches = len(result.launches)
     bad = result.bad_launches
-    text = f"{len(bad)}/{launches} launches bad"
-    if bad:
-        text += f" (launch{'es' if len(bad) > 1 else ''} {_ids([b.index for b in bad[:12]], len(bad))})"
-    text += f"; rate < {format_percent(rate_upper_bound(len(bad), launches))} (95%)"
+    ids = bad_launch_ids(result)
+    return f"{len(bad)}/{len(result.launches)} launches bad" + (f" ({ids})" if ids else "") + f"; {rate_words(result)}"
+
+
+def bad_launch_ids(result: CaseResult) -> str:
+    """'launches 2, 5, 9' (the first 12), '' when none was bad."""
+    bad = result.bad_launches
+    return f"launch{'es' if len(bad) > 1 else ''} {_ids([b.index for b in bad[:12]], len(bad))}" if bad else ""
+
+
+def rate_words(result: CaseResult) -> str:
+    """'rate < 55.2% (95%), 1 process': what the count can claim, and over what."""
+    text = f"rate < {format_percent(rate_upper_bound(len(result.bad_launches), len(result.launches)))} (95%)"
     text += f", {_plural(result.processes, 'process', 'processes')}"
     if result.gpus > 1:
         text += f", {result.gpus} GPUs"
@@ -42,16 +51,40 @@ def evidence(result: CaseResult) -> str:
 
 
 def worst(result: CaseResult) -> str:
-    """'worst 512 wrong elements in 16 rows, 1 tile of 64x64; max rel err 1.7'."""
+    """'worst 512 wrong elements in 16 rows, 1 tile of 64x64; max rel err 1.7; most differing
+    from the consensus: 92 elements in 3 rows (launch 6)'. Elements off the consensus are their
+    own figure: a launch bad by consistency alone has no wrong element to show."""
+    parts = []
     wrong = [launch for launch in result.launches if launch.wrong]
-    if not wrong:
-        return ""
-    top = max(wrong, key=lambda launch: launch.wrong)
-    text = f"worst {_plural(top.wrong, 'wrong element')} in {_plural(top.wrong_rows, 'row')}{_tiles(top.wrong_tiles, result.tile)}"
-    finite_wrong = [launch for launch in wrong if launch.wrong > launch.nonfinite]
-    if finite_wrong:  # the relative error of finite elements; non-finite ones are counted apart
-        text += f"; max rel err {max(launch.max_rel_err for launch in finite_wrong):.3g}"
-    return text
+    if wrong:
+        top = max(wrong, key=lambda launch: launch.wrong)
+        text = (f"worst {_plural(top.wrong, 'wrong element')} in {_plural(top.wrong_rows, 'row')}"
+                f"{_tiles(top.wrong_tiles, result.tile)}")
+        finite_wrong = [launch for launch in wrong if launch.wrong > launch.nonfinite]
+        if finite_wrong:  # the relative error of finite elements; non-finite ones are counted apart
+            text += f"; max rel err {max(launch.max_rel_err for launch in finite_wrong):.3g}"
+        parts.append(text)
+    differing = [launch for launch in result.launches if launch.differing]
+    if differing:
+        top = max(differing, key=lambda launch: launch.differing)
+        parts.append(f"most differing from the consensus: {_plural(top.differing, 'element')} in "
+                     f"{_plural(top.differing_rows, 'row')}{_tiles(top.differing_tiles, result.tile)} "
+                     f"(launch {top.index})")
+    return "; ".join(parts)
+
+
+def worst_counts(result: CaseResult) -> str:
+    """The worst launch's figures for a short line: 'worst 512 wrong, 92 differing', 'worst 92
+    differing' (a launch bad by consistency alone), '' when no launch had either."""
+    figures = [f"{count:,} {word}" for count, word in ((result.worst_wrong, "wrong"),
+                                                       (result.worst_differing, "differing")) if count]
+    return "worst " + ", ".join(figures) if figures else ""
+
+
+def sanitizer_words(result: CaseResult) -> list[str]:
+    """A line per compute-sanitizer run: its summary, and what a run that did not run to a
+    report means ('not checked, not passed')."""
+    return [run.summary() + ("" if run.status == RAN else ": not checked, not passed") for run in result.sanitize]
 
 
 def launch_line(result: CaseResult, launch: LaunchRecord) -> str:
@@ -99,7 +132,8 @@ def launch_line(result: CaseResult, launch: LaunchRecord) -> str:
 
 
 def failure_message(result: CaseResult, verdict: Verdict, max_launch_lines: int = 12) -> str:
-    lines = [f"gemmcheck: {result.label}: {verdict.kind}"]
+    accepted = " (accepted)" if result.baseline.get("accepted") else ""
+    lines = [f"gemmcheck: {result.label}: {verdict.kind}{accepted}"]
     lines += [f"  {reason}" for reason in verdict.reasons]
     if isinstance(result, CompiledResult):
         lines.append(f"  {static_words(result)}")
@@ -129,9 +163,19 @@ def failure_message(result: CaseResult, verdict: Verdict, max_launch_lines: int 
 
 
 def static_words(result: CompiledResult) -> str:
-    """'compiled for gfx950: 3 kernels, lint 16 errors, 0 warnings'."""
+    """'compiled (fp8_tail_gemm K=512 for gfx950): 3 kernels, lint 16 errors, 0 warnings'."""
+    return f"{static_source(result)}: {static_counts(result)}"
+
+
+def static_source(result: CompiledResult) -> str:
+    """'compiled (fp8_tail_gemm K=512 for gfx950)': what was compiled, or 'compiled (assembly)'."""
+    return f"compiled ({result.static.get('source') or 'assembly'})"
+
+
+def static_counts(result: CompiledResult) -> str:
+    """'3 kernels, lint 16 errors, 0 warnings' (and its latent and unchecked findings)."""
     static = result.static
-    text = f"compiled ({static.get('source') or 'assembly'}): {_plural(len(static.get('metrics', {})), 'kernel')}"
+    text = _plural(len(static.get('metrics', {})), 'kernel')
     lint = static.get("lint")
     if lint is not None:
         text += f", lint {_plural(lint['errors'], 'error')}, {_plural(lint['warnings'], 'warning')}"

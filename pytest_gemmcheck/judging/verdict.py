@@ -13,8 +13,16 @@ the baseline never had (the first NaN, the first inconsistent launch). A launch 
 hung is a regression whatever the baseline: the test fails with its exception, so no verdict
 may call it known-bad or a pass.
 
+A compute-sanitizer run that reported an error-severity hazard on the kernel under test is a
+regression whatever the launches said: one sanitized launch proves a race that any number of
+clean launches only make unlikely. Its warnings are stated, never failed on. A sanitizer run
+that did not run to a report (skipped: no toolkit, a CPU or ROCm device; timed out; failed) is
+stated in the evidence, never taken as clean; ``require_sanitize`` makes it a regression.
+
 Verdicts: regression (fails the test) > improved (better beyond chance: passes, says how to
-accept) > known-bad (a golden accepts a bad rate, and the rate holds) > pass.
+accept) > known-bad (a bad rate that holds: accepted by a golden, or as bad as the history
+was) > pass. A result with any bad launch is never a pass: against a history that was bad
+too, and no golden, it is known-bad and says that no golden accepts it.
 """
 
 from __future__ import annotations
@@ -23,6 +31,7 @@ from dataclasses import dataclass, field
 
 from .baseline import CLEAN, Baseline, Evidence
 from ..records.result import HUNG, RAISED, CaseResult, CompiledResult
+from ..records.sanitize import HAZARD, RAN
 from .stats import design_effect, effective_counts, fisher_greater, fisher_less
 from ..config.table import DEFAULTS
 
@@ -42,7 +51,9 @@ KIND_WORDS = {
     "nonfinite": "non-finite elements",
     "inconsistent": "launches that differ from the consensus",
     "wrong": "wrong elements",
+    HAZARD: "a compute-sanitizer hazard",
 }
+FINDINGS_SHOWN = 3  # a hazard's first reports in the evidence, per sanitizer run
 
 
 @dataclass
@@ -58,7 +69,8 @@ class Verdict:
 
 
 def judge(result: CaseResult, baseline: Baseline = CLEAN, *, alpha: float = DEFAULTS.alpha,
-          worst_factor: float = DEFAULTS.worst_factor, static_policy: str = DEFAULTS.static) -> Verdict:
+          worst_factor: float = DEFAULTS.worst_factor, static_policy: str = DEFAULTS.static,
+          require_sanitize: bool = False) -> Verdict:
     if isinstance(result, CompiledResult):
         return judge_static(result, baseline, static_policy)
     current = Evidence.of(result)
@@ -66,6 +78,8 @@ def judge(result: CaseResult, baseline: Baseline = CLEAN, *, alpha: float = DEFA
     failing = failing_launches(result)
     reasons = [failing_words(failing)] if failing else []
     lines = [f"current: {current.describe()}", f"baseline: {_baseline_words(baseline)}"]
+    sanitizer_reasons, sanitizer_lines = judge_sanitizer(result, require_sanitize)
+    reasons += sanitizer_reasons
 
     deff_now, deff_base = design_effect(current.per_process), design_effect(base.per_process)
     bad_now, launches_now = effective_counts(current.bad, current.launches, deff_now)
@@ -111,10 +125,12 @@ def judge(result: CaseResult, baseline: Baseline = CLEAN, *, alpha: float = DEFA
                            f"baseline's {base.worst_wrong:,}")
         if base.worst_tiles and current.worst_tiles > worst_factor * base.worst_tiles:
             reasons.append(f"wrong tiles spread: {current.worst_tiles} in the worst launch, baseline {base.worst_tiles}")
-        new_kinds = [kind for kind in current.kinds if kind not in base.kinds and kind not in ("wrong", *FAILING_KINDS)]
+        new_kinds = [kind for kind in current.kinds
+                     if kind not in base.kinds and kind not in ("wrong", HAZARD, *FAILING_KINDS)]
         for kind in new_kinds:
             reasons.append(f"{KIND_WORDS.get(kind, kind)} where the baseline had none")
 
+    lines += sanitizer_lines
     if reasons:
         return Verdict(REGRESSION, reasons, p_value, lines)
     if base.bad:
@@ -125,7 +141,39 @@ def judge(result: CaseResult, baseline: Baseline = CLEAN, *, alpha: float = DEFA
                 f"(p = {p_better:.3g}); accept it with --gemmcheck-accept"], p_better, lines)
         if baseline.accepts_bad:
             return Verdict(KNOWN_BAD, [f"a known bad rate, accepted by {baseline.description}, holds"], p_value, lines)
+    if current.bad:
+        # Only a history that had bad launches too gets here (a baseline without any made them a
+        # regression above): as bad as before, which no golden accepts. Never a pass.
+        return Verdict(KNOWN_BAD, [
+            f"as bad as its history: {current.bad}/{current.launches} against {base.bad}/{base.launches} "
+            f"from {baseline.description}; no golden accepts it: fix the kernel, or accept the rate with "
+            "--gemmcheck-accept to track it as a known bug"], p_value, lines)
     return Verdict(PASS, [], p_value, lines)
+
+
+def judge_sanitizer(result: CaseResult, require: bool = False) -> tuple[list[str], list[str]]:
+    """The compute-sanitizer runs of a result: (reasons it is a regression, lines of evidence).
+    An error-severity hazard is a reason whatever the launches said, with its summary line and
+    first reports as evidence; warnings are evidence only; a run that was skipped, timed out or
+    failed is said, and under ``require`` (--gemmcheck-require-sanitize) it is a reason too."""
+    reasons, lines = [], []
+    for run in result.sanitize:
+        if run.has_hazard:
+            reasons.append(f"compute-sanitizer {run.summary()}")
+            first = [finding.describe() for finding in run.findings if finding.is_error][:FINDINGS_SHOWN]
+            if first:
+                lines.append(f"compute-sanitizer {run.tool}, its first error report{'s' if len(first) > 1 else ''}:")
+                lines += [f"  {text}" for text in first]
+        elif run.status != RAN:
+            if require:
+                reasons.append(f"compute-sanitizer {run.summary()} (--gemmcheck-require-sanitize: the launch must be "
+                               "sanitized)")
+            else:
+                lines.append(f"compute-sanitizer {run.summary()}: not checked, not passed")
+        else:
+            lines.append(f"compute-sanitizer {run.summary()}" + (" (warnings are reported, not failed on)"
+                                                                 if run.warnings else ""))
+    return reasons, lines
 
 
 def failing_launches(result: CaseResult) -> list:

@@ -138,6 +138,17 @@ def aggregate(children: list[list[CaseResult]]) -> list[CaseResult]:
     return [_merge(parts) for parts in merged.values()]
 
 
+def _merge_tile_maps(merged: dict, part: dict, offset: int) -> None:
+    """A child's tile maps into the merged ones, the worst of each kind kept (wrong elements at
+    the top level, elements off the consensus under "differing"), launches renumbered."""
+    if "grid" in part and part["wrong"] > merged.get("wrong", 0):
+        merged.update({key: value for key, value in part.items() if key != "differing"},
+                      launch=offset + part["launch"])
+    differing = part.get("differing")
+    if differing and differing["elements"] > merged.get("differing", {}).get("elements", 0):
+        merged["differing"] = dict(differing, launch=offset + differing["launch"])
+
+
 def _merge(parts: list[CaseResult]) -> CaseResult:
     first = parts[0]
     data = first.to_dict()
@@ -148,8 +159,7 @@ def _merge(parts: list[CaseResult]) -> CaseResult:
     notes = []
     for part in parts:
         agrees = part.consensus_checksum == majority or not first.deterministic
-        if part.worst_tiles and part.worst_tiles["wrong"] > result.worst_tiles.get("wrong", 0):
-            result.worst_tiles = dict(part.worst_tiles, launch=len(result.launches) + part.worst_tiles["launch"])
+        _merge_tile_maps(result.worst_tiles, part.worst_tiles or {}, offset=len(result.launches))
         for launch in part.launches:
             launch.index = len(result.launches) + 1
             if not agrees and not launch.bad:

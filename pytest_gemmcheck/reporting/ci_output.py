@@ -25,10 +25,10 @@ from pathlib import Path
 
 from .. import jsontext
 from ..records.result import CaseResult, CompiledResult
-from ..judging.message import static_words
+from ..judging.message import sanitizer_words, static_words
 from ..judging.stats import format_percent, format_rate, rate_upper_bound
 from .tables import Table, params_text
-from .terminal import summary_line
+from .terminal import VERDICT_WIDTH, summary_line, verdict_word
 
 PROPERTY_PREFIX = "gemmcheck."
 JSON_FORMAT = 1  # the JSON document's "format": raised only when a field changes meaning or goes
@@ -47,11 +47,23 @@ def rate_bound(result: CaseResult) -> float:
 
 
 def worst_words(result: CaseResult) -> str:
-    """'512 wrong elements (wrong, inconsistent)': the worst launch's wrong elements, and the
-    failure kinds of all launches."""
-    count = result.worst_wrong
-    text = f"{count:,} wrong element{'' if count == 1 else 's'}"
+    """'512 wrong, 92 differing (wrong, inconsistent)': the worst launch's wrong elements and
+    elements off the consensus, and the failure kinds of all launches."""
+    text = f"{result.worst_wrong:,} wrong"
+    if result.worst_differing:
+        text += f", {result.worst_differing:,} differing"
     return text + (f" ({', '.join(result.kinds)})" if result.kinds else "")
+
+
+def hazard_count(result: CaseResult) -> int:
+    """Error-severity reports on the kernel under test, over its sanitizer runs (shown, or
+    counted past --print-limit): what the history's ``result.hazards`` holds."""
+    return sum(run.errors + run.unshown_errors for run in result.hazards)
+
+
+def sanitizer_cell(result: CaseResult) -> str:
+    """The sanitizer runs in one cell: their one-line summaries, '' when none ran."""
+    return "; ".join(sanitizer_words(result))
 
 
 def baseline_words(result: CaseResult) -> str:
@@ -78,9 +90,11 @@ def case_properties(result: CaseResult) -> list[tuple[str, str]]:
     else:
         fields += [("launches", str(len(result.launches))), ("bad_launches", str(len(result.bad_launches))),
                    ("rate_upper_95", f"{rate_bound(result):.6g}"), ("worst_wrong", str(result.worst_wrong)),
-                   ("kinds", ",".join(result.kinds))]
-    verdict, _, rest = summary_line(result).partition(" ")  # the terminal's line, without its column padding
-    fields += [("baseline", baseline_words(result)), ("summary", f"{verdict} {rest.lstrip()}")]
+                   ("worst_differing", str(result.worst_differing)), ("kinds", ",".join(result.kinds)),
+                   ("hazards", str(hazard_count(result))), ("sanitize", sanitizer_cell(result))]
+    line = summary_line(result)  # the terminal's first line, without its column padding
+    fields += [("baseline", baseline_words(result)), ("accepted", "true" if result.baseline.get("accepted") else "false"),
+               ("summary", f"{verdict_word(result)} {line[VERDICT_WIDTH + 1:]}")]
     return fields
 
 
@@ -99,15 +113,25 @@ SUMMARY_HEADERS = ["verdict", "kernel", "quant", "shape", "tile", "params", "bad
                    "baseline", "test"]
 
 
-def summary_row(result: CaseResult) -> list[str]:
-    row = [(result.verdict or "not judged").upper(), result.kernel, result.quant, shape(result), result.tile or "",
-           params_text(result.params)]
+def summary_row(result: CaseResult, sanitizer: bool = False) -> list[str]:
+    """A case's row; ``sanitizer``: with the sanitizer column (some case of the table ran it)."""
+    verdict = verdict_word(result) if result.verdict else "NOT JUDGED"
+    row = [verdict, result.kernel, result.quant, shape(result), result.tile or "", params_text(result.params)]
     if isinstance(result, CompiledResult):
         row += ["—", "—", static_words(result)]
     else:
         row += [f"{len(result.bad_launches)}/{len(result.launches)}", f"< {format_percent(rate_bound(result))}",
                 worst_words(result)]
+    if sanitizer:
+        row.append(sanitizer_cell(result))
     return row + [baseline_words(result), result.nodeid]
+
+
+def _summary_verdict(result: CaseResult) -> str:
+    """What the title counts a result as: its verdict, or 'accepted' for an accepted regression."""
+    if result.baseline.get("accepted"):
+        return "accepted"
+    return result.verdict or "not judged"
 
 
 def _rank(result: CaseResult) -> tuple:
@@ -121,24 +145,35 @@ def _rank(result: CaseResult) -> tuple:
 def summary_table(results: list[CaseResult], *, tag: str | None = None, history: str = "") -> Table:
     counts = {}
     for result in results:
-        counts[result.verdict or "not judged"] = counts.get(result.verdict or "not judged", 0) + 1
+        counts[_summary_verdict(result)] = counts.get(_summary_verdict(result), 0) + 1
     order = [verdict for verdict in VERDICTS if verdict in counts] + sorted(set(counts) - set(VERDICTS))
     title = (f"gemmcheck: {len(results)} case{'' if len(results) == 1 else 's'}"
              + (f" ({tag})" if tag else "") + ": " + ", ".join(f"{counts[v]} {v}" for v in order))
+    sanitizer = any(result.sanitize for result in results)
     notes = ["rate: the one-sided 95% upper bound (Clopper-Pearson) of the bad-launch rate; worst: the worst "
-             "launch's wrong elements, and the failure kinds of all launches"
+             "launch's wrong elements and elements differing from the consensus, and the failure kinds of all "
+             "launches"
+             + ("; sanitizer: each compute-sanitizer run of the case (a run that did not run to a report checked "
+                "nothing)" if sanitizer else "")
              + (f". {history[0].upper()}{history[1:]}" if history else "")]  # one paragraph: markdown joins lines
     ranked = sorted(results, key=_rank)
-    return Table(SUMMARY_HEADERS, [summary_row(result) for result in ranked], title=title, notes=notes,
+    headers = SUMMARY_HEADERS[:9] + ["sanitizer"] + SUMMARY_HEADERS[9:] if sanitizer else SUMMARY_HEADERS
+    return Table(headers, [summary_row(result, sanitizer) for result in ranked], title=title, notes=notes,
                  empty="no gemmcheck case ran")
 
 
 # --- JSON --------------------------------------------------------------------------------------
 
 def json_document(results: list[CaseResult], run: dict, version: str) -> str:
+    from ..records.sanitize import STATUSES
+
     totals = {"cases": len(results), "launches": sum(len(r.launches) for r in results),
               "bad_launches": sum(len(r.bad_launches) for r in results),
-              "verdicts": {verdict: sum(1 for r in results if r.verdict == verdict) for verdict in VERDICTS}}
+              "verdicts": {verdict: sum(1 for r in results if r.verdict == verdict) for verdict in VERDICTS},
+              "accepted": sum(1 for r in results if r.baseline.get("accepted")),
+              "hazards": sum(1 for r in results if r.hazards),  # cases with an error-severity report
+              "sanitizer_runs": {status: sum(1 for r in results for run in r.sanitize if run.status == status)
+                                 for status in STATUSES}}
     document = {"format": JSON_FORMAT, "version": version, "run": run, "totals": totals,
                 "results": [result.to_dict() for result in results]}
     return jsontext.dumps(document, indent=1, default=str) + "\n"

@@ -6,15 +6,16 @@ caller finds and opens it (history/location.py)."""
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from pathlib import Path
 
 from ..config.table import command_argument
 from ..errors import CommandError
-from ..history.location import DEFAULT_PATH, ENV_VAR, database_url, open_history
+from ..history.location import DEFAULT_PATH, ENV_VAR, database_url, open_history, sqlite_path
 from .tables import Table
+
+COVERAGE_TABLES = ("matrix", "gaps")  # the names of coverage's tables, in JSON and for --table
 
 EXIT_DATABASE = 1  # the database or a file cannot be used (a usage error is 2: cli.py)
 MAX_LIMIT = 10 ** 9  # rows: more than any database here holds, and within every backend's LIMIT
@@ -54,11 +55,29 @@ def _selection(args):
     )
 
 
+def _checked_selection(args, engine):
+    """The filters, and a usage error for what they name that the history does not have."""
+    from ..history.dashboard import check_selection
+
+    selection = _selection(args)
+    check_selection(engine, selection)
+    return selection
+
+
+def _form(args) -> str:
+    return "json" if getattr(args, "json", False) else args.format
+
+
 def _print(args, *tables: Table) -> int:
-    form = "json" if getattr(args, "json", False) else args.format
-    if form == "json" and len(tables) > 1:  # one document: {title: records}
-        print(json.dumps({table.title or str(i): json.loads(table.json()) for i, table in enumerate(tables)},
-                         indent=1, default=str))
+    """The tables in --format: text forms one after the other; JSON one document of the tables'
+    records (an object under their fixed names when there are several); CSV one table only."""
+    from .tables import json_document
+
+    form = _form(args)
+    if form == "json" and len(tables) > 1:
+        print(json_document(list(tables)))
+    elif form == "csv" and len(tables) > 1:  # the command chose one with --table; this is a slip
+        raise CommandError("--format csv writes one table")
     else:
         print("\n\n".join(table.render(form) for table in tables))
     return 0
@@ -80,7 +99,7 @@ def _with_engine(command):
 def cmd_history(args, engine) -> int:
     from .history_table import case_runs_table, history_table
 
-    selection = _selection(args)
+    selection = _checked_selection(args, engine)
     if args.case:
         return _print(args, case_runs_table(engine, selection, limit=args.limit))
     return _print(args, history_table(engine, selection, limit=args.limit))
@@ -91,29 +110,36 @@ def cmd_runs(args, engine) -> int:
     from ..history.dashboard import runs
     from .history_table import when
 
-    rows = [[str(r[0]), when(r[1]), when(r[2]), r[3], r[4] or "", (r[5] or "")[:10] + ("+" if r[6] else ""),
-             str(r[7]), f"{r[9]}/{r[8]}"] for r in runs(engine, _selection(args), limit=args.limit)]
+    found = runs(engine, _checked_selection(args, engine), limit=args.limit)
+    rows = [[str(r.id), when(r.started_at), when(r.ended_at), r.status, r.tag or "",
+             (r.revision or "")[:10] + ("+" if r.dirty else ""), str(r.results), f"{r.bad_launches}/{r.launches}"]
+            for r in found]
+    records = [{"id": r.id, "started_at": r.started_at, "ended_at": r.ended_at, "status": r.status, "tag": r.tag,
+                "revision": r.revision, "dirty": r.dirty, "results": r.results, "launches": r.launches,
+                "bad_launches": r.bad_launches} for r in found]
     return _print(args, Table(["run", "started", "ended", "status", "tag", "revision", "results", "bad launches"],
-                              rows, empty="no recorded runs match"))
+                              rows, records=records, empty="no recorded runs match"))
 
 
 @_with_engine
 def cmd_compare(args, engine) -> int:
-    from ..history.selection import SelectionError
     from .compare import compare_table, parse_side
 
-    try:
-        sides = [parse_side(text, engine) for text in args.side]
-    except SelectionError as exc:
-        raise CommandError(str(exc)) from None
-    return _print(args, compare_table(engine, sides, _selection(args), alpha=args.alpha, timing=args.timing))
+    sides = [parse_side(text, engine) for text in args.side]
+    return _print(args, compare_table(engine, sides, _checked_selection(args, engine), alpha=args.alpha,
+                                      timing=args.timing))
 
 
 @_with_engine
 def cmd_coverage(args, engine) -> int:
     from .coverage import coverage_tables
 
-    return _print(args, *coverage_tables(engine, _selection(args)))
+    tables = coverage_tables(engine, _checked_selection(args, engine))
+    if args.table:
+        tables = [table for table in tables if table.name == args.table]
+    elif _form(args) == "csv":
+        raise CommandError("--format csv writes one table to a file: choose it with --table matrix or --table gaps")
+    return _print(args, *tables)
 
 
 @_with_engine
@@ -140,20 +166,24 @@ def cmd_report(args, engine) -> int:
     from ..history.engine import safe_url
     from .report_page import write_report
 
-    path = write_report(engine, _selection(args), Path(args.html), database=safe_url(engine.url), run=args.show_run)
+    path = write_report(engine, _checked_selection(args, engine), Path(args.html), database=safe_url(engine.url),
+                        run=args.show_run)
     print(f"wrote {path}")
     return 0
 
 
 def cmd_db(args) -> int:
-    from ..history.engine import (check_integrity, create, current_revision, head_revision, is_newer,
-                                  newer_schema_words, safe_url, upgrade)
+    from ..history.engine import (DatabaseError, check_integrity, create, current_revision, head_revision, is_newer,
+                                  is_sqlite, newer_schema_words, safe_url, upgrade)
 
     if args.action == "import":
         return _import(args)
     if args.files:
         raise CommandError(f"db {args.action} takes no files (db import FILE [FILE ...] does)")
     url = command_database_url(args) if (args.db or os.environ.get(ENV_VAR)) else database_url(None, Path.cwd())
+    if args.action == "current" and is_sqlite(url) and not sqlite_path(url).exists():
+        # a question about a file must not create it
+        raise DatabaseError(f"no history database at {sqlite_path(url)}")
     engine = create(url)
     try:
         if args.action == "current":
@@ -216,7 +246,8 @@ def cmd_goldens_export(args) -> int:
 def _export_goldens(args, engine) -> int:
     from .goldens_export import export_goldens
 
-    for line in export_goldens(engine, _selection(args), Path(args.dir), scope=args.scope, include_bad=args.include_bad):
+    for line in export_goldens(engine, _checked_selection(args, engine), Path(args.dir), scope=args.scope,
+                               include_bad=args.include_bad):
         print(line)
     return 0
 
@@ -289,6 +320,9 @@ def add_commands(commands) -> None:
     compare.set_defaults(func=cmd_compare)
 
     coverage = commands.add_parser("coverage", parents=query, help="which configurations ran on which stacks, and gaps")
+    coverage.add_argument("--table", choices=COVERAGE_TABLES,
+                          help="only this table: matrix (launches per configuration and stack) or gaps; --format csv "
+                               "needs one, a file holding one table")
     coverage.set_defaults(func=cmd_coverage)
 
     explain = commands.add_parser("explain", parents=[database_option(), output_options()],

@@ -18,11 +18,12 @@ import statistics
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from ..history.dashboard import ResultRow, cases, known_runs, results
-from ..history.selection import Selection, SelectionError, parse_field
+from ..history.dashboard import ResultRow, any_result, cases, known_runs, results
+from ..history.selection import Selection, SelectionError, check_stack_fields, parse_field
 from ..judging.stats import design_effect, effective_counts, fisher_greater, fisher_less
-from .tables import Table, params_text
 from ..config.table import DEFAULTS
+from .history_table import case_record
+from .tables import Table, params_text
 
 
 @dataclass(frozen=True)
@@ -33,7 +34,20 @@ class Side:
 
 def parse_side(text: str, engine) -> Side:
     """``tag:NAME``, ``rev:PREFIX``, ``run:ID``, ``stack:FIELD=PATTERN[,FIELD=PATTERN]``, or a
-    bare word that names a run id, a tag or a revision prefix in the history (in that order)."""
+    bare word that names a run id, a tag or a revision prefix in the history (in that order).
+    A side must select a recorded result: one that selects none (a stack field the history does
+    not know, a tag no run has) is a usage error, never an empty column."""
+    side = _side(text, engine)
+    if side.selection.stack:
+        with engine.connect() as connection:
+            check_stack_fields(connection, side.selection.stack, f"--side {text!r}")
+    if not any_result(engine, side.selection):
+        raise SelectionError(f"--side {text!r} selects no recorded result (gemmcheck runs lists the runs, tags and "
+                             "revisions)")
+    return side
+
+
+def _side(text: str, engine) -> Side:
     kind, sep, value = text.partition(":")
     if sep and kind in ("tag", "rev", "revision", "run", "stack"):
         if not value:
@@ -66,6 +80,8 @@ class SideCase:
     launches: int = 0
     bad: int = 0
     worst: int = 0
+    worst_differing: int | None = None  # None: no result recorded it
+    hazards: int | None = None  # the most error-severity sanitizer reports of one result; None: never sanitized
     per_result: list[tuple[int, int]] = field(default_factory=list)  # (bad, launches): the clusters
     times: dict[int, list[ResultRow]] = field(default_factory=dict)  # run -> its uncontended results
     contended: int = 0  # results left out of the timing
@@ -74,6 +90,10 @@ class SideCase:
         self.launches += row.launches
         self.bad += row.bad_launches
         self.worst = max(self.worst, row.worst_wrong)
+        if row.worst_differing is not None:
+            self.worst_differing = max(self.worst_differing or 0, row.worst_differing)
+        if row.hazards is not None:
+            self.hazards = max(self.hazards or 0, row.hazards)
         self.per_result.append((row.bad_launches, row.launches))
         if row.elapsed_min_s is not None:
             if row.contended is False:
@@ -83,11 +103,17 @@ class SideCase:
 
     @property
     def words(self) -> str:
+        """'fails 3/12 (worst 512 wrong, 92 differing)', 'passes 0/12', with ', 2 hazards' where a
+        sanitizer run reported them."""
         if not self.launches:
             return "—"
+        hazards = f", {self.hazards:,} hazard{'s' if self.hazards != 1 else ''}" if self.hazards else ""
         if not self.bad:
-            return f"passes 0/{self.launches}"
-        return f"fails {self.bad}/{self.launches} (worst {self.worst:,})"
+            return f"passes 0/{self.launches}{hazards}"
+        figures = [f"{self.worst:,} wrong"] if self.worst or not self.worst_differing else []
+        if self.worst_differing:
+            figures.append(f"{self.worst_differing:,} differing")
+        return f"fails {self.bad}/{self.launches} (worst {', '.join(figures)}){hazards}"
 
     def effective(self) -> tuple[int, int]:
         return effective_counts(self.bad, self.launches, design_effect(self.per_result))
@@ -150,11 +176,11 @@ def compare_table(engine, sides: list[Side], common: Selection, *, alpha: float 
         info = infos[case_id]
         cells = [per_side[i].get(case_id, SideCase()) for i in range(len(sides))]
         row = [info.kernel, info.quant, info.shape, info.tile or "", params_text(info.params), *[c.words for c in cells]]
-        record = {"kernel": info.kernel, "quant": info.quant, "shape": info.shape, "tile": info.tile,
-                  "params": info.params, "key": info.key, "sides": {}}
+        record = {**case_record(info), "sides": {}}
         for side, cell in zip(sides, cells):
             record["sides"][side.label] = {"launches": cell.launches, "bad_launches": cell.bad,
-                                           "worst_wrong": cell.worst}
+                                           "worst_wrong": cell.worst, "worst_differing": cell.worst_differing,
+                                           "hazards": cell.hazards}
         for side, cell in zip(sides[1:], cells[1:]):
             words, p_value = change(cells[0], cell, alpha)
             row.append(words if p_value is None else f"{words} (p = {p_value:.2g})")

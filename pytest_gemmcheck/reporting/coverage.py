@@ -32,8 +32,24 @@ def _config_text(config: tuple) -> str:
 
 
 def _stack_text(stack: tuple[str, str, str]) -> str:
+    """'sm_90, torch 2.11, cuda 12.8'; 'cpu, torch 2.13.0+cpu' (a CPU stack's runtime is its arch)."""
     arch, torch, runtime = stack
-    return f"{arch} torch {torch} {runtime}"
+    parts = [arch, f"torch {torch}"]
+    if runtime != "cpu":
+        parts.append(runtime)
+    return ", ".join(parts)
+
+
+def _stack_record(stack: tuple[str, str, str]) -> dict:
+    arch, torch, runtime = stack
+    return {"gpu_arch": arch, "torch": None if torch == "?" else torch, "runtime": runtime}
+
+
+def _config_record(config: tuple) -> dict:
+    kernel, quant, tile, shape, params = config
+    m, n, k = (int(part) for part in shape.split("x"))
+    return {"kernel": kernel, "quant": quant, "tile": tile or None, "m": m, "n": n, "k": k, "shape": shape,
+            "params": json.loads(params)}
 
 
 def _neighbours(config: tuple, values: dict[str, set]) -> list[tuple[tuple, str]]:
@@ -85,11 +101,11 @@ def coverage_tables(engine, selection: Selection) -> tuple[Table, Table]:
             entry = per_stack.get(stack)
             row.append(f"{entry[0]:,} · {100 * entry[2]:.0f}%" if entry else "—")
         rows.append(row)
-        records.append({"configuration": _config_text(config), "stacks": {
-            _stack_text(stack): {"launches": e[0], "bad_launches": e[1], "worst_rate": e[2]}
-            for stack, e in per_stack.items()}})
+        # one record per configuration and stack that ran it: both as values, never as keys
+        records += [{**_config_record(config), "stack": _stack_record(stack), "launches": e[0], "bad_launches": e[1],
+                     "worst_rate": e[2]} for stack, e in sorted(per_stack.items())]
     matrix_table = Table(headers, rows, records=records, title="coverage: launches · worst result's bad-launch rate",
-                         empty="no recorded cases match")
+                         empty="no recorded cases match", name="matrix")
 
     values: dict[str, dict[str, set]] = defaultdict(lambda: defaultdict(set))  # kernel -> axis -> values
     for kernel, quant, tile, shape, params_json in matrix:
@@ -103,20 +119,22 @@ def coverage_tables(engine, selection: Selection) -> tuple[Table, Table]:
         for key in [k for k in values[kernel] if k.startswith("param:")]:
             if key[len("param:"):] not in json.loads(params_json):
                 values[kernel][key].add("null")
-    gaps: dict[tuple, list[str]] = defaultdict(list)  # (config, stack) -> how its neighbours differ
+    gaps: dict[tuple, list[tuple[tuple, str]]] = defaultdict(list)  # (config, stack) -> neighbours that ran, how
     for config, per_stack in matrix.items():
         for stack in per_stack:
             for neighbour, how in _neighbours(config, values[config[0]]):
                 if stack not in matrix.get(neighbour, {}):
-                    gaps[(neighbour, stack)].append(f"{_config_text(config)} ({how})")
+                    gaps[(neighbour, stack)].append((config, how))
     gap_rows, gap_records = [], []
     for (config, stack), ran in sorted(gaps.items()):
         elsewhere = sorted(_stack_text(s) for s in matrix.get(config, {}))
-        gap_rows.append([_config_text(config), _stack_text(stack), ran[0] + (f" and {len(ran) - 1} more" if len(ran) > 1 else ""),
-                         ", ".join(elsewhere) or "no stack"])
-        gap_records.append({"configuration": _config_text(config), "stack": _stack_text(stack), "neighbours_ran": ran,
-                            "ran_on": elsewhere})
+        first = f"{_config_text(ran[0][0])} ({ran[0][1]})"
+        gap_rows.append([_config_text(config), _stack_text(stack), first + (f" and {len(ran) - 1} more" if len(ran) > 1 else ""),
+                         "; ".join(elsewhere) or "no stack"])
+        gap_records.append({**_config_record(config), "stack": _stack_record(stack),
+                            "neighbours_ran": [{**_config_record(other), "differs": how} for other, how in ran],
+                            "ran_on": [_stack_record(s) for s in sorted(matrix.get(config, {}))]})
     gap_table = Table(["never ran", "on", "neighbours that ran there", "ran on"], gap_rows, records=gap_records,
                       title="gaps: configurations one axis from one that ran, that never ran on its stack",
-                      empty="no gaps: every neighbour of a configuration that ran also ran on its stacks")
+                      empty="no gaps: every neighbour of a configuration that ran also ran on its stacks", name="gaps")
     return matrix_table, gap_table

@@ -135,7 +135,7 @@ def tables(case: dict, attribution: Attribution, counts: dict) -> list[Table]:
     if unknown:
         notes.append("not recorded: " + ", ".join(unknown))
     factors = Table(["factor", "value", "bad", "rest", "p (Holm)", "significant", "over"], rows, notes=notes,
-                    empty="no factor takes two values in this history")
+                    records=[t.record() for t in shown], empty="no factor takes two values in this history")
     return [verdict, factors]
 
 

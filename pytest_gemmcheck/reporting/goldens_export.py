@@ -1,6 +1,8 @@
 """``gemmcheck goldens export``: goldens from the recorded history, one entry per case and
 scope value, and a line for every case left out and why (a case whose every result was a
-regression has no baseline to accept, unless ``--include-bad`` accepts it as known-bad)."""
+regression has no baseline to accept, unless ``--include-bad`` accepts it as known-bad). An
+entry it replaces keeps the note a reviewer wrote on it, and where the evidence under that note
+changed, the export says so."""
 
 from __future__ import annotations
 
@@ -43,7 +45,7 @@ def export_goldens(engine, selection: Selection, folder: Path, *, scope: str, in
         for row in connection.execute(query):
             groups.setdefault((row.key, scope_value(scope, {"gpu_arch": row.gpu_arch, "fingerprint": row.fingerprint})),
                               row)
-    written, left_out = 0, []
+    written, left_out, kept = 0, [], []
     for (key, where), row in sorted(groups.items()):
         label = f"{row.kernel} {row.quant} {row.m}x{row.n}x{row.k}" + (f" tile {row.tile}" if row.tile else "")
         history = case_history(engine, key, scope=scope, gpu_arch=row.gpu_arch, fingerprint=row.fingerprint,
@@ -60,10 +62,17 @@ def export_goldens(engine, selection: Selection, folder: Path, *, scope: str, in
                    "that were all regressions"
         description = {"kernel": row.kernel, "m": row.m, "n": row.n, "k": row.k, "quant": row.quant, "tile": row.tile,
                        "out_dtype": row.out_dtype, "fp8": row.fp8, "params": row.params}
-        store.put(row.kernel, GoldenEntry(key=key, case=description, scope=where, evidence=Evidence.of_history(history),
-                                          note=note))
+        evidence = Evidence.of_history(history)
+        replaced = store.export(row.kernel, GoldenEntry(key=key, case=description, scope=where, evidence=evidence,
+                                                        note=note))
+        if replaced is not None:
+            kept.append(f'  {label} [{where}]: "{replaced.note}" (was {replaced.evidence.bad}/'
+                        f"{replaced.evidence.launches}, now {evidence.bad}/{evidence.launches})")
         written += 1
     lines = [f"wrote {store.write(kernel)}" for kernel in store.kernels()]
+    if kept:
+        lines += [f"kept the reviewer's note of {len(kept)} entr{'ies' if len(kept) != 1 else 'y'} whose evidence "
+                  "changed; read each again:", *kept]
     if not written and not left_out:
         lines.append("no recorded cases match")
     if left_out:

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from ..history.dashboard import VERDICT_ORDER, case_runs, case_totals, recent_results
-from ..history.selection import Selection
+from ..history.dashboard import VERDICT_ORDER, case_runs, case_totals, recent_results, sanitize_of
+from ..history.selection import NO_GPU_ARCH, Selection
 from ..judging.stats import format_interval, rate_interval
 from .tables import Table, params_text
 
@@ -53,36 +53,77 @@ def history_table(engine, selection: Selection, *, limit: int = 500) -> Table:
         trend = "".join(trend_glyph(bad, launches) for bad, launches, _, _ in ordered)
         rows.append([case.key[:10], case.kernel, case.quant, case.shape, case.tile or "", params_text(case.params),
                      str(total.runs), f"{total.bad_launches}/{total.launches}", format_interval(low, high),
-                     f"{total.worst_wrong:,}", when(total.last_bad_at), trend,
-                     verdict + (" (mixed checks)" if mixed else "")])
-        records.append({"key": case.key, "kernel": case.kernel, "quant": case.quant, "shape": case.shape,
-                        "tile": case.tile, "params": case.params, "runs": total.runs, "launches": total.launches,
+                     f"{total.worst_wrong:,}", count_or_dash(total.worst_differing), count_or_dash(total.hazards),
+                     when(total.last_bad_at), trend, verdict + (" (mixed checks)" if mixed else "")])
+        records.append({**case_record(case), "runs": total.runs, "launches": total.launches,
                         "bad_launches": total.bad_launches, "rate_low": low, "rate_high": high,
-                        "worst_wrong": total.worst_wrong, "last_bad": total.last_bad_at,
+                        "worst_wrong": total.worst_wrong, "worst_differing": total.worst_differing,
+                        "hazards": total.hazards, "last_bad": total.last_bad_at,
                         "trend": [[bad, launches] for bad, launches, _, _ in ordered], "verdict": verdict,
                         "mixed_checks": mixed})
+    notes = []
+    if rows:
+        notes.append("rate: two-sided 95% Clopper-Pearson interval of bad/launches; worst: the worst launch's wrong "
+                     "elements, differing: its elements off the consensus of the launches; hazards: the most "
+                     "error-severity compute-sanitizer reports of one result (- never sanitized); latest verdict: "
+                     "the worst of the case's results in its latest run" + (
+                         " (mixed checks: one of its tests checked consistency, another declared the kernel "
+                         "nondeterministic)" if any(record["mixed_checks"] for record in records) else ""))
     return Table(["case", "kernel", "quant", "shape", "tile", "params", "runs", "bad", "rate (95%)", "worst",
-                  "last bad", f"last {TREND_RUNS} runs", "latest verdict"], rows, records=records,
-                 notes=["rate: two-sided 95% Clopper-Pearson interval of bad/launches; latest verdict: the worst "
-                        "of the case's results in its latest run" + (
-                            " (mixed checks: one of its tests checked consistency, another declared the kernel "
-                            "nondeterministic)" if any(record["mixed_checks"] for record in records) else "")]
-                 if rows else [],
-                 empty="no recorded cases match")
+                  "differing", "hazards", "last bad", f"last {TREND_RUNS} runs", "latest verdict"], rows,
+                 records=records, notes=notes, empty="no recorded cases match")
+
+
+def count_or_dash(count: int | None) -> str:
+    """A count, or '-' where none was recorded (a result older than the figure, never sanitized)."""
+    return "-" if count is None else f"{count:,}"
+
+
+def case_record(case) -> dict:
+    """A case as the machine forms give it: its key and every part of it, as values."""
+    return {"key": case.key, "kernel": case.kernel, "quant": case.quant, "m": case.m, "n": case.n, "k": case.k,
+            "shape": case.shape, "tile": case.tile, "out_dtype": case.out_dtype, "fp8": case.fp8,
+            "params": case.params}
+
+
+def sanitizer_words(runs: list[dict]) -> str:
+    """A result's compute-sanitizer runs in a few words: 'racecheck hazard, memcheck clean',
+    'racecheck skipped'."""
+    from ..records.sanitize import SanitizerRun
+
+    words = []
+    for data in runs:
+        run = SanitizerRun.from_dict(data)
+        state = "hazard" if run.has_hazard else ({"ran": "clean", "timed_out": "timed out"}.get(run.status, run.status))
+        if run.status == "ran" and not run.has_hazard and run.warnings:
+            state = f"{run.warnings:,} warning{'s' if run.warnings != 1 else ''}"
+        words.append(f"{run.tool} {state}")
+    return ", ".join(words)
 
 
 def case_runs_table(engine, selection: Selection, *, limit: int = 50) -> Table:
     """The selected cases' runs, newest first; the case column tells apart the cases a key
     prefix matched."""
+    from ..records.sanitize import SanitizerRun
+
     rows, records = [], []
-    for result, arch, key in case_runs(engine, selection, limit=limit):
+    found = case_runs(engine, selection, limit=limit)
+    sanitized = sanitize_of(engine, [result.id for result, _, _ in found])
+    for result, arch, key in found:
         low, high = rate_interval(result.bad_launches, result.launches)
+        runs = sanitized.get(result.id, [])
         rows.append([key[:10], str(result.run_id), when(result.started_at), result.status, result.tag or "",
-                     (result.revision or "")[:10], arch or "cpu", f"{result.bad_launches}/{result.launches}",
-                     format_interval(low, high), f"{result.worst_wrong:,}", result.verdict, result.kinds])
+                     (result.revision or "")[:10], arch or NO_GPU_ARCH, f"{result.bad_launches}/{result.launches}",
+                     format_interval(low, high), f"{result.worst_wrong:,}", count_or_dash(result.worst_differing),
+                     sanitizer_words(runs) or "-", result.verdict, result.kinds])
         records.append({"key": key, "run_id": result.run_id, "started_at": result.started_at, "status": result.status,
-                        "tag": result.tag, "revision": result.revision, "gpu_arch": arch, "launches": result.launches,
-                        "bad_launches": result.bad_launches, "rate_low": low, "rate_high": high,
-                        "worst_wrong": result.worst_wrong, "verdict": result.verdict, "kinds": result.kinds})
+                        "tag": result.tag, "revision": result.revision, "gpu_arch": arch or NO_GPU_ARCH,
+                        "launches": result.launches, "bad_launches": result.bad_launches, "rate_low": low,
+                        "rate_high": high, "worst_wrong": result.worst_wrong,
+                        "worst_differing": result.worst_differing, "hazards": result.hazards,
+                        "sanitize": [{"tool": run.tool, "status": run.status, "hazard": run.has_hazard,
+                                      "summary": run.summary()} for run in map(SanitizerRun.from_dict, runs)],
+                        "verdict": result.verdict, "kinds": [kind for kind in result.kinds.split(",") if kind]})
     return Table(["case", "run", "started", "status", "tag", "revision", "arch", "bad", "rate (95%)", "worst",
-                  "verdict", "kinds"], rows, records=records, empty="no recorded runs of that case")
+                  "differing", "sanitizer", "verdict", "kinds"], rows, records=records,
+                 empty="no recorded runs of that case")

@@ -2,8 +2,10 @@
 
 The command fills a ``Report``; ``render`` turns it into the page: the history table (a row
 per case), then per case a chart of its bad-launch rate over runs with each run's interval, the
-wrong and differing elements per launch of one chosen run, and a heatmap of the worst launch's
-wrong elements over the output. Charts are SVG drawn here (``svg``), styles and the one small
+wrong and differing elements per launch of one chosen run, heatmaps of the worst launch's wrong
+elements and of the most differing launch's elements off the consensus over the output, and
+the chosen run's compute-sanitizer runs. Runs are named by id, with their tag, revision and
+start ("run 7 (main, ffb5715dc7, 2026-12-01 09:30)"): tags and revisions repeat, ids do not. Charts are SVG drawn here (``svg``), styles and the one small
 script are inline, and a Content-Security-Policy lets the page load nothing else: it works
 opened from a CI artifact, offline. The script only makes table rows clickable and columns
 sortable; the page reads the same without it. Every string from the data is escaped.
@@ -16,7 +18,7 @@ import hashlib
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from ..records.result import KINDS
@@ -26,6 +28,7 @@ from .svg import (CHART_CSS, Bar, HeatGrid, IntervalMark, Slot, Symlog, bar_char
 
 MAX_POINTS = 150  # runs drawn one by one in a rate chart; more are pooled into this many groups
 MAX_BARS = 120  # launches drawn one by one in a launch chart; more are grouped into this many bars
+RUN_LABELS = 10  # run ids under a rate chart ("#7", about 4 characters): every run up to this many
 # Rates on a log scale above 0.1%: a run's interval upper bound is 22% after 12 clean launches
 # and 0.33% after 900; on a linear axis every well-tested clean run would sit on the floor.
 RATE_SCALE = Symlog(1e-3, 1.0)
@@ -51,6 +54,8 @@ class CaseRow:
     last_verdict: str  # worst verdict of the latest run: pass / regression / improved / known-bad
     last_bad: datetime | None  # when the case last had a bad launch
     trend: list[tuple[int, int]]  # (bad, launches) of its last runs, oldest first (up to 12)
+    worst_differing: int | None = None  # the most elements of one launch off the consensus; None: not recorded
+    hazards: int | None = None  # the most error-severity sanitizer reports of one result; None: never sanitized
 
 
 @dataclass
@@ -59,7 +64,7 @@ class RunPoint:
 
     run_id: int
     started_at: datetime
-    label: str  # the run's tag, else short revision, else "run N"
+    label: str  # "run 7 (main, ffb5715dc7, 2026-12-01 09:30)": the id, its tag, revision and start
     bad: int
     launches: int
     low: float  # its two-sided 95% interval
@@ -86,9 +91,10 @@ class TileMap:
     n: int  # output columns
     tile: tuple[int, int]  # the case's tile (rows, cols)
     cell: tuple[int, int]  # tiles per grid cell (rows, cols): the grid is coarsened to at most 64x64 cells
-    grid: list[list[int]]  # wrong elements per cell, grid[i][j], row-major
+    grid: list[list[int]]  # wrong (or differing) elements per cell, grid[i][j], row-major
     launch: int  # which launch
-    wrong: int  # its wrong elements in all
+    wrong: int  # its wrong (or differing) elements in all
+    what: str = "wrong"  # "wrong": off the reference; "differing": off the consensus of the launches
 
 
 @dataclass
@@ -98,6 +104,8 @@ class CaseDetail:
     run_id: int | None  # the chosen run whose launches are shown
     launches: list[LaunchBar]  # that run's launches
     tiles: TileMap | None  # None when no launch had wrong tiles (or the case has no tile)
+    differing: TileMap | None = None  # the most differing launch's elements off the consensus, where recorded
+    sanitizer: list[str] = field(default_factory=list)  # the chosen run's compute-sanitizer runs, a line each
 
 
 @dataclass
@@ -144,10 +152,6 @@ def case_title(row: CaseRow) -> str:
     return " ".join(parts)
 
 
-def shorten(text: str, most: int = 12) -> str:
-    return text if len(text) <= most else text[:most - 1] + "…"
-
-
 def verdict_class(verdict: str) -> str:
     return f"v-{verdict}" if verdict in VERDICTS else "v-other"
 
@@ -173,6 +177,13 @@ def groups(count: int, most: int) -> list[range]:
 
 # --- charts --------------------------------------------------------------------------------------
 
+def run_label(run_id: int, tag: str | None, revision: str | None, started_at: datetime | None) -> str:
+    """'run 7 (main, ffb5715dc7, 2026-12-01 09:30)': a run by its id, which no other run shares,
+    with what a reader knows it by."""
+    facts = [part for part in (tag, (revision or "")[:10]) if part] + ([when(started_at)] if started_at else [])
+    return f"run {run_id}" + (f" ({', '.join(facts)})" if facts else "")
+
+
 def rate_chart(detail: CaseDetail) -> str:
     """The case's bad-launch rate per run with its interval, coloured by verdict; the chosen run
     shaded. Beyond MAX_POINTS runs, consecutive runs are pooled: the point is their pooled rate
@@ -186,8 +197,7 @@ def rate_chart(detail: CaseDetail) -> str:
         verdict = worst_verdict([p.verdict for p in points])
         first, last = points[0], points[-1]
         if len(points) == 1:
-            tip = (f"{first.label} · {when(first.started_at)} · {bad}/{launches} bad · "
-                   f"{format_interval(low, high)} · {verdict}")
+            tip = f"{first.label}: {bad}/{launches} bad · {format_interval(low, high)} · {verdict}"
         else:
             tip = (f"{first.label} … {last.label} ({len(points)} runs, {when(first.started_at)} … "
                    f"{when(last.started_at)}): {bad}/{launches} launches bad; their intervals span "
@@ -195,11 +205,11 @@ def rate_chart(detail: CaseDetail) -> str:
         if any(p.run_id == detail.run_id for p in points):
             highlight = len(marks)
         marks.append(IntervalMark(bad / launches if launches else 0.0, low, high, verdict_class(verdict), tip))
-        labels.append(first.label)
+        labels.append(f"#{first.run_id}")
     pooled = len(marks) < len(series)
     return interval_chart(
         marks, scale=RATE_SCALE, y_label=rate_tick,
-        x_labels=spread_labels(len(marks), lambda i: shorten(labels[i]), most=5),
+        x_labels=spread_labels(len(marks), lambda i: labels[i], most=RUN_LABELS),
         x_name=f"runs ({len(series)}{', pooled' if pooled else ''})", y_name="bad-launch rate",
         label=f"bad-launch rate of {case_title(detail.row)} over {len(series)} runs", highlight=highlight)
 
@@ -242,8 +252,8 @@ def launch_chart(launches: Sequence[LaunchBar], title: str) -> str:
 
 def tile_chart(tiles: TileMap) -> str:
     cell = (tiles.cell[0] * tiles.tile[0], tiles.cell[1] * tiles.tile[1])
-    grid = HeatGrid(tiles.grid, tiles.m, tiles.n, cell, "wrong")
-    return heatmap(grid, label=f"wrong elements of launch {tiles.launch} over the {tiles.m}x{tiles.n} output",
+    grid = HeatGrid(tiles.grid, tiles.m, tiles.n, cell, tiles.what)
+    return heatmap(grid, label=f"{tiles.what} elements of launch {tiles.launch} over the {tiles.m}x{tiles.n} output",
                    rows_name=f"m = {tiles.m:,} rows", cols_name=f"n = {tiles.n:,} columns")
 
 
@@ -279,7 +289,10 @@ vertical-align:-1px}
 .k-raised{--c:#111827}.k-bad_output{--c:#4b5563}.k-unwritten{--c:#7e22ce}.k-nonfinite{--c:#581c87}
 .k-wrong{--c:#dc2626}.k-inconsistent{--c:#f59e0b}.k-other{--c:#9ca3af}
 .marks g{fill:var(--c)}.marks path{stroke:var(--c)}.bars g rect,.bars .unk{fill:var(--c)}
-.spark{vertical-align:middle}.spark-bad{stroke:#dc2626;stroke-width:4}.spark-ok{stroke:#9ca3af;stroke-width:4}
+.spark{vertical-align:middle}.spark-bad{stroke:#dc2626;stroke-width:7}.spark-ok{stroke:#9ca3af;stroke-width:7}
+td.trend{white-space:nowrap}.last{margin-left:6px;font-variant-numeric:tabular-nums;color:#4b5563}
+.last.bad{color:#dc2626;font-weight:600}.sanitizer h4{font-size:13px;margin:8px 0 2px}
+.sanitizer ul{margin:0;padding-left:18px;font-size:12px;font-family:ui-monospace,monospace;overflow-wrap:anywhere}
 """
 
 # Rows open their case's section; headers sort (numbers by data-v, the rest as text).
@@ -317,7 +330,7 @@ def td(text: str, css: str | None = None, sort: float | None = None) -> str:
 
 def history_table(report: Report, linked: set[str]) -> str:
     headers = ["verdict", "case", "quant", "shape", "tile", "params", "runs", "bad / launches", "rate (95%)",
-               "worst wrong", "last bad", "trend"]
+               "trend (last run)", "worst wrong", "differing", "hazards", "last bad"]
     head = tag("thead", {}, tag("tr", {}, "".join(tag("th", {"scope": "col"}, esc(h)) for h in headers)))
     rows = []
     for row in report.cases:
@@ -337,15 +350,33 @@ def history_table(report: Report, linked: set[str]) -> str:
             td(f"{row.runs:,}", "num", row.runs),
             td(f"{row.bad_launches:,}/{row.launches:,}", "num", row.bad_launches / row.launches if row.launches else 0),
             td(format_interval(row.rate_low, row.rate_high) if row.launches else "-", "num", row.rate_high),
+            # the trend sorts by the latest run's rate
+            tag("td", {"class": "trend", "data-v": row.trend[-1][0] / row.trend[-1][1] if row.trend and row.trend[-1][1]
+                       else 0}, trend_cell(row.trend, trend, spark_tip)),
             td(f"{row.worst_wrong:,}", "num", row.worst_wrong),
+            td(_count(row.worst_differing), "num", row.worst_differing or 0),
+            td(_count(row.hazards), "num", -1 if row.hazards is None else row.hazards),
             td(when(row.last_bad), None, int(row.last_bad.timestamp()) if row.last_bad else 0),
-            tag("td", {}, sparkline(trend, scale=RATE_SCALE, tip=spark_tip) if row.trend else ""),
         ]
         attrs = {"class": "regression" if verdict == "regression" else None,
                  "data-href": "#" + anchor(row.key) if row.key in linked else None}
         rows.append(tag("tr", attrs, "".join(cells)))
     table = tag("table", {"id": "history"}, head + tag("tbody", {}, "".join(rows)))
     return tag("section", {}, tag("h2", {}, "History") + tag("div", {"class": "scroll"}, table))
+
+
+def _count(count: int | None) -> str:
+    return "-" if count is None else f"{count:,}"
+
+
+def trend_cell(runs: list[tuple[int, int]], rates: list[float], tip: str) -> str:
+    """A bar per run (red where it had bad launches), and the latest run's count in words
+    beside it: the cell reads without the chart."""
+    if not runs:
+        return ""
+    bad, launches = runs[-1]
+    return sparkline(rates, scale=RATE_SCALE, tip=tip) + tag("span", {"class": "last" + (" bad" if bad else "")},
+                                                           esc(f"{bad:,}/{launches:,}"))
 
 
 def _figure(caption: str, body: str, css: str | None = None) -> str:
@@ -360,7 +391,13 @@ def case_section(detail: CaseDetail) -> str:
     facts = [f"key {row.key}", plural(row.runs, "run"), f"{row.bad_launches:,}/{row.launches:,} launches bad"]
     if row.launches:
         facts.append(f"rate {format_interval(row.rate_low, row.rate_high)} (95%)")
-    facts += [f"worst launch {row.worst_wrong:,} wrong", f"last bad {when(row.last_bad)}"]
+    worst = f"worst launch {row.worst_wrong:,} wrong"
+    if row.worst_differing:
+        worst += f", most differing {row.worst_differing:,} off the consensus"
+    facts += [worst]
+    if row.hazards is not None:
+        facts.append(f"{plural(row.hazards, 'compute-sanitizer hazard')} at most in a run")
+    facts.append(f"last bad {when(row.last_bad)}")
     charts = []
     if detail.series:
         verdicts = [v for v in VERDICTS if any(p.verdict == v for p in detail.series)]
@@ -372,7 +409,7 @@ def case_section(detail: CaseDetail) -> str:
         charts.append(tag("p", {"class": "none"}, "No runs recorded."))
     if detail.launches:
         chosen = next((p for p in detail.series if p.run_id == detail.run_id), None)
-        run_words = f"{chosen.label} ({when(chosen.started_at)})" if chosen else f"run {detail.run_id}"
+        run_words = chosen.label if chosen else f"run {detail.run_id}"
         title = f"Launches of {run_words}: wrong and differing elements; the strip marks bad launches"
         # the strip's colours for wrong, non-finite and inconsistent launches are their bars'
         others = sorted({k for l in detail.launches for k in l.kinds} - {"wrong", "nonfinite", "inconsistent"})
@@ -381,16 +418,28 @@ def case_section(detail: CaseDetail) -> str:
         charts.append(_figure(title, launch_chart(detail.launches, title) + keys, "launches"))
     else:
         charts.append(tag("p", {"class": "none"}, "No launches recorded for the chosen run."))
-    if detail.tiles is not None:
-        tiles = detail.tiles
-        caption = (f"Launch {tiles.launch}: {tiles.wrong:,} wrong elements over the output; tile "
+    maps = [tiles for tiles in (detail.tiles, detail.differing) if tiles is not None]
+    for tiles in maps:
+        off = "wrong elements" if tiles.what == "wrong" else "elements differing from the consensus"
+        caption = (f"Launch {tiles.launch}: {tiles.wrong:,} {off} over the output; tile "
                    f"{tiles.tile[0]}x{tiles.tile[1]}, a cell is {tiles.cell[0]}x{tiles.cell[1]} tiles")
         charts.append(_figure(caption, tile_chart(tiles), "tiles"))
-    else:
-        words = "No launch had wrong tiles." if row.tile else "No tile map: the case has no tile."
+    if not maps:
+        differs = any(l.differing or (l.differing is None and "inconsistent" in l.kinds) for l in detail.launches)
+        if not row.tile:
+            words = "No tile map: the case has no tile."
+        elif differs:
+            words = ("No tile map: the launches that differ from the consensus were not mapped over the output "
+                     "(their outputs were not kept), and no launch had wrong elements.")
+        else:
+            words = "No launch had wrong or differing elements."
         charts.append(tag("p", {"class": "none"}, esc(words)))
+    sanitizer = ""
+    if detail.sanitizer:
+        items = "".join(tag("li", {}, esc(line)) for line in detail.sanitizer)
+        sanitizer = tag("div", {"class": "sanitizer"}, tag("h4", {}, "compute-sanitizer") + tag("ul", {}, items))
     body = (tag("h3", {}, heading) + tag("p", {"class": "facts"}, esc(" · ".join(facts)))
-            + tag("div", {"class": "charts"}, "".join(charts)))
+            + tag("div", {"class": "charts"}, "".join(charts)) + sanitizer)
     css = "case regression" if verdict == "regression" else "case"
     return tag("section", {"class": css, "id": anchor(row.key)}, body)
 

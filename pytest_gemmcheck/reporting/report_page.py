@@ -1,9 +1,10 @@
 """``gemmcheck report --html FILE``: the history read into the page's data (html.py draws it).
 
 Per case: its history row (as ``gemmcheck history`` has it), its rate in every run, and one
-chosen run's launches with the worst launch's tile map: the run ``--show-run`` names, else the
-case's latest run with a bad launch, else its latest run. Launch rows are read for those runs
-only.
+chosen run's launches with the worst launch's tile maps (wrong elements, and elements off the
+consensus where the run recorded them) and its compute-sanitizer runs: the run ``--show-run``
+names, else the case's latest run with a bad launch, else its latest run. Launch rows are read
+for those runs only.
 """
 
 from __future__ import annotations
@@ -12,15 +13,30 @@ from collections import defaultdict
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ..history.dashboard import cases, launches_of, results, worst_tiles_of
+from ..history.dashboard import cases, launches_of, results, sanitize_of, worst_tiles_of
 from ..history.selection import Selection
 from ..judging.stats import rate_interval
+from ..records.sanitize import SanitizerRun
 from .history_table import history_table, worst_verdict
-from .html import CaseDetail, CaseRow, LaunchBar, Report, RunPoint, TileMap, render
+from .html import CaseDetail, CaseRow, LaunchBar, Report, RunPoint, TileMap, render, run_label
 
 
 def _label(row) -> str:
-    return row.tag or ((row.revision or "")[:10]) or f"run {row.run_id}"
+    return run_label(row.run_id, row.tag, row.revision, row.started_at)
+
+
+def tile_maps(stored: dict | None) -> tuple[TileMap | None, TileMap | None]:
+    """The wrong-element map and the differing-element map a result recorded (either may be
+    missing: no launch had wrong tiles, no differing launch was mapped)."""
+    stored = stored or {}
+
+    def of(data: dict, what: str, count: str) -> TileMap:
+        return TileMap(m=data["m"], n=data["n"], tile=tuple(data["tile"]), cell=tuple(data["cell"]), grid=data["grid"],
+                       launch=data["launch"], wrong=data[count], what=what)
+
+    wrong = of(stored, "wrong", "wrong") if "grid" in stored else None
+    differing = of(stored["differing"], "differing", "elements") if stored.get("differing") else None
+    return wrong, differing
 
 
 def build_report(engine, selection: Selection, *, database: str, run: int | None = None) -> Report:
@@ -41,7 +57,8 @@ def build_report(engine, selection: Selection, *, database: str, run: int | None
                            launches=record["launches"], bad_launches=record["bad_launches"],
                            rate_low=record["rate_low"], rate_high=record["rate_high"],
                            worst_wrong=record["worst_wrong"], last_verdict=record["verdict"],
-                           last_bad=record["last_bad"], trend=[tuple(t) for t in record["trend"]])
+                           last_bad=record["last_bad"], trend=[tuple(t) for t in record["trend"]],
+                           worst_differing=record["worst_differing"], hazards=record["hazards"])
         case_rows.append(case_row)
         series = []
         by_run = per_case.get(record["key"], {})
@@ -53,16 +70,17 @@ def build_report(engine, selection: Selection, *, database: str, run: int | None
                                    launches=launches, low=low, high=high, verdict=worst_verdict(r.verdict for r in found)))
         chosen = _chosen_run(by_run, run)
         launches: list[LaunchBar] = []
-        tiles = None
+        tiles = differing = None
+        sanitizer: list[str] = []
         if chosen is not None:
-            worst = max(by_run[chosen], key=lambda r: (r.worst_wrong, r.bad_launches))
+            worst = max(by_run[chosen], key=lambda r: (r.worst_wrong, r.worst_differing or 0, r.bad_launches))
             launches = [LaunchBar(index=l.index, wrong=l.wrong, nonfinite=l.nonfinite, differing=l.differing,
                                   kinds=[kind for kind in l.kinds.split(",") if kind]) for l in launches_of(engine, worst.id)]
-            stored = worst_tiles_of(engine, worst.id)
-            if stored:
-                tiles = TileMap(m=stored["m"], n=stored["n"], tile=tuple(stored["tile"]), cell=tuple(stored["cell"]),
-                                grid=stored["grid"], launch=stored["launch"], wrong=stored["wrong"])
-        details.append(CaseDetail(row=case_row, series=series, run_id=chosen, launches=launches, tiles=tiles))
+            tiles, differing = tile_maps(worst_tiles_of(engine, worst.id))
+            sanitizer = [SanitizerRun.from_dict(data).summary()
+                         for runs in sanitize_of(engine, [r.id for r in by_run[chosen]]).values() for data in runs]
+        details.append(CaseDetail(row=case_row, series=series, run_id=chosen, launches=launches, tiles=tiles,
+                                  differing=differing, sanitizer=sanitizer))
     return Report(title="gemmcheck report", generated_at=datetime.now(timezone.utc), database=database,
                   selection=selection.describe, cases=case_rows, details=details)
 

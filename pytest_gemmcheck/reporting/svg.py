@@ -347,8 +347,9 @@ def _heat_legend(largest: int, unit: str, x: float, y: float) -> str:
 # --- sparkline ---------------------------------------------------------------------------------
 
 def sparkline(rates: Sequence[float], *, scale: Symlog, tip: str, slots: int = 12) -> str:
-    """A bar per rate, right-aligned in ``slots`` places; a zero rate is a short grey tick."""
-    width, height, step = slots * 6, 18, 6
+    """A bar per rate, right-aligned in ``slots`` places; a zero rate is a short grey tick. Bars
+    9 px apart and 28 px tall, so that a single bad run is seen at a glance."""
+    width, height, step = slots * 9, 28, 9
     shown = rates[-slots:]
     bad, clean = [], []
     for index, rate in enumerate(shown):

@@ -1,21 +1,68 @@
 """A table of the dashboard, and its forms: aligned text for a terminal, markdown for a PR,
-CSV and JSON for scripts. Every query command builds one and prints it in ``--format``."""
+CSV and JSON for scripts. Every query command builds one and prints it in ``--format``.
+
+The text forms show ``rows`` (display words: "26–59%", "▃▂▁"); the machine forms are data,
+from ``records``: JSON the records themselves (typed values, fixed field names), CSV one row per
+record with nested fields flattened to dotted columns ("sides.main.launches"), lists and
+``params`` as JSON text, None as an empty cell, no display glyph anywhere. Control characters
+in any text (an ANSI escape in a tag) are shown escaped, never sent to the terminal.
+"""
 
 from __future__ import annotations
 
 import csv
 import io
+import math
+import re
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from typing import Any
 
 from .. import jsontext
 
 FORMATS = ("table", "markdown", "json", "csv")
+# C0 and C1 controls and DEL; tab and newline too: a cell is one line
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """``text`` with control characters shown as escapes ('\\x1b[31m'), so that a value
+    from the history (a tag, a kernel name) cannot move the cursor or recolour a terminal."""
+    return _CONTROL.sub(lambda found: f"\\x{ord(found.group()):02x}", text)
 
 
 def params_text(params: dict) -> str:
     """A case's params as every table shows them: 'fuse=False,splits=2'."""
     return ",".join(f"{key}={value}" for key, value in sorted(params.items()))
+
+
+def plain(value: Any) -> str:
+    """A record's value as a CSV cell: numbers as Python writes them (no thousands separators),
+    booleans as true/false, None as empty, a moment in ISO 8601, lists and dicts as JSON."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, datetime):
+        return iso(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return ""
+    if isinstance(value, (list, tuple, dict)):
+        return jsontext.dumps(value, sort_keys=True, default=json_value)
+    return str(value)
+
+
+def flatten(record: dict[str, Any], keep: tuple[str, ...] = ("params",), prefix: str = "") -> dict[str, Any]:
+    """A record with nested dicts as dotted keys ('sides.main.launches'); the fields in ``keep``
+    (free-form dicts such as a case's params) stay whole."""
+    flat: dict[str, Any] = {}
+    for key, value in record.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict) and key not in keep:
+            flat.update(flatten(value, keep, f"{name}."))
+        else:
+            flat[name] = value
+    return flat
 
 
 @dataclass
@@ -24,44 +71,75 @@ class Table:
     rows: list[list[str]]  # what the text forms show
     title: str = ""
     notes: list[str] = field(default_factory=list)  # lines under the table (method, what was left out)
-    records: list[dict[str, Any]] | None = None  # what JSON gives: typed values; the rows as strings if None
+    records: list[dict[str, Any]] | None = None  # what JSON and CSV give: typed values; the rows as strings if None
     empty: str = "nothing matches"
+    name: str = ""  # the table's name in a JSON document of several tables (coverage: matrix, gaps)
 
     def render(self, form: str) -> str:
         return {"table": self.text, "markdown": self.markdown, "json": self.json, "csv": self.csv}[form]()
 
+    def _shown(self) -> tuple[list[str], list[list[str]]]:
+        return [printable(h) for h in self.headers], [[printable(c) for c in row] for row in self.rows]
+
     def text(self) -> str:
-        lines = [self.title] if self.title else []
+        lines = [printable(self.title)] if self.title else []
+        notes = [printable(note) for note in self.notes]
         if not self.rows:
-            return "\n".join(lines + [self.empty] + self.notes)
-        widths = [max(len(h), *(len(row[i]) for row in self.rows)) for i, h in enumerate(self.headers)]
-        lines.append("  ".join(h.ljust(w) for h, w in zip(self.headers, widths)).rstrip())
+            return "\n".join(lines + [self.empty] + notes)
+        headers, rows = self._shown()
+        widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(headers)]
+        lines.append("  ".join(h.ljust(w) for h, w in zip(headers, widths)).rstrip())
         lines.append("  ".join("-" * w for w in widths))
-        lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in self.rows]
-        return "\n".join(lines + self.notes)
+        lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows]
+        return "\n".join(lines + notes)
 
     def markdown(self) -> str:
-        lines = [f"**{self.title}**", ""] if self.title else []
+        lines = [f"**{printable(self.title)}**", ""] if self.title else []
+        notes = [printable(note) for note in self.notes]
         if not self.rows:
-            return "\n".join(lines + [self.empty] + [f"\n{note}" for note in self.notes])
+            return "\n".join(lines + [self.empty] + [f"\n{note}" for note in notes])
 
         def cell(text: str) -> str:
-            return text.replace("|", "\\|").replace("\n", " ")
+            return text.replace("|", "\\|")
 
-        lines.append("| " + " | ".join(cell(h) for h in self.headers) + " |")
-        lines.append("|" + "|".join("---" for _ in self.headers) + "|")
-        lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in self.rows]
-        if self.notes:
-            lines += [""] + self.notes
+        headers, rows = self._shown()
+        lines.append("| " + " | ".join(cell(h) for h in headers) + " |")
+        lines.append("|" + "|".join("---" for _ in headers) + "|")
+        lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
+        if notes:
+            lines += [""] + notes
         return "\n".join(lines)
 
+    def machine_records(self) -> list[dict[str, Any]]:
+        return self.records if self.records is not None else [dict(zip(self.headers, row)) for row in self.rows]
+
     def csv(self) -> str:
+        """One table: a header of field names, a row per record, plain values."""
+        flat = [flatten(record) for record in self.machine_records()]
+        columns: dict[str, None] = {}  # every record's fields, in the order first seen
+        for record in flat:
+            columns.update(dict.fromkeys(record))
         buffer = io.StringIO()
         writer = csv.writer(buffer, lineterminator="\n")
-        writer.writerow(self.headers)
-        writer.writerows(self.rows)
+        writer.writerow([printable(column) for column in columns])
+        writer.writerows([[printable(plain(record.get(column))) for column in columns] for record in flat])
         return buffer.getvalue().rstrip("\n")
 
     def json(self) -> str:
-        records = self.records if self.records is not None else [dict(zip(self.headers, row)) for row in self.rows]
-        return jsontext.dumps(records, indent=1, default=str)
+        return jsontext.dumps(self.machine_records(), indent=1, default=json_value)
+
+
+def json_value(value: Any) -> Any:
+    """What JSON has no type for: a moment in ISO 8601, anything else as its text."""
+    return iso(value) if isinstance(value, datetime) else str(value)
+
+
+def iso(moment: datetime) -> str:
+    """A recorded moment in ISO 8601 with its offset; the history records UTC, and a SQLite
+    database gives it back without the offset."""
+    return (moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)).isoformat()
+
+
+def json_document(tables: list[Table]) -> str:
+    """Several tables as one JSON object, ``{name: records}`` under the tables' fixed names."""
+    return jsontext.dumps({table.name: table.machine_records() for table in tables}, indent=1, default=json_value)

@@ -139,6 +139,19 @@ def test_budget_words():
         parse_budget("lots")
 
 
+def test_the_csv_of_a_bisection_is_its_probes_as_plain_values():
+    from pytest_gemmcheck.bisect.bisect_cli import render
+
+    probe = {"revision": "a" * 40, "position": 3, "bad": 1, "units": 5, "launches": 5, "seconds": 1.5, "source": "ran",
+             "top_after": "b" * 40, "mass_after": 0.5, "note": ""}
+    report = {"first_bad": None, "stopped": "budget", "stopped_words": "the budget was spent", "confidence": 0.95,
+              "budget": "5 launches", "commits": 3, "unit": "launch", "units_counted": 5, "rate_good": 0.0,
+              "rate_bad": 0.2, "launches": 5, "seconds": 1.5, "probes": [probe]}
+    header, row = render(report, "csv").splitlines()
+    assert header == "revision,position,bad,units,launches,seconds,source,top_after,mass_after,note"
+    assert row == f"{'a' * 40},3,1,5,5,1.5,ran,{'b' * 40},0.5,"
+
+
 # --- end to end -------------------------------------------------------------------------------
 
 TEST_K = '''
@@ -227,3 +240,22 @@ def test_a_probe_command_that_exits_125_is_a_skip_and_no_worktree_is_left(bisect
     assert done.stdout.startswith("no first bad revision: the --bad revision could not be probed (a skip)")
     assert f"skipped {shas[11][:12]}: exit status 125" in done.stdout
     assert len(_git(repo, "worktree", "list").splitlines()) == 1
+
+
+def test_a_test_that_does_not_exist_measures_nothing_and_claims_no_rate(bisect_repo, tmp_path):
+    """Every probe skipped: zero launches counted, so no rate on either side, in words or JSON."""
+    repo, shas = bisect_repo
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    env.pop("GEMMCHECK_DB", None)
+    command = [sys.executable, "-m", "pytest_gemmcheck.cli", "bisect", "--good", shas[0], "--bad", shas[11],
+               "--test", "test_k.py::nosuch", "--db", str(tmp_path / "h.db")]
+    done = subprocess.run(command, cwd=repo, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 3, done.stderr
+    assert done.stdout.startswith("no first bad revision: the --bad revision could not be probed (a skip)")
+    assert "counted in launches: none was counted (every probe was skipped), so there is no rate to tell" in done.stdout
+    assert "rate before" not in done.stdout
+    assert f"skipped {shas[11][:12]}: exit status 4" in done.stdout
+    import json
+    report = json.loads(subprocess.run(command + ["--format", "json"], cwd=repo, env=env, capture_output=True,
+                                       text=True, timeout=300).stdout)
+    assert (report["units_counted"], report["rate_good"], report["rate_bad"]) == (0, None, None)

@@ -56,7 +56,7 @@ def test_compare_gives_the_pr_table_in_markdown(ab_history, capsys):
     rows = [line for line in lines if line.startswith("| tail_gemm")]
     assert len(rows) == 3
     for row in rows:
-        assert re.search(r"\| fails 12/12 \(worst \d{3}\) \| passes 0/12 \| fixed \(p = \d\.\de-0\d\) \|", row), row
+        assert re.search(r"\| fails 12/12 \(worst \d{3} wrong\) \| passes 0/12 \| fixed \(p = \d\.\de-0\d\) \|", row), row
     assert "fuse=False" in rows[0]
     assert any(line.startswith("p: one-sided Fisher exact test") for line in lines)
 
@@ -129,7 +129,7 @@ def test_history_formats_interval_and_db_after_the_command(ab_history, capsys):
     assert "15/36" in row and "26–59%" in row and "pass" in row and "█▃▁" in row  # 12/12, 3/12, then 0/12
     assert "mixed checks" not in out  # no case mixes them: the note does not speak of them
     status, out, _ = run(capsys, "--db", ab_history, "history", "--format", "csv")
-    assert status == 0 and out.splitlines()[0].startswith("case,kernel,quant,shape,tile,params,runs,bad,")
+    assert status == 0 and out.splitlines()[0].startswith("key,kernel,quant,m,n,k,shape,tile,out_dtype,fp8,params,runs,")
     assert len(out.splitlines()) == 4
     status, out, _ = run(capsys, "history", "--db", ab_history, "--json", "--shape", "*x64x*")
     records = json.loads(out)
@@ -250,12 +250,14 @@ def test_coverage_shows_cells_and_the_gaps_next_to_what_ran(pytester, examples_d
     status, out, _ = run(capsys, "coverage", "--db", db, "--format", "json")
     assert status == 0
     report = json.loads(out)
-    matrix, gaps = report.values()
-    assert len(matrix) == 4
-    assert all(list(cell["stacks"].values())[0]["launches"] == 2 for cell in matrix)
-    never = sorted(gap["configuration"] for gap in gaps)
-    assert never == ["cover mxfp8 64x64x128 tile 16x16 fuse=False", "cover mxfp8 64x64x128 tile 32x32 fuse=True",
-                     "cover ptpc 64x64x128 tile 16x16 fuse=True"]
+    assert list(report) == ["matrix", "gaps"]  # fixed names, not the tables' titles
+    matrix, gaps = report["matrix"], report["gaps"]
+    assert len(matrix) == 4  # a record per configuration and stack, both given as values
+    assert all(cell["launches"] == 2 and cell["stack"]["gpu_arch"] == "cpu" and cell["stack"]["runtime"] == "cpu"
+               for cell in matrix)
+    never = sorted((gap["quant"], gap["tile"], gap["params"]["fuse"]) for gap in gaps)
+    assert never == [("mxfp8", "16x16", False), ("mxfp8", "32x32", True), ("ptpc", "16x16", True)]
+    assert all(gap["neighbours_ran"] and gap["stack"] == matrix[0]["stack"] for gap in gaps)
     status, out, _ = run(capsys, "coverage", "--db", db)
     assert "gaps:" in out and "cover mxfp8 64x64x128 tile 16x16 fuse=False" in out
 
@@ -271,3 +273,145 @@ def test_goldens_export_says_what_it_left_out(ab_history, tmp_path, capsys):
     golden = json.loads((tmp_path / "goldens" / "tail_gemm.json").read_text())
     assert len(golden["cases"]) == 3
     assert all(entry["bad_launches"] == 12 and entry["note"].startswith("known-bad") for entry in golden["cases"])
+
+
+# --- what a script and a person can trust --------------------------------------------------------
+
+GLYPHS = re.compile("[–—·▁▂▃▄▅▆▇█±]")
+
+
+def test_a_side_or_filter_must_name_a_known_stack_field_and_cpu_means_no_gpu_arch(ab_history, capsys):
+    for side, words in (("stack:nosuchfield=x", "no stack field 'nosuchfield' in the history (the fields: cuda, "),
+                        ("stack:arch=cpu", "; the GPU arch is gpu_arch, or --arch"),
+                        ("stack:gpu_arch=sm_90", "selects no recorded result"),
+                        ("tag:nosuch", "selects no recorded result")):
+        status, out, err = run(capsys, "compare", "--db", ab_history, "--side", "main", "--side", side)
+        assert (status, out) == (2, ""), side
+        assert err.startswith(f"gemmcheck compare: --side '{side}'") and words in err, err
+    status, _, err = run(capsys, "history", "--db", ab_history, "--stack", "arch=cpu")
+    assert status == 2 and err.startswith("gemmcheck history: --stack: no stack field 'arch'")
+    # a stack without a GPU has the arch "cpu" in every filter
+    status, out, _ = run(capsys, "compare", "--db", ab_history, "--side", "main", "--side", "stack:gpu_arch=cpu",
+                         "--json")
+    assert status == 0 and [row["sides"]["gpu_arch=cpu"]["launches"] for row in json.loads(out)] == [36, 36, 36]
+    for filters in (["--arch", "cpu"], ["--stack", "gpu_arch=cpu"], ["--stack", "gpu_arch=c?u"]):
+        status, out, _ = run(capsys, "history", "--db", ab_history, "--json", *filters)
+        assert status == 0 and len(json.loads(out)) == 3, filters
+
+
+def test_runs_keep_the_runs_that_hold_a_matching_result(ab_history, capsys):
+    status, out, _ = run(capsys, "runs", "--db", ab_history, "--kernel", "nothing")
+    assert status == 0 and out.strip() == "no recorded runs match"
+    for filters, results in ((["--shape", "64x64x128"], 1), (["--shape", "*x64x*", "--quant", "ptpc"], 2),
+                             (["--tile", "32x32", "--param", "fuse=False"], 3), (["--stack", "torch=*"], 3),
+                             (["--arch", "cpu", "--kernel", "tail_*"], 3)):
+        status, out, _ = run(capsys, "runs", "--db", ab_history, "--json", *filters)
+        found = json.loads(out)
+        assert status == 0 and [r["results"] for r in found] == [results] * 3, (filters, found)
+        assert [r["launches"] for r in found] == [12 * results] * 3
+    for filters in (["--arch", "sm_90"], ["--stack", "torch=0.0*"], ["--param", "fuse=True"], ["--tile", "16x16"]):
+        assert run(capsys, "runs", "--db", ab_history, *filters)[1].strip() == "no recorded runs match", filters
+
+
+def test_machine_formats_are_data(ab_history, capsys):
+    """JSON: typed values under fixed names; CSV: one table, plain numbers, no glyph."""
+    status, out, _ = run(capsys, "runs", "--db", ab_history, "--json")
+    newest = json.loads(out)[0]
+    assert (newest["id"], newest["results"], newest["launches"], newest["bad_launches"]) == (3, 3, 36, 0)
+    assert newest["tag"] == "pr-7" and newest["status"] == "complete" and newest["started_at"].endswith("+00:00")
+    status, out, _ = run(capsys, "history", "--db", ab_history, "--format", "csv")
+    header, *rows = [line.split(",") for line in out.splitlines()]
+    row = dict(zip(header, rows[0]))
+    assert (row["m"], row["runs"], row["launches"], row["bad_launches"]) == ("64", "3", "36", "15")
+    assert 0.25 < float(row["rate_low"]) < float(row["rate_high"]) < 0.6 and row["worst_wrong"].isdigit()
+    for command in (["history"], ["runs"], ["coverage", "--table", "matrix"], ["coverage", "--table", "gaps"],
+                    ["compare", "--side", "main", "--side", "pr-7"], ["compare", "--side", "main", "--side", "pr-7",
+                                                                     "--timing"]):
+        status, out, _ = run(capsys, *command, "--db", ab_history, "--format", "csv")
+        assert status == 0 and not GLYPHS.search(out), (command, GLYPHS.search(out))
+    status, out, _ = run(capsys, "compare", "--db", ab_history, "--side", "main", "--side", "pr-7", "--format", "csv")
+    header = out.splitlines()[0].split(",")
+    assert {"sides.main.launches", "sides.main.bad_launches", "sides.pr-7.change", "sides.pr-7.p_value"} <= set(header)
+    # coverage has two tables: one per file, named
+    status, _, err = run(capsys, "coverage", "--db", ab_history, "--format", "csv")
+    assert status == 2 and "choose it with --table matrix or --table gaps" in err
+    status, out, _ = run(capsys, "coverage", "--db", ab_history, "--table", "matrix", "--json")
+    cell = json.loads(out)[0]
+    assert (cell["stack"]["gpu_arch"], cell["launches"], cell["params"]) == ("cpu", 36, {"fuse": False})
+    # the terminal's stack label says each fact once
+    status, out, _ = run(capsys, "coverage", "--db", ab_history)
+    assert re.search(r"configuration +cpu, torch \S+\n", out), out
+
+
+def test_worst_counts_the_elements_off_the_consensus_too(pytester, examples_dir, tmp_path, capsys):
+    """A launch bad by consistency alone: its differing elements are the worst figure in
+    history, compare and the report page, with their heatmap."""
+    shutil.copy(examples_dir / "cpu" / "kernels.py", pytester.path / "kernels.py")
+    pytester.makepyfile(test_subtle=textwrap.dedent("""
+        from kernels import FaultInjector, tiled_gemm
+
+        def test_subtle(gemmcheck):
+            case = gemmcheck.case("subtle", m=64, n=64, k=128, quant="ptpc", tile="32x32")
+            x = case.inputs()
+            case.run(FaultInjector(lambda out: tiled_gemm(x, out), "subtle", {2}, count=20, fraction=0.02))
+    """))
+    db = tmp_path / "subtle.db"
+    for _ in range(2):
+        pytester.runpytest("-p", "no:cacheprovider", f"--gemmcheck-db={db}").assert_outcomes(failed=1)
+    status, out, _ = run(capsys, "history", "--db", db, "--json")
+    (row,) = json.loads(out)
+    assert (row["worst_wrong"], row["worst_differing"], row["bad_launches"]) == (0, 20, 2)
+    status, out, _ = run(capsys, "compare", "--db", db, "--side", "run:1", "--side", "run:2")
+    assert "fails 1/12 (worst 20 differing)" in out
+    status, out, _ = run(capsys, "compare", "--db", db, "--side", "run:1", "--side", "run:2", "--json")
+    assert json.loads(out)[0]["sides"]["run 1"]["worst_differing"] == 20
+    assert run(capsys, "report", "--db", db, "--html", tmp_path / "r.html")[0] == 0
+    page = (tmp_path / "r.html").read_text()
+    assert "worst launch 0 wrong, most differing 20 off the consensus" in page
+    assert "Launch 2: 20 elements differing from the consensus over the output" in page
+    assert page.count('<svg class="chart heatmap"') == 1 and "No launch had" not in page
+
+
+def test_control_characters_of_a_tag_are_shown_escaped(pytester, examples_dir, tmp_path, capsys):
+    shutil.copy(examples_dir / "cpu" / "kernels.py", pytester.path / "kernels.py")
+    pytester.makepyfile(test_one=textwrap.dedent("""
+        from kernels import bf16_matmul
+
+        def test_one(gemmcheck):
+            case = gemmcheck.case("small", m=16, n=16, k=32)
+            x = case.inputs()
+            case.run(lambda out: bf16_matmul(x, out))
+    """))
+    db = tmp_path / "tags.db"
+    pytester.runpytest("-p", "no:cacheprovider", f"--gemmcheck-db={db}", "--gemmcheck-repeat=2",
+                       "--gemmcheck-tag=\x1b[31mred\x1b[0m").assert_outcomes(passed=1)
+    for form in ("table", "markdown", "csv", "json"):
+        status, out, _ = run(capsys, "runs", "--db", db, "--format", form)
+        assert status == 0 and "\x1b" not in out, form
+        assert ("\\u001b[31mred" if form == "json" else "\\x1b[31mred\\x1b[0m") in out, (form, out)
+    key = json.loads(run(capsys, "history", "--db", db, "--json")[1])[0]["key"]
+    status, out, _ = run(capsys, "history", "--db", db, "--case", key)  # a case's runs show their tags
+    assert status == 0 and "\x1b" not in out and "\\x1b[31mred" in out
+
+
+def test_goldens_export_keeps_a_reviewers_note_and_says_when_its_evidence_changed(ab_history, tmp_path, capsys):
+    goldens = tmp_path / "goldens"
+    status, out, _ = run(capsys, "goldens", "export", "--db", ab_history, "--dir", goldens, "--tag", "main",
+                         "--include-bad")
+    assert status == 0
+    path = goldens / "tail_gemm.json"
+    data = json.loads(path.read_text())
+    reviewed = data["cases"][0]
+    reviewed["note"] = "known-bad on purpose: the tail tile, tracked in the kernel's own tests"
+    path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+    status, out, _ = run(capsys, "goldens", "export", "--db", ab_history, "--dir", goldens, "--tag", "pr-7")
+    assert status == 0
+    assert "kept the reviewer's note of 1 entry whose evidence changed; read each again:" in out
+    assert '[arch:cpu]: "known-bad on purpose: the tail tile, tracked in the kernel\'s own tests" (was 12/12, now 0/12)' in out
+    notes = {entry["key"]: entry["note"] for entry in json.loads(path.read_text())["cases"]}
+    assert notes[reviewed["key"]] == reviewed["note"]
+    # the notes the export wrote itself are its own to replace
+    assert sorted(note for key, note in notes.items() if key != reviewed["key"]) == ["exported from 1 recorded run"] * 2
+    status, out, _ = run(capsys, "goldens", "export", "--db", ab_history, "--dir", goldens, "--tag", "pr-7")
+    assert "kept the reviewer's note" not in out  # the same evidence again: nothing to read again
+    assert {e["key"]: e["note"] for e in json.loads(path.read_text())["cases"]} == notes

@@ -114,7 +114,8 @@ def test_same_rate_but_worst_wrong_count_10x_is_a_regression():
     verdict = judge(result_of([(4, 12)], worst_wrong=5000), history([(4, 12)], worst_wrong=500))
     assert verdict.kind == REGRESSION
     assert verdict.reasons == ["worst launch has 5,000 wrong elements, more than 2x the baseline's 500"]
-    assert judge(result_of([(4, 12)], worst_wrong=900), history([(4, 12)], worst_wrong=500)).kind == PASS
+    # within the factor: as bad as the history, which is known-bad, never a pass
+    assert judge(result_of([(4, 12)], worst_wrong=900), history([(4, 12)], worst_wrong=500)).kind == KNOWN_BAD
 
 
 def test_first_nan_ever_is_a_regression():
@@ -143,8 +144,20 @@ def test_clustered_launches_count_for_less():
     line = next(line for line in verdict.lines if line.startswith("current launches cluster"))
     assert "design effect 33.3 over 4 processes" in line and "counted as 2/3 independent launches" in line
     # counted as 300 independent launches, the same 50% against 20% would be decisive
-    assert verdict.kind == PASS
+    assert verdict.kind == KNOWN_BAD
     assert judge(result_of([(50, 100)]), history([(20, 100)] * 2)).kind == REGRESSION
+
+
+def test_a_bad_result_is_never_a_pass_against_a_history_that_was_bad_too():
+    """No golden, a history of 3/12 bad and now 3/12: as bad as before. Known-bad, with the
+    history named as what it holds to, and that no golden accepts it."""
+    verdict = judge(result_of([(3, 12)]), history([(3, 12)]))
+    assert verdict.kind == KNOWN_BAD and not verdict.failed
+    assert verdict.reasons == ["as bad as its history: 3/12 against 3/12 from history: test; no golden accepts it: "
+                               "fix the kernel, or accept the rate with --gemmcheck-accept to track it as a known bug"]
+    # a clean result against the same history is a pass; a golden's known-bad says the golden
+    assert judge(result_of([(0, 12)]), history([(3, 12)])).kind == PASS
+    assert judge(result_of([(3, 12)]), golden([(3, 12)])).reasons[0].startswith("a known bad rate, accepted by golden")
 
 
 def test_clean_baseline_any_bad_launch_is_a_regression():
@@ -201,7 +214,7 @@ def test_history_0_of_900_then_1_of_12_fails_naming_the_history(suite, monkeypat
     result.stdout.fnmatch_lines([
         "*gemmcheck: fused ptpc 32x32x64: regression",
         "*1 bad launch against a baseline without bad launches (0/900)",
-        "*baseline: 0/900 (rate < 0.33%) launches in 1 process on the CPU, from history: 1 earlier run on cpu (cpu (cpu, torch *))",
+        "*baseline: 0/900 (rate < 0.33%) launches in 1 process on the CPU, from history: 1 earlier run on cpu (torch *)",
         "*test: one-sided Fisher exact, p = 0.0132*",
     ])
     # and the regression does not become the baseline of the next run
@@ -230,10 +243,13 @@ def test_an_arch_with_no_history_gets_a_clean_baseline(suite, tmp_path, monkeypa
     here.assert_outcomes(failed=1)
     here.stdout.fnmatch_lines(["*6 bad launches against a clean baseline*",
                                "*baseline: clean (no history, no golden: no bad launch expected)*"])
-    # ... while judged against any arch, gfx942's 6/12 is the baseline and 6/12 holds it
+    # ... while judged against any arch, gfx942's 6/12 is the baseline and 6/12 holds it: as bad
+    # as the history, which no golden accepts, so known-bad (the test passes), never a pass
     anywhere = suite.runpytest("--gemmcheck-repeat=12", "--gemmcheck-scope=any")
     anywhere.assert_outcomes(passed=1)
-    anywhere.stdout.fnmatch_lines(["PASS * 6/12 launches bad*"])
+    anywhere.stdout.fnmatch_lines(["KNOWN-BAD * 6/12 launches bad*",
+                                   "    vs 6/12 (history): history: 1 earlier run on any stack*"])
+    assert "PASS " not in anywhere.stdout.str()
 
 
 def test_accept_writes_goldens_and_the_next_run_is_known_bad(suite, monkeypatch):
@@ -246,11 +262,34 @@ def test_accept_writes_goldens_and_the_next_run_is_known_bad(suite, monkeypatch)
     assert (data["cases"][0]["launches"], data["cases"][0]["bad_launches"], data["cases"][0]["scope"]) == (12, 3, "arch:cpu")
     again = suite.runpytest("--gemmcheck-repeat=12", "--gemmcheck-no-record")
     again.assert_outcomes(passed=1)
-    again.stdout.fnmatch_lines(["KNOWN-BAD * 3/12 launches bad* vs 3/12 (golden)*"])
+    again.stdout.fnmatch_lines(["KNOWN-BAD * 3/12 launches bad*", "    vs 3/12 (golden): golden*", "*/goldens/fused.json*"])
     monkeypatch.setenv("BAD_LAUNCHES", ",".join(str(i) for i in range(1, 13)))
     worse = suite.runpytest("--gemmcheck-repeat=12", "--gemmcheck-no-record")
     worse.assert_outcomes(failed=1)
     worse.stdout.fnmatch_lines(["*12/12 is worse than the baseline's 3/12*", "*from golden */goldens/fused.json [[]arch:cpu[]]*"])
+
+
+def test_an_accepted_regression_says_accepted_and_the_run_passes(suite, monkeypatch):
+    monkeypatch.setenv("BAD_LAUNCHES", "2,5,9")
+    accepted = suite.runpytest("--gemmcheck-repeat=12", "--gemmcheck-accept", "--gemmcheck-no-record",
+                               "--junitxml=junit.xml", "--gemmcheck-summary=summary.md")
+    accepted.assert_outcomes(passed=1)
+    accepted.stdout.fnmatch_lines(["ACCEPTED   fused ptpc 32x32x64: 3/12 launches bad, worst *",
+                                   "    vs clean: no bad launch expected",
+                                   "    a regression against that baseline, accepted: --gemmcheck-accept makes this",
+                                   "      run the case's golden",
+                                   "gemmcheck: accepted as goldens: */goldens/fused.json"])
+    assert "REGRESSION" not in accepted.stdout.str()
+    import xml.etree.ElementTree as ET
+    properties = {p.get("name"): p.get("value") for p in ET.parse(suite.path / "junit.xml").iter("property")}
+    assert (properties["gemmcheck.1.verdict"], properties["gemmcheck.1.accepted"]) == ("regression", "true")
+    assert properties["gemmcheck.1.summary"].startswith("ACCEPTED fused ptpc 32x32x64: 3/12 launches bad")
+    summary = (suite.path / "summary.md").read_text()
+    assert "**gemmcheck: 1 case: 1 accepted**" in summary and "| ACCEPTED | fused |" in summary
+    # without --gemmcheck-accept the same result is a regression that fails
+    failed = suite.runpytest("--gemmcheck-repeat=12", "--gemmcheck-no-record", "--gemmcheck-goldens=elsewhere")
+    failed.assert_outcomes(failed=1)
+    failed.stdout.fnmatch_lines(["REGRESSION fused ptpc 32x32x64: 3/12 launches bad, worst *"])
 
 
 def test_goldens_export_from_history(suite, tmp_path, capsys):
@@ -271,8 +310,8 @@ def test_repeat_auto_stops_when_the_bound_reaches_the_target(suite):
     result = suite.runpytest("--gemmcheck-repeat=auto", "--gemmcheck-target-rate=0.05", "--gemmcheck-no-record")
     result.assert_outcomes(passed=1)
     # 0 bad launches in n: the bound 1 - 0.05**(1/n) is below 5% from n = 59
-    result.stdout.fnmatch_lines(["PASS * 0/59 launches bad; rate < 4.95% (95%)*; stopped after 59 launches: rate < 4.95% "
-                                 "reached the target 5*"])
+    result.stdout.fnmatch_lines(["PASS * 0/59 launches bad", "    rate < 4.95% (95%), 1 process",
+                                 "    stopped after 59 launches: rate < 4.95% reached the target 5*"])
 
 
 def test_repeat_auto_reports_a_budget_that_ran_out(suite, monkeypatch):
@@ -286,7 +325,7 @@ def test_repeat_auto_reports_a_budget_that_ran_out(suite, monkeypatch):
 def test_processes_4_gives_one_result_with_4_process_ids(suite):
     result = suite.runpytest_subprocess("--gemmcheck-repeat=8", "--gemmcheck-processes=4", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1)
-    result.stdout.fnmatch_lines(["PASS * 0/8 launches bad; rate < 31.2% (95%), 4 processes*"])
+    result.stdout.fnmatch_lines(["PASS * 0/8 launches bad", "    rate < 31.2% (95%), 4 processes"])
     engine = create_engine(f"sqlite:///{suite.path / '.gemmcheck' / 'history.db'}")
     with engine.connect() as connection:
         rows = connection.execute(text("SELECT count(*), count(DISTINCT pid) FROM launch")).one()

@@ -47,7 +47,7 @@ def test_a_markers_repeat_is_spread_over_the_processes(suite):
                                         "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1)
     # 8 launches in all, 4 in each of 2 processes (the children do not apply the marker again)
-    result.stdout.fnmatch_lines(["PASS * 0/8 launches bad; rate < * (95%), 2 processes*"])
+    result.stdout.fnmatch_lines(["PASS * 0/8 launches bad", "    rate < * (95%), 2 processes"])
 
 
 def test_a_command_line_launch_timeout_reaches_the_children(suite, monkeypatch):

@@ -11,7 +11,7 @@ from pytest_gemmcheck.records.result import CaseResult, LaunchRecord
 from pytest_gemmcheck.judging.baseline import Baseline, Evidence
 from pytest_gemmcheck.judging.message import failure_message
 from pytest_gemmcheck.judging.verdict import REGRESSION, judge
-from pytest_gemmcheck.reporting.terminal import summary_line
+from pytest_gemmcheck.reporting.terminal import summary_lines
 
 
 def result_of(bad_kinds, *, launches=12, device="cpu"):
@@ -68,9 +68,10 @@ def test_a_raised_launch_is_a_regression_even_where_the_baseline_raised_too(base
     message = failure_message(result, verdict)
     assert message.startswith("gemmcheck: fused bf16 16x16x32: regression\n  launch 3 raised RuntimeError")
     assert "known-bad" not in message and "known bad" not in message
-    line = summary_line(result)
-    assert line.startswith("REGRESSION fused bf16 16x16x32: 1/3 launches bad (launch 3)")
-    assert "launch 3 raised RuntimeError: illegal memory access" in line
+    lines = summary_lines(result)
+    assert lines[0] == "REGRESSION fused bf16 16x16x32: 1/3 launches bad"
+    assert lines[1].startswith("    launch 3; rate < ")
+    assert "    launch 3 raised RuntimeError: illegal memory access" in lines
 
 
 def test_a_hung_launch_is_a_regression_even_where_the_baseline_hung_too():
@@ -128,7 +129,10 @@ def test_a_raising_kernel_with_a_golden_that_raised_fails_as_raised_not_known_ba
     result.stdout.fnmatch_lines([
         "*gemmcheck: raiser bf16 16x16x32: regression",
         "*  launch 3 raised RuntimeError: illegal memory access",
-        "REGRESSION raiser bf16 16x16x32: 1/3 launches bad (launch 3)*launch 3 raised RuntimeError*",
+        "REGRESSION raiser bf16 16x16x32: 1/3 launches bad",
+        "    vs 1/3 (golden): golden*",
+        "    launch 3; rate < *[[]raised[]]",
+        "    launch 3 raised RuntimeError: illegal memory access",
     ])
 
 

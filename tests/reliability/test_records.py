@@ -161,7 +161,7 @@ def test_a_session_killed_in_its_first_case_leaves_a_run_marked_interrupted(with
     status, out, _ = cli(capsys, "--db", db, "runs", "--json")
     assert status == 0
     [run] = json.loads(out)
-    assert run["status"] == "interrupted" and run["results"] == "0", run
+    assert run["status"] == "interrupted" and run["results"] == 0, run
 
 
 # --- item 9: the fallback file, imported -----------------------------------------------------

@@ -4,6 +4,7 @@ summary (--gemmcheck-summary, appended as GitHub's step summary needs), the JSON
 
 import json
 import math
+import re
 import shutil
 import subprocess
 import sys
@@ -86,8 +87,10 @@ def test_each_case_evidence_is_a_property_of_its_junit_test_case(suite, xdist):
     assert int(flaky["gemmcheck.1.worst_wrong"]) > 0
     assert len(flaky["gemmcheck.1.key"]) == 16 and int(flaky["gemmcheck.1.key"], 16) >= 0
     assert flaky["gemmcheck.1.baseline"] == "clean (no bad launch expected)"
-    assert flaky["gemmcheck.1.summary"].startswith("REGRESSION fused_gemm ptpc 128x128x128 tile 64x64 fuse=False: "
-                                                   "3/12 launches bad (launches 2, 5, 9); rate < 52.7% (95%)")
+    assert re.fullmatch(r"REGRESSION fused_gemm ptpc 128x128x128 tile 64x64 fuse=False: 3/12 launches bad, worst "
+                        r"\d+ wrong, \d+ differing", flaky["gemmcheck.1.summary"]), flaky["gemmcheck.1.summary"]
+    assert int(flaky["gemmcheck.1.worst_differing"]) > 0
+    assert (flaky["gemmcheck.1.hazards"], flaky["gemmcheck.1.sanitize"], flaky["gemmcheck.1.accepted"]) == ("0", "", "false")
     two = found["test_two"]  # both cases, numbered in the order they ran
     assert two["gemmcheck.cases"] == "2"
     assert (two["gemmcheck.1.shape"], two["gemmcheck.2.shape"]) == ("16x32x32", "16x48x32")
@@ -101,7 +104,29 @@ def test_a_baseline_from_the_history_is_said_in_words(suite):
     run(suite, "--gemmcheck-repeat=3").assert_outcomes(passed=1)
     run(suite, "--gemmcheck-repeat=3", "--junitxml=junit.xml").assert_outcomes(passed=1)
     baseline = properties(suite.path / "junit.xml")["test_one"]["gemmcheck.1.baseline"]
-    assert baseline.startswith("0/3 (rate < 63.2%), history: 1 earlier run on cpu"), baseline
+    # each fact once: the scope names the arch, the stack its torch
+    assert re.fullmatch(r"0/3 \(rate < 63\.2%\), history: 1 earlier run on cpu \(torch [^()\s]+\)", baseline), baseline
+
+
+# --- the terminal ------------------------------------------------------------------------------
+
+def test_each_case_reads_in_an_80_column_terminal(suite):
+    """A short first line (verdict, case, bad launches, the worst), the details indented under
+    it, as pytest's own reports are; nothing wider than 80 columns but a word that cannot break."""
+    suite.makepyfile(test_suite=SUITE)
+    result = run(suite, "--gemmcheck-no-record")
+    result.assert_outcomes(failed=1, passed=2)
+    lines = result.stdout.lines
+    section = lines[next(i for i, line in enumerate(lines) if "- gemmcheck -" in line) + 1:]
+    section = section[:next(i for i, line in enumerate(section) if line.startswith("=="))]
+    assert all(len(line) <= 80 or " " not in line.strip() for line in section), [l for l in section if len(l) > 80]
+    first = section.index(next(line for line in section if line.startswith("REGRESSION")))
+    assert section[first] == "REGRESSION fused_gemm ptpc 128x128x128 tile 64x64 fuse=False: 3/12 launches bad,"
+    assert re.fullmatch(r" {11}worst \d+ wrong, \d+ differing", section[first + 1])  # its end, under the case
+    assert section[first + 2] == "    vs clean: no bad launch expected"
+    assert section[first + 3] == "    launches 2, 5, 9; rate < 52.7% (95%), 1 process [wrong, inconsistent]"
+    assert "    test_suite.py::test_flaky" in section[first:]
+    assert sum(line.startswith("PASS       small bf16 16x") for line in section) == 2
 
 
 # --- the markdown summary ----------------------------------------------------------------------
@@ -120,12 +145,12 @@ def test_summary_is_a_markdown_table_appended_to_the_file(suite, xdist):
     assert lines[4:6] == HEADER
     rows = lines[6:9]
     assert rows[0].startswith("| REGRESSION | fused_gemm | ptpc | 128x128x128 | 64x64 | fuse=False | 3/12 | < 52.7% | ")
-    assert rows[0].endswith(" wrong elements (wrong, inconsistent) | clean (no bad launch expected) | "
-                            "test_suite.py::test_flaky |")
+    assert re.search(r"\| \d+ wrong, \d+ differing \(wrong, inconsistent\) \| clean \(no bad launch expected\) \| "
+                     r"test_suite.py::test_flaky \|$", rows[0]), rows[0]
     assert sorted(rows[1:]) == [
-        "| PASS | small | bf16 | 16x32x32 |  |  | 0/12 | < 22.1% | 0 wrong elements | clean (no bad launch expected) | "
+        "| PASS | small | bf16 | 16x32x32 |  |  | 0/12 | < 22.1% | 0 wrong | clean (no bad launch expected) | "
         "test_suite.py::test_two |",
-        "| PASS | small | bf16 | 16x48x32 |  |  | 0/12 | < 22.1% | 0 wrong elements | clean (no bad launch expected) | "
+        "| PASS | small | bf16 | 16x48x32 |  |  | 0/12 | < 22.1% | 0 wrong | clean (no bad launch expected) | "
         "test_suite.py::test_two |"]
     assert lines[9] == "" and lines[10].startswith("rate: the one-sided 95% upper bound")
     assert len(lines) == 11
@@ -164,7 +189,7 @@ def test_a_file_that_cannot_be_written_is_one_line_and_keeps_the_results_and_exi
     assert result.ret == pytest.ExitCode.OK
     for flag in ("--gemmcheck-summary", "--gemmcheck-json"):
         result.stdout.fnmatch_lines([f"gemmcheck: {flag}: NOT written to {where}: {reason}"])
-    result.stdout.fnmatch_lines(["PASS * small bf16 16x16x32: 0/2 launches bad*",
+    result.stdout.fnmatch_lines(["PASS * small bf16 16x16x32: 0/2 launches bad",
                                  "gemmcheck: recorded run 1 (1 results) to *"])
     assert "Traceback" not in result.stdout.str() + result.stderr.str()
     assert properties(suite.path / "junit.xml")["test_one"]["gemmcheck.1.verdict"] == "pass"
@@ -190,7 +215,9 @@ def test_json_has_the_run_and_every_result(suite, xdist):
     assert (run_info["id"], run_info["tag"], run_info["exit_status"], run_info["interrupted"]) == (1, "ci", 1, False)
     assert run_info["history"].startswith("recorded run 1 (3 results) to ")
     assert document["totals"] == {"cases": 3, "launches": 36, "bad_launches": 3,
-                                  "verdicts": {"regression": 1, "improved": 0, "known-bad": 0, "pass": 2}}
+                                  "verdicts": {"regression": 1, "improved": 0, "known-bad": 0, "pass": 2},
+                                  "accepted": 0, "hazards": 0,
+                                  "sanitizer_runs": {"ran": 0, "skipped": 0, "timed_out": 0, "failed": 0}}
     results = [CaseResult.from_dict(data) for data in document["results"]]  # each reads back as a result
     assert sorted((r.kernel, r.n, r.verdict, len(r.bad_launches)) for r in results) == [
         ("fused_gemm", 128, "regression", 3), ("small", 32, "pass", 0), ("small", 48, "pass", 0)]

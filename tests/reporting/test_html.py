@@ -220,7 +220,52 @@ def test_a_clean_case_still_draws_its_charts_at_zero():
     assert page.count('<svg class="chart intervals"') == 1 and page.count('<svg class="chart bars"') == 1
     assert page.count("<circle") == 10  # one point per run, at the foot
     assert "no wrong or differing elements in 90 launches" in page
-    assert "No launch had wrong tiles." in page
+    assert "No launch had wrong or differing elements." in page
+
+
+def test_runs_are_named_by_id_with_tag_revision_and_time():
+    """Three untagged runs of one commit, and six runs in all: each run's id under the chart,
+    and its tag, revision and start in its tooltip and the caption of its launches."""
+    from pytest_gemmcheck.reporting.html import run_label
+
+    def label(number):
+        return run_label(number, "nightly" if number > 3 else None, "ffb5715dc7e1", START + timedelta(hours=number))
+
+    case = make_case(0x77, "same_commit", runs=[(0, 12, "pass")] * 5 + [(1, 12, "known-bad")],
+                     launches=clean_launches(12), label=label)
+    page = render(synthetic_report([case]))
+    chart = re.search(r'<svg class="chart intervals".*?</svg>', page).group(0)
+    assert [f"#{n}" for n in range(1, 7)] == re.findall(r">(#\d+)</text>", chart)  # every run, none left out
+    assert "run 1 (ffb5715dc7, 2025-11-03 10:30): 0/12 bad" in chart
+    assert "run 6 (nightly, ffb5715dc7, 2025-11-03 15:30): 1/12 bad" in chart
+    assert "Launches of run 6 (nightly, ffb5715dc7, 2025-11-03 15:30)" in page
+    assert run_label(9, None, None, None) == "run 9"
+
+
+def test_the_trend_reads_without_the_chart():
+    page = render(synthetic_report([synthetic_cases()[0]]))  # the regression: 7 clean runs, then 12/12
+    cell = re.search(r'<td class="trend"[^>]*>(.*?)</td>', page).group(1)
+    assert re.search(r'<svg class="spark" viewBox="0 0 108 28" width="108" height="28"', cell)
+    assert cell.endswith('<span class="last bad">12/12</span>')
+
+
+def test_elements_off_the_consensus_get_a_heatmap_of_their_own():
+    """A launch bad by consistency alone has no wrong element: its differing elements are the
+    case's worst figure, and their map is drawn."""
+    launches = clean_launches(12)
+    launches[5] = LaunchBar(6, 0, 0, 92, ["inconsistent"])
+    differing = tile_map(4096, 7168, (256, 128), (1, 1), {(3, 7): 60, (3, 8): 32}, launch=6)
+    differing.what = "differing"
+    case = make_case(0x99, "subtle_race", runs=[(0, 12, "pass"), (1, 12, "regression")], launches=launches)
+    case.differing = differing
+    case.row.worst_differing = 92
+    page = render(synthetic_report([case]))
+    assert "worst launch 0 wrong, most differing 92 off the consensus" in page
+    assert "Launch 6: 92 elements differing from the consensus over the output" in page
+    assert page.count('<svg class="chart heatmap"') == 1
+    # without a recorded map the page says why there is none
+    case.differing = None
+    assert "the launches that differ from the consensus were not mapped" in render(synthetic_report([case]))
 
 
 def test_huge_histories_stay_bounded():
@@ -339,10 +384,10 @@ def test_rows_open_their_case_and_headers_sort(browser, tmp_path):
         page.locator("#history tbody tr").nth(1).locator("td").nth(3).click()  # the flaky case's shape
         assert page.evaluate("location.hash") == "#case-00a1b2c3d4e5f607"
         page.locator("#history th", has_text="worst wrong").click()
-        worst = page.locator("#history tbody td:nth-child(10)").all_inner_texts()
+        worst = page.locator("#history tbody td:nth-child(11)").all_inner_texts()
         assert worst == sorted(worst, key=lambda text: int(text.replace(",", "")))
         page.locator("#history th", has_text="worst wrong").click()
-        assert page.locator("#history tbody td:nth-child(10)").first.inner_text() == "30,000"
+        assert page.locator("#history tbody td:nth-child(11)").first.inner_text() == "30,000"
         assert seen["console"] == [] and seen["errors"] == []
     finally:
         page.close()
@@ -387,11 +432,14 @@ def test_the_report_of_real_sessions_in_chromium(browser, pytester, examples_dir
     try:
         assert seen["console"] == [] and seen["errors"] == [] and seen["requests"] == [page_path.as_uri()]
         assert page.locator("#history tbody tr").count() == 2
-        for kind in ("intervals", "bars", "heatmap"):
+        # a heatmap of each case's wrong elements, and one of its elements off the consensus
+        for kind, count in (("intervals", 2), ("bars", 2), ("heatmap", 4)):
             charts = page.locator(f"svg.chart.{kind}")
-            assert charts.count() == 2, kind
+            assert charts.count() == count, kind
             box = charts.first.bounding_box()
             assert box and box["width"] > 50 and box["height"] > 50, (kind, box)
+        assert page.locator("figcaption", has_text="elements differing from the consensus").count() == 2
+        assert page.locator("figcaption", has_text="Launches of run 1 (before, ").count() == 2
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "report-of-sessions.png"), full_page=True)
     finally:

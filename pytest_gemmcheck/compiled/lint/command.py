@@ -60,7 +60,8 @@ def add_lint_parser(subparsers) -> argparse.ArgumentParser:
         help="static check of AMDGPU assembly for LDS races with global->LDS DMA loads",
         description="Static check of AMDGPU assembly for LDS races with global->LDS DMA loads. "
         "Exit status: 1 when there are error findings (or latent ones, with --fail-on-latent); else 3 when "
-        "something was not checked (an unresolved LDS address, an unfollowed branch, the time limit); "
+        "something was not checked (an unresolved LDS address, an unfollowed branch, the time limit, a file "
+        "with no kernel in it); "
         "0 otherwise; 2 for usage errors.",
     )
     configure_parser(parser)
@@ -122,10 +123,11 @@ def run_lint(args) -> int:
 
 
 def exit_status(reports: list[LintReport], *, fail_on_latent: bool = False) -> int:
-    """1 for errors (and latent findings on request), else 3 for anything unchecked, else 0."""
+    """1 for errors (and latent findings on request), else 3 for anything unchecked (a target
+    with no kernel in it among them: nothing checked is never a pass), else 0."""
     if any(r.errors or (fail_on_latent and r.latent) for r in reports):
         return EXIT_ERRORS
-    if any(r.unchecked or r.unfinished for r in reports):
+    if any(r.unchecked or r.unfinished or not r.kernels for r in reports):
         return EXIT_UNCHECKED
     return EXIT_CLEAN
 
