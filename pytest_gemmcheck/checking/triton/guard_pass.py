@@ -13,7 +13,8 @@ import torch
 import triton
 import triton.language as tl
 
-from ..checksum import WORDS_KEY, WORDS_SEED, word_view
+from .. import checksum
+from ..checksum import word_view
 from .kernels import INTERPRETED, _mix32
 from .launch import launch
 from .plan import multiprocessors
@@ -23,6 +24,9 @@ _PROGRAMS_PER_SM = 8  # in all, shared among the slots (each input, and the guar
 SLOTS = 5  # four inputs and the guard regions
 # result[0], result[1]: canary elements changed before and after out; result[2 + i]: input i's checksum
 RESULT_WIDTH = 2 + SLOTS - 1
+# checksum.words_checksum's keys, as a compiled kernel may read a global
+_WORDS_KEY: tl.constexpr = tl.constexpr(checksum.WORDS_KEY)
+_WORDS_SEED: tl.constexpr = tl.constexpr(checksum.WORDS_SEED)
 
 
 @triton.jit
@@ -46,8 +50,8 @@ def _words_checksum(live, numel, out, index, programs, BITS: tl.constexpr, BLOCK
         inside = offsets < numel
         word = _unsigned_word(tl.load(live + offsets, mask=inside, other=0), BITS)
         place = (offsets & 0xFFFFFFFF).to(tl.uint32)
-        mixed = _mix32(word ^ (place * WORDS_KEY))
-        weight = _mix32(place ^ WORDS_SEED) | 1
+        mixed = _mix32(word ^ (place * _WORDS_KEY))
+        weight = _mix32(place ^ _WORDS_SEED) | 1
         acc += tl.where(inside, mixed.to(tl.uint64) * weight.to(tl.uint64), 0)
         block += programs
     if numel > 0:
