@@ -118,7 +118,8 @@ def queue_guards(inputs: list[torch.Tensor], block: torch.Tensor, guard_numel: i
             arguments += [words, words.numel()]
             bits.append(8 * words.element_size())
         else:
-            arguments += [result, 0]  # nothing to read
+            # nothing to read, but a pointer of 32-bit words, as a compiled kernel's types must agree
+            arguments += [result.view(torch.int32), 0]
             bits.append(32)
     # programs per slot in proportion to its words (each at least one), PROGRAMS_PER_SM in all
     sizes = [words.numel() for words in inputs] + [0] * (SLOTS - 1 - len(inputs)) + [2 * guard_numel]
