@@ -73,14 +73,16 @@ def launched(tmp_path):
 def test_a_racecheck_report_on_the_kernel_comes_back_on_its_result(suite, monkeypatch, tmp_path):
     monkeypatch.setenv("FAKE_SANITIZER_RECORDING", "racecheck__tail-racy-256__all-limit3__xml")
     outcome, found = results(suite, "--gemmcheck-sanitize=racecheck")
-    runs = [result["sanitize"] for result in found]
-    assert [len(run) for run in runs] == [1, 1]
-    for (run,) in runs:
-        assert run["tool"] == "racecheck" and run["status"] == "ran", run
-        assert run["errors"] > 0 and run["findings"][0]["kernel"] == "tail_gemm"
-    assert all("hazard" in CaseResult.from_dict(result).kinds for result in found)
-    # each case's child launched that case alone, once, at the test's sanitize_shape
-    assert launched(tmp_path) == [[32, 32], [32, 32]]
+    # a hazard is a regression: the first case fails the test, the second never runs
+    outcome.assert_outcomes(failed=1)
+    (result,) = found
+    (run,) = result["sanitize"]
+    assert run["tool"] == "racecheck" and run["status"] == "ran", run
+    assert run["errors"] > 0 and run["findings"][0]["kernel"] == "tail_gemm"
+    assert "hazard" in CaseResult.from_dict(result).kinds
+    outcome.stdout.fnmatch_lines(["*gemm bf16 128x64x64: regression*", "*compute-sanitizer racecheck: 3 RAW hazards*"])
+    # the case's child launched that case alone, once, at the test's sanitize_shape
+    assert launched(tmp_path) == [[32, 32]]
 
 
 def test_a_clean_report_is_a_clean_run(suite, monkeypatch):

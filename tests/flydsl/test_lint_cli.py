@@ -74,8 +74,9 @@ def test_kernel_filter_and_workgroup_override(tmp_path, asm_kernel, snippets, ca
     text = text.replace("    .reqd_workgroup_size:\n      - 256\n      - 1\n      - 1\n", "")
     path = tmp_path / "k.s"
     path.write_text(text)
-    assert main(["--kernel", "other", str(path)]) == 0
-    capsys.readouterr()
+    # a filter that matches nothing checks nothing: never a pass
+    assert main(["--kernel", "other", str(path)]) == 3
+    assert "no kernel named other (here: " in capsys.readouterr().out
     # one wave only: no other wave's slice is written, nothing to race with
     assert main(["--workgroup-size", "64", str(path)]) == 0
     assert main(["--workgroup-size", "128", str(path)]) == 1

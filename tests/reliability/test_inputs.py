@@ -89,7 +89,9 @@ def test_the_marker_gives_overrides_or_a_value_error(kwargs):
         assert str(exc).startswith("@pytest.mark.gemmcheck") and "\n" not in str(exc)
         return
     assert overrides.deterministic in (None, True, False)
-    for key in set(kwargs) - {"deterministic"}:
+    shape = overrides.sanitize_shape
+    assert shape is None or (len(shape) == 3 and all(type(size) is int and size >= 1 for size in shape))
+    for key in set(kwargs) - {"deterministic", "sanitize_shape"}:
         assert type(getattr(overrides.settings, key)) in (int, float, str), (key, kwargs[key])
 
 

@@ -155,8 +155,8 @@ def test_probes_are_recorded_under_the_searchs_tag_and_coverage_shows_them(tmp_p
     capsys.readouterr()
     assert main(["--db", str(database), "coverage", "--tag", "search:tail", "--format", "json"]) == 0
     shown = json.loads(capsys.readouterr().out)
-    configurations = {row["configuration"] for row in shown["coverage: launches · worst result's bad-launch rate"]}
-    assert configurations == {f"tail bf16 {p.config['m']}x{p.config['n']}x{p.config['k']}" for p in found.probes}
+    configurations = {(row["kernel"], row["quant"], row["shape"]) for row in shown["matrix"]}
+    assert configurations == {("tail", "bf16", f"{p.config['m']}x{p.config['n']}x{p.config['k']}") for p in found.probes}
 
 
 def test_a_sessions_search_records_in_its_run(tmp_path):

@@ -2,9 +2,23 @@
 
 ``lint_text`` / ``lint_file`` return a :class:`LintReport`; ``gemmcheck lint`` (see
 :mod:`pytest_gemmcheck.compiled.lint.command`) is the command line. Nothing here imports FlyDSL or torch.
+The names below load on first use, so that building the ``gemmcheck`` parser imports no numpy.
 """
 
-from .analysis import Options, lint_file, lint_text
-from .findings import Finding, LintReport, LoadRef, format_json, format_text
+from __future__ import annotations
 
-__all__ = ["Finding", "LintReport", "LoadRef", "Options", "format_json", "format_text", "lint_file", "lint_text"]
+import importlib
+
+_HOMES = {
+    "Options": "analysis", "lint_file": "analysis", "lint_text": "analysis",
+    "Finding": "findings", "LintReport": "findings", "LoadRef": "findings",
+    "format_json": "findings", "format_text": "findings",
+}
+
+__all__ = sorted(_HOMES)
+
+
+def __getattr__(name: str):
+    if name not in _HOMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f".{_HOMES[name]}", __name__), name)

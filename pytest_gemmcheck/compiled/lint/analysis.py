@@ -307,7 +307,11 @@ def lint_text(text: str, path: str = "<text>", options: Options = Options(), ker
                 report.unfinished.append(name)
         report.findings.extend(findings)
     if not report.kernels:
-        report.notes.append("no kernel code found")
+        present = [name for name, kernel in module.kernels.items() if kernel.instructions]
+        if kernels and present:
+            report.notes.append(f"no kernel named {', '.join(kernels)} (here: {', '.join(present)})")
+        else:
+            report.notes.append("no kernel code found")
     return report
 
 

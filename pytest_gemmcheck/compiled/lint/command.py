@@ -5,10 +5,11 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from typing import TYPE_CHECKING
 
-from .analysis import Options, lint_file, lint_text
-from .findings import LintReport, format_json, format_text
-from .simulate import Limits
+if TYPE_CHECKING:  # the engine (numpy) loads when a lint runs, not when the parser is built
+    from .analysis import Options
+    from .findings import LintReport
 
 EXIT_CLEAN, EXIT_ERRORS, EXIT_USAGE, EXIT_UNCHECKED = 0, 1, 2, 3
 
@@ -78,6 +79,7 @@ def _is_flydsl_spec(target: str) -> bool:
 
 def _lint_flydsl(target: str, args, options: Options) -> list[LintReport]:
     from ..flydsl.compile import CompileError, compile_spec
+    from .analysis import lint_text
 
     try:
         result = compile_spec(target, dict(args.param), arch=args.arch, keep_dir=args.keep_asm)
@@ -90,6 +92,10 @@ def _lint_flydsl(target: str, args, options: Options) -> list[LintReport]:
 
 def run_lint(args) -> int:
     """Run the lint for parsed arguments; print the report; return the exit status."""
+    from .analysis import Options, lint_file
+    from .findings import format_json, format_text
+    from .simulate import Limits
+
     bad = [f"{flag} must be {rule}, got {value!r}" for flag, value, ok, rule in (
         ("--loop-unroll", args.loop_unroll, args.loop_unroll >= 1, "at least 1"),
         ("--max-scenarios", args.max_scenarios, args.max_scenarios >= 1, "at least 1"),
