@@ -1,5 +1,5 @@
 """Probes for optional packages are not fooled by a folder of the same name on sys.path, which
-importlib takes for a namespace package (this repository's tests/flydsl is one; a kernel repo's
+importlib takes for a namespace package (this repository's tests/compiled/flydsl is one; a kernel repo's
 triton/ folder would be another)."""
 
 import subprocess

@@ -6,7 +6,7 @@ count ``n_tiles`` is a kernel argument, so LLVM unrolls the loop by four and kee
 loop, and computes the stage with its own idioms (``s_and_b32 ..., 0x1000``, ``v_or_b32``, a
 uniform branch through ``s_and_b64 vcc, exec, ...``): the compiler's shape of the code the
 hand-written corpus imitates. ``racy`` leaves out the wait before each read's barrier.
-The compiled assembly is committed as tests/flydsl/data/ring_loop_{fixed,racy}.s.
+The compiled assembly is committed as tests/compiled/data/ring_loop_{fixed,racy}.s.
 """
 
 # No `from __future__ import annotations`: FlyDSL reads the kernel annotations as types.

@@ -59,7 +59,7 @@ class CompileResult:
 def flydsl_installed() -> bool:
     """Whether FlyDSL is installed: its distribution, and a module that imports as ``flydsl``.
     ``find_spec`` alone is fooled by any folder named flydsl on sys.path (this repository's
-    tests/flydsl, say), which it takes for a namespace package with no origin."""
+    tests/compiled/flydsl, say), which it takes for a namespace package with no origin."""
     try:
         importlib.metadata.distribution("flydsl")
     except importlib.metadata.PackageNotFoundError:

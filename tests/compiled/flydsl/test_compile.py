@@ -11,7 +11,7 @@ from pytest_gemmcheck.compiled.flydsl.compile import compile_spec, find_linker, 
 from pytest_gemmcheck.compiled.flydsl.metrics import metrics_from_asm
 from pytest_gemmcheck.compiled.lint import lint_text
 
-EXAMPLE = str(Path(__file__).resolve().parents[2] / "examples" / "flydsl" / "fp8_tail_gemm.py")
+EXAMPLE = str(Path(__file__).resolve().parents[3] / "examples" / "flydsl" / "fp8_tail_gemm.py")
 SPEC = f"{EXAMPLE}:compile_spec"
 
 pytestmark = [
@@ -108,7 +108,7 @@ print(len(captured.files), [len(r.errors) for r in captured.lint()])
     assert done.stdout.strip().splitlines()[-1] == "1 [0]"
 
 
-RING = str(Path(__file__).resolve().parents[2] / "examples" / "flydsl" / "lint_corpus" / "ring_loop.py")
+RING = str(Path(__file__).resolve().parents[3] / "examples" / "flydsl" / "lint_corpus" / "ring_loop.py")
 
 
 @pytest.mark.parametrize("variant", ["fixed", "racy"])

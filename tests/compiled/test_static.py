@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-DATA = Path(__file__).resolve().parent / "flydsl" / "data"
+DATA = Path(__file__).resolve().parent / "data"
 
 SUITE = textwrap.dedent("""
     import os
