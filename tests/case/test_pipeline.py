@@ -104,7 +104,9 @@ SCENARIOS = {
                                                             count=5, fraction=0.02),
     "unwritten tile on 4": lambda x, case: FaultInjector(lambda out: tiled_gemm(x, out), "unwritten", {4}, at=(16, 16)),
     "changes input a on 3": on_calls({3}, lambda x, out, seen, case: x.a[3:6].view(torch.uint8).bitwise_xor_(1)),
-    "changes b_scale on every launch": on_calls(set(range(1, 40)), lambda x, out, seen, case: x.b_scale.add_(1.0)),
+    # on every call: a launch queued behind one that changed its input runs again, so a ring's
+    # depth of calls per launch (a run on a GPU makes more calls than it has launches)
+    "changes b_scale on every launch": on_calls(range(1, 1 << 30), lambda x, out, seen, case: x.b_scale.add_(1.0)),
     "writes outside out on 2 and 5": on_calls({2, 5}, write_outside),
     "returns its own tensor": lambda x, case: own_buffer(x),
     "returns a stale tensor of its own": lambda x, case: stale_own_buffer(x),
