@@ -22,15 +22,21 @@ import sys
 import time
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 from ..config.table import DB_ENV
 from ..errors import CommandError
-from .model import GOOD, Budget, Observation, Outcome, search
+
+if TYPE_CHECKING:  # the model loads when a bisection runs, not when the parser is built
+    from .model import Budget, Outcome
 
 UNITS = ("launch", "process")
 
 
 def parse_budget(text: str) -> Budget:
     """'2000' (launches), '2000 launches', '600s', '10m', '1h' (seconds)."""
+    from .model import Budget
+
     found = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(launches|launch|s|m|h)?\s*", text or "")
     if not found:
         raise argparse.ArgumentTypeError(f"expected launches (e.g. 2000) or seconds (e.g. 600s, 10m, 1h), got {text!r}")
@@ -110,6 +116,7 @@ def cmd_bisect(args) -> int:
     from ..history.engine import is_sqlite
     from ..history.location import open_history
     from . import probe as probes
+    from .model import GOOD, Observation, search
 
     command = list(args.probe_command or [])
     if command and command[0] == "--":
@@ -209,6 +216,7 @@ def cmd_bisect(args) -> int:
 
 def build_report(outcome: Outcome, repo: Path, good: str, shas: list[str], *, unit: str, confidence: float,
                  budget: Budget | None) -> dict:
+    from .model import GOOD
     from .probe import subject
 
     def sha_of(position: int) -> str:
