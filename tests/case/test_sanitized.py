@@ -140,3 +140,17 @@ def test_a_bad_sanitize_shape_names_itself(pytester):
     """))
     result = pytester.runpytest("--gemmcheck-no-record")
     result.stdout.fnmatch_lines(["*sanitize_shape=...): expected (m, n, k) of whole numbers >= 1, got (32, 0, 64)*"])
+
+
+def test_require_sanitize_fails_a_case_whose_sanitized_launch_was_skipped(pytester, monkeypatch):
+    pytester.makepyfile(test_kernel=SUITE)  # the real platform: the CPU, where no tool can run
+    monkeypatch.setenv("LAUNCHED", str(pytester.path / "launched.jsonl"))
+    outcome = pytester.runpytest_subprocess("--gemmcheck-no-record", "--gemmcheck-repeat=2",
+                                            "--gemmcheck-sanitize=racecheck", "--gemmcheck-require-sanitize")
+    outcome.assert_outcomes(failed=1)
+    outcome.stdout.fnmatch_lines(["*gemm bf16 128x64x64: regression*",
+                                  "*(--gemmcheck-require-sanitize: the launch must be sanitized)*"])
+    # without it the same skip is stated and the case passes
+    outcome = pytester.runpytest_subprocess("--gemmcheck-no-record", "--gemmcheck-repeat=2",
+                                            "--gemmcheck-sanitize=racecheck")
+    outcome.assert_outcomes(passed=1)
