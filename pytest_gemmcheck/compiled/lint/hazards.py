@@ -39,7 +39,6 @@ class WaveTables:
     retired_by: dict[int, Event]  # event pos -> that wait event
     dmas: list[Event]  # in issue order
     dma_completion: list[int]  # completion positions, non-decreasing
-    dma_issue: list[int]
     issued_at: dict[tuple[int, int], int]  # (instruction index, occurrence) of a DMA -> pos
 
     @staticmethod
@@ -73,7 +72,6 @@ class WaveTables:
             retired_by=retired_by,
             dmas=dmas,
             dma_completion=[completion.get(d.pos, NEVER) for d in dmas],
-            dma_issue=[d.pos for d in dmas],
             issued_at={(d.inst.index, d.occurrence): d.pos for d in dmas},
         )
 
