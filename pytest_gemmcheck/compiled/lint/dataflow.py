@@ -61,6 +61,11 @@ STATES_PER_PHASE = 8 * PERIOD  # states of one recurring phase before its regist
 STATES_PER_POINT = 2 * STATES_PER_PHASE  # states at one set of barriers before whole states are joined
 MAX_PHASE_STEPS = 2_000_000  # instructions one wave may run in one phase
 UNKNOWN_COUNT = -1  # a load's issue count where paths with different counts were joined
+# the bytes of a read whose address the model does not know: it may overlap any load, so a load it
+# could pair with makes it unchecked; where no load can (counters and barriers retired them all in
+# every wave) it is safe whatever its address
+ANYWHERE: Ranges = ((0, 1 << 40),)
+UNKNOWN_READ = "the LDS address is not known here"
 
 
 @dataclass
@@ -577,7 +582,7 @@ class KernelAnalysis:
                 self.outcome.flag(site, wave.wave, "M0 (the LDS destination) is not known here: what this load writes was not checked")
             else:
                 for (read, read_lds), younger in wave.ds.items():
-                    shared = overlap(read_lds, lds)
+                    shared = overlap(read_lds, lds) if read_lds is not ANYWHERE else ()
                     if shared:
                         self._own(wave, read, site, shared, "warning", f"s_waitcnt lgkmcnt({younger}) before the load")
             count = wave.issued.get(site, 0)
@@ -594,15 +599,23 @@ class KernelAnalysis:
             lds = ds_ranges(wave.regs, inst) if kind != "ds_other" else ()
             _age(wave.ds, self.lgkm_cap)
             if kind == "ds_read":
-                if lds is None:
-                    self.outcome.flag(site, wave.wave, "the LDS address is not known here: this read was not checked")
-                    return
+                lds = ANYWHERE if lds is None else lds
                 for (load, load_lds), younger in wave.vm.items():
                     shared = overlap(lds, load_lds)
-                    if shared:
+                    if shared and lds is ANYWHERE:
+                        self._unknown(site, wave.wave, load, wave.wave)
+                    elif shared:
                         self._own(wave, site, load, shared, "error", f"s_waitcnt vmcnt({younger}) before the read")
                 record.reads.setdefault((site, lds), set()).add(frozenset(wave.issued.items()))
                 _add(wave.ds, (site, lds))
+
+    def _unknown(self, read: int, reader: int, load: int, writer: int) -> None:
+        """A read of unknown address that a load still in flight may write: not checked."""
+        who = "its own" if reader == writer else f"wave {writer}'s"
+        why = f"{UNKNOWN_READ}, and {who} load at line {self._line(load)} may still be in flight: this read was not checked"
+        item = self.outcome.unchecked.setdefault((read, UNKNOWN_READ), Unchecked(read, set(), why))
+        item.waves.add(reader)
+        item.merged.update(self.outcome.merged)
 
     def _own(self, wave: WaveAbs, read: int, load: int, lds: Ranges, severity: str, cover: str) -> None:
         self.outcome.hazards.append(Hazard(severity, read, load, wave.wave, wave.wave, lds, "own", cover, "", (), ()))
@@ -618,6 +631,7 @@ class KernelAnalysis:
                     shared = overlap(lds, seen.lds)
                     if not shared:
                         continue
+                    shared = ANYWHERE if _is_anywhere(lds) else shared
                     if seen.after_end is not None:
                         # issued after the ended wave's last rendezvous: as unordered as a load of this phase
                         cover = f"s_waitcnt vmcnt(0) + s_barrier in wave {seen.wave} after its load, before it ends"
@@ -646,12 +660,19 @@ class KernelAnalysis:
         before = group.waves
         for w, load, shared, count in _loads_of_others(records, v, lds):
             pair = self._pair(v, before[v].barrier, w, before[w].barrier, _apart(before[v].at_barrier(), before[w].at_barrier()))
+            shared = ANYWHERE if _is_anywhere(lds) else shared
             for severity in _weights(issued, load, count):
                 cover = (f"s_waitcnt vmcnt(0) + s_barrier in wave {w} between its load and wave {v}'s read"
                          if severity == "error" else refill_cover.format(v=v, w=w, line=self._line(before[v].barrier)))
                 self._cross(severity, read, load, v, w, shared, how, cover, pair, trace, group)
 
     def _cross(self, severity, read, load, reader, writer, lds, how, cover, pair, trace, group) -> None:
+        if _is_anywhere(lds):
+            # a read of unknown address: a load it would mean to see may write it (unchecked); a
+            # refill it may overtake needs its address to be told apart from one that cannot
+            if severity != "warning":
+                self._unknown(read, reader, load, writer)
+            return
         self.outcome.hazards.append(Hazard(severity, read, load, reader, writer, lds, how, cover, pair, trace, group.merged))
 
     def _line(self, index: int) -> int:
@@ -670,6 +691,11 @@ class KernelAnalysis:
 
 
 # ---- state helpers ----------------------------------------------------------------------------
+
+def _is_anywhere(lds: Ranges) -> bool:
+    """Whether ``lds`` stands for a read of unknown address."""
+    return lds == ANYWHERE
+
 
 def _final_count(wave: WaveAbs, site: int, lds: Ranges) -> int | None:
     return next((count for load, load_lds, count in wave.final if (load, load_lds) == (site, lds)), None)

@@ -8,6 +8,7 @@ and bitwise operations compilers use for address arithmetic and leaves the rest 
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import re
@@ -390,6 +391,11 @@ _DATA_PREFIXES = (
 _INTEGER_RESULT = re.compile(r"^v_.*_(b|u|i)(8|16|32|64)$")
 
 
+@functools.lru_cache(maxsize=4096)
+def _mask_lanes(mask: int, width: int) -> np.ndarray:
+    return np.array([(mask >> lane) & 1 for lane in range(width)], dtype=bool)
+
+
 class WaveState:
     """Registers, exec mask and SCC of one wave, with the instruction semantics."""
 
@@ -500,7 +506,7 @@ class WaveState:
         mask = self.exec_mask
         if mask is None:
             return np.ones(self.width, dtype=bool)
-        return np.array([(mask >> lane) & 1 for lane in range(self.width)], dtype=bool)
+        return _mask_lanes(mask, self.width).copy()
 
     def read(self, text: str, *, part: int = 0) -> Lanes:
         """A 32-bit source operand (``part`` selects a dword of a range) as lanes or a scalar."""
@@ -570,9 +576,12 @@ class WaveState:
         op = decode(text)
         if not isinstance(op, Reg):
             return
+        whole = op.kind != "s" and self.exec_mask in (None, MASK64)
         for part in range(op.count):
             if op.kind == "s":
                 self.write_sgpr(op.index + part, None)
+            elif whole:  # every lane unknown: an absent register reads as unknown
+                (self.vgpr if op.kind == "v" else self.agpr).pop(op.index + part, None)
             else:
                 self.write(text, Lanes.unknown(self.width), part=part)
 

@@ -9,6 +9,7 @@ workgroup. Loops run for real when their trip count is known and are bounded oth
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -174,6 +175,8 @@ def merge_ranges(ranges: list[tuple[int, int]]) -> Ranges:
 
 def overlap(a: Ranges, b: Ranges) -> Ranges:
     """The bytes two range sets share."""
+    if not a or not b or a[-1][1] <= b[0][0] or b[-1][1] <= a[0][0]:
+        return ()
     out, i, j = [], 0, 0
     while i < len(a) and j < len(b):
         lo, hi = max(a[i][0], b[j][0]), min(a[i][1], b[j][1])
@@ -313,6 +316,7 @@ class WaveSimulator:
             self._event(kind, inst, occurrence)
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def classify(inst: Instruction) -> str | None:
     """What an instruction is to the ordering model: wait, barrier, dma, vmem, smem, ds_read,
     ds_write, ds_other, or None for everything else."""
