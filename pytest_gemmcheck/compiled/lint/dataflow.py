@@ -131,12 +131,23 @@ class Group:
     history: dict = field(default_factory=dict)  # shape -> the last two register states along this path
     decided: int = 0  # runtime branches decided along the path
     merged: tuple[str, ...] = ()  # where this state joined others (findings from it may over-report)
+    # uniform branches decided in the last two phases: (branch, uniform key) -> taken. A wave that
+    # reaches one of them later with the same uniform scalars (a wave group a phase behind, at the
+    # same iteration) takes it the same way
+    memo: tuple[frozenset, frozenset] = (frozenset(), frozenset())
 
     def shape(self) -> tuple:
+        # which branches were remembered taken or not, without the iteration's values: a state of
+        # a later iteration is subsumed through its registers as it is without remembered decisions
+        return self.base_shape() + (tuple(frozenset((key[0], taken) for key, taken in table) for table in self.memo),)
+
+    def base_shape(self) -> tuple:
+        """The shape less the remembered decisions: what recurs from one iteration to the next
+        before a loop is folded (the decisions name the iteration's counter values)."""
         return tuple(w.shape() for w in self.waves), self.visible, self.reads
 
     def key(self) -> tuple:
-        return self.shape(), tuple(w.regs.key() for w in self.waves)
+        return self.shape(), self.memo, tuple(w.regs.key() for w in self.waves)
 
 
 @dataclass
@@ -265,6 +276,7 @@ class KernelAnalysis:
         """Every rendezvous the workgroup can reach from ``group``, one per scalar decision."""
         pending: list[dict] = [{}]
         self.outcome.merged = group.merged
+        self.memo = {key: taken for table in group.memo for key, taken in table}
         while pending:
             decisions = pending.pop()
             try:
@@ -288,6 +300,7 @@ class KernelAnalysis:
             for (pc, _, _), taken in sorted(decisions.items(), key=lambda item: item[0][:2])
         ]
         split = self._split_decisions(decisions)
+        memo = _memo(decisions)
         for combo in itertools.product(*finals):
             waves = list(combo)
             if all(w.ended for w in waves) and all(g.ended for g in group.waves):
@@ -316,7 +329,8 @@ class KernelAnalysis:
                                          for snapshot in issued))
                 for (v, site, lds), issued in snapshots.items())
             yield Group(waves, visible, reads, trace, dict(group.history), group.decided + len(decisions),
-                        (group.merged + split)[-3:] if split and split[0] not in group.merged else group.merged)
+                        (group.merged + split)[-3:] if split and split[0] not in group.merged else group.merged,
+                        _remember(waves, group.memo[1], memo))
 
     def _forget_dead(self, wave: WaveAbs) -> WaveAbs:
         """The wave without the registers its program cannot read again from here."""
@@ -328,6 +342,7 @@ class KernelAnalysis:
         regs.vgpr = {i: v for i, v in regs.vgpr.items() if is_live(live, "v", i)}
         regs.agpr = {i: v for i, v in regs.agpr.items() if is_live(live, "a", i)}
         regs.nonuniform = {i for i in regs.nonuniform if is_live(live, "s", i)}
+        regs.uniform_v = {i for i in regs.uniform_v if is_live(live, "v", i)}
         if not scc_live(live):
             regs.scc, regs.scc_nonuniform = None, False
         return wave
@@ -381,7 +396,7 @@ class KernelAnalysis:
         bucket = self.by_shape.setdefault(shape, [])
         if any(_subsumes(old, group) for old in bucket):
             return None
-        group = self._fold(shape, group)
+        group = self._fold(group.base_shape(), group)
         if len(bucket) >= STATES_PER_PHASE:
             group = self._widen(_closest(bucket, group), group)
         if any(_subsumes(old, group) for old in bucket):
@@ -424,7 +439,7 @@ class KernelAnalysis:
             w.regs = _join_registers(old.regs, w.regs)
         line = self.code[waves[0].barrier].line if waves[0].barrier >= 0 else 0
         merged = group.merged + (f"the registers of the phase after line {line} were joined after {STATES_PER_PHASE} iterations",)
-        return Group(waves, group.visible, group.reads, group.trace, {}, group.decided, merged[-3:])
+        return Group(waves, group.visible, group.reads, group.trace, {}, group.decided, merged[-3:], group.memo)
 
     # ---- one wave through one phase ----------------------------------------------------------
     def _run_wave(self, start: WaveAbs, decisions: dict, record: PhaseRecord) -> list[WaveAbs]:
@@ -471,9 +486,9 @@ class KernelAnalysis:
                         visits[wave.pc] = visit + 1
                         if _uniform(wave.regs, name) and visit < SHARED_VISITS:
                             key = (wave.pc, visit, wave.regs.uniform_key())
-                            if key not in decisions:
+                            taken = decisions.get(key, self.memo.get(key[::2]))
+                            if taken is None:
                                 raise NeedDecision(key)
-                            taken = decisions[key]
                         else:
                             wave = self._merge_at_branch(wave, seen)
                             if wave is None:
@@ -724,6 +739,22 @@ def _loads_of_others(records: list[PhaseRecord], reader: int, lds: Ranges):
                 yield w, load, shared, count
 
 
+def _memo(decisions: dict) -> frozenset:
+    """A phase's uniform decisions as (branch, uniform key) -> taken, less those it took both ways."""
+    seen: dict[tuple, set[bool]] = {}
+    for (pc, _, key), taken in decisions.items():
+        seen.setdefault((pc, key), set()).add(taken)
+    return frozenset((key, taken.pop()) for key, taken in seen.items() if len(taken) == 1)
+
+
+def _remember(waves: list[WaveAbs], previous: frozenset, latest: frozenset) -> tuple[frozenset, frozenset]:
+    """The decisions a state remembers: none where every running wave is at the same rendezvous
+    (no wave is behind another to take a branch the others took)."""
+    if len({w.at_barrier() for w in waves if not w.ended}) <= 1:
+        return frozenset(), frozenset()
+    return previous, latest
+
+
 def _keep(finals: dict[int, WaveAbs], wave: WaveAbs) -> None:
     """Keep one final state per end point of the phase, joining the paths that end there."""
     end = -1 if wave.ended else wave.pc
@@ -882,7 +913,8 @@ def _join_groups(a: Group, b: Group) -> Group:
     for w, x, y in zip(waves, a.waves, b.waves):
         w.final = x.final | y.final
     line = f"the workgroup states at these barriers were joined after {STATES_PER_POINT} of them"
-    return Group(waves, a.visible | b.visible, a.reads | b.reads, b.trace, {}, b.decided, (b.merged + (line,))[-3:])
+    memo = tuple(x & y for x, y in zip(a.memo, b.memo))
+    return Group(waves, a.visible | b.visible, a.reads | b.reads, b.trace, {}, b.decided, (b.merged + (line,))[-3:], memo)
 
 
 def _closest(bucket: list[Group], group: Group) -> Group:
@@ -920,6 +952,7 @@ def _join_registers(a: WaveState, b: WaveState) -> WaveState:
             mine[index] = x[index] if x[index] is y[index] else join_lanes(x[index], y[index])
     out.scc = a.scc if a.scc == b.scc else None
     out.nonuniform = a.nonuniform | b.nonuniform
+    out.uniform_v = a.uniform_v & b.uniform_v
     out.assumed = {i for i in a.assumed & b.assumed if i in out.sgpr}
     out.scc_nonuniform = a.scc_nonuniform or b.scc_nonuniform
     return out
@@ -1005,6 +1038,8 @@ def _agree(offsets: dict[int, object], symbol: int, k) -> bool:
 
 def _registers_cover(a: WaveState, b: WaveState, offsets: dict[int, int]) -> bool:
     if a.scc is not None and a.scc != b.scc:
+        return False
+    if not a.uniform_v <= b.uniform_v:  # a wave-uniform vector value is a fact that narrows a state
         return False
     # what a decided branch ruled out narrows a state: the covering one may rule out no more
     if any(not values <= b.unequal.get(index, frozenset()) for index, values in a.unequal.items()):

@@ -368,6 +368,10 @@ _NO_DEST_PREFIXES = (
 )
 
 # Scalar instructions that leave SCC as it was.
+# what makes a vector result depend on other lanes or on the lane's position
+_LANE_WORDS = ("mbcnt", "permlane", "writelane", "swap", "dpp", "bpermute")
+_LANE_MODIFIERS = ("row_", "quad_perm", "bound_ctrl", "wave_", "dpp", "fi:", "bank_mask", "row_mask")
+
 _KEEPS_SCC_PREFIXES = ("s_mov", "s_movk", "s_cselect", "s_cmov", "s_mul_i32", "s_mul_hi", "s_load", "s_buffer_load",
                        "s_getpc", "s_memtime", "s_memrealtime", "s_getreg", "s_sext", "s_brev", "s_bfm", "s_pack",
                        "s_bitset", "s_addk", "s_mulk", "s_movrel", "s_setpc", "s_swappc")
@@ -411,6 +415,10 @@ class WaveState:
         # arguments, workgroup ids, constants).
         self.nonuniform: set[int] = set()
         self.scc_nonuniform = False
+        # VGPRs whose every lane holds the same value in every wave at the same point: computed
+        # from uniform scalars and constants only (a loop bound moved to a VGPR for a 64-bit
+        # compare). A vector compare of such values is a uniform condition.
+        self.uniform_v: set[int] = set()
         self.assumed: set[int] = set()  # SGPRs whose value a decided branch gave them, unwritten since
         self.unequal: dict[int, frozenset[int | Affine]] = {}  # SGPRs a decided branch says differ from these
         # SGPRs a decided branch bounds: index -> {comparable class: (("lt", v) tightest, ("ge", v) tightest)}
@@ -421,6 +429,7 @@ class WaveState:
         other = WaveState(self.width)
         other.sgpr, other.vgpr, other.agpr, other.scc = dict(self.sgpr), dict(self.vgpr), dict(self.agpr), self.scc
         other.nonuniform, other.scc_nonuniform = set(self.nonuniform), self.scc_nonuniform
+        other.uniform_v = set(self.uniform_v)
         other.assumed = set(self.assumed)
         other.unequal = dict(self.unequal)
         other.bounds = {i: dict(b) for i, b in self.bounds.items()}
@@ -437,6 +446,7 @@ class WaveState:
         vgprs = tuple(sorted((i, v.key()) for i, v in self.vgpr.items() if v.known.any() or v.has_affine))
         agprs = tuple(sorted((i, v.key()) for i, v in self.agpr.items() if v.known.any() or v.has_affine))
         return (sgprs, vgprs, agprs, self.scc, frozenset(self.nonuniform), self.scc_nonuniform, frozenset(self.assumed),
+                frozenset(self.uniform_v),
                 tuple(sorted((i, tuple(sorted(v, key=repr))) for i, v in self.unequal.items())),
                 tuple(sorted((i, tuple(sorted(b.items(), key=repr))) for i, b in self.bounds.items())))
 
@@ -611,6 +621,30 @@ class WaveState:
             indices -= {EXEC_LO, EXEC_LO + 1}
         return bool(indices & self.nonuniform)
 
+    def _uniform_source(self, text: str) -> bool:
+        op = decode(text)
+        if isinstance(op, Const):
+            return True
+        if not isinstance(op, Reg):
+            return False
+        if op.kind == "s":
+            return not self._tainted(text)
+        return op.kind == "v" and all(op.index + p in self.uniform_v for p in range(op.count))
+
+    def _lane_free(self, inst: Instruction) -> bool:
+        """Whether the instruction computes each lane from that lane's sources alone, under an
+        exec shared by every wave (a full wave's)."""
+        if self.exec_mask != MASK64 or any(word in inst.base for word in _LANE_WORDS):
+            return False
+        return not any(m.startswith(_LANE_MODIFIERS) for m in inst.modifiers)
+
+    def _mark_vector(self, text: str, uniform: bool) -> None:
+        op = decode(text)
+        if not (isinstance(op, Reg) and op.kind == "v"):
+            return
+        for part in range(op.count):
+            (self.uniform_v.add if uniform else self.uniform_v.discard)(op.index + part)
+
     def _mark(self, text: str, nonuniform: bool) -> None:
         op = decode(text)
         if not (isinstance(op, Reg) and op.kind == "s"):
@@ -623,14 +657,24 @@ class WaveState:
         name, ops = inst.base, inst.operands
         e64 = inst.mnemonic.endswith("_e64")
         if name.startswith("v_"):
+            carry = ("_co_" in name or "div_scale" in name or "mad_u64" in name or "mad_i64" in name) and len(ops) > 1
+            # a result of uniform sources is uniform: the same lanes of the same values in every wave
+            first = 2 if carry else 1
+            uniform = bool(ops) and self._lane_free(inst) and all(self._uniform_source(op) for op in ops[first:])
             if name.startswith(("v_readfirstlane", "v_readlane")) and ops:
-                self._mark(ops[0], True)
+                self._mark(ops[0], not uniform)
             elif name.startswith("v_cmp"):
-                self._mark(ops[0] if e64 and ops else "vcc", True)
+                self._mark(ops[0] if e64 and ops else "vcc", not uniform)
                 if name.startswith("v_cmpx"):
-                    self._mark("exec", True)
-            elif ("_co_" in name or "div_scale" in name or "mad_u64" in name or "mad_i64" in name) and len(ops) > 1:
-                self._mark(ops[1] if e64 else "vcc", True)
+                    self._mark("exec", not uniform)
+            else:
+                self._mark_vector(ops[0] if ops else "", uniform)
+                if carry:
+                    self._mark(ops[1] if e64 else "vcc", not uniform)
+            return
+        if not name.startswith("s_"):
+            if ops and "lds" not in inst.modifiers:
+                self._mark_vector(ops[0], False)  # a load's data, or a store's source: no longer known uniform
             return
         if not name.startswith("s_") or not ops or name.startswith(_NO_DEST_PREFIXES[:3]):
             return
