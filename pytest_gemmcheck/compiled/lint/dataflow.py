@@ -48,7 +48,7 @@ import numpy as np
 
 from .asm import Instruction, Kernel
 from .findings import wave_list
-from .liveness import is_live, live_in, scc_live, uses_and_defs
+from .liveness import SCC, is_live, live_in, scc_live, uses_and_defs
 from .machine import Affine, Lanes, WaveState, contradicts, join_lanes
 from .operands import MASK32, VCC_LO
 from .simulate import Geometry, Ranges, classify, dma_ranges, dma_size, ds_ranges, initial_state, overlap, parse_waitcnt
@@ -247,6 +247,7 @@ class KernelAnalysis:
         self.live = live_in(kernel)
         self.loops = _loops(kernel)
         self.single_defs = _single_definitions(kernel)
+        self.compares: dict[int, int | None] = {}
         # past the largest count any wait of the kernel names, every wait retires an entry alike:
         # younger counts are kept up to there (plus one), so queues that differ beyond are one state
         waits = [parse_waitcnt(inst) for inst in self.code if classify(inst) == "wait"]
@@ -526,28 +527,54 @@ class KernelAnalysis:
         on past iteration k: its trip count is not k), so no wave may later learn it equal."""
         if wave.pc in self.targets or wave.pc == 0 or branch not in ("s_cbranch_scc0", "s_cbranch_scc1"):
             return
-        compare = self.code[wave.pc - 1]
+        at = self._compare_before(wave.pc)
+        if at is None:
+            return
+        compare = self.code[at]
         relation = compare.mnemonic.split("_")[2] if compare.mnemonic.startswith(("s_cmp_", "s_cmpk_")) else ""
         if not compare.mnemonic.endswith(("_u32", "_i32")) or len(compare.operands) != 2:
             return
         scc = taken == (branch == "s_cbranch_scc1")
-        if relation in _BELOW and compare.mnemonic.endswith("_u32"):
+        # signed compares read as unsigned: the scalars compared (trip counts, counters, tile
+        # indices) are taken as non-negative, below 2**31
+        around = [(head, end) for head, end in self.loops if head <= wave.pc <= end]
+        stays = False
+        if around:
+            head, end = min(around, key=lambda loop: loop[1] - loop[0])
+            destination = target if taken else wave.pc + 1
+            stays = head <= destination <= end
+        if relation in _BELOW:
             # a < b + k, or its negation: lt (k 0), le (k 1), gt = not le, ge = not lt
             offset, negated = _BELOW[relation]
-            wave.regs.assume_below(*compare.operands, offset, scc != negated)
+            wave.regs.assume_below(*compare.operands, offset, scc != negated, exact=not stays)
             return
         if relation not in ("eq", "lg"):
             return
         if scc != (relation == "eq"):
             wave.regs.assume_unequal(*compare.operands)
             return
-        around = [(head, end) for head, end in self.loops if head <= wave.pc <= end]
-        if around:
-            head, end = min(around, key=lambda loop: loop[1] - loop[0])
-            destination = target if taken else wave.pc + 1
-            if head <= destination <= end:
-                return
-        wave.regs.assume_equal(*compare.operands)
+        if not stays:
+            wave.regs.assume_equal(*compare.operands)
+
+    def _compare_before(self, pc: int) -> int | None:
+        """The ``s_cmp`` whose SCC the branch at ``pc`` tests, when the code between writes neither
+        SCC nor what it compared and no label enters it (the scheduler moves VALU work, waits and
+        barriers in between)."""
+        if pc in self.compares:
+            return self.compares[pc]
+        found, written, at = None, 0, pc - 1
+        while at >= 0 and pc - at <= 64:
+            inst = self.code[at]
+            uses, defs, _ = uses_and_defs(inst)
+            if inst.mnemonic.startswith(("s_cmp_", "s_cmpk_")):
+                found = at if not uses & written else None
+                break
+            if defs & (1 << SCC) or at in self.targets or inst.mnemonic.startswith(("s_branch", "s_cbranch", "s_setpc")):
+                break
+            written |= defs
+            at -= 1
+        self.compares[pc] = found
+        return found
 
     def _merge_at_branch(self, wave: WaveAbs, seen: dict) -> WaveAbs | None:
         """A loop inside one phase (no barrier in it) closes like one across phases: None when a

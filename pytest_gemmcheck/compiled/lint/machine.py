@@ -477,7 +477,7 @@ class WaveState:
                 self.unequal[op.index] = self.unequal.get(op.index, frozenset()) | {value}
                 return
 
-    def assume_below(self, a: str, b: str, offset: int, holds: bool) -> None:
+    def assume_below(self, a: str, b: str, offset: int, holds: bool, exact: bool = False) -> None:
         """On a path where ``a < b + offset`` holds (or not), unsigned: bound an unknown uniform
         register of the two by the other side's value (a loop's trip count by its counter)."""
         left, right = self.read(a), self.read(b)
@@ -490,6 +490,12 @@ class WaveState:
             shift = offset if mine else 1 - offset
             bound = _shifted_value(other, shift)
             kind = ("lt" if holds else "ge") if mine else ("ge" if holds else "lt")
+            if exact and kind == "lt" and bound == 1:
+                # below 1: the register is 0 (a loop that runs no iteration: its trip count).
+                # Like an equality, only where that does not split a loop's iterations by value
+                self.write(text, Lanes.constant(0, 1))
+                self.assumed.add(op.index)
+                return
             classes = self.bounds.setdefault(op.index, {})
             key = (kind, _value_class(bound))
             old = classes.get(key)
@@ -1006,6 +1012,15 @@ class WaveState:
             a, b = (self.read(s).broadcast(self.width) for s in sources)
             av, bv = (a.values, b.values) if kind.startswith("u") else (_signed(a.values), _signed(b.values))
             mask = self._lane_bits(_COMPARE[relation](av, bv), a.known & b.known)
+        elif len(sources) == 2 and relation in _COMPARE and kind in ("u64", "i64"):
+            (al, ah), (bl, bh) = ([self.read(s, part=p).broadcast(self.width) for p in (0, 1)] for s in sources)
+            known = al.known & ah.known & bl.known & bh.known
+            high_a, high_b = (ah.values, bh.values) if kind == "u64" else (_signed(ah.values), _signed(bh.values))
+            # (high, low) compared in order: the high words as the kind says, the low ones unsigned
+            lt = (high_a < high_b) | ((high_a == high_b) & (al.values < bl.values))
+            eq = (high_a == high_b) & (al.values == bl.values)
+            outcome = {"eq": eq, "ne": ~eq, "lg": ~eq, "lt": lt, "le": lt | eq, "gt": ~(lt | eq), "ge": ~lt}[relation]
+            mask = self._lane_bits(outcome, known)
         if e64 and ops:
             dest = decode(ops[0])
             if isinstance(dest, Reg) and dest.kind == "s":
