@@ -395,6 +395,17 @@ _DATA_PREFIXES = (
 _INTEGER_RESULT = re.compile(r"^v_.*_(b|u|i)(8|16|32|64)$")
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def _vector_facts(inst: Instruction) -> tuple[bool, bool]:
+    """(whether a VALU instruction writes a carry or other scalar second result, whether it computes
+    each lane from that lane's sources alone)."""
+    name, ops = inst.mnemonic, inst.operands
+    carry = ("_co_" in name or "div_scale" in name or "mad_u64" in name or "mad_i64" in name) and len(ops) > 1
+    lane_free = bool(ops) and not any(word in inst.base for word in _LANE_WORDS) and not any(
+        m.startswith(_LANE_MODIFIERS) for m in inst.modifiers)
+    return carry, lane_free
+
+
 @functools.lru_cache(maxsize=4096)
 def _mask_lanes(mask: int, width: int) -> np.ndarray:
     return np.array([(mask >> lane) & 1 for lane in range(width)], dtype=bool)
@@ -637,13 +648,6 @@ class WaveState:
             return not self._tainted(text)
         return op.kind == "v" and all(op.index + p in self.uniform_v for p in range(op.count))
 
-    def _lane_free(self, inst: Instruction) -> bool:
-        """Whether the instruction computes each lane from that lane's sources alone, under an
-        exec shared by every wave (a full wave's)."""
-        if self.exec_mask != MASK64 or any(word in inst.base for word in _LANE_WORDS):
-            return False
-        return not any(m.startswith(_LANE_MODIFIERS) for m in inst.modifiers)
-
     def _mark_vector(self, text: str, uniform: bool) -> None:
         op = decode(text)
         if not (isinstance(op, Reg) and op.kind == "v"):
@@ -663,10 +667,10 @@ class WaveState:
         name, ops = inst.base, inst.operands
         e64 = inst.mnemonic.endswith("_e64")
         if name.startswith("v_"):
-            carry = ("_co_" in name or "div_scale" in name or "mad_u64" in name or "mad_i64" in name) and len(ops) > 1
+            carry, lane_free = _vector_facts(inst)
             # a result of uniform sources is uniform: the same lanes of the same values in every wave
-            first = 2 if carry else 1
-            uniform = bool(ops) and self._lane_free(inst) and all(self._uniform_source(op) for op in ops[first:])
+            uniform = (lane_free and self.sgpr.get(EXEC_LO) == MASK32 and self.sgpr.get(EXEC_LO + 1) == MASK32
+                       and all(self._uniform_source(op) for op in ops[2 if carry else 1:]))
             if name.startswith(("v_readfirstlane", "v_readlane")) and ops:
                 self._mark(ops[0], not uniform)
             elif name.startswith("v_cmp"):
