@@ -154,15 +154,13 @@ def parse_waitcnt(inst: Instruction) -> tuple[int | None, int | None]:
 def _merge(starts: np.ndarray, length: int | np.ndarray) -> Ranges:
     if len(starts) == 0:
         return ()
-    ends = starts + length
     order = np.argsort(starts, kind="stable")
-    merged: list[list[int]] = []
-    for s, e in zip(starts[order].tolist(), np.broadcast_to(ends, starts.shape)[order].tolist()):
-        if merged and s <= merged[-1][1]:
-            merged[-1][1] = max(merged[-1][1], e)
-        else:
-            merged.append([s, e])
-    return tuple((s, e) for s, e in merged)
+    first = starts[order]
+    last = np.broadcast_to(starts + length, starts.shape)[order]
+    reach = np.maximum.accumulate(last)
+    # a range starts where a start lies past every end before it (touching ranges join)
+    begins = np.flatnonzero(np.concatenate(([True], first[1:] > reach[:-1])))
+    return tuple(zip(first[begins].tolist(), np.maximum.reduceat(last, begins).tolist()))
 
 
 def merge_ranges(ranges: list[tuple[int, int]]) -> Ranges:
