@@ -50,7 +50,7 @@ from .asm import Instruction, Kernel
 from .findings import wave_list
 from .liveness import SCC, is_live, live_in, scc_live, uses_and_defs
 from .machine import Affine, Lanes, WaveState, contradicts, join_lanes
-from .operands import MASK32, VCC_LO
+from .operands import MASK32, VCC_LO, Reg, decode
 from .simulate import Geometry, Ranges, classify, dma_ranges, dma_size, ds_ranges, initial_state, overlap, parse_waitcnt
 from .targets import Target
 
@@ -248,6 +248,7 @@ class KernelAnalysis:
         self.loops = _loops(kernel)
         self.single_defs = _single_definitions(kernel)
         self.compares: dict[int, int | None] = {}
+        self.dead = _dead_vector_results(kernel, self.live)
         # past the largest count any wait of the kernel names, every wait retires an entry alike:
         # younger counts are kept up to there (plus one), so queues that differ beyond are one state
         waits = [parse_waitcnt(inst) for inst in self.code if classify(inst) == "wait"]
@@ -503,6 +504,10 @@ class KernelAnalysis:
                             continue
                     self._assume(wave, name, taken, target)
                     wave.pc = target if taken else wave.pc + 1
+                    continue
+                if self.dead[wave.pc]:
+                    _forget_result(wave.regs, inst)
+                    wave.pc += 1
                     continue
                 self._event(wave, inst, record)
                 if classify(inst) == "barrier":
@@ -764,6 +769,35 @@ def _loads_of_others(records: list[PhaseRecord], reader: int, lds: Ranges):
             shared = overlap(lds, load_lds)
             if shared:
                 yield w, load, shared, count
+
+
+def _dead_vector_results(kernel: Kernel, live: list[int]) -> list[bool]:
+    """Per instruction: a VALU instruction that writes vector registers only, none of which the
+    program can read again on the way to an LDS address, M0, exec or a branch (MFMA, floating
+    point, data moves). Its result is forgotten instead of computed: what it writes is unknown,
+    as the model would take it at the next rendezvous anyway."""
+    code = kernel.instructions
+    out = []
+    for i, inst in enumerate(code):
+        if not inst.mnemonic.startswith("v_") or inst.mnemonic.startswith(("v_cmp", "v_readlane", "v_readfirstlane")):
+            out.append(False)
+            continue
+        defs = uses_and_defs(inst)[1]
+        after = live[i + 1] if i + 1 < len(code) else 0
+        scalar = defs & ((1 << 256) - 1) or defs >> SCC & 1
+        out.append(bool(defs) and not scalar and not defs & after)
+    return out
+
+
+def _forget_result(regs: WaveState, inst: Instruction) -> None:
+    op = decode(inst.operands[0]) if inst.operands else None
+    if not isinstance(op, Reg) or op.kind not in ("v", "a"):
+        return
+    table = regs.vgpr if op.kind == "v" else regs.agpr
+    for part in range(op.count):
+        table.pop(op.index + part, None)
+        if op.kind == "v":
+            regs.uniform_v.discard(op.index + part)
 
 
 def _memo(decisions: dict) -> frozenset:
