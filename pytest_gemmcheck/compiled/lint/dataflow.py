@@ -548,8 +548,10 @@ class KernelAnalysis:
             head, end = min(around, key=lambda loop: loop[1] - loop[0])
             destination = target if taken else wave.pc + 1
             stays = head <= destination <= end
-        if relation in _BELOW:
-            # a < b + k, or its negation: lt (k 0), le (k 1), gt = not le, ge = not lt
+        if relation in _BELOW and (compare.mnemonic.endswith("_u32") or not stays):
+            # a < b + k, or its negation: lt (k 0), le (k 1), gt = not le, ge = not lt. Signed
+            # ones only where they leave a loop or outside loops: inside one (a causal mask's
+            # bound per tile) they would tell iterations apart by the interval they leave
             offset, negated = _BELOW[relation]
             wave.regs.assume_below(*compare.operands, offset, scc != negated, exact=not stays)
             return
