@@ -396,14 +396,26 @@ _INTEGER_RESULT = re.compile(r"^v_.*_(b|u|i)(8|16|32|64)$")
 
 
 @functools.lru_cache(maxsize=1 << 16)
-def _vector_facts(inst: Instruction) -> tuple[bool, bool]:
-    """(whether a VALU instruction writes a carry or other scalar second result, whether it computes
-    each lane from that lane's sources alone)."""
+def _vector_facts(inst: Instruction) -> tuple[bool, bool, tuple[int, ...], tuple[str, ...]]:
+    """Of a VALU instruction: whether it writes a carry or other scalar second result; whether it
+    computes each lane from that lane's sources alone (false too where a source is neither a
+    register nor a constant, or an AGPR); the VGPRs and the scalar operands it reads."""
     name, ops = inst.mnemonic, inst.operands
     carry = ("_co_" in name or "div_scale" in name or "mad_u64" in name or "mad_i64" in name) and len(ops) > 1
     lane_free = bool(ops) and not any(word in inst.base for word in _LANE_WORDS) and not any(
         m.startswith(_LANE_MODIFIERS) for m in inst.modifiers)
-    return carry, lane_free
+    vector, scalar = [], []
+    for text in ops[2 if carry else 1:]:
+        op = decode(text)
+        if isinstance(op, Const):
+            continue
+        if isinstance(op, Reg) and op.kind == "s":
+            scalar.append(text)
+        elif isinstance(op, Reg) and op.kind == "v":
+            vector.extend(range(op.index, op.index + op.count))
+        else:
+            lane_free = False
+    return carry, lane_free, tuple(vector), tuple(scalar)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -638,16 +650,6 @@ class WaveState:
             indices -= {EXEC_LO, EXEC_LO + 1}
         return bool(indices & self.nonuniform)
 
-    def _uniform_source(self, text: str) -> bool:
-        op = decode(text)
-        if isinstance(op, Const):
-            return True
-        if not isinstance(op, Reg):
-            return False
-        if op.kind == "s":
-            return not self._tainted(text)
-        return op.kind == "v" and all(op.index + p in self.uniform_v for p in range(op.count))
-
     def _mark_vector(self, text: str, uniform: bool) -> None:
         op = decode(text)
         if not (isinstance(op, Reg) and op.kind == "v"):
@@ -667,10 +669,11 @@ class WaveState:
         name, ops = inst.base, inst.operands
         e64 = inst.mnemonic.endswith("_e64")
         if name.startswith("v_"):
-            carry, lane_free = _vector_facts(inst)
+            carry, lane_free, vector_sources, scalar_sources = _vector_facts(inst)
             # a result of uniform sources is uniform: the same lanes of the same values in every wave
             uniform = (lane_free and self.sgpr.get(EXEC_LO) == MASK32 and self.sgpr.get(EXEC_LO + 1) == MASK32
-                       and all(self._uniform_source(op) for op in ops[2 if carry else 1:]))
+                       and all(i in self.uniform_v for i in vector_sources)
+                       and not any(self._tainted(op) for op in scalar_sources))
             if name.startswith(("v_readfirstlane", "v_readlane")) and ops:
                 self._mark(ops[0], not uniform)
             elif name.startswith("v_cmp"):
