@@ -17,6 +17,12 @@ exits).
 * :func:`fp4_prologue`: a GEMM whose prologue seeds its first fragments from a tile right after a
   barrier, then runs a two-stage runtime loop; ``racy=True`` waits one load too few before it.
 * :func:`phase_offset_seed`: the smallest latent read, waves a barrier phase apart.
+* :func:`runtime_tail`: a tail reading a stage whose index the lint cannot compute, after
+  ``vmcnt(0)`` and a barrier (safe by counters alone) or after a bare barrier (racy).
+* :func:`pipelined_loop`: an attention-like software pipeline with a single wait per iteration,
+  and its racy variant without it.
+* :func:`scratch_address`: a read whose address was reloaded from scratch, after ``vmcnt(0)``
+  and a barrier (safe).
 
 Every wait that matters is tagged ``; [wait NAME]`` so :func:`mutants` can remove each in turn.
 Every wave reads the lane slot of the *next* wave's slice of a tile, so each read depends on
@@ -268,6 +274,79 @@ def phase_offset_seed(arch: str = "gfx950") -> str:
     return _kernel("phase_offset_seed", body, 4, arch)
 
 
+def runtime_tail(racy: bool = False, arch: str = "gfx950") -> str:
+    """A two-stage ring whose tail reads a stage the lint cannot compute: its index is a kernel
+    argument (``s19 & 1``), as when the compiler derives it from a trip count it divided at run
+    time. Both stages are loaded; the fixed tail waits ``vmcnt(0)`` before its barrier, so every
+    wave's loads have retired whatever stage it reads. The racy tail passes a bare barrier."""
+    body = "\ts_mov_b32 s23, 0\n" + _tile_part("0", "A") + "\ts_add_u32 s23, s23, 0x1000\n" + _tile_part("0x1000", "A")
+    if not racy:
+        body += "\ts_waitcnt vmcnt(0) ; [wait tail]\n"
+    body += """\ts_barrier
+\ts_and_b32 s25, s19, 1
+\ts_lshl_b32 s25, s25, 12
+\tv_add_u32_e32 v6, s25, v5
+\tds_read_b128 v[8:11], v6
+\ts_waitcnt lgkmcnt(0)
+"""
+    return _kernel("runtime_tail_racy" if racy else "runtime_tail", body, 4, arch)
+
+
+def pipelined_loop(racy: bool = False, arch: str = "gfx950") -> str:
+    """An attention-like software pipeline over a runtime number of K/V tiles (``s16``, at least
+    1) with one wait per iteration: tile 0 is issued before the loop, each iteration issues tile
+    ``k + 1`` into the other stage (one past the end too, as pipelines that clamp their source
+    do), waits ``vmcnt(2)`` (all but that tile's two loads), passes a barrier, reads tile ``k``'s
+    K and V from stage ``k & 1`` and retires its reads before the barrier that ends the
+    iteration. ``racy`` leaves the one wait out."""
+    body = "\ts_mov_b32 s12, 0\n\ts_mov_b32 s23, 0\n" + _tile_part("0", "A") + _tile_part("0x2000", "B") + """.LBB5_1:
+\ts_add_u32 s20, s12, 1
+\ts_and_b32 s21, s20, 1
+\ts_lshl_b32 s21, s21, 12
+\ts_add_u32 s22, s21, s8
+\ts_mov_b32 m0, s22
+\ts_add_u32 s23, s23, 0x1000
+\tbuffer_load_dwordx4 v4, s[4:7], s23 offen lds
+\ts_add_u32 s22, s22, 0x2000
+\ts_mov_b32 m0, s22
+\ts_add_u32 s24, s23, 0x100000
+\tbuffer_load_dwordx4 v4, s[4:7], s24 offen lds
+"""
+    if not racy:
+        body += "\ts_waitcnt vmcnt(2) ; [wait loop]\n"
+    body += """\ts_barrier
+\ts_and_b32 s25, s12, 1
+\ts_lshl_b32 s25, s25, 12
+\tv_add_u32_e32 v6, s25, v5
+\tds_read_b128 v[8:11], v6
+\tv_add_u32_e32 v7, 0x2000, v6
+\tds_read_b128 v[12:15], v7
+\ts_waitcnt lgkmcnt(0) ; [wait reads-done]
+\ts_barrier
+\ts_add_u32 s12, s12, 1
+\ts_cmp_lt_u32 s12, s16
+\ts_cbranch_scc1 .LBB5_1
+\ts_waitcnt vmcnt(0)
+"""
+    return _kernel("pipelined_loop_racy" if racy else "pipelined_loop", body, 4, arch)
+
+
+def scratch_address(arch: str = "gfx950") -> str:
+    """A read whose address register was spilled to scratch and reloaded (register pressure, as in
+    FlyDSL's fp8 GEMM at K=512): the reloaded value is data to the lint, but the wait before the
+    barrier retires the tile's loads in every wave (and the reload), so the read is safe whatever
+    its address."""
+    body = """\tscratch_store_dword off, v5, off offset:16
+\tv_mov_b32_e32 v5, 0
+""" + _tile_part("0", "A") + """\tscratch_load_dword v6, off, off offset:16
+\ts_waitcnt vmcnt(0) ; [wait reload]
+\ts_barrier
+\tds_read_b128 v[8:11], v6
+\ts_waitcnt lgkmcnt(0)
+"""
+    return _kernel("scratch_address", body, 4, arch)
+
+
 _TAG = re.compile(r";\s*\[wait ([\w-]+)\]")
 
 
@@ -291,4 +370,9 @@ def corpus(arch: str = "gfx950") -> dict[str, str]:
         "fp4_prologue": fp4_prologue(arch=arch),
         "fp4_prologue_racy": fp4_prologue(racy=True, arch=arch),
         "phase_offset_seed": phase_offset_seed(arch),
+        "runtime_tail": runtime_tail(arch=arch),
+        "runtime_tail_racy": runtime_tail(racy=True, arch=arch),
+        "pipelined_loop": pipelined_loop(arch=arch),
+        "pipelined_loop_racy": pipelined_loop(racy=True, arch=arch),
+        "scratch_address": scratch_address(arch),
     }

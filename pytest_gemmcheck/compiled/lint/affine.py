@@ -48,6 +48,21 @@ def magic_divisor(multiplier: int) -> tuple[int, int] | None:
     return None
 
 
+def signed_magic_divisor(multiplier: int) -> tuple[int, int] | None:
+    """(q, s) when ``mul_hi_i32(x, multiplier) >> s == x // q`` for every x in [0, 2**31): LLVM's
+    signed ``x / q`` (the sign correction that follows adds 0 for such x). The error of the
+    rounded-up multiplier may be twice the unsigned bound, as x has one bit fewer."""
+    if multiplier <= 1 or multiplier >= 1 << 31:
+        return None
+    for shift in range(32):
+        q = -(-(1 << (32 + shift)) // multiplier)
+        if q <= 1 or q > 1 << 16:
+            continue
+        if -(-(1 << (32 + shift)) // q) == multiplier and multiplier * q - (1 << (32 + shift)) <= 1 << (shift + 1):
+            return q, shift
+    return None
+
+
 def _exact(parts: Parts) -> bool:
     base, step, valid, fuzz = parts
     return fuzz == 0 and bool((step[valid] == 0).all())
@@ -126,6 +141,33 @@ def _mul_hi(x: Parts, c: Parts) -> Parts | None:
     return ((x[0] & MASK32) // q) << shift, (x[1] // q) << shift, valid, shift
 
 
+def _non_negative(x: Parts) -> np.ndarray:
+    """Lanes whose value is in [0, 2**31) for J = 0 and grows: non-negative as a signed value for
+    every J (a folded value does not reach 2**31, as it does not wrap)."""
+    return x[2] & (x[0] >= 0) & (x[0] < (1 << 31)) & (x[1] >= 0)
+
+
+def _mul_hi_signed(x: Parts, c: Parts) -> Parts | None:
+    if not _exact(c):
+        return _mul_hi_signed(c, x) if _exact(x) else None
+    constants = set(c[0][c[2]].tolist())
+    magic = signed_magic_divisor(int(constants.pop())) if len(constants) == 1 else None
+    if magic is None:
+        return None
+    q, shift = magic
+    valid = _non_negative(x) & c[2] & (x[1] % q == 0)
+    return ((x[0] & MASK32) // q) << shift, (x[1] // q) << shift, valid, shift
+
+
+def _shr_sign(x: Parts, k: Parts) -> Parts | None:
+    """``x >> 31``, the sign bit LLVM adds back after a signed division: 0 for a non-negative x."""
+    if _exact(k) and bool((k[0][k[2]] & 31 == 31).all()) and x[3] == 0:
+        valid = _non_negative(x) & k[2]
+        if valid.any():
+            return np.zeros_like(x[0]), np.zeros_like(x[1]), valid, 0
+    return _shr(x, k)
+
+
 def _lshl_add(x: Parts, k: Parts, y: Parts) -> Parts | None:
     shifted = _shl(x, k)
     return None if shifted is None else _add(shifted, y)
@@ -165,12 +207,13 @@ _RULES = {
     "mul_lo_i32": _mul,
     "lshl_b32": _shl,
     "lshlrev_b32": lambda k, x: _shl(x, k),
-    "lshr_b32": _shr,
-    "lshrrev_b32": lambda k, x: _shr(x, k),
+    "lshr_b32": _shr_sign,
+    "lshrrev_b32": lambda k, x: _shr_sign(x, k),
     "and_b32": _and,
     "or_b32": _bitwise(np.bitwise_or),
     "xor_b32": _bitwise(np.bitwise_xor),
     "mul_hi_u32": _mul_hi,
+    "mul_hi_i32": _mul_hi_signed,
     "lshl_add_u32": _lshl_add,
     "add_lshl_u32": _add_lshl,
     "add3_u32": lambda x, y, z: _add(_add(x, y), z),

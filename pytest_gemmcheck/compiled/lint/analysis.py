@@ -86,8 +86,10 @@ def lint_kernel(module: AsmModule, kernel: Kernel, options: Options = Options())
     grouped: dict[tuple[int, str], list[tuple[Hazard, str]]] = {}
     notes: list[str] = []
     unresolved: dict[int, tuple[str, set[int]]] = {}
+    unexplored = 0
     for choices, traces in _scenarios(kernel, geometry, options):
         if choices is None:
+            unexplored = traces
             notes.append(
                 f"{kernel.name}: {traces} branch scenario(s) left unexplored after {options.max_scenarios}"
             )
@@ -100,7 +102,7 @@ def lint_kernel(module: AsmModule, kernel: Kernel, options: Options = Options())
     for line, (text, waves) in sorted(unresolved.items()):
         findings.append(
             Finding(
-                severity="note",
+                severity="unchecked",
                 kind="unresolved-address",
                 kernel=kernel.name,
                 line=line,
@@ -109,6 +111,10 @@ def lint_kernel(module: AsmModule, kernel: Kernel, options: Options = Options())
                 why="the LDS address depends on values the model does not know; this access was not checked",
             )
         )
+    if unexplored:
+        findings.append(Finding(severity="unchecked", kind="not-followed", kernel=kernel.name, line=0, instruction="",
+                                why=f"{unexplored} branch scenario(s) were left unexplored after --max-scenarios "
+                                f"{options.max_scenarios}: what only they reach was not checked"))
     findings.sort(key=_order)
     return findings, notes
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -14,6 +15,11 @@ _SET_FIELD = re.compile(r"^\.set\s+\.L(.+)\.(num_vgpr|num_agpr|numbered_sgpr|pri
 _TARGET = re.compile(r'^\.amdgcn_target\s+"([^"]+)"')
 _ARCH = re.compile(r"(gfx[0-9a-f]+)")
 _TYPE_FUNCTION = re.compile(r"^\.type\s+([^,\s]+)\s*,\s*@function")
+
+
+@functools.lru_cache(maxsize=None)
+def _base(mnemonic: str) -> str:
+    return re.sub(r"_(e32|e64|sdwa|dpp|e64_dpp)$", "", mnemonic)
 
 
 @dataclass(frozen=True)
@@ -30,7 +36,7 @@ class Instruction:
     @property
     def base(self) -> str:
         """The mnemonic without its encoding suffix (``_e32``, ``_e64``, ``_sdwa``, ``_dpp``)."""
-        return re.sub(r"_(e32|e64|sdwa|dpp|e64_dpp)$", "", self.mnemonic)
+        return _base(self.mnemonic)
 
     def modifier(self, name: str) -> str | None:
         """The value of ``name:value``, ``''`` for a bare ``name``, None when absent."""

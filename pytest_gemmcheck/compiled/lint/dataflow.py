@@ -48,9 +48,9 @@ import numpy as np
 
 from .asm import Instruction, Kernel
 from .findings import wave_list
-from .liveness import is_live, live_in, scc_live, uses_and_defs
+from .liveness import SCC, is_live, live_in, scc_live, uses_and_defs
 from .machine import Affine, Lanes, WaveState, contradicts, join_lanes
-from .operands import MASK32, VCC_LO
+from .operands import MASK32, VCC_LO, Reg, decode
 from .simulate import Geometry, Ranges, classify, dma_ranges, dma_size, ds_ranges, initial_state, overlap, parse_waitcnt
 from .targets import Target
 
@@ -61,6 +61,11 @@ STATES_PER_PHASE = 8 * PERIOD  # states of one recurring phase before its regist
 STATES_PER_POINT = 2 * STATES_PER_PHASE  # states at one set of barriers before whole states are joined
 MAX_PHASE_STEPS = 2_000_000  # instructions one wave may run in one phase
 UNKNOWN_COUNT = -1  # a load's issue count where paths with different counts were joined
+# the bytes of a read whose address the model does not know: it may overlap any load, so a load it
+# could pair with makes it unchecked; where no load can (counters and barriers retired them all in
+# every wave) it is safe whatever its address
+ANYWHERE: Ranges = ((0, 1 << 40),)
+UNKNOWN_READ = "the LDS address is not known here"
 
 
 @dataclass
@@ -126,12 +131,23 @@ class Group:
     history: dict = field(default_factory=dict)  # shape -> the last two register states along this path
     decided: int = 0  # runtime branches decided along the path
     merged: tuple[str, ...] = ()  # where this state joined others (findings from it may over-report)
+    # uniform branches decided in the last two phases: (branch, uniform key) -> taken. A wave that
+    # reaches one of them later with the same uniform scalars (a wave group a phase behind, at the
+    # same iteration) takes it the same way
+    memo: tuple[frozenset, frozenset] = (frozenset(), frozenset())
 
     def shape(self) -> tuple:
+        # which branches were remembered taken or not, without the iteration's values: a state of
+        # a later iteration is subsumed through its registers as it is without remembered decisions
+        return self.base_shape() + (tuple(frozenset((key[0], taken) for key, taken in table) for table in self.memo),)
+
+    def base_shape(self) -> tuple:
+        """The shape less the remembered decisions: what recurs from one iteration to the next
+        before a loop is folded (the decisions name the iteration's counter values)."""
         return tuple(w.shape() for w in self.waves), self.visible, self.reads
 
     def key(self) -> tuple:
-        return self.shape(), tuple(w.regs.key() for w in self.waves)
+        return self.shape(), self.memo, tuple(w.regs.key() for w in self.waves)
 
 
 @dataclass
@@ -231,6 +247,8 @@ class KernelAnalysis:
         self.live = live_in(kernel)
         self.loops = _loops(kernel)
         self.single_defs = _single_definitions(kernel)
+        self.compares: dict[int, int | None] = {}
+        self.dead = _dead_vector_results(kernel, self.live)
         # past the largest count any wait of the kernel names, every wait retires an entry alike:
         # younger counts are kept up to there (plus one), so queues that differ beyond are one state
         waits = [parse_waitcnt(inst) for inst in self.code if classify(inst) == "wait"]
@@ -260,6 +278,7 @@ class KernelAnalysis:
         """Every rendezvous the workgroup can reach from ``group``, one per scalar decision."""
         pending: list[dict] = [{}]
         self.outcome.merged = group.merged
+        self.memo = {key: taken for table in group.memo for key, taken in table}
         while pending:
             decisions = pending.pop()
             try:
@@ -283,6 +302,7 @@ class KernelAnalysis:
             for (pc, _, _), taken in sorted(decisions.items(), key=lambda item: item[0][:2])
         ]
         split = self._split_decisions(decisions)
+        memo = _memo(decisions)
         for combo in itertools.product(*finals):
             waves = list(combo)
             if all(w.ended for w in waves) and all(g.ended for g in group.waves):
@@ -311,7 +331,8 @@ class KernelAnalysis:
                                          for snapshot in issued))
                 for (v, site, lds), issued in snapshots.items())
             yield Group(waves, visible, reads, trace, dict(group.history), group.decided + len(decisions),
-                        (group.merged + split)[-3:] if split and split[0] not in group.merged else group.merged)
+                        (group.merged + split)[-3:] if split and split[0] not in group.merged else group.merged,
+                        _remember(waves, group.memo[1], memo))
 
     def _forget_dead(self, wave: WaveAbs) -> WaveAbs:
         """The wave without the registers its program cannot read again from here."""
@@ -323,6 +344,7 @@ class KernelAnalysis:
         regs.vgpr = {i: v for i, v in regs.vgpr.items() if is_live(live, "v", i)}
         regs.agpr = {i: v for i, v in regs.agpr.items() if is_live(live, "a", i)}
         regs.nonuniform = {i for i in regs.nonuniform if is_live(live, "s", i)}
+        regs.uniform_v = {i for i in regs.uniform_v if is_live(live, "v", i)}
         if not scc_live(live):
             regs.scc, regs.scc_nonuniform = None, False
         return wave
@@ -376,7 +398,7 @@ class KernelAnalysis:
         bucket = self.by_shape.setdefault(shape, [])
         if any(_subsumes(old, group) for old in bucket):
             return None
-        group = self._fold(shape, group)
+        group = self._fold(group.base_shape(), group)
         if len(bucket) >= STATES_PER_PHASE:
             group = self._widen(_closest(bucket, group), group)
         if any(_subsumes(old, group) for old in bucket):
@@ -419,7 +441,7 @@ class KernelAnalysis:
             w.regs = _join_registers(old.regs, w.regs)
         line = self.code[waves[0].barrier].line if waves[0].barrier >= 0 else 0
         merged = group.merged + (f"the registers of the phase after line {line} were joined after {STATES_PER_PHASE} iterations",)
-        return Group(waves, group.visible, group.reads, group.trace, {}, group.decided, merged[-3:])
+        return Group(waves, group.visible, group.reads, group.trace, {}, group.decided, merged[-3:], group.memo)
 
     # ---- one wave through one phase ----------------------------------------------------------
     def _run_wave(self, start: WaveAbs, decisions: dict, record: PhaseRecord) -> list[WaveAbs]:
@@ -466,9 +488,9 @@ class KernelAnalysis:
                         visits[wave.pc] = visit + 1
                         if _uniform(wave.regs, name) and visit < SHARED_VISITS:
                             key = (wave.pc, visit, wave.regs.uniform_key())
-                            if key not in decisions:
+                            taken = decisions.get(key, self.memo.get(key[::2]))
+                            if taken is None:
                                 raise NeedDecision(key)
-                            taken = decisions[key]
                         else:
                             wave = self._merge_at_branch(wave, seen)
                             if wave is None:
@@ -482,6 +504,10 @@ class KernelAnalysis:
                             continue
                     self._assume(wave, name, taken, target)
                     wave.pc = target if taken else wave.pc + 1
+                    continue
+                if self.dead[wave.pc]:
+                    _forget_result(wave.regs, inst)
+                    wave.pc += 1
                     continue
                 self._event(wave, inst, record)
                 if classify(inst) == "barrier":
@@ -506,28 +532,56 @@ class KernelAnalysis:
         on past iteration k: its trip count is not k), so no wave may later learn it equal."""
         if wave.pc in self.targets or wave.pc == 0 or branch not in ("s_cbranch_scc0", "s_cbranch_scc1"):
             return
-        compare = self.code[wave.pc - 1]
+        at = self._compare_before(wave.pc)
+        if at is None:
+            return
+        compare = self.code[at]
         relation = compare.mnemonic.split("_")[2] if compare.mnemonic.startswith(("s_cmp_", "s_cmpk_")) else ""
         if not compare.mnemonic.endswith(("_u32", "_i32")) or len(compare.operands) != 2:
             return
         scc = taken == (branch == "s_cbranch_scc1")
-        if relation in _BELOW and compare.mnemonic.endswith("_u32"):
-            # a < b + k, or its negation: lt (k 0), le (k 1), gt = not le, ge = not lt
+        # signed compares read as unsigned: the scalars compared (trip counts, counters, tile
+        # indices) are taken as non-negative, below 2**31
+        around = [(head, end) for head, end in self.loops if head <= wave.pc <= end]
+        stays = False
+        if around:
+            head, end = min(around, key=lambda loop: loop[1] - loop[0])
+            destination = target if taken else wave.pc + 1
+            stays = head <= destination <= end
+        if relation in _BELOW and (compare.mnemonic.endswith("_u32") or not stays):
+            # a < b + k, or its negation: lt (k 0), le (k 1), gt = not le, ge = not lt. Signed
+            # ones only where they leave a loop or outside loops: inside one (a causal mask's
+            # bound per tile) they would tell iterations apart by the interval they leave
             offset, negated = _BELOW[relation]
-            wave.regs.assume_below(*compare.operands, offset, scc != negated)
+            wave.regs.assume_below(*compare.operands, offset, scc != negated, exact=not stays)
             return
         if relation not in ("eq", "lg"):
             return
         if scc != (relation == "eq"):
             wave.regs.assume_unequal(*compare.operands)
             return
-        around = [(head, end) for head, end in self.loops if head <= wave.pc <= end]
-        if around:
-            head, end = min(around, key=lambda loop: loop[1] - loop[0])
-            destination = target if taken else wave.pc + 1
-            if head <= destination <= end:
-                return
-        wave.regs.assume_equal(*compare.operands)
+        if not stays:
+            wave.regs.assume_equal(*compare.operands)
+
+    def _compare_before(self, pc: int) -> int | None:
+        """The ``s_cmp`` whose SCC the branch at ``pc`` tests, when the code between writes neither
+        SCC nor what it compared and no label enters it (the scheduler moves VALU work, waits and
+        barriers in between)."""
+        if pc in self.compares:
+            return self.compares[pc]
+        found, written, at = None, 0, pc - 1
+        while at >= 0 and pc - at <= 64:
+            inst = self.code[at]
+            uses, defs, _ = uses_and_defs(inst)
+            if inst.mnemonic.startswith(("s_cmp_", "s_cmpk_")):
+                found = at if not uses & written else None
+                break
+            if defs & (1 << SCC) or at in self.targets or inst.mnemonic.startswith(("s_branch", "s_cbranch", "s_setpc")):
+                break
+            written |= defs
+            at -= 1
+        self.compares[pc] = found
+        return found
 
     def _merge_at_branch(self, wave: WaveAbs, seen: dict) -> WaveAbs | None:
         """A loop inside one phase (no barrier in it) closes like one across phases: None when a
@@ -577,7 +631,7 @@ class KernelAnalysis:
                 self.outcome.flag(site, wave.wave, "M0 (the LDS destination) is not known here: what this load writes was not checked")
             else:
                 for (read, read_lds), younger in wave.ds.items():
-                    shared = overlap(read_lds, lds)
+                    shared = overlap(read_lds, lds) if read_lds is not ANYWHERE else ()
                     if shared:
                         self._own(wave, read, site, shared, "warning", f"s_waitcnt lgkmcnt({younger}) before the load")
             count = wave.issued.get(site, 0)
@@ -594,15 +648,23 @@ class KernelAnalysis:
             lds = ds_ranges(wave.regs, inst) if kind != "ds_other" else ()
             _age(wave.ds, self.lgkm_cap)
             if kind == "ds_read":
-                if lds is None:
-                    self.outcome.flag(site, wave.wave, "the LDS address is not known here: this read was not checked")
-                    return
+                lds = ANYWHERE if lds is None else lds
                 for (load, load_lds), younger in wave.vm.items():
                     shared = overlap(lds, load_lds)
-                    if shared:
+                    if shared and lds is ANYWHERE:
+                        self._unknown(site, wave.wave, load, wave.wave)
+                    elif shared:
                         self._own(wave, site, load, shared, "error", f"s_waitcnt vmcnt({younger}) before the read")
                 record.reads.setdefault((site, lds), set()).add(frozenset(wave.issued.items()))
                 _add(wave.ds, (site, lds))
+
+    def _unknown(self, read: int, reader: int, load: int, writer: int) -> None:
+        """A read of unknown address that a load still in flight may write: not checked."""
+        who = "its own" if reader == writer else f"wave {writer}'s"
+        why = f"{UNKNOWN_READ}, and {who} load at line {self._line(load)} may still be in flight: this read was not checked"
+        item = self.outcome.unchecked.setdefault((read, UNKNOWN_READ), Unchecked(read, set(), why))
+        item.waves.add(reader)
+        item.merged.update(self.outcome.merged)
 
     def _own(self, wave: WaveAbs, read: int, load: int, lds: Ranges, severity: str, cover: str) -> None:
         self.outcome.hazards.append(Hazard(severity, read, load, wave.wave, wave.wave, lds, "own", cover, "", (), ()))
@@ -618,6 +680,7 @@ class KernelAnalysis:
                     shared = overlap(lds, seen.lds)
                     if not shared:
                         continue
+                    shared = ANYWHERE if _is_anywhere(lds) else shared
                     if seen.after_end is not None:
                         # issued after the ended wave's last rendezvous: as unordered as a load of this phase
                         cover = f"s_waitcnt vmcnt(0) + s_barrier in wave {seen.wave} after its load, before it ends"
@@ -646,12 +709,19 @@ class KernelAnalysis:
         before = group.waves
         for w, load, shared, count in _loads_of_others(records, v, lds):
             pair = self._pair(v, before[v].barrier, w, before[w].barrier, _apart(before[v].at_barrier(), before[w].at_barrier()))
+            shared = ANYWHERE if _is_anywhere(lds) else shared
             for severity in _weights(issued, load, count):
                 cover = (f"s_waitcnt vmcnt(0) + s_barrier in wave {w} between its load and wave {v}'s read"
                          if severity == "error" else refill_cover.format(v=v, w=w, line=self._line(before[v].barrier)))
                 self._cross(severity, read, load, v, w, shared, how, cover, pair, trace, group)
 
     def _cross(self, severity, read, load, reader, writer, lds, how, cover, pair, trace, group) -> None:
+        if _is_anywhere(lds):
+            # a read of unknown address: a load it would mean to see may write it (unchecked); a
+            # refill it may overtake needs its address to be told apart from one that cannot
+            if severity != "warning":
+                self._unknown(read, reader, load, writer)
+            return
         self.outcome.hazards.append(Hazard(severity, read, load, reader, writer, lds, how, cover, pair, trace, group.merged))
 
     def _line(self, index: int) -> int:
@@ -670,6 +740,11 @@ class KernelAnalysis:
 
 
 # ---- state helpers ----------------------------------------------------------------------------
+
+def _is_anywhere(lds: Ranges) -> bool:
+    """Whether ``lds`` stands for a read of unknown address."""
+    return lds == ANYWHERE
+
 
 def _final_count(wave: WaveAbs, site: int, lds: Ranges) -> int | None:
     return next((count for load, load_lds, count in wave.final if (load, load_lds) == (site, lds)), None)
@@ -696,6 +771,51 @@ def _loads_of_others(records: list[PhaseRecord], reader: int, lds: Ranges):
             shared = overlap(lds, load_lds)
             if shared:
                 yield w, load, shared, count
+
+
+def _dead_vector_results(kernel: Kernel, live: list[int]) -> list[bool]:
+    """Per instruction: a VALU instruction that writes vector registers only, none of which the
+    program can read again on the way to an LDS address, M0, exec or a branch (MFMA, floating
+    point, data moves). Its result is forgotten instead of computed: what it writes is unknown,
+    as the model would take it at the next rendezvous anyway."""
+    code = kernel.instructions
+    out = []
+    for i, inst in enumerate(code):
+        if not inst.mnemonic.startswith("v_") or inst.mnemonic.startswith(("v_cmp", "v_readlane", "v_readfirstlane")):
+            out.append(False)
+            continue
+        defs = uses_and_defs(inst)[1]
+        after = live[i + 1] if i + 1 < len(code) else 0
+        scalar = defs & ((1 << 256) - 1) or defs >> SCC & 1
+        out.append(bool(defs) and not scalar and not defs & after)
+    return out
+
+
+def _forget_result(regs: WaveState, inst: Instruction) -> None:
+    op = decode(inst.operands[0]) if inst.operands else None
+    if not isinstance(op, Reg) or op.kind not in ("v", "a"):
+        return
+    table = regs.vgpr if op.kind == "v" else regs.agpr
+    for part in range(op.count):
+        table.pop(op.index + part, None)
+        if op.kind == "v":
+            regs.uniform_v.discard(op.index + part)
+
+
+def _memo(decisions: dict) -> frozenset:
+    """A phase's uniform decisions as (branch, uniform key) -> taken, less those it took both ways."""
+    seen: dict[tuple, set[bool]] = {}
+    for (pc, _, key), taken in decisions.items():
+        seen.setdefault((pc, key), set()).add(taken)
+    return frozenset((key, taken.pop()) for key, taken in seen.items() if len(taken) == 1)
+
+
+def _remember(waves: list[WaveAbs], previous: frozenset, latest: frozenset) -> tuple[frozenset, frozenset]:
+    """The decisions a state remembers: none where every running wave is at the same rendezvous
+    (no wave is behind another to take a branch the others took)."""
+    if len({w.at_barrier() for w in waves if not w.ended}) <= 1:
+        return frozenset(), frozenset()
+    return previous, latest
 
 
 def _keep(finals: dict[int, WaveAbs], wave: WaveAbs) -> None:
@@ -856,7 +976,8 @@ def _join_groups(a: Group, b: Group) -> Group:
     for w, x, y in zip(waves, a.waves, b.waves):
         w.final = x.final | y.final
     line = f"the workgroup states at these barriers were joined after {STATES_PER_POINT} of them"
-    return Group(waves, a.visible | b.visible, a.reads | b.reads, b.trace, {}, b.decided, (b.merged + (line,))[-3:])
+    memo = tuple(x & y for x, y in zip(a.memo, b.memo))
+    return Group(waves, a.visible | b.visible, a.reads | b.reads, b.trace, {}, b.decided, (b.merged + (line,))[-3:], memo)
 
 
 def _closest(bucket: list[Group], group: Group) -> Group:
@@ -894,6 +1015,7 @@ def _join_registers(a: WaveState, b: WaveState) -> WaveState:
             mine[index] = x[index] if x[index] is y[index] else join_lanes(x[index], y[index])
     out.scc = a.scc if a.scc == b.scc else None
     out.nonuniform = a.nonuniform | b.nonuniform
+    out.uniform_v = a.uniform_v & b.uniform_v
     out.assumed = {i for i in a.assumed & b.assumed if i in out.sgpr}
     out.scc_nonuniform = a.scc_nonuniform or b.scc_nonuniform
     return out
@@ -979,6 +1101,8 @@ def _agree(offsets: dict[int, object], symbol: int, k) -> bool:
 
 def _registers_cover(a: WaveState, b: WaveState, offsets: dict[int, int]) -> bool:
     if a.scc is not None and a.scc != b.scc:
+        return False
+    if not a.uniform_v <= b.uniform_v:  # a wave-uniform vector value is a fact that narrows a state
         return False
     # what a decided branch ruled out narrows a state: the covering one may rule out no more
     if any(not values <= b.unequal.get(index, frozenset()) for index, values in a.unequal.items()):

@@ -8,6 +8,7 @@ and bitwise operations compilers use for address arithmetic and leaves the rest 
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import re
@@ -367,6 +368,10 @@ _NO_DEST_PREFIXES = (
 )
 
 # Scalar instructions that leave SCC as it was.
+# what makes a vector result depend on other lanes or on the lane's position
+_LANE_WORDS = ("mbcnt", "permlane", "writelane", "swap", "dpp", "bpermute")
+_LANE_MODIFIERS = ("row_", "quad_perm", "bound_ctrl", "wave_", "dpp", "fi:", "bank_mask", "row_mask")
+
 _KEEPS_SCC_PREFIXES = ("s_mov", "s_movk", "s_cselect", "s_cmov", "s_mul_i32", "s_mul_hi", "s_load", "s_buffer_load",
                        "s_getpc", "s_memtime", "s_memrealtime", "s_getreg", "s_sext", "s_brev", "s_bfm", "s_pack",
                        "s_bitset", "s_addk", "s_mulk", "s_movrel", "s_setpc", "s_swappc")
@@ -390,6 +395,34 @@ _DATA_PREFIXES = (
 _INTEGER_RESULT = re.compile(r"^v_.*_(b|u|i)(8|16|32|64)$")
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def _vector_facts(inst: Instruction) -> tuple[bool, bool, tuple[int, ...], tuple[str, ...]]:
+    """Of a VALU instruction: whether it writes a carry or other scalar second result; whether it
+    computes each lane from that lane's sources alone (false too where a source is neither a
+    register nor a constant, or an AGPR); the VGPRs and the scalar operands it reads."""
+    name, ops = inst.mnemonic, inst.operands
+    carry = ("_co_" in name or "div_scale" in name or "mad_u64" in name or "mad_i64" in name) and len(ops) > 1
+    lane_free = bool(ops) and not any(word in inst.base for word in _LANE_WORDS) and not any(
+        m.startswith(_LANE_MODIFIERS) for m in inst.modifiers)
+    vector, scalar = [], []
+    for text in ops[2 if carry else 1:]:
+        op = decode(text)
+        if isinstance(op, Const):
+            continue
+        if isinstance(op, Reg) and op.kind == "s":
+            scalar.append(text)
+        elif isinstance(op, Reg) and op.kind == "v":
+            vector.extend(range(op.index, op.index + op.count))
+        else:
+            lane_free = False
+    return carry, lane_free, tuple(vector), tuple(scalar)
+
+
+@functools.lru_cache(maxsize=4096)
+def _mask_lanes(mask: int, width: int) -> np.ndarray:
+    return np.array([(mask >> lane) & 1 for lane in range(width)], dtype=bool)
+
+
 class WaveState:
     """Registers, exec mask and SCC of one wave, with the instruction semantics."""
 
@@ -405,6 +438,10 @@ class WaveState:
         # arguments, workgroup ids, constants).
         self.nonuniform: set[int] = set()
         self.scc_nonuniform = False
+        # VGPRs whose every lane holds the same value in every wave at the same point: computed
+        # from uniform scalars and constants only (a loop bound moved to a VGPR for a 64-bit
+        # compare). A vector compare of such values is a uniform condition.
+        self.uniform_v: set[int] = set()
         self.assumed: set[int] = set()  # SGPRs whose value a decided branch gave them, unwritten since
         self.unequal: dict[int, frozenset[int | Affine]] = {}  # SGPRs a decided branch says differ from these
         # SGPRs a decided branch bounds: index -> {comparable class: (("lt", v) tightest, ("ge", v) tightest)}
@@ -415,6 +452,7 @@ class WaveState:
         other = WaveState(self.width)
         other.sgpr, other.vgpr, other.agpr, other.scc = dict(self.sgpr), dict(self.vgpr), dict(self.agpr), self.scc
         other.nonuniform, other.scc_nonuniform = set(self.nonuniform), self.scc_nonuniform
+        other.uniform_v = set(self.uniform_v)
         other.assumed = set(self.assumed)
         other.unequal = dict(self.unequal)
         other.bounds = {i: dict(b) for i, b in self.bounds.items()}
@@ -431,6 +469,7 @@ class WaveState:
         vgprs = tuple(sorted((i, v.key()) for i, v in self.vgpr.items() if v.known.any() or v.has_affine))
         agprs = tuple(sorted((i, v.key()) for i, v in self.agpr.items() if v.known.any() or v.has_affine))
         return (sgprs, vgprs, agprs, self.scc, frozenset(self.nonuniform), self.scc_nonuniform, frozenset(self.assumed),
+                frozenset(self.uniform_v),
                 tuple(sorted((i, tuple(sorted(v, key=repr))) for i, v in self.unequal.items())),
                 tuple(sorted((i, tuple(sorted(b.items(), key=repr))) for i, b in self.bounds.items())))
 
@@ -461,7 +500,7 @@ class WaveState:
                 self.unequal[op.index] = self.unequal.get(op.index, frozenset()) | {value}
                 return
 
-    def assume_below(self, a: str, b: str, offset: int, holds: bool) -> None:
+    def assume_below(self, a: str, b: str, offset: int, holds: bool, exact: bool = False) -> None:
         """On a path where ``a < b + offset`` holds (or not), unsigned: bound an unknown uniform
         register of the two by the other side's value (a loop's trip count by its counter)."""
         left, right = self.read(a), self.read(b)
@@ -474,6 +513,12 @@ class WaveState:
             shift = offset if mine else 1 - offset
             bound = _shifted_value(other, shift)
             kind = ("lt" if holds else "ge") if mine else ("ge" if holds else "lt")
+            if exact and kind == "lt" and bound == 1:
+                # below 1: the register is 0 (a loop that runs no iteration: its trip count).
+                # Like an equality, only where that does not split a loop's iterations by value
+                self.write(text, Lanes.constant(0, 1))
+                self.assumed.add(op.index)
+                return
             classes = self.bounds.setdefault(op.index, {})
             key = (kind, _value_class(bound))
             old = classes.get(key)
@@ -500,7 +545,7 @@ class WaveState:
         mask = self.exec_mask
         if mask is None:
             return np.ones(self.width, dtype=bool)
-        return np.array([(mask >> lane) & 1 for lane in range(self.width)], dtype=bool)
+        return _mask_lanes(mask, self.width).copy()
 
     def read(self, text: str, *, part: int = 0) -> Lanes:
         """A 32-bit source operand (``part`` selects a dword of a range) as lanes or a scalar."""
@@ -570,9 +615,12 @@ class WaveState:
         op = decode(text)
         if not isinstance(op, Reg):
             return
+        whole = op.kind != "s" and self.exec_mask in (None, MASK64)
         for part in range(op.count):
             if op.kind == "s":
                 self.write_sgpr(op.index + part, None)
+            elif whole:  # every lane unknown: an absent register reads as unknown
+                (self.vgpr if op.kind == "v" else self.agpr).pop(op.index + part, None)
             else:
                 self.write(text, Lanes.unknown(self.width), part=part)
 
@@ -602,6 +650,13 @@ class WaveState:
             indices -= {EXEC_LO, EXEC_LO + 1}
         return bool(indices & self.nonuniform)
 
+    def _mark_vector(self, text: str, uniform: bool) -> None:
+        op = decode(text)
+        if not (isinstance(op, Reg) and op.kind == "v"):
+            return
+        for part in range(op.count):
+            (self.uniform_v.add if uniform else self.uniform_v.discard)(op.index + part)
+
     def _mark(self, text: str, nonuniform: bool) -> None:
         op = decode(text)
         if not (isinstance(op, Reg) and op.kind == "s"):
@@ -614,14 +669,25 @@ class WaveState:
         name, ops = inst.base, inst.operands
         e64 = inst.mnemonic.endswith("_e64")
         if name.startswith("v_"):
+            carry, lane_free, vector_sources, scalar_sources = _vector_facts(inst)
+            # a result of uniform sources is uniform: the same lanes of the same values in every wave
+            uniform = (lane_free and self.sgpr.get(EXEC_LO) == MASK32 and self.sgpr.get(EXEC_LO + 1) == MASK32
+                       and all(i in self.uniform_v for i in vector_sources)
+                       and not any(self._tainted(op) for op in scalar_sources))
             if name.startswith(("v_readfirstlane", "v_readlane")) and ops:
-                self._mark(ops[0], True)
+                self._mark(ops[0], not uniform)
             elif name.startswith("v_cmp"):
-                self._mark(ops[0] if e64 and ops else "vcc", True)
+                self._mark(ops[0] if e64 and ops else "vcc", not uniform)
                 if name.startswith("v_cmpx"):
-                    self._mark("exec", True)
-            elif ("_co_" in name or "div_scale" in name or "mad_u64" in name or "mad_i64" in name) and len(ops) > 1:
-                self._mark(ops[1] if e64 else "vcc", True)
+                    self._mark("exec", not uniform)
+            else:
+                self._mark_vector(ops[0] if ops else "", uniform)
+                if carry:
+                    self._mark(ops[1] if e64 else "vcc", not uniform)
+            return
+        if not name.startswith("s_"):
+            if ops and "lds" not in inst.modifiers:
+                self._mark_vector(ops[0], False)  # a load's data, or a store's source: no longer known uniform
             return
         if not name.startswith("s_") or not ops or name.startswith(_NO_DEST_PREFIXES[:3]):
             return
@@ -953,6 +1019,15 @@ class WaveState:
             a, b = (self.read(s).broadcast(self.width) for s in sources)
             av, bv = (a.values, b.values) if kind.startswith("u") else (_signed(a.values), _signed(b.values))
             mask = self._lane_bits(_COMPARE[relation](av, bv), a.known & b.known)
+        elif len(sources) == 2 and relation in _COMPARE and kind in ("u64", "i64"):
+            (al, ah), (bl, bh) = ([self.read(s, part=p).broadcast(self.width) for p in (0, 1)] for s in sources)
+            known = al.known & ah.known & bl.known & bh.known
+            high_a, high_b = (ah.values, bh.values) if kind == "u64" else (_signed(ah.values), _signed(bh.values))
+            # (high, low) compared in order: the high words as the kind says, the low ones unsigned
+            lt = (high_a < high_b) | ((high_a == high_b) & (al.values < bl.values))
+            eq = (high_a == high_b) & (al.values == bl.values)
+            outcome = {"eq": eq, "ne": ~eq, "lg": ~eq, "lt": lt, "le": lt | eq, "gt": ~(lt | eq), "ge": ~lt}[relation]
+            mask = self._lane_bits(outcome, known)
         if e64 and ops:
             dest = decode(ops[0])
             if isinstance(dest, Reg) and dest.kind == "s":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import struct
 from dataclasses import dataclass
@@ -60,6 +61,7 @@ class Other:
 Operand = Reg | Const | Other
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def decode(text: str) -> Operand:
     t = text.strip()
     m = _RANGE.match(t)

@@ -9,6 +9,7 @@ workgroup. Loops run for real when their trip count is known and are bounded oth
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -153,15 +154,13 @@ def parse_waitcnt(inst: Instruction) -> tuple[int | None, int | None]:
 def _merge(starts: np.ndarray, length: int | np.ndarray) -> Ranges:
     if len(starts) == 0:
         return ()
-    ends = starts + length
     order = np.argsort(starts, kind="stable")
-    merged: list[list[int]] = []
-    for s, e in zip(starts[order].tolist(), np.broadcast_to(ends, starts.shape)[order].tolist()):
-        if merged and s <= merged[-1][1]:
-            merged[-1][1] = max(merged[-1][1], e)
-        else:
-            merged.append([s, e])
-    return tuple((s, e) for s, e in merged)
+    first = starts[order]
+    last = np.broadcast_to(starts + length, starts.shape)[order]
+    reach = np.maximum.accumulate(last)
+    # a range starts where a start lies past every end before it (touching ranges join)
+    begins = np.flatnonzero(np.concatenate(([True], first[1:] > reach[:-1])))
+    return tuple(zip(first[begins].tolist(), np.maximum.reduceat(last, begins).tolist()))
 
 
 def merge_ranges(ranges: list[tuple[int, int]]) -> Ranges:
@@ -174,6 +173,8 @@ def merge_ranges(ranges: list[tuple[int, int]]) -> Ranges:
 
 def overlap(a: Ranges, b: Ranges) -> Ranges:
     """The bytes two range sets share."""
+    if not a or not b or a[-1][1] <= b[0][0] or b[-1][1] <= a[0][0]:
+        return ()
     out, i, j = [], 0, 0
     while i < len(a) and j < len(b):
         lo, hi = max(a[i][0], b[j][0]), min(a[i][1], b[j][1])
@@ -313,6 +314,7 @@ class WaveSimulator:
             self._event(kind, inst, occurrence)
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def classify(inst: Instruction) -> str | None:
     """What an instruction is to the ordering model: wait, barrier, dma, vmem, smem, ds_read,
     ds_write, ds_other, or None for everything else."""

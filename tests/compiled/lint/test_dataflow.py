@@ -173,3 +173,54 @@ def test_vector_lanes_stay_affine_through_a_folded_counter():
     run(state, "v_mov_b32_e32 v3, s12", "v_and_b32_e32 v4, 3, v3", "v_lshlrev_b32_e32 v5, 4, v3")
     assert state.vgpr[4].known.all() and (state.vgpr[4].values == np.full(64, 1)).all()
     assert not state.vgpr[5].known.any() and state.vgpr[5].affine.all() and (state.vgpr[5].step == 192).all()
+
+
+def test_signed_division_by_a_magic_number_is_exact_on_a_folded_counter():
+    # LLVM's signed k / 3 and k mod 3: mul_hi_i32 by 0x55555556, plus the sign bit (0 for k >= 0)
+    assert affine.signed_magic_divisor(0x55555556) == (3, 0)
+    assert affine.signed_magic_divisor(0x12345) is None
+    state = WaveState(64)
+    state.sgpr[16] = Affine(4, 12, symbol=1)
+    run(state, "s_mul_hi_i32 s0, s16, 0x55555556", "s_lshr_b32 s1, s0, 31", "s_add_i32 s0, s0, s1",
+        "s_mul_i32 s0, s0, 3", "s_sub_i32 s0, s16, s0")
+    assert state.sgpr_value(0) == 1
+
+
+def test_64_bit_vector_compares_of_known_scalars():
+    state = WaveState(64)
+    state.sgpr[126] = state.sgpr[127] = 0xFFFFFFFF  # a full wave
+    run(state, "s_mov_b32 s20, 6", "s_mov_b32 s21, 0", "v_cmp_gt_i64_e64 s[30:31], s[20:21], 5",
+        "s_mov_b32 s22, -1", "s_mov_b32 s23, -1", "v_cmp_gt_i64_e64 s[32:33], s[22:23], 5",
+        "v_cmp_gt_u64_e64 s[34:35], s[22:23], 5")
+    assert state.sgpr64(30) == 0xFFFFFFFFFFFFFFFF  # 6 > 5
+    assert state.sgpr64(32) == 0  # -1 > 5 is false, signed
+    assert state.sgpr64(34) == 0xFFFFFFFFFFFFFFFF  # 2**64 - 1 > 5, unsigned
+
+
+def test_a_vector_compare_of_wave_uniform_values_is_a_uniform_condition():
+    state = WaveState(64)
+    state.sgpr[126] = state.sgpr[127] = 0xFFFFFFFF
+    run(state, "v_mov_b32_e32 v10, s16", "v_cmp_lt_u32_e32 vcc, s12, v10")
+    assert 106 not in state.nonuniform  # vcc: the same in every wave, as s16 and s12 are
+    run(state, "v_cmp_lt_u32_e32 vcc, s12, v0")  # a lane id: differs between waves
+    assert 106 in state.nonuniform
+    run(state, "ds_read_b32 v10, v0", "v_cmp_lt_u32_e32 vcc, s12, v10")  # loaded data
+    assert 106 in state.nonuniform
+
+
+def test_a_read_of_unknown_address_after_vmcnt0_and_a_barrier_is_safe(asm_kernel, snippets):
+    # no load of any wave can be in flight at the read: its address is not needed
+    body = snippets["load_a"] + "\ts_waitcnt vmcnt(0)\n\ts_barrier\n\ts_quadmask_b32 s20, 0\n" \
+        "\tv_add_u32_e32 v6, s20, v5\n\tds_read_b128 v[8:11], v6\n"
+    report = lint_text(asm_kernel(body))
+    assert report.findings == []
+
+
+def test_the_paths_engine_never_passes_an_unresolved_read(asm_kernel, snippets):
+    from pytest_gemmcheck.compiled.lint.analysis import Options
+    from pytest_gemmcheck.compiled.lint.command import exit_status
+
+    body = snippets["load_a"] + "\ts_barrier\n\ts_quadmask_b32 s20, 0\n\tv_add_u32_e32 v6, s20, v5\n\tds_read_b128 v[8:11], v6\n"
+    report = lint_text(asm_kernel(body), options=Options(engine="paths"))
+    assert [f.severity for f in report.findings] == ["unchecked"]
+    assert exit_status([report]) == 3

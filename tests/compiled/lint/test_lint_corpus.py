@@ -8,7 +8,7 @@ import pytest
 from pytest_gemmcheck.compiled.lint import lint_text
 from pytest_gemmcheck.compiled.lint.command import exit_status
 
-CLEAN = ("attention_causal_window", "bf16_gemm", "fp4_prologue")
+CLEAN = ("attention_causal_window", "bf16_gemm", "fp4_prologue", "runtime_tail", "pipelined_loop", "scratch_address")
 SECONDS = 10  # the target on a two-core machine
 
 
@@ -55,6 +55,36 @@ def test_hti_phase_offset_is_latent_not_an_error(lint_corpus):
     assert exit_status([report], fail_on_latent=True) == 1
 
 
+def test_runtime_tail_is_safe_by_counters_and_its_racy_twin_is_not_a_pass(lint_corpus):
+    # the tail's stage is a kernel argument: its address stays unknown. After vmcnt(0) and a
+    # barrier no load of any wave can pair with it, so it needs none; after a bare barrier both
+    # stages' loads may be in flight: the read is unchecked (exit 3), naming one of them
+    _, fixed = timed(lint_corpus.runtime_tail())
+    assert fixed.findings == [] and exit_status([fixed]) == 0
+    _, racy = timed(lint_corpus.runtime_tail(racy=True))
+    [unchecked] = racy.findings
+    assert (unchecked.severity, unchecked.kind, unchecked.instruction) == (
+        "unchecked", "unresolved-address", "ds_read_b128 v[8:11], v6")
+    assert "the LDS address is not known here" in unchecked.why and "may still be in flight" in unchecked.why
+    assert unchecked.reader_waves == [0, 1, 2, 3]
+    assert exit_status([racy]) == 3
+
+
+def test_pipelined_loop_with_one_wait_per_iteration(lint_corpus):
+    seconds, fixed = timed(lint_corpus.pipelined_loop())
+    assert fixed.findings == [] and exit_status([fixed]) == 0 and seconds < SECONDS
+    seconds, racy = timed(lint_corpus.pipelined_loop(racy=True))
+    assert [(f.severity, f.instruction) for f in racy.findings] == [
+        ("error", "ds_read_b128 v[8:11], v6"), ("error", "ds_read_b128 v[12:15], v7")]
+    assert all("s_waitcnt vmcnt(" in f.cover and "rendezvous, not a completion wait" in f.why for f in racy.errors)
+    assert racy.unchecked == [] and exit_status([racy]) == 1 and seconds < SECONDS
+
+
+def test_scratch_reloaded_address_is_safe_after_vmcnt0_and_a_barrier(lint_corpus):
+    _, report = timed(lint_corpus.scratch_address())
+    assert report.findings == [] and report.incomplete == [] and exit_status([report]) == 0
+
+
 def test_hti_with_the_loop_fully_drained_has_no_latent_read(lint_corpus):
     _, report = timed(lint_corpus.bf16_gemm(hti=True, loop_wait=0))
     assert report.errors == [] and report.latent == []
@@ -72,6 +102,11 @@ MUTANTS = {
     ("fp4_prologue", "reads-done"): "warning",
     # the loop's first wait retires tile 0 before any read, and the tail's every load: no effect
     ("bf16_gemm", "prologue"): None,
+    # an address the lint cannot compute with a load in flight: not checked, never a pass
+    ("runtime_tail", "tail"): "unchecked",
+    ("pipelined_loop", "loop"): "error",
+    ("pipelined_loop", "reads-done"): "warning",
+    ("scratch_address", "reload"): "unchecked",
 }
 
 
@@ -91,6 +126,8 @@ def test_mutant_with_one_wait_removed(name, tag, lint_corpus):
         assert report.of(expected), [f.severity for f in report.findings]
         if expected == "error":
             assert exit_status([report]) == 1
+        if expected == "unchecked":
+            assert exit_status([report]) == 3
 
 
 def test_compiled_runtime_ring_loop(example_asm):
