@@ -227,6 +227,99 @@ def softmax(M=64, N=8192):
     return launcher, (torch.zeros((M, N), dtype=torch.bfloat16), torch.zeros((M, N), dtype=torch.bfloat16), M, None)
 
 
+# ---------------------------------------------------------------- MoE, paged attention, conv
+
+_MOE = dict(model_dim=256, inter_dim=128, experts=4, topk=2)  # FlyDSL's test_moe_gemm_2stage shape
+
+
+def _moe(stage, tokens=128, tile_m=64, tile_n=64, tile_k=128, in_dtype="fp8"):
+    torch = _torch()
+    s = _MOE
+    blocks = (tokens * s["topk"] + tile_m - 1) // tile_m + s["experts"]
+    slots = blocks * tile_m
+    if stage == 1:
+        from kernels.moe.moe_gemm_2stage.gemm1 import compile_moe_gemm1
+
+        launcher = compile_moe_gemm1(**s, tile_m=tile_m, tile_n=tile_n, tile_k=tile_k, doweight_stage1=False,
+                                     out_dtype="bf16", in_dtype=in_dtype)
+        out = torch.zeros(tokens * s["topk"] * s["inter_dim"], dtype=torch.bfloat16)
+        x, w = _zeros(tokens * s["model_dim"]), _zeros(s["experts"] * 2 * s["inter_dim"] * s["model_dim"])
+        scale_x, scale_w = torch.ones(tokens, dtype=torch.float32), torch.ones(s["experts"] * 2 * s["inter_dim"], dtype=torch.float32)
+        n, k = s["inter_dim"], s["model_dim"]
+    else:
+        from kernels.moe.moe_gemm_2stage.gemm2 import compile_moe_gemm2
+
+        launcher = compile_moe_gemm2(**s, tile_m=tile_m, tile_n=tile_n, tile_k=tile_k, doweight_stage2=True,
+                                     out_dtype="bf16", accumulate=True, in_dtype=in_dtype)
+        out = torch.zeros(tokens * s["model_dim"], dtype=torch.bfloat16)
+        x, w = _zeros(tokens * s["topk"] * s["inter_dim"]), _zeros(s["experts"] * s["model_dim"] * s["inter_dim"])
+        scale_x = torch.ones(tokens * s["topk"], dtype=torch.float32)
+        scale_w = torch.ones(s["experts"] * s["model_dim"], dtype=torch.float32)
+        n, k = s["model_dim"], s["inter_dim"]
+    sorted_ids = torch.zeros(slots, dtype=torch.int32)
+    expert_ids = torch.zeros(blocks, dtype=torch.int32)
+    sorted_w = torch.ones(slots, dtype=torch.float32)
+    valid = torch.tensor([slots], dtype=torch.int32)
+    return launcher, (out, x, w, scale_x, scale_w, sorted_ids, expert_ids, sorted_w, valid, tokens, n, k, blocks, None)
+
+
+def moe_gemm1():
+    return _moe(1)
+
+
+def moe_gemm2():
+    return _moe(2)
+
+
+def pa_decode_tile(num_seqs=4, num_kv_heads=8, group=8, head_dim=128, block_size=16, max_blocks=64):
+    from kernels.attention.pa_decode_tile import compile_pa_decode_tile
+
+    torch = _torch()
+    built = compile_pa_decode_tile(head_dim=head_dim, query_group_size=group, block_size=block_size,
+                                   num_partitions=1, query_dtype="bf16")
+    hq = num_kv_heads * group
+    num_blocks = num_seqs * max_blocks
+    query = torch.zeros((num_seqs, hq, head_dim), dtype=torch.bfloat16)
+    output = torch.zeros_like(query)
+    key_cache = torch.zeros((num_blocks, num_kv_heads, head_dim // 16, block_size, 16), dtype=torch.uint8)
+    value_cache = torch.zeros((num_blocks, num_kv_heads, block_size // 16, head_dim, 16), dtype=torch.uint8)
+    tables = torch.zeros((num_seqs, max_blocks), dtype=torch.int32)
+    lengths = torch.full((num_seqs,), block_size * max_blocks, dtype=torch.int32)
+    scale = torch.ones(1, dtype=torch.float32)
+    part = torch.zeros(1, dtype=torch.float32)
+    return built["launch"], (output, part, part, part, query, key_cache, value_cache, tables, lengths, scale, scale,
+                             max_blocks, num_seqs, num_kv_heads, 0, 0, query.stride(0), query.stride(1), None)
+
+
+def mla_decode_fp8(batch=4, heads=16, ctx=1024, num_cus=256):
+    """MLA decode (fp8 Q and KV, 16 heads x 8 rows per tile): its launcher with placeholder work lists."""
+    from kernels.attention.mla_fwd_decode_m16x8_fp8_fp8 import launch_mla_fwd_decode_m16x8_fp8_fp8 as launch
+
+    torch = _torch()
+    d_qk, d_v = 576, 512
+    lds_size = 160 * 1024 if "gfx95" in os.environ.get("ARCH", "gfx950") else 64 * 1024
+    query = _zeros(batch * heads * d_qk)
+    kv = _zeros(batch * ctx * d_qk)
+    pages = torch.zeros(batch * ctx, dtype=torch.int32)
+    work_indptr = torch.zeros(num_cus + 1, dtype=torch.int32)
+    work_info = torch.zeros(num_cus * 8, dtype=torch.int32)
+    out = torch.zeros(batch * heads * d_v, dtype=torch.bfloat16)
+    split_out = torch.zeros(num_cus * heads * d_v, dtype=torch.float32)
+    split_lse = torch.zeros(num_cus * heads, dtype=torch.float32)
+    return launch, (query, kv, pages, work_indptr, work_info, out, split_out, split_lse, 0.04, num_cus, lds_size, None)
+
+
+def conv3d_implicit(n=1, c=32, d=8, h=16, w=16, k=64):
+    from kernels.conv.conv3d_implicit import compile_conv3d_implicit
+
+    torch = _torch()
+    launcher = compile_conv3d_implicit(n, c, d, h, w, k, 3, 3, 3, 1, 1, 1, 1, 1, 1)
+    y = torch.zeros((n, k, d, h, w), dtype=torch.bfloat16)
+    x = torch.zeros((n, d, h, w, c), dtype=torch.bfloat16)
+    weight = torch.zeros((k, 27 * c), dtype=torch.bfloat16)
+    return launcher, (y, x, weight, torch.zeros(1, dtype=torch.float32), None)
+
+
 # ---------------------------------------------------------------- registry
 
 #: name -> (builder, archs it is written for, configuration in words)
@@ -248,6 +341,11 @@ BUILDERS = {
     "layernorm": (layernorm, ARCHS, "bf16, M=64 N=8192"),
     "rmsnorm": (rmsnorm, ARCHS, "bf16, M=64 N=8192"),
     "softmax": (softmax, ARCHS, "bf16, M=64 N=8192"),
+    "moe_gemm1": (moe_gemm1, ARCHS, "2-stage MoE gate-up, fp8, model 256 inter 128, 4 experts top-2, 128 tokens, 64x64x128"),
+    "moe_gemm2": (moe_gemm2, ARCHS, "2-stage MoE down, fp8, same shape, accumulate"),
+    "pa_decode_tile": (pa_decode_tile, ARCHS, "paged-attention decode, bf16 query, fp8 KV, D=128, 8 KV heads x 8, block 16"),
+    "mla_decode_fp8": (mla_decode_fp8, ARCHS, "MLA decode, fp8 Q/KV, 16 heads, D=576/512, 256 work slots"),
+    "conv3d_implicit": (conv3d_implicit, ARCHS, "bf16 implicit GEMM, 1x32x8x16x16, 64 filters 3x3x3, pad 1"),
 }
 
 
