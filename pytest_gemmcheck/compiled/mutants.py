@@ -103,23 +103,39 @@ def is_ds_read(mnemonic: str) -> bool:
 
 @dataclass(frozen=True)
 class Queue:
-    """An upper bound of one counter's outstanding operations: their most, and the positions
-    (younger operations after it) an operation of interest may hold."""
+    """An upper bound of one counter's outstanding operations on every path: their most, the
+    positions (younger operations after it) an operation of interest may hold, the positions of
+    those a mutant left in flight (``freed``), and (lgkmcnt) whether a scalar load, which returns
+    out of order, may be among them."""
 
     length: int = 0
     marked: frozenset = frozenset()
+    freed: frozenset = frozenset()
+    unordered: bool = False
 
-    def issue(self, cap: int, marked: bool) -> "Queue":
-        shifted = {p + 1 for p in self.marked if p + 1 < cap}  # the hardware stalls at cap: the oldest retires
-        if marked:
-            shifted.add(0)
-        return Queue(min(self.length + 1, cap), frozenset(shifted))
+    def issue(self, cap: int, marked: bool, unordered: bool = False) -> "Queue":
+        # past the counter's width the positions are clamped, never dropped: an over-count (an
+        # operation taken for a counted one) then errs towards "still in flight"
+        def shift(ps):
+            return frozenset(min(p + 1, cap - 1) for p in ps)
+
+        return Queue(min(self.length + 1, cap), shift(self.marked) | ({0} if marked else frozenset()),
+                     shift(self.freed), self.unordered or unordered)
+
+    def retired(self, n: int) -> tuple[frozenset, frozenset]:
+        """What ``wait(n)`` keeps of (marked, freed): all but the ``n`` youngest retire, in order;
+        with a scalar load possibly outstanding only a wait for zero is sure to retire any."""
+        if self.unordered and n > 0:
+            return self.marked, self.freed
+        return frozenset(p for p in self.marked if p < n), frozenset(p for p in self.freed if p < n)
 
     def wait(self, n: int) -> "Queue":
-        return Queue(min(self.length, n), frozenset(p for p in self.marked if p < n))
+        marked, freed = self.retired(n)
+        return Queue(min(self.length, n), marked, freed, self.unordered and n > 0)
 
     def join(self, other: "Queue") -> "Queue":
-        return Queue(max(self.length, other.length), self.marked | other.marked)
+        return Queue(max(self.length, other.length), self.marked | other.marked, self.freed | other.freed,
+                     self.unordered or other.unordered)
 
 
 @dataclass(frozen=True)
@@ -196,13 +212,30 @@ def program(text: str) -> Program:
     return Program(lines, code, successors, entries, indirect)
 
 
-def analyse(prog: Program) -> dict[int, State]:
-    """The state before each instruction (by index in ``prog.code``): a fixed point over the CFG."""
+def analyse(prog: Program, edit: tuple[int, str, int | None] | None = None) -> tuple[dict[int, State], set[int]]:
+    """The state before each instruction (by index in ``prog.code``), a fixed point over the CFG,
+    and where operations a mutant left in flight are still outstanding at an observation point.
+
+    ``edit`` is (instruction index, "vmcnt" or "lgkmcnt", the mutant's count or None for none):
+    there the mutant's wait is applied, and what the original wait retires but the mutant's does
+    not is marked ``freed``. Observation points: for an LDS-DMA load left in flight, an LDS read,
+    an ``s_barrier`` or the end of the wave; for a DS read, an ``s_barrier``, the end, or an
+    LDS-DMA load (a refill)."""
     before: dict[int, State] = {k: State() for k in prog.entries}
+    observed: set[int] = set()
     work = list(prog.entries)
     while work:
         k = work.pop()
-        state = transfer(prog.lines[prog.code[k]], before[k])
+        line = prog.lines[prog.code[k]]
+        state = before[k]
+        if edit is not None:
+            c = _code(line)
+            op = _mnemonic(c)
+            if state.vm.freed and (is_ds_read(op) or op == "s_barrier" or op.startswith("s_endpgm") or not prog.successors[k]):
+                observed.add(k)
+            if state.lgkm.freed and (is_dma(c) or op == "s_barrier" or op.startswith("s_endpgm") or not prog.successors[k]):
+                observed.add(k)
+        state = _mutated(line, state, edit[1], edit[2]) if edit is not None and k == edit[0] else transfer(line, state)
         for s in prog.successors[k]:
             if s >= len(prog.code):
                 continue
@@ -211,7 +244,25 @@ def analyse(prog: Program) -> dict[int, State]:
             if new != old:
                 before[s] = new
                 work.append(s)
-    return before
+    return before, observed
+
+
+def _mutated(line: str, state: State, name: str, count: int | None) -> State:
+    """The mutant's wait in place of the original: what only the original retires becomes freed."""
+    fields = dict(waitcnt_fields(_code(line)) or {})
+    original = transfer(line, state)
+    queue = state.vm if name == "vmcnt" else state.lgkm
+    kept_marked, kept_freed = queue.retired(fields[name])
+    if count is None:
+        mutant_marked, mutant_freed, length, unordered = queue.marked, queue.freed, queue.length, queue.unordered
+    else:
+        mutant_marked, mutant_freed = queue.retired(count)
+        length, unordered = min(queue.length, count), queue.unordered and count > 0
+    freed = (mutant_marked - kept_marked) | mutant_freed
+    new_queue = Queue(length, mutant_marked, freed, unordered)
+    if name == "vmcnt":
+        return State(new_queue, original.lgkm, state.dma_issued)
+    return State(original.vm, new_queue, state.dma_issued)
 
 
 def transfer(line: str, state: State) -> State:
@@ -230,7 +281,7 @@ def transfer(line: str, state: State) -> State:
         vm = vm.issue(VM_MAX, dma)
         issued |= dma
     if is_lgkm(op):
-        lgkm = lgkm.issue(LGKM_MAX, is_ds_read(op))
+        lgkm = lgkm.issue(LGKM_MAX, is_ds_read(op), unordered=op.startswith("s_"))
     return State(vm, lgkm, issued)
 
 
@@ -264,7 +315,7 @@ class Mutant:
 
 def mutants(text: str) -> tuple[list[Mutant], Program]:
     prog = program(text)
-    before = analyse(prog)
+    before, _ = analyse(prog)
     found: list[Mutant] = []
     reads_after = _reads_before_next_barrier(prog)
     for k, number in enumerate(prog.code):
@@ -274,17 +325,16 @@ def mutants(text: str) -> tuple[list[Mutant], Program]:
         c = _code(prog.lines[number])
         fields = waitcnt_fields(c)
         if fields is not None:
-            for name, queue, cap, marked_what in (("vmcnt", state.vm, VM_MAX, "LDS-DMA load"),
-                                                  ("lgkmcnt", state.lgkm, LGKM_MAX, "DS read")):
+            for name, queue, cap in (("vmcnt", state.vm, VM_MAX), ("lgkmcnt", state.lgkm, LGKM_MAX)):
                 if name not in fields:
                     continue
                 n = fields[name]
                 deleted = {k2: v for k2, v in fields.items() if k2 != name}
-                variants = [(f"delete {name}", render_waitcnt(deleted), range(n, cap + 1))]
+                variants = [(f"delete {name}", render_waitcnt(deleted), None)]
                 if n + 1 <= cap:
-                    variants.append((f"{name}+1", render_waitcnt({**fields, name: n + 1}), range(n, n + 1)))
-                for kind, replacement, freed in variants:
-                    effect, why = _effect(queue, n, freed, marked_what, prog.indirect)
+                    variants.append((f"{name}+1", render_waitcnt({**fields, name: n + 1}), n + 1))
+                for kind, replacement, count in variants:
+                    effect, why = _effect(prog, k, queue, n, name, count)
                     found.append(Mutant(number + 1, c, kind, replacement, effect, why))
         elif _mnemonic(c) == "s_barrier" and reads_after.get(k):
             if prog.indirect or state.dma_issued:
@@ -295,20 +345,27 @@ def mutants(text: str) -> tuple[list[Mutant], Program]:
     return found, prog
 
 
-def _effect(queue: Queue, n: int, freed: range, what: str, indirect: bool) -> tuple[str, str]:
-    if indirect:
+def _effect(prog: Program, k: int, queue: Queue, n: int, name: str, count: int | None) -> tuple[str, str]:
+    what = "LDS-DMA load" if name == "vmcnt" else "DS read"
+    where = "an LDS read, a barrier or the end" if name == "vmcnt" else "a barrier, a DMA load or the end"
+    if prog.indirect:
         return "in scope", "an indirect branch: the analysis claims nothing"
     if queue.length <= n:
         return "equivalent", f"at most {queue.length} outstanding on every path: the wait retires nothing"
-    if not any(p in queue.marked for p in freed):
-        return "out of scope", f"up to {queue.length} outstanding, but no {what} among those it would leave in flight"
-    return "in scope", f"up to {queue.length} outstanding; a {what} among those it would leave in flight"
+    _, observed = analyse(prog, (k, name, count))
+    if not observed:
+        return "out of scope", (f"up to {queue.length} outstanding; no {what} it leaves in flight is still "
+                                f"outstanding at {where} on any path")
+    first = min(prog.code[o] + 1 for o in observed)
+    return "in scope", f"up to {queue.length} outstanding; a {what} it leaves in flight may still be at line {first}"
 
 
 def _reads_before_next_barrier(prog: Program) -> dict[int, bool]:
-    """For each instruction: whether a DS read is reachable from it before another s_barrier."""
+    """For each s_barrier: whether a DS read is reachable from it before another s_barrier."""
     reaches: dict[int, bool] = {}
     for k in range(len(prog.code)):
+        if _mnemonic(_code(prog.lines[prog.code[k]])) != "s_barrier":
+            continue
         seen, stack, found = set(), list(prog.successors[k]), False
         while stack and not found:
             s = stack.pop()
@@ -345,7 +402,7 @@ def _counts(report) -> dict:
 
 def run_mutants(text: str, path: str = "<text>", *, time_limit: float = 30.0, oracle: bool = False,
                 effects: tuple[str, ...] = ("equivalent", "out of scope", "in scope"),
-                kinds: tuple[str, ...] | None = None, select=None) -> dict:
+                kinds: tuple[str, ...] | None = None, select=None, found: list[Mutant] | None = None) -> dict:
     """Lint ``text`` and each of its mutants; the result as a dict (see :func:`summary`)."""
     from .lint import Options, lint_text
     from .lint.command import exit_status
@@ -354,7 +411,8 @@ def run_mutants(text: str, path: str = "<text>", *, time_limit: float = 30.0, or
     start = time.perf_counter()
     base = lint_text(text, path, options)
     base_seconds = time.perf_counter() - start
-    found, _ = mutants(text)
+    if found is None:
+        found, _ = mutants(text)
     lines = text.splitlines()
     chosen = [m for m in found if m.effect in effects and (kinds is None or m.kind in kinds)
               and (select is None or select(m))]
