@@ -37,7 +37,7 @@ from benchmarks.flydsl_builders import BUILDERS  # noqa: E402
 from pytest_gemmcheck.compiled.flydsl.compile import compile_spec, find_linker  # noqa: E402
 
 SPEC = str(ROOT / "benchmarks" / "flydsl_builders.py") + ":spec"
-STATUS = {0: "clean", 1: "errors", 3: "unchecked"}
+STATUS = {0: "pass", 1: "errors", 3: "unchecked"}
 
 
 def default_device_libs() -> str | None:

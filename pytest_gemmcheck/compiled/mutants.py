@@ -43,7 +43,7 @@ from dataclasses import asdict, dataclass, field
 
 VM_MAX, LGKM_MAX = 63, 15  # gfx9: a 6-bit vmcnt, a 4-bit lgkmcnt
 _FIELD = re.compile(r"(vmcnt|expcnt|lgkmcnt)\((\d+)\)")
-_LABEL = re.compile(r"^([A-Za-z_.$][\w.$]*):")
+_LABEL = re.compile(r"^([A-Za-z_.$][\w.$]*|\d+):")
 _BLOCKS = ((".amdgpu_metadata", ".end_amdgpu_metadata"), (".amdhsa_kernel", ".end_amdhsa_kernel"))
 _INSTRUCTION = re.compile(r"^(s|v|ds|buffer|global|flat|scratch|tbuffer|image|exp)_?[a-z0-9_]*(\s|$)")
 _VM_PREFIXES = ("buffer_", "global_", "flat_", "scratch_", "tbuffer_", "image_")
@@ -167,6 +167,7 @@ def program(text: str) -> Program:
         if m:
             functions.add(m.group(1))
     entries_by_label: dict[str, int] = {}
+    numeric: dict[str, list[tuple[int, int]]] = {}  # "1" -> [(line, code index)]: local labels, 1f / 1b
     skipping = None  # inside a metadata or kernel-descriptor block
     for number, line in enumerate(lines):
         stripped = _code(line)
@@ -180,7 +181,10 @@ def program(text: str) -> Program:
         if skipping:
             continue
         m = _LABEL.match(stripped)
-        if m:
+        if m and m.group(1).isdigit():
+            numeric.setdefault(m.group(1), []).append((number, len(code)))
+            stripped = stripped[m.end():].strip()
+        elif m:
             labels[m.group(1)] = len(code)
             if m.group(1) in functions:
                 entries_by_label[m.group(1)] = len(code)
@@ -194,6 +198,13 @@ def program(text: str) -> Program:
         c = _code(lines[number])
         op = _mnemonic(c)
         target = c.split(None, 1)[1].strip() if " " in c else ""
+        local = re.fullmatch(r"(\d+)([fb])", target)
+        if local:
+            defs = numeric.get(local.group(1), [])
+            pick = ([i for line, i in defs if line > number][:1] if local.group(2) == "f"
+                    else [i for line, i in defs if line < number][-1:])
+            if pick:
+                labels = {**labels, target: pick[0]}
         nxt = [k + 1] if k + 1 < len(code) else []
         if op == "s_endpgm" or op.startswith("s_endpgm"):
             successors[k] = []
@@ -493,6 +504,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--oracle", action="store_true", help="lint in-scope mutants the lint misses with the path engine too")
     parser.add_argument("--time-limit", type=float, default=30.0, help="the lint's time limit per mutant (default 30 s)")
     parser.add_argument("--in-scope-only", action="store_true", help="lint only in-scope mutants")
+    parser.add_argument("--ordering-only", action="store_true",
+                        help="lint only vmcnt and barrier mutants (those the mutation score counts)")
     parser.add_argument("--quiet", action="store_true", help="no per-mutant lines")
     args = parser.parse_args(argv)
     results = []
@@ -500,7 +513,8 @@ def main(argv: list[str] | None = None) -> int:
         with open(path, encoding="utf-8") as handle:
             text = handle.read()
         effects = ("in scope",) if args.in_scope_only else ("equivalent", "out of scope", "in scope")
-        result = run_mutants(text, path, time_limit=args.time_limit, oracle=args.oracle, effects=effects)
+        select = (lambda m: "lgkmcnt" not in m.kind) if args.ordering_only else None
+        result = run_mutants(text, path, time_limit=args.time_limit, oracle=args.oracle, effects=effects, select=select)
         print(format_result(result, verbose=not args.quiet), flush=True)
         results.append(result)
     if args.json:

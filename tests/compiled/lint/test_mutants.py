@@ -126,3 +126,25 @@ def test_program_follows_labels_and_ends(example_asm):
     assert len(prog.entries) == 1 and not prog.indirect
     ends = [k for k, s in prog.successors.items() if not s]
     assert ends and all(prog.lines[prog.code[k]].strip() == "s_endpgm" for k in ends)
+
+
+def test_numeric_local_labels_are_followed():
+    # inline assembly's `s_cbranch_scc0 1f` around a wave-dependent extra barrier (FlyDSL's HTI)
+    text = "\n".join([
+        "\t.type k,@function", "k:",
+        "\tbuffer_load_dword v1, s[0:3], 0 offen lds",
+        "\ts_cmp_eq_u32 s2, 0",
+        "\ts_cbranch_scc0 1f",
+        "\ts_barrier",
+        "1:",
+        "\ts_waitcnt vmcnt(0)",
+        "\ts_barrier",
+        "\tds_read_b32 v3, v0",
+        "\ts_endpgm",
+    ])
+    found, prog = mutants(text)
+    assert not prog.indirect
+    assert prog.successors[2] == [3, 4]  # the fall-through barrier and the label
+    by = {(m.line, m.kind): m.effect for m in found}
+    assert by[(8, "delete vmcnt")] == "in scope"
+    assert (6, "delete s_barrier") not in by  # the next barrier comes before any read
