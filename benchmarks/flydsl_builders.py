@@ -89,9 +89,10 @@ def _a16w16(M=512, N=512, K=1024, **kwargs):
     params.update(kwargs)
     params.update(a_is_transposed=False, b_is_transposed=True, in_dtype_id=g.GEMM_A16W16_DTYPE_BF16,
                   out_dtype_id=g.GEMM_A16W16_DTYPE_BF16, has_bias=False)
+    g.make_gemm_a16w16_gfx950_param(**params)  # raises with the reason a configuration is refused
     param = g.make_gemm_a16w16_param_and_validate(M, N, K, params)
     if param is None:
-        raise ValueError(f"gemm_a16w16_gfx950 rejects {params}")
+        raise ValueError(f"gemm_a16w16_gfx950 refuses M={M} N={N} K={K} for {params}")
     semaphore = torch.zeros(256, dtype=torch.int32)
     signal = torch.zeros(256, dtype=torch.int32)
 
