@@ -109,38 +109,36 @@ def is_ds_read(mnemonic: str) -> bool:
 @dataclass(frozen=True)
 class Queue:
     """An upper bound of one counter's outstanding operations on every path: their most, the
-    positions (younger operations after it) an operation of interest may hold, the positions of
-    those a mutant left in flight (``freed``), and (lgkmcnt) whether a scalar load, which returns
-    out of order, may be among them."""
+    positions an operation of interest may hold (how many ordered operations were issued after
+    it), and the positions of those a mutant left in flight (``freed``).
+
+    ``s_waitcnt ...cnt(n)`` is sure to have retired an operation once ``n`` ordered ones follow
+    it: they complete in order, so were it outstanding, so would they be. Every vector-memory
+    operation is ordered; under lgkmcnt only DS operations are (scalar loads return out of order),
+    so only they move a DS read's position, while every lgkm operation counts in the length."""
 
     length: int = 0
     marked: frozenset = frozenset()
     freed: frozenset = frozenset()
-    unordered: bool = False
 
-    def issue(self, cap: int, marked: bool, unordered: bool = False) -> "Queue":
+    def issue(self, cap: int, marked: bool, ordered: bool = True) -> "Queue":
         # past the counter's width the positions are clamped, never dropped: an over-count (an
         # operation taken for a counted one) then errs towards "still in flight"
         def shift(ps):
-            return frozenset(min(p + 1, cap - 1) for p in ps)
+            return frozenset(min(p + 1, cap - 1) for p in ps) if ordered else ps
 
-        return Queue(min(self.length + 1, cap), shift(self.marked) | ({0} if marked else frozenset()),
-                     shift(self.freed), self.unordered or unordered)
+        return Queue(min(self.length + 1, cap), shift(self.marked) | ({0} if marked else frozenset()), shift(self.freed))
 
     def retired(self, n: int) -> tuple[frozenset, frozenset]:
-        """What ``wait(n)`` keeps of (marked, freed): all but the ``n`` youngest retire, in order;
-        with a scalar load possibly outstanding only a wait for zero is sure to retire any."""
-        if self.unordered and n > 0:
-            return self.marked, self.freed
+        """What ``wait(n)`` keeps of (marked, freed)."""
         return frozenset(p for p in self.marked if p < n), frozenset(p for p in self.freed if p < n)
 
     def wait(self, n: int) -> "Queue":
         marked, freed = self.retired(n)
-        return Queue(min(self.length, n), marked, freed, self.unordered and n > 0)
+        return Queue(min(self.length, n), marked, freed)
 
     def join(self, other: "Queue") -> "Queue":
-        return Queue(max(self.length, other.length), self.marked | other.marked, self.freed | other.freed,
-                     self.unordered or other.unordered)
+        return Queue(max(self.length, other.length), self.marked | other.marked, self.freed | other.freed)
 
 
 @dataclass(frozen=True)
@@ -270,12 +268,12 @@ def _mutated(line: str, state: State, name: str, count: int | None) -> State:
     queue = state.vm if name == "vmcnt" else state.lgkm
     kept_marked, kept_freed = queue.retired(fields[name])
     if count is None:
-        mutant_marked, mutant_freed, length, unordered = queue.marked, queue.freed, queue.length, queue.unordered
+        mutant_marked, mutant_freed, length = queue.marked, queue.freed, queue.length
     else:
         mutant_marked, mutant_freed = queue.retired(count)
-        length, unordered = min(queue.length, count), queue.unordered and count > 0
+        length = min(queue.length, count)
     freed = (mutant_marked - kept_marked) | mutant_freed
-    new_queue = Queue(length, mutant_marked, freed, unordered)
+    new_queue = Queue(length, mutant_marked, freed)
     if name == "vmcnt":
         return State(new_queue, original.lgkm, state.dma_issued)
     return State(original.vm, new_queue, state.dma_issued)
@@ -297,7 +295,7 @@ def transfer(line: str, state: State) -> State:
         vm = vm.issue(VM_MAX, dma)
         issued |= dma
     if is_lgkm(op):
-        lgkm = lgkm.issue(LGKM_MAX, is_ds_read(op), unordered=op.startswith("s_"))
+        lgkm = lgkm.issue(LGKM_MAX, is_ds_read(op), ordered=op.startswith("ds_"))
     return State(vm, lgkm, issued)
 
 
