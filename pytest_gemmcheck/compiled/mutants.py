@@ -21,13 +21,15 @@ DS reads may sit among them. It errs only towards "may change":
 
 * **equivalent**: on every path the counter is already at or below ``N`` where the wait stands,
   so the wait retires nothing, and deleting or raising it changes no behaviour at all;
-* **out of scope**: it may retire something, but never an LDS-DMA load (a ``vmcnt`` part) nor a
-  DS read (an ``lgkmcnt`` part), or (a barrier) no LDS-DMA load is issued before it on any path:
-  the mutant may break something else (a register read of a global load, a DS write), not an
-  ordering the lint checks;
-* **in scope**: everything else. The mutation score is caught / in scope. An in-scope mutant
-  that is missed is not proven racy (the retired load may not be read before a later wait), so
-  ``--oracle`` also lints the missed ones with the path-enumerating engine.
+* **out of scope**: what it leaves in flight is never an LDS-DMA load (a ``vmcnt`` part) still
+  outstanding at an LDS read, a barrier or the end of the wave, nor a DS read (an ``lgkmcnt``
+  part) still outstanding at a barrier, an LDS-DMA load or the end, on any path; or (a barrier)
+  no LDS-DMA load is issued before it on any path. The mutant may break something else (a
+  register read of a global load, a DS write), not an ordering the lint checks;
+* **in scope**: everything else. The mutation score is caught / in scope over the ``vmcnt`` and
+  barrier mutants. An in-scope mutant that is missed is not proven racy (the load it leaves in
+  flight may be one no other wave reads), so ``--oracle`` also lints those with the
+  path-enumerating engine.
 
 Every ``vmcnt`` mutant retires less, so an in-scope one can only open a read-before-load race
 (error); an ``lgkmcnt`` mutant leaves DS reads in flight, which the lint reports as refill
@@ -35,6 +37,7 @@ warnings at most. Equivalent and out-of-scope mutants are linted too: a new erro
 those is a false error of the lint.
 
     python -m pytest_gemmcheck.compiled.mutants FILE.s [...] [--json FILE] [--oracle] [--time-limit S]
+        [--in-scope-only] [--ordering-only] [--quiet]
 """
 
 from __future__ import annotations
