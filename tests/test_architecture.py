@@ -129,3 +129,10 @@ def test_a_history_query_imports_no_pytest_or_torch(tmp_path):
             f"main(['--db', {str(database)!r}, 'history'])")
     heavy = _imported_by(code) & {"pytest", "_pytest", "torch", "triton"}
     assert heavy == set()
+
+
+def test_test_files_have_unique_names():
+    # the suite runs in pytest's default import mode, where two test modules of one basename collide
+    tests = Path(__file__).resolve().parent
+    names = [path.name for path in tests.rglob("test_*.py")]
+    assert sorted({name for name in names if names.count(name) > 1}) == []

@@ -162,7 +162,7 @@ def _revisions() -> tuple[frozenset[str], str]:
     """(every revision this package knows, the head), read from the migration files' own
     ``revision = '...'`` lines rather than through Alembic: opening a database at the head
     (every read) then imports no Alembic, half of a command's start. The migrations are one
-    chain; tests/history/test_engine.py checks them against Alembic's own reading."""
+    chain; tests/history/test_history_engine.py checks them against Alembic's own reading."""
     revisions, parents = set(), set()
     for path in _VERSIONS.glob("*.py"):
         fields = {match[1]: match[2] or match[3] or None for match in _REVISION_LINE.finditer(path.read_text())}
