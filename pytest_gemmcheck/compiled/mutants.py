@@ -49,12 +49,17 @@ import sys
 import time
 from dataclasses import asdict, dataclass, field
 
-VM_MAX, LGKM_MAX = 63, 15  # gfx9: a 6-bit vmcnt, a 4-bit lgkmcnt
-_FIELD = re.compile(r"(vmcnt|expcnt|lgkmcnt)\((\d+)\)")
+from .lint.asm import parse_instruction
+from .lint.simulate import VMEM_PREFIXES
+from .lint.simulate import is_dma as _is_dma_instruction
+from .lint.simulate import waitcnt_fields as _waitcnt_operand_fields
+from .lint.targets import Target
+
+_GFX9 = Target("gfx9")
+VM_MAX, LGKM_MAX = _GFX9.vm_limit, _GFX9.lgkm_limit
 _LABEL = re.compile(r"^([A-Za-z_.$][\w.$]*|\d+):")
 _BLOCKS = ((".amdgpu_metadata", ".end_amdgpu_metadata"), (".amdhsa_kernel", ".end_amdhsa_kernel"))
 _INSTRUCTION = re.compile(r"^(s|v|ds|buffer|global|flat|scratch|tbuffer|image|exp)_?[a-z0-9_]*(\s|$)")
-_VM_PREFIXES = ("buffer_", "global_", "flat_", "scratch_", "tbuffer_", "image_")
 _LGKM_PREFIXES = ("ds_", "s_load", "s_buffer_", "s_scratch_", "s_store", "s_atc", "s_atomic", "s_sendmsg",
                   "s_memtime", "s_memrealtime", "s_dcache", "flat_", "s_get_barrier")
 
@@ -71,17 +76,7 @@ def waitcnt_fields(code: str) -> dict[str, int] | None:
     """The counter fields of an ``s_waitcnt`` (symbolic, or a raw gfx9 immediate); None otherwise."""
     if _mnemonic(code) != "s_waitcnt":
         return None
-    rest = code[len("s_waitcnt"):].strip()
-    fields = {name: int(value) for name, value in _FIELD.findall(rest)}
-    if not fields and rest:
-        try:
-            imm = int(rest, 0)
-        except ValueError:
-            return None
-        # gfx9 layout: vmcnt bits 3:0 and 15:14, expcnt 6:4, lgkmcnt 11:8; a field at its maximum waits for nothing
-        vm, exp, lgkm = (imm & 0xF) | ((imm >> 14) & 0x3) << 4, (imm >> 4) & 0x7, (imm >> 8) & 0xF
-        fields = {k: v for k, v, top in (("vmcnt", vm, VM_MAX), ("expcnt", exp, 7), ("lgkmcnt", lgkm, LGKM_MAX)) if v < top}
-    return fields
+    return _waitcnt_operand_fields(code[len("s_waitcnt"):].strip())
 
 
 def render_waitcnt(fields: dict[str, int]) -> str | None:
@@ -90,12 +85,11 @@ def render_waitcnt(fields: dict[str, int]) -> str | None:
 
 
 def is_vm(mnemonic: str) -> bool:
-    return mnemonic.startswith(_VM_PREFIXES)
+    return mnemonic.startswith(VMEM_PREFIXES)
 
 
 def is_dma(code: str) -> bool:
-    words = code.replace(",", " ").split()
-    return bool(words) and is_vm(words[0]) and ("lds" in words[1:] or words[0].startswith("global_load_lds"))
+    return bool(code) and _is_dma_instruction(parse_instruction(code))
 
 
 def is_lgkm(mnemonic: str) -> bool:

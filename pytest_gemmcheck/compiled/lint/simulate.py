@@ -92,7 +92,7 @@ class BranchChoices:
 _DS_SIZE = re.compile(r"_(b|u|i)(8|16|32|64|96|128)")
 _DMA_SIZES = {"ubyte": 1, "sbyte": 1, "ushort": 2, "sshort": 2, "dword": 4, "dwordx3": 12, "dwordx4": 16}
 _SMEM_PREFIXES = ("s_load", "s_buffer_load", "s_store", "s_buffer_store", "s_dcache", "s_memtime", "s_memrealtime", "s_scratch", "s_atc_probe", "s_sendmsg", "s_atomic", "s_buffer_atomic")
-_VMEM_PREFIXES = ("buffer_", "global_", "flat_", "scratch_", "tbuffer_", "image_")
+VMEM_PREFIXES = ("buffer_", "global_", "flat_", "scratch_", "tbuffer_", "image_")
 
 
 def is_dma(inst: Instruction) -> bool:
@@ -128,27 +128,35 @@ def ds_access(inst: Instruction) -> tuple[str, int, int] | None:
     return ("ds_write", size, 1)  # atomics read and write; only their write matters here
 
 
+_WAIT_FIELD = re.compile(r"(vmcnt|expcnt|lgkmcnt)\((\d+)\)")
+
+
+def waitcnt_fields(text: str) -> dict[str, int] | None:
+    """The counters an ``s_waitcnt``'s operand text waits on, by name (vmcnt, expcnt, lgkmcnt):
+    written out, or a raw gfx9 immediate, where a field at its maximum waits for nothing; None
+    for text that is neither."""
+    fields = {name: int(value) for name, value in _WAIT_FIELD.findall(text)}
+    if fields or not text:
+        return fields
+    try:
+        raw = int(text, 0)
+    except ValueError:
+        return None
+    # gfx9 encoding: vmcnt in [3:0] and [15:14], expcnt in [6:4], lgkmcnt in [11:8]
+    vm, exp, lgkm = (raw & 0xF) | ((raw >> 14) & 0x3) << 4, (raw >> 4) & 0x7, (raw >> 8) & 0xF
+    return {name: value for name, value, top in (("vmcnt", vm, 0x3F), ("expcnt", exp, 0x7), ("lgkmcnt", lgkm, 0xF))
+            if value < top}
+
+
 def parse_waitcnt(inst: Instruction) -> tuple[int | None, int | None]:
     """(vmcnt, lgkmcnt) of a wait; None for a counter it does not wait on."""
     name = inst.mnemonic
-    text = inst.operands[0] if inst.operands else ""
     if name == "s_waitcnt_vmcnt" and len(inst.operands) > 1:
         return int(inst.operands[1], 0), None
     if name == "s_waitcnt_lgkmcnt" and len(inst.operands) > 1:
         return None, int(inst.operands[1], 0)
-    fields = dict(re.findall(r"(vmcnt|lgkmcnt|expcnt)\((\d+)\)", text))
-    if fields:
-        vm = int(fields["vmcnt"]) if "vmcnt" in fields else None
-        lgkm = int(fields["lgkmcnt"]) if "lgkmcnt" in fields else None
-        return vm, lgkm
-    try:
-        raw = int(text, 0)
-    except ValueError:
-        return None, None
-    # gfx9 encoding: vmcnt in [3:0] and [15:14], lgkmcnt in [11:8]; all-ones means no wait
-    vm = (raw & 0xF) | ((raw >> 14) & 0x3) << 4
-    lgkm = (raw >> 8) & 0xF
-    return (None if vm == 0x3F else vm), (None if lgkm == 0xF else lgkm)
+    fields = waitcnt_fields(inst.operands[0] if inst.operands else "") or {}
+    return fields.get("vmcnt"), fields.get("lgkmcnt")
 
 
 def _merge(starts: np.ndarray, length: int | np.ndarray) -> Ranges:
@@ -325,7 +333,7 @@ def classify(inst: Instruction) -> str | None:
         return "barrier"
     if is_dma(inst):
         return "dma"
-    if name.startswith(_VMEM_PREFIXES):
+    if name.startswith(VMEM_PREFIXES):
         return "vmem"
     if name.startswith(_SMEM_PREFIXES):
         return "smem"
