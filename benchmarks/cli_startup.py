@@ -84,12 +84,12 @@ def main() -> None:
           f"{args.launches:,} launches; seconds")
     print(f"{'command':<18} {'min':>7} {'median':>7} {'above python -c pass':>22}")
     for name, values in times.items():
-        above = "" if name == "python -c pass" else f"+{min(values) - base:.3f}"
+        above = "" if name == "python -c pass" else f"{min(values) - base:+.3f}"
         print(f"{name:<18} {min(values):7.3f} {statistics.median(values):7.3f} {above:>22}")
     for name, target in TARGETS_S.items():
         above = min(times[name]) - base
         print(f"target: {name} <= {target:.2f} s above python -c pass: {'met' if above <= target else 'NOT met'} "
-              f"(+{above:.3f} s)")
+              f"({above:+.3f} s)")
 
 
 if __name__ == "__main__":

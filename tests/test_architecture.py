@@ -106,12 +106,13 @@ def test_the_rule_sees_a_violation(tmp_path, monkeypatch):
                              "a higher layer"]
 
 
-def _imported_by(code: str) -> set[str]:
+def _imported_by(code: str, *, whole_names: bool = False) -> set[str]:
     done = subprocess.run([sys.executable, "-c", code + "\nimport sys, json; print(json.dumps(sorted(sys.modules)))"],
                           capture_output=True, text=True, check=True)
     import json
 
-    return {name.split(".")[0] for name in json.loads(done.stdout.splitlines()[-1])}
+    names = json.loads(done.stdout.splitlines()[-1])
+    return set(names) if whole_names else {name.split(".")[0] for name in names}
 
 
 @pytest.mark.parametrize("argv", [["--version"], ["--help"], ["history", "--help"], ["lint", "--help"]])
@@ -123,12 +124,17 @@ def test_the_command_line_starts_light(argv):
     assert heavy == set()
 
 
-def test_a_history_query_imports_no_pytest_or_torch(tmp_path):
+def test_a_history_query_reads_through_sqlalchemy_core_alone(tmp_path):
+    """gemmcheck history imports no pytest, torch, Triton or Alembic, nor SQLAlchemy's ORM or the
+    store that writes results: what a read pays for is SQLAlchemy Core."""
     database = tmp_path / "history.db"
-    code = (f"import sys\nfrom pytest_gemmcheck.cli import main\nmain(['--db', {str(database)!r}, 'db', 'upgrade'])\n"
-            f"main(['--db', {str(database)!r}, 'history'])")
-    heavy = _imported_by(code) & {"pytest", "_pytest", "torch", "triton"}
+    _imported_by(f"from pytest_gemmcheck.cli import main\nmain(['--db', {str(database)!r}, 'db', 'upgrade'])")
+    imported = _imported_by(f"from pytest_gemmcheck.cli import main\nmain(['--db', {str(database)!r}, 'history'])",
+                            whole_names=True)
+    assert "pytest_gemmcheck.history.dashboard" in imported  # the query ran
+    heavy = {name for name in imported if name.split(".")[0] in {"pytest", "_pytest", "torch", "triton", "alembic"}}
     assert heavy == set()
+    assert {"sqlalchemy.orm", "pytest_gemmcheck.history.store"} & imported == set()
 
 
 def test_test_files_have_unique_names():

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from sqlalchemy import Integer, and_, func, or_, select
 
-from ..history.models import Case, Launch, Result, Run
+from ..history.schema import case_table, launch_table, result_table, results_joined, run_table
 
 
 class GitError(Exception):
@@ -87,15 +87,15 @@ class Counts:
 
 
 def _conditions(sha: str, key: str | None, nodeid: str | None, after: int | None, tag: str | None):
-    conditions = [Run.revision == sha, or_(Run.dirty.is_(None), Run.dirty.is_(False))]
+    conditions = [run_table.c.revision == sha, or_(run_table.c.dirty.is_(None), run_table.c.dirty.is_(False))]
     if key:
-        conditions.append(Case.key.like(key.replace("%", r"\%").replace("_", r"\_") + "%", escape="\\"))
+        conditions.append(case_table.c.key.like(key.replace("%", r"\%").replace("_", r"\_") + "%", escape="\\"))
     if nodeid:
-        conditions.append(Result.nodeid == nodeid)
+        conditions.append(result_table.c.nodeid == nodeid)
     if after is not None:
-        conditions.append(Run.id > after)
+        conditions.append(run_table.c.id > after)
     if tag:
-        conditions.append(Run.tag == tag)
+        conditions.append(run_table.c.tag == tag)
     return and_(*conditions)
 
 
@@ -104,30 +104,31 @@ def count(engine, sha: str, *, key: str | None, nodeid: str | None, unit: str = 
     """The case's recorded counts at ``sha`` (clean trees only): launches, or (unit 'process')
     the processes with a bad launch of all processes (one per host and pid in a run)."""
     where = _conditions(sha, key, nodeid, after, tag)
-    base = (select(func.coalesce(func.sum(Result.bad_launches), 0), func.coalesce(func.sum(Result.launches), 0),
-                   func.count(func.distinct(Result.run_id)))
-            .join(Case, Case.id == Result.case_id).join(Run, Run.id == Result.run_id).where(where))
+    result = result_table.c
+    base = (select(func.coalesce(func.sum(result.bad_launches), 0), func.coalesce(func.sum(result.launches), 0),
+                   func.count(func.distinct(result.run_id)))
+            .select_from(results_joined(case_table, run_table)).where(where))
     with engine.connect() as connection:
         bad, launches, runs = connection.execute(base).one()
         if unit != "process":
             return Counts(int(bad), int(launches), int(launches), int(runs))
-        per_process = (select(func.sum(func.cast(Launch.kinds != "", Integer())))
-                       .select_from(Launch).join(Result, Result.id == Launch.result_id)
-                       .join(Case, Case.id == Result.case_id).join(Run, Run.id == Result.run_id)
-                       .where(where).group_by(Result.run_id, Launch.host, Launch.pid))
+        per_process = (select(func.sum(func.cast(launch_table.c.kinds != "", Integer())))
+                       .select_from(results_joined(case_table, run_table, launches=True))
+                       .where(where).group_by(result.run_id, launch_table.c.host, launch_table.c.pid))
         flags = [int(value or 0) for (value,) in connection.execute(per_process)]
     return Counts(sum(1 for value in flags if value > 0), len(flags), int(launches), int(runs))
 
 
 def last_run_id(engine) -> int:
     with engine.connect() as connection:
-        return int(connection.execute(select(func.coalesce(func.max(Run.id), 0))).scalar() or 0)
+        return int(connection.execute(select(func.coalesce(func.max(run_table.c.id), 0))).scalar() or 0)
 
 
 def nodeid_of(engine, key: str) -> str | None:
     """The test that last recorded the case ``key`` (a key or its prefix)."""
-    query = (select(Result.nodeid).join(Case, Case.id == Result.case_id)
-             .where(Case.key.like(key + "%"), Result.nodeid.is_not(None)).order_by(Result.id.desc()).limit(1))
+    query = (select(result_table.c.nodeid).select_from(results_joined(case_table))
+             .where(case_table.c.key.like(key + "%"), result_table.c.nodeid.is_not(None))
+             .order_by(result_table.c.id.desc()).limit(1))
     with engine.connect() as connection:
         return connection.execute(query).scalar()
 

@@ -1,2 +1,2 @@
-"""The history database: schema (models), connections and migrations (engine), reads and
-writes (store). Imported only when a session records or a command reads."""
+"""The history database: its tables (schema), connections and migrations (engine), writes
+(store) and reads (queries, dashboard). Imported only when a session records or a command reads."""

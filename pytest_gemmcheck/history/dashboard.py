@@ -14,7 +14,7 @@ from datetime import datetime
 from sqlalchemy import and_, case, func, select
 from sqlalchemy.engine import Engine
 
-from .models import Case, Launch, Result, Run, Stack
+from .schema import case_table, launch_table, result_table, results_joined, run_table, stack_table
 from .selection import Selection, SelectionError, check_stack_fields, match
 
 # Verdicts from the worst: a case's latest verdict is the worst of the latest run's results
@@ -104,11 +104,10 @@ class CellTotals:
     worst_rate: float  # the worst result's bad/launches
 
 
-_RESULT_COLUMNS = (Result.id, Result.case_id, Result.run_id, Result.stack_id, Run.started_at, Run.status, Run.tag,
-                   Run.revision,
-                   Result.launches, Result.bad_launches, Result.worst_wrong, Result.kinds, Result.verdict,
-                   Result.deterministic, Result.elapsed_min_s, Result.elapsed_median_s, Result.contended,
-                   Result.recorded_at, Result.worst_differing, Result.hazards)
+_RESULT_COLUMNS = (
+    *result_table.c["id", "case_id", "run_id", "stack_id"], *run_table.c["started_at", "status", "tag", "revision"],
+    *result_table.c["launches", "bad_launches", "worst_wrong", "kinds", "verdict", "deterministic", "elapsed_min_s",
+                    "elapsed_median_s", "contended", "recorded_at", "worst_differing", "hazards"])
 
 
 def cases(connection, ids) -> dict[int, CaseInfo]:
@@ -116,20 +115,21 @@ def cases(connection, ids) -> dict[int, CaseInfo]:
     found: dict[int, CaseInfo] = {}
     ids = sorted(set(ids))
     for start in range(0, len(ids), 500):  # bounded IN lists
-        query = select(Case.id, Case.key, Case.kernel, Case.quant, Case.m, Case.n, Case.k, Case.tile, Case.out_dtype,
-                       Case.fp8, Case.params).where(Case.id.in_(ids[start:start + 500]))
+        columns = case_table.c["id", "key", "kernel", "quant", "m", "n", "k", "tile", "out_dtype", "fp8", "params"]
+        query = (select(columns)
+                 .where(case_table.c.id.in_(ids[start:start + 500])))
         for row in connection.execute(query):
             found[row.id] = CaseInfo(*row[:10], params=row.params or {})
     return found
 
 
 def stacks(connection) -> dict[int, StackInfo]:
-    query = select(Stack.id, Stack.gpu_arch, Stack.gpu_name, Stack.torch, Stack.cuda, Stack.hip)
+    query = select(stack_table.c["id", "gpu_arch", "gpu_name", "torch", "cuda", "hip"])
     return {row.id: StackInfo(*row) for row in connection.execute(query)}
 
 
 def _where(connection, *selections: Selection):
-    """The WHERE clause over Result for all ``selections`` at once; None when they match nothing."""
+    """The WHERE clause over the result table for all ``selections`` at once; None when they match nothing."""
     clauses = []
     for selection in selections:
         matched = match(connection, selection)
@@ -145,13 +145,14 @@ def case_totals(engine: Engine, selection: Selection, *, limit: int = 500) -> tu
         where = _where(connection, selection)
         if where is None:
             return [], {}
-        last_bad = func.max(case((Result.bad_launches > 0, Result.recorded_at), else_=None))
-        query = (select(Result.case_id, func.count(func.distinct(Result.run_id)), func.sum(Result.launches),
-                        func.sum(Result.bad_launches), func.max(Result.worst_wrong), last_bad,
-                        func.max(Result.worst_differing), func.max(Result.hazards))
-                 .join(Case, Case.id == Result.case_id).where(where).group_by(Result.case_id)
-                 .order_by(func.min(Case.kernel), func.min(Case.quant), func.min(Case.m), func.min(Case.n),
-                           func.min(Case.k), Result.case_id).limit(limit))
+        result = result_table.c
+        last_bad = func.max(case((result.bad_launches > 0, result.recorded_at), else_=None))
+        query = (select(result.case_id, func.count(func.distinct(result.run_id)), func.sum(result.launches),
+                        func.sum(result.bad_launches), func.max(result.worst_wrong), last_bad,
+                        func.max(result.worst_differing), func.max(result.hazards))
+                 .select_from(results_joined(case_table)).where(where).group_by(result.case_id)
+                 .order_by(*(func.min(column) for column in case_table.c["kernel", "quant", "m", "n", "k"]),
+                           result.case_id).limit(limit))
         totals = [CaseTotals(case_id, int(runs), int(launches or 0), int(bad or 0), int(worst or 0), when,
                              None if differing is None else int(differing), None if hazards is None else int(hazards))
                   for case_id, runs, launches, bad, worst, when, differing, hazards in connection.execute(query)]
@@ -166,9 +167,10 @@ def recent_results(engine: Engine, selection: Selection, case_ids: list[int], *,
         where = _where(connection, selection)
         if where is None:
             return []
-        rank = func.dense_rank().over(partition_by=Result.case_id, order_by=Result.run_id.desc()).label("rank")
-        inner = (select(*_RESULT_COLUMNS, rank).join(Run, Run.id == Result.run_id)
-                 .where(where, Result.case_id.in_(case_ids)).subquery())
+        rank = (func.dense_rank().over(partition_by=result_table.c.case_id, order_by=result_table.c.run_id.desc())
+                .label("rank"))
+        inner = (select(*_RESULT_COLUMNS, rank).select_from(results_joined(run_table))
+                 .where(where, result_table.c.case_id.in_(case_ids)).subquery())
         query = (select(*[inner.c[column.key] for column in _RESULT_COLUMNS]).where(inner.c.rank <= runs)
                  .order_by(inner.c.case_id, inner.c.run_id.desc(), inner.c.id))
         return [ResultRow(*row) for row in connection.execute(query)]
@@ -180,7 +182,8 @@ def results(engine: Engine, *selections: Selection) -> list[ResultRow]:
         where = _where(connection, *selections)
         if where is None:
             return []
-        query = select(*_RESULT_COLUMNS).join(Run, Run.id == Result.run_id).where(where).order_by(Result.id)
+        query = (select(*_RESULT_COLUMNS).select_from(results_joined(run_table)).where(where)
+                 .order_by(result_table.c.id))
         return [ResultRow(*row) for row in connection.execute(query)]
 
 
@@ -192,9 +195,9 @@ def case_runs(engine: Engine, selection: Selection, *,
         where = _where(connection, selection)
         if where is None:
             return []
-        query = (select(*_RESULT_COLUMNS, Stack.gpu_arch, Case.key).join(Run, Run.id == Result.run_id)
-                 .join(Case, Case.id == Result.case_id).outerjoin(Stack, Stack.id == Result.stack_id).where(where)
-                 .order_by(Run.started_at.desc(), Result.id.desc()).limit(limit))
+        query = (select(*_RESULT_COLUMNS, stack_table.c.gpu_arch, case_table.c.key)
+                 .select_from(results_joined(run_table, case_table, stack_table)).where(where)
+                 .order_by(run_table.c.started_at.desc(), result_table.c.id.desc()).limit(limit))
         return [(ResultRow(*row[:-2]), row[-2], row[-1]) for row in connection.execute(query)]
 
 
@@ -223,18 +226,18 @@ def runs(engine: Engine, selection: Selection, *, limit: int = 20) -> list[RunRo
             return []
         on_results = []  # conditions on the results a run's counts are of
         if matched.cases is not None:
-            on_results.append(Result.case_id.in_(matched.cases))
+            on_results.append(result_table.c.case_id.in_(matched.cases))
         if matched.stacks is not None:
-            on_results.append(Result.stack_id.in_(matched.stacks))
-        joined = and_(Result.run_id == Run.id, *on_results)
-        query = (select(Run.id, Run.started_at, Run.ended_at, Run.status, Run.tag, Run.revision, Run.dirty,
-                        func.count(Result.id), func.coalesce(func.sum(Result.launches), 0),
-                        func.coalesce(func.sum(Result.bad_launches), 0))
-                 .outerjoin(Result, joined).group_by(Run.id).order_by(Run.id.desc()).limit(limit))
+            on_results.append(result_table.c.stack_id.in_(matched.stacks))
+        joined = and_(result_table.c.run_id == run_table.c.id, *on_results)
+        query = (select(*run_table.c["id", "started_at", "ended_at", "status", "tag", "revision", "dirty"],
+                        func.count(result_table.c.id), func.coalesce(func.sum(result_table.c.launches), 0),
+                        func.coalesce(func.sum(result_table.c.bad_launches), 0))
+                 .outerjoin(result_table, joined).group_by(run_table.c.id).order_by(run_table.c.id.desc()).limit(limit))
         if matched.runs is not None:
-            query = query.where(Run.id.in_(matched.runs))
+            query = query.where(run_table.c.id.in_(matched.runs))
         if on_results:
-            query = query.having(func.count(Result.id) > 0)
+            query = query.having(func.count(result_table.c.id) > 0)
         return [RunRow(*row[:7], int(row[7]), int(row[8]), int(row[9])) for row in connection.execute(query)]
 
 
@@ -244,13 +247,13 @@ def any_result(engine: Engine, selection: Selection) -> bool:
         where = _where(connection, selection)
         if where is None:
             return False
-        return connection.execute(select(Result.id).where(where).limit(1)).first() is not None
+        return connection.execute(select(result_table.c.id).where(where).limit(1)).first() is not None
 
 
 def unknown_case_prefixes(engine: Engine, prefixes) -> list[str]:
     """The case key prefixes no recorded case's key starts with."""
     with engine.connect() as connection:
-        keys = [key for (key,) in connection.execute(select(Case.key))]
+        keys = [key for (key,) in connection.execute(select(case_table.c.key))]
     return [prefix for prefix in prefixes if not any(key.startswith(prefix) for key in keys)]
 
 
@@ -272,10 +275,11 @@ def cell_totals(engine: Engine, selection: Selection) -> tuple[list[CellTotals],
         where = _where(connection, selection)
         if where is None:
             return [], {}, {}
-        worst = func.max(case((Result.launches > 0, Result.bad_launches * 1.0 / Result.launches), else_=0.0))
-        query = (select(Result.case_id, Result.stack_id, func.count(Result.id), func.sum(Result.launches),
-                        func.sum(Result.bad_launches), worst)
-                 .where(where, Result.launches > 0).group_by(Result.case_id, Result.stack_id))
+        result = result_table.c
+        worst = func.max(case((result.launches > 0, result.bad_launches * 1.0 / result.launches), else_=0.0))
+        query = (select(result.case_id, result.stack_id, func.count(result.id), func.sum(result.launches),
+                        func.sum(result.bad_launches), worst)
+                 .where(where, result.launches > 0).group_by(result.case_id, result.stack_id))
         cells = [CellTotals(case_id, stack_id, int(count), int(launches or 0), int(bad or 0), float(rate or 0))
                  for case_id, stack_id, count, launches, bad, rate in connection.execute(query)]
         return cells, cases(connection, {cell.case_id for cell in cells}), stacks(connection)
@@ -293,15 +297,15 @@ class LaunchRow:
 
 def launches_of(engine: Engine, result_id: int) -> list[LaunchRow]:
     """One result's launches, in order."""
-    query = (select(Launch.launch_index, Launch.kinds, Launch.wrong, Launch.nonfinite, Launch.differing,
-                    Launch.elapsed_s).where(Launch.result_id == result_id).order_by(Launch.launch_index))
+    query = (select(launch_table.c["launch_index", "kinds", "wrong", "nonfinite", "differing", "elapsed_s"])
+             .where(launch_table.c.result_id == result_id).order_by(launch_table.c.launch_index))
     with engine.connect() as connection:
         return [LaunchRow(*row) for row in connection.execute(query)]
 
 
 def worst_tiles_of(engine: Engine, result_id: int) -> dict | None:
     with engine.connect() as connection:
-        return connection.execute(select(Result.worst_tiles).where(Result.id == result_id)).scalar()
+        return connection.execute(select(result_table.c.worst_tiles).where(result_table.c.id == result_id)).scalar()
 
 
 def sanitize_of(engine: Engine, result_ids: list[int]) -> dict[int, list[dict]]:
@@ -311,8 +315,8 @@ def sanitize_of(engine: Engine, result_ids: list[int]) -> dict[int, list[dict]]:
     ids = sorted(set(result_ids))
     with engine.connect() as connection:
         for start in range(0, len(ids), 500):  # bounded IN lists
-            query = select(Result.id, Result.sanitize).where(Result.id.in_(ids[start:start + 500]),
-                                                             Result.sanitize.is_not(None))
+            query = (select(result_table.c["id", "sanitize"])
+                     .where(result_table.c.id.in_(ids[start:start + 500]), result_table.c.sanitize.is_not(None)))
             found.update({result_id: runs for result_id, runs in connection.execute(query) if runs})
     return found
 
@@ -320,4 +324,4 @@ def sanitize_of(engine: Engine, result_ids: list[int]) -> dict[int, list[dict]]:
 def known_runs(engine: Engine) -> list[tuple[int, str | None, str | None]]:
     """(id, tag, revision) of every run: what a bare ``--side`` word may name."""
     with engine.connect() as connection:
-        return [tuple(row) for row in connection.execute(select(Run.id, Run.tag, Run.revision))]
+        return [tuple(row) for row in connection.execute(select(run_table.c.id, run_table.c.tag, run_table.c.revision))]

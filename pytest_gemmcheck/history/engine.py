@@ -235,9 +235,9 @@ def upgrade(engine: Engine, url: URL, *, only_if_empty: bool = False) -> tuple[s
                 if "alembic_version" in existing:
                     now = connection.execute(text("SELECT version_num FROM alembic_version")).scalar()
                     return before, now
-                from .models import Base
+                from .schema import metadata
 
-                if existing & set(Base.metadata.tables):
+                if existing & set(metadata.tables):
                     return before, None  # tables without a revision: not ours to touch
             command.upgrade(_alembic_config(connection), "head")
     return before, head_revision()

@@ -6,11 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sqlalchemy import Integer as Integer_
-from sqlalchemy import and_, func, or_, select
+from sqlalchemy import func, or_, select
 from sqlalchemy.engine import Engine
 
 from .engine import on_fresh_connection
-from .models import Case, Result, Run, Stack
+from .schema import case_table, launch_table, result_table, results_joined, run_table, stack_table
 
 
 @dataclass
@@ -42,7 +42,7 @@ def _not_this_run(token: str | None):
     """Results of other runs than the one whose token is ``token`` (all when None)."""
     if token is None:
         return None
-    return or_(Run.token.is_(None), Run.token != token)
+    return or_(run_table.c.token.is_(None), run_table.c.token != token)
 
 
 @on_fresh_connection
@@ -52,37 +52,32 @@ def case_history(engine: Engine, key: str, *, scope: str, gpu_arch: str | None, 
     """A case's history on a compatible stack (``scope``: arch, stack or any), leaving out the
     run whose token is ``exclude_token`` and, unless ``regressions``, results that were
     themselves regressions; only the runs ``runs`` when given."""
-    from .models import Launch
-
-    conditions = [Case.key == key]
+    conditions = [case_table.c.key == key]
     if not regressions:
-        conditions.append(Result.verdict != "regression")
+        conditions.append(result_table.c.verdict != "regression")
     if runs is not None:
-        conditions.append(Result.run_id.in_(runs))
+        conditions.append(result_table.c.run_id.in_(runs))
     if exclude_token is not None:
         conditions.append(_not_this_run(exclude_token))
     if scope == "arch":
-        conditions.append(Stack.gpu_arch == gpu_arch if gpu_arch else Stack.gpu_arch.is_(None))
+        conditions.append(stack_table.c.gpu_arch == gpu_arch if gpu_arch else stack_table.c.gpu_arch.is_(None))
     elif scope == "stack":
-        conditions.append(Stack.fingerprint == fingerprint)
+        conditions.append(stack_table.c.fingerprint == fingerprint)
 
-    def of_results(query):
-        return (query.join(Case, Case.id == Result.case_id).join(Run, Run.id == Result.run_id)
-                .outerjoin(Stack, Stack.id == Result.stack_id).where(and_(*conditions)))
+    def of_results(query, *, launches: bool = True):
+        return query.select_from(results_joined(case_table, run_table, stack_table, launches=launches)).where(*conditions)
 
-    bad_flag = func.sum(func.cast(Launch.kinds != "", Integer_()))
+    bad_flag = func.sum(func.cast(launch_table.c.kinds != "", Integer_()))
     per_process = of_results(
-        select(Result.run_id, Launch.host, Launch.pid, func.count(Launch.id), bad_flag,
-               func.max(Launch.wrong), func.max(func.coalesce(Launch.wrong_tiles, 0)))
-        .select_from(Launch).join(Result, Result.id == Launch.result_id)
-    ).group_by(Result.run_id, Launch.host, Launch.pid)
+        select(result_table.c.run_id, launch_table.c.host, launch_table.c.pid, func.count(launch_table.c.id), bad_flag,
+               func.max(launch_table.c.wrong), func.max(func.coalesce(launch_table.c.wrong_tiles, 0)))
+    ).group_by(result_table.c.run_id, launch_table.c.host, launch_table.c.pid)
     facts = of_results(
-        select(func.count(func.distinct(Result.run_id)), func.count(func.distinct(Launch.device_uuid)))
-        .select_from(Launch).join(Result, Result.id == Launch.result_id))
-    kinds_query = of_results(select(Result.kinds).select_from(Result)).distinct()
-    stacks_query = (select(Stack.gpu_name, Stack.gpu_arch, Stack.torch).join(Result, Result.stack_id == Stack.id)
-                    .join(Case, Case.id == Result.case_id).join(Run, Run.id == Result.run_id)
-                    .where(and_(*conditions)).distinct())
+        select(func.count(func.distinct(result_table.c.run_id)), func.count(func.distinct(launch_table.c.device_uuid))))
+    kinds_query = of_results(select(result_table.c.kinds), launches=False).distinct()
+    with_stacks = results_joined(case_table, run_table).join(stack_table, stack_table.c.id == result_table.c.stack_id)
+    stacks_query = (select(stack_table.c["gpu_name", "gpu_arch", "torch"]).select_from(with_stacks)
+                    .where(*conditions).distinct())
     with engine.connect() as connection:
         processes = [ProcessHistory(run_id, host, pid, int(launches), int(bad or 0), int(worst or 0), int(tiles or 0))
                      for run_id, host, pid, launches, bad, worst, tiles in connection.execute(per_process)]
@@ -97,8 +92,9 @@ def latest_static(engine: Engine, key: str, source: str, *, exclude_token: str |
                   look_back: int = 50) -> dict | None:
     """The case's most recent static record (metrics, lint) from the same source, leaving out
     the run whose token is ``exclude_token``."""
-    query = (select(Result.static).join(Case, Case.id == Result.case_id).join(Run, Run.id == Result.run_id)
-             .where(Case.key == key, Result.static.is_not(None)).order_by(Result.id.desc()).limit(look_back))
+    query = (select(result_table.c.static).select_from(results_joined(case_table, run_table))
+             .where(case_table.c.key == key, result_table.c.static.is_not(None))
+             .order_by(result_table.c.id.desc()).limit(look_back))
     if exclude_token is not None:
         query = query.where(_not_this_run(exclude_token))
     with engine.connect() as connection:
@@ -122,14 +118,12 @@ class KernelLaunches:
 @on_fresh_connection
 def kernel_launches(engine: Engine, kernel: str) -> KernelLaunches:
     """Every recorded launch of ``kernel``'s cases, grouped by result, host, pid and GPU UUID."""
-    from .models import Launch
-
-    bad_flag = func.sum(func.cast(Launch.kinds != "", Integer_()))
+    bad_flag = func.sum(func.cast(launch_table.c.kinds != "", Integer_()))
     with engine.connect() as connection:
         cases = {row.id: {"key": row.key, "quant": row.quant, "tile": row.tile, "m": row.m, "n": row.n, "k": row.k,
                           "params": row.params or {}}
-                 for row in connection.execute(select(Case.id, Case.key, Case.quant, Case.tile, Case.m, Case.n, Case.k,
-                                                      Case.params).where(Case.kernel == kernel))}
+                 for row in connection.execute(select(case_table.c["id", "key", "quant", "tile", "m", "n", "k", "params"])
+                                               .where(case_table.c.kernel == kernel))}
         if not cases:
             return KernelLaunches([], {}, {}, {})
         ids = sorted(cases)
@@ -137,25 +131,24 @@ def kernel_launches(engine: Engine, kernel: str) -> KernelLaunches:
         groups = []
         for start in range(0, len(ids), 500):  # bounded IN lists
             chunk = ids[start:start + 500]
-            for row in connection.execute(select(Result.id, Result.run_id, Result.case_id, Result.stack_id,
-                                                 Result.stress, Result.launches, Result.bad_launches)
-                                          .where(Result.case_id.in_(chunk))):
+            columns = result_table.c["id", "run_id", "case_id", "stack_id", "stress", "launches", "bad_launches"]
+            for row in connection.execute(select(columns).where(result_table.c.case_id.in_(chunk))):
                 results[row.id] = {"run_id": row.run_id, "case_id": row.case_id, "stack_id": row.stack_id,
                                    "stress": row.stress, "launches": int(row.launches or 0),
                                    "bad_launches": int(row.bad_launches or 0)}
-            query = (select(Launch.result_id, Launch.host, Launch.pid, Launch.device_uuid, func.count(Launch.id),
-                            bad_flag)
-                     .join(Result, Result.id == Launch.result_id).where(Result.case_id.in_(chunk))
-                     .group_by(Launch.result_id, Launch.host, Launch.pid, Launch.device_uuid))
+            group = launch_table.c["result_id", "host", "pid", "device_uuid"]
+            query = (select(*group, func.count(launch_table.c.id), bad_flag)
+                     .select_from(results_joined(launches=True))
+                     .where(result_table.c.case_id.in_(chunk)).group_by(*group))
             groups += [(result_id, host, pid, uuid, int(count), int(bad or 0))
                        for result_id, host, pid, uuid, count, bad in connection.execute(query)]
         stack_ids = sorted({r["stack_id"] for r in results.values() if r["stack_id"] is not None})
-        columns = [Stack.host, Stack.os, Stack.python, Stack.torch, Stack.cuda, Stack.hip, Stack.gpu_name,
-                   Stack.gpu_arch, Stack.driver, Stack.triton, Stack.flydsl]
+        columns = list(stack_table.c["host", "os", "python", "torch", "cuda", "hip", "gpu_name", "gpu_arch", "driver",
+                                     "triton", "flydsl"])
         stacks = {}
         for start in range(0, len(stack_ids), 500):
-            for row in connection.execute(select(Stack.id, Stack.extra, *columns)
-                                          .where(Stack.id.in_(stack_ids[start:start + 500]))):
+            for row in connection.execute(select(stack_table.c.id, stack_table.c.extra, *columns)
+                                          .where(stack_table.c.id.in_(stack_ids[start:start + 500]))):
                 stacks[row.id] = {**{column.key: getattr(row, column.key) for column in columns},
                                   "extra": row.extra or {}}
     return KernelLaunches(groups=groups, results=results, stacks=stacks, cases=cases)

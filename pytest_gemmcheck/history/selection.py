@@ -19,7 +19,7 @@ from sqlalchemy import and_, select, true
 
 from ..errors import CommandError
 from ..records.stack_columns import STACK_COLUMNS
-from .models import Case, Result, Run, Stack
+from .schema import case_table, result_table, run_table, stack_table
 
 NO_GPU_ARCH = "cpu"  # the arch filters match, and tables show, for a stack without a GPU
 
@@ -160,7 +160,7 @@ def stack_fields(connection) -> set[str]:
     """The stack fields a filter may name: the stack table's columns, and every field a
     fingerprint hook added to a recorded stack."""
     known = set(STACK_COLUMNS)
-    for (extra,) in connection.execute(select(Stack.extra).where(Stack.extra.is_not(None))):
+    for (extra,) in connection.execute(select(stack_table.c.extra).where(stack_table.c.extra.is_not(None))):
         known.update(extra or {})
     return known
 
@@ -200,14 +200,14 @@ class Matched:
     empty: bool = False  # some filter matched nothing: so does the whole selection
 
     def condition(self):
-        """A WHERE clause over Result (bound ids only)."""
+        """A WHERE clause over the result table (bound ids only)."""
         clauses = [true()]
         if self.cases is not None:
-            clauses.append(Result.case_id.in_(self.cases))
+            clauses.append(result_table.c.case_id.in_(self.cases))
         if self.stacks is not None:
-            clauses.append(Result.stack_id.in_(self.stacks))
+            clauses.append(result_table.c.stack_id.in_(self.stacks))
         if self.runs is not None:
-            clauses.append(Result.run_id.in_(self.runs))
+            clauses.append(result_table.c.run_id.in_(self.runs))
         return and_(*clauses)
 
 
@@ -215,17 +215,16 @@ def match(connection, selection: Selection) -> Matched:
     """The ids of the cases, stacks and runs ``selection`` keeps."""
     matched = Matched()
     if selection.on_cases:
-        rows = connection.execute(select(Case.id, Case.kernel, Case.quant, Case.m, Case.n, Case.k, Case.tile,
-                                         Case.params, Case.key))
+        rows = connection.execute(select(case_table.c["id", "kernel", "quant", "m", "n", "k", "tile", "params", "key"]))
         matched.cases = [row.id for row in rows if case_matches(selection, row.kernel, row.quant, row.m, row.n, row.k,
                                                                  row.tile, row.params, row.key)]
     if selection.on_stacks:
-        columns = [getattr(Stack, name) for name in STACK_COLUMNS]
-        rows = connection.execute(select(Stack.id, Stack.extra, *columns))
+        columns = [stack_table.c[name] for name in STACK_COLUMNS]
+        rows = connection.execute(select(stack_table.c.id, stack_table.c.extra, *columns))
         matched.stacks = [row.id for row in rows
                           if stack_matches(selection, {name: getattr(row, name) for name in STACK_COLUMNS}, row.extra)]
     if selection.on_runs:
-        rows = connection.execute(select(Run.id, Run.tag, Run.revision, Run.started_at))
+        rows = connection.execute(select(run_table.c.id, run_table.c.tag, run_table.c.revision, run_table.c.started_at))
         matched.runs = [row.id for row in rows if run_matches(selection, row.tag, row.revision, row.id, row.started_at)]
     matched.empty = any(ids == [] for ids in (matched.cases, matched.stacks, matched.runs))
     return matched

@@ -14,20 +14,19 @@ import os
 import socket
 import statistics
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import datetime
 from typing import Iterable
 
 from sqlalchemy import func, insert, select, update
 from sqlalchemy.engine import Engine
 
-from ..environment.stack import process_alive, process_start_time, split
+from ..environment.stack import process_start_time, split
 from ..records.result import CaseResult, CompiledResult
+from .dead_runs import mark_dead_runs_interrupted
 from .engine import on_fresh_connection, write_transaction
 from .location import DatabaseError, one_line
-from .models import Case, Launch, Result, Run, Stack, utcnow
+from .schema import case_table, launch_table, result_table, run_table, stack_table, utcnow
 
-# A run from another host that has not written for this long is taken as interrupted.
-STALE_AFTER = timedelta(hours=6)
 BIGINT = range(-2 ** 63, 2 ** 63)  # what a 64-bit column holds
 
 
@@ -67,7 +66,7 @@ def _insert_ignoring_duplicates(connection, table, rows: list[dict], unique: str
     elif dialect == "sqlite":
         from sqlalchemy.dialects.sqlite import insert as dialect_insert
     else:
-        column = getattr(table, unique)
+        column = table.c[unique]
         existing = set(connection.scalars(select(column).where(column.in_([r[unique] for r in rows]))))
         rows = [r for r in rows if r[unique] not in existing]
         if rows:
@@ -77,12 +76,12 @@ def _insert_ignoring_duplicates(connection, table, rows: list[dict], unique: str
 
 
 def _ids_by(connection, table, unique: str, values: Iterable[str]) -> dict[str, int]:
-    column = getattr(table, unique)
+    column = table.c[unique]
     values = list(set(values))
     found: dict[str, int] = {}
     for start in range(0, len(values), 500):  # bounded IN lists
         chunk = values[start:start + 500]
-        found.update({value: id_ for value, id_ in connection.execute(select(column, table.id).where(column.in_(chunk)))})
+        found.update((value, id_) for value, id_ in connection.execute(select(column, table.c.id).where(column.in_(chunk))))
     return found
 
 
@@ -111,12 +110,12 @@ class HistoryStore:
     @on_fresh_connection
     def begin_run(self, info: RunInfo, stack: dict | None = None, started_at: datetime | None = None,
                   status: str = "running") -> int:
-        self.mark_dead_runs_interrupted()
+        mark_dead_runs_interrupted(self.engine)
         pid = os.getpid() if info.pid is None else info.pid
         with write_transaction(self.engine) as connection:
             stack_id = self._stack_ids(connection, [stack])[stack["fingerprint"]] if stack else None
             now = utcnow()
-            return connection.execute(insert(Run).returning(Run.id), {
+            return connection.execute(insert(run_table).returning(run_table.c.id), {
                 "stack_id": stack_id, "status": status, "started_at": started_at or now, "heartbeat_at": now,
                 "tag": info.tag, "revision": info.revision, "dirty": info.dirty, "command": info.command,
                 "rootdir": info.rootdir, "options": info.options or {}, "host": info.host or socket.gethostname(),
@@ -127,14 +126,15 @@ class HistoryStore:
     @on_fresh_connection
     def finish_run(self, run_id: int, status: str, exit_status: int | None, ended_at: datetime | None = None) -> None:
         with write_transaction(self.engine) as connection:
-            connection.execute(update(Run).where(Run.id == run_id).values(
+            connection.execute(update(run_table).where(run_table.c.id == run_id).values(
                 status=status, exit_status=exit_status, ended_at=ended_at or utcnow(), heartbeat_at=utcnow()))
 
     @on_fresh_connection
     def run_of_token(self, token: str) -> tuple[int, str] | None:
         """(id, status) of the run whose token is ``token``, if it was written."""
         with self.engine.connect() as connection:
-            row = connection.execute(select(Run.id, Run.status).where(Run.token == token).order_by(Run.id)).first()
+            row = connection.execute(select(run_table.c["id", "status"]).where(run_table.c.token == token)
+                                     .order_by(run_table.c.id)).first()
         return tuple(row) if row else None
 
     def probe_write(self) -> None:
@@ -147,43 +147,19 @@ class HistoryStore:
             connection = connection.execution_options(gemmcheck_write=True)
             transaction = connection.begin()
             try:
-                connection.execute(insert(Stack), {"id": probe, "fingerprint": "0" * 32, "extra": {},
-                                                   "created_at": now})
-                connection.execute(insert(Run), {"id": probe, "status": "running", "started_at": now, "options": {},
-                                                 "workers": 0})
-                connection.execute(insert(Case), {"id": probe, "key": "0" * 32, "kernel": "", "m": 1, "n": 1, "k": 1,
-                                                  "quant": "", "out_dtype": "", "params": {}})
-                connection.execute(insert(Result), {
+                connection.execute(insert(stack_table),
+                                   {"id": probe, "fingerprint": "0" * 32, "extra": {}, "created_at": now})
+                connection.execute(insert(run_table),
+                                   {"id": probe, "status": "running", "started_at": now, "options": {}, "workers": 0})
+                connection.execute(insert(case_table), {"id": probe, "key": "0" * 32, "kernel": "", "m": 1, "n": 1,
+                                                        "k": 1, "quant": "", "out_dtype": "", "params": {}})
+                connection.execute(insert(result_table), {
                     "id": probe, "run_id": probe, "case_id": probe, "stack_id": probe, "seed": 0, "deterministic": True,
                     "rtol": 0.0, "floor": 0.0, "launches": 0, "bad_launches": 0, "worst_wrong": 0, "total_wrong": 0,
                     "verdict": "", "recorded_at": now})
-                connection.execute(insert(Launch), {"id": probe, "result_id": probe, "launch_index": 1})
+                connection.execute(insert(launch_table), {"id": probe, "result_id": probe, "launch_index": 1})
             finally:
                 transaction.rollback()
-
-    @on_fresh_connection
-    def mark_dead_runs_interrupted(self) -> int:
-        """Runs left 'running' by a process that is gone (killed, crashed, power lost) become
-        'interrupted': on this host by checking the process, elsewhere when stale."""
-        host = socket.gethostname()
-        now = utcnow()
-        with self.engine.connect() as connection:
-            running = connection.execute(
-                select(Run.id, Run.host, Run.pid, Run.pid_start, Run.heartbeat_at).where(Run.status == "running")).all()
-        dead = []
-        for run_id, run_host, pid, pid_start, heartbeat in running:
-            if run_host == host and pid is not None:
-                if pid == os.getpid() and pid_start == process_start_time(pid):
-                    continue
-                if not process_alive(pid, pid_start):
-                    dead.append(run_id)
-            elif heartbeat is not None and now - _aware(heartbeat) > STALE_AFTER:
-                dead.append(run_id)
-        if dead:
-            with write_transaction(self.engine) as connection:
-                connection.execute(update(Run).where(Run.id.in_(dead), Run.status == "running")
-                                   .values(status="interrupted", ended_at=Run.heartbeat_at))
-        return len(dead)
 
     # --- results ------------------------------------------------------------------------
     @on_fresh_connection
@@ -194,21 +170,22 @@ class HistoryStore:
         uids = uids or [None] * len(results)
         with write_transaction(self.engine) as connection:
             stacks = self._stack_ids(connection, [r.stack for r in results if r.stack])
-            _insert_ignoring_duplicates(connection, Case.__table__, [_case_row(r) for r in results], "key")
-            case_ids = _ids_by(connection, Case, "key", [r.key for r in results])
+            _insert_ignoring_duplicates(connection, case_table, [_case_row(r) for r in results], "key")
+            case_ids = _ids_by(connection, case_table, "key", [r.key for r in results])
             result_rows = [_result_row(run_id, case_ids[r.key], stacks.get((r.stack or {}).get("fingerprint")), r, uid)
                            for r, uid in zip(results, uids)]
             result_ids = connection.scalars(
-                insert(Result).returning(Result.id, sort_by_parameter_order=True), result_rows).all()
+                insert(result_table).returning(result_table.c.id, sort_by_parameter_order=True), result_rows).all()
             launch_rows = [_launch_row(result_id, launch)
                            for result_id, result in zip(result_ids, results) for launch in result.launches]
             for start in range(0, len(launch_rows), 5000):
-                connection.execute(insert(Launch), launch_rows[start:start + 5000])
+                connection.execute(insert(launch_table), launch_rows[start:start + 5000])
             run_update = {"heartbeat_at": utcnow()}
             first_stack = next((stacks[r.stack["fingerprint"]] for r in results if r.stack), None)
             if first_stack is not None:  # an xdist controller has no GPU: the workers' stack is the run's
-                connection.execute(update(Run).where(Run.id == run_id, Run.stack_id.is_(None)).values(stack_id=first_stack))
-            connection.execute(update(Run).where(Run.id == run_id).values(**run_update))
+                connection.execute(update(run_table).where(run_table.c.id == run_id, run_table.c.stack_id.is_(None))
+                                   .values(stack_id=first_stack))
+            connection.execute(update(run_table).where(run_table.c.id == run_id).values(**run_update))
 
     def add_each(self, run_id: int, results: list[tuple[str, CaseResult]]) -> dict[str, str]:
         """Store (uid, result) pairs: in one transaction, else (that failing) one result per
@@ -239,7 +216,8 @@ class HistoryStore:
         found: set[str] = set()
         with self.engine.connect() as connection:
             for start in range(0, len(uids), 500):  # bounded IN lists
-                found.update(connection.scalars(select(Result.uid).where(Result.uid.in_(uids[start:start + 500]))))
+                chunk = uids[start:start + 500]
+                found.update(connection.scalars(select(result_table.c.uid).where(result_table.c.uid.in_(chunk))))
         return found
 
     def _stack_ids(self, connection, stacks: list[dict]) -> dict[str, int]:
@@ -248,25 +226,14 @@ class HistoryStore:
         for fingerprint, info in unique.items():
             columns, extra = split(info)
             rows.append({"fingerprint": fingerprint, **columns, "extra": extra, "created_at": utcnow()})
-        _insert_ignoring_duplicates(connection, Stack.__table__, rows, "fingerprint")
-        return _ids_by(connection, Stack, "fingerprint", unique)
+        _insert_ignoring_duplicates(connection, stack_table, rows, "fingerprint")
+        return _ids_by(connection, stack_table, "fingerprint", unique)
 
     # --- reads --------------------------------------------------------------------------
-    def run(self, run_id: int) -> Run | None:
-        from sqlalchemy.orm import Session
-
-        with Session(self.engine) as session:
-            return session.get(Run, run_id)
-
     def counts(self) -> dict[str, int]:
         with self.engine.connect() as connection:
-            return {table.__tablename__: connection.scalar(select(func.count()).select_from(table))
-                    for table in (Stack, Run, Case, Result, Launch)}
-
-
-def _aware(moment: datetime) -> datetime:
-    # SQLite hands datetimes back naive; they were written in UTC
-    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+            return {table.name: connection.scalar(select(func.count()).select_from(table))
+                    for table in (stack_table, run_table, case_table, result_table, launch_table)}
 
 
 def _case_row(result: CaseResult) -> dict:

@@ -27,11 +27,11 @@ def command_database_url(args):
 
 
 def _open_for_reading(args):
-    from ..history.store import HistoryStore
+    from ..history.dead_runs import mark_dead_runs_interrupted
 
     engine = open_history(command_database_url(args), existing=True)
     try:  # show runs whose process died as interrupted, not as still running
-        HistoryStore(engine).mark_dead_runs_interrupted()
+        mark_dead_runs_interrupted(engine)
     except Exception:  # a read-only database is still worth reading
         pass
     return engine

@@ -11,7 +11,7 @@ from typing import Any
 
 from sqlalchemy import select
 
-from ..history.models import Case
+from ..history.schema import case_table
 from ..history.queries import kernel_launches
 from ..history.selection import SelectionError
 from ..judging.attribution import GPU_UUID, PROCESS, STRESS, Attribution, Group, explain, p_text
@@ -28,8 +28,7 @@ NONE = "(none)"
 def resolve_case(engine, prefix: str) -> dict[str, Any]:
     """The one case whose key is ``prefix`` or starts with it (as ``history --case`` matches)."""
     with engine.connect() as connection:
-        rows = connection.execute(select(Case.id, Case.key, Case.kernel, Case.quant, Case.tile, Case.m, Case.n, Case.k,
-                                         Case.params)).all()
+        rows = connection.execute(select(case_table.c["id", "key", "kernel", "quant", "tile", "m", "n", "k", "params"])).all()
     exact = [row for row in rows if row.key == prefix]
     found = exact or [row for row in rows if row.key.startswith(prefix)]
     if not found:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from sqlalchemy import select
 
-from ..history.models import Case, Result, Stack
+from ..history.schema import case_table, results_joined, stack_table
 from ..history.queries import case_history
 from ..history.selection import Selection, match
 from ..judging.baseline import Evidence
@@ -37,9 +37,9 @@ def export_goldens(engine, selection: Selection, folder: Path, *, scope: str, in
         matched = match(connection, selection)
         if matched.empty:
             return ["no recorded cases match"]
-        query = (select(Case.key, Case.kernel, Case.m, Case.n, Case.k, Case.quant, Case.tile, Case.out_dtype, Case.fp8,
-                        Case.params, Stack.gpu_arch, Stack.fingerprint)
-                 .join(Result, Result.case_id == Case.id).outerjoin(Stack, Stack.id == Result.stack_id)
+        query = (select(*case_table.c["key", "kernel", "m", "n", "k", "quant", "tile", "out_dtype", "fp8", "params"],
+                        *stack_table.c["gpu_arch", "fingerprint"])
+                 .select_from(results_joined(case_table, stack_table))
                  .where(matched.condition()).distinct())
         groups: dict[tuple[str, str], tuple] = {}
         for row in connection.execute(query):

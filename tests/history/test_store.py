@@ -268,18 +268,18 @@ def test_a_database_failing_mid_session_loses_no_results(tmp_path):
     assert "NOT recorded" in recorder.summary() and str(path) in recorder.summary()
 
 
-def test_migrations_match_the_models(db_url):
+def test_migrations_match_the_schema(db_url):
     from alembic.autogenerate import compare_metadata
     from alembic.migration import MigrationContext
 
     from pytest_gemmcheck.history.engine import create, upgrade
-    from pytest_gemmcheck.history.models import Base
+    from pytest_gemmcheck.history.schema import metadata
     from sqlalchemy.engine import make_url
 
     engine = create(make_url(db_url))
     upgrade(engine, engine.url)
     with engine.connect() as connection:
-        diff = compare_metadata(MigrationContext.configure(connection), Base.metadata)
+        diff = compare_metadata(MigrationContext.configure(connection), metadata)
     engine.dispose()
     assert diff == []
 

@@ -5,9 +5,7 @@ automatically on the embedded SQLite default; a connection is handed in through
 from alembic import context
 from sqlalchemy import create_engine
 
-from pytest_gemmcheck.history.models import Base
-
-target_metadata = Base.metadata
+from pytest_gemmcheck.history.schema import metadata as target_metadata
 
 
 def _run(connection) -> None:

@@ -5,7 +5,7 @@ Revises: 0005
 Create Date: 2026-12-02 09:00:00
 
 On SQLite the column types stay as they are: INTEGER already holds 64 bits and VARCHAR(n) any
-length (the models say so with a SQLite variant), so no SQLite table is copied; only result.uid
+length (the schema says so with a SQLite variant), so no SQLite table is copied; only result.uid
 is added there.
 """
 from alembic import op
