@@ -24,6 +24,8 @@
 #                 (benchmarks/overhead_shapes.py)
 #   breakdown     a launch's phases on the GPU against case.run's time (benchmarks/harness_breakdown.py)
 #   host-overhead the host's share, piece by piece, and a profile of case.run (benchmarks/host_overhead.py)
+#   host-profile-1024  the same profile of 200 launches at bf16 1024^3, where the host bounds a launch
+#   host-floor    the fewest host calls a checked launch could make, against a bare launch (benchmarks/host_floor.py)
 #   two-gpus      launches per second with pytest-xdist -n 2 vs -n 1 (only with >= 2 GPUs)
 #   accuracy      how far correct GPU GEMMs stray from the reference (benchmarks/gpu_accuracy.py)
 #   check-speed   the fused check against copy bandwidth and assert_close (benchmarks/check_speed.py)
@@ -165,6 +167,8 @@ run_part overhead 75 "${MEASURE[@]}" overhead
 run_part overhead-shapes 240 "$PY" benchmarks/overhead_shapes.py
 run_part breakdown 90 "$PY" benchmarks/harness_breakdown.py
 run_part host-overhead 90 "$PY" benchmarks/host_overhead.py
+run_part host-profile-1024 90 "$PY" benchmarks/host_overhead.py --shape 1024x1024x1024 --launches 200 --profile-rows 50
+run_part host-floor 60 "$PY" benchmarks/host_floor.py
 
 if [ "$GPUS" -ge 2 ]; then
     for workers in 1 2; do

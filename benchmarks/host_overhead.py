@@ -2,7 +2,7 @@
 timed on the host alone (median microseconds of 200 calls, the GPU idle before each), then a
 profile of case.run itself.
 
-    python benchmarks/host_overhead.py [--profile-rows 30]
+    python benchmarks/host_overhead.py [--profile-rows 30] [--shape 16384x7168x256] [--launches 50]
 
 The GPU waits for the host between a launch's end and the check's first kernel (the check is
 begun after the launch is waited for) and before each launch (the previous check's numbers
@@ -61,7 +61,10 @@ def triton_path(fn):
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--profile-rows", type=int, default=30)
+    parser.add_argument("--shape", default="16384x7168x256", help="MxNxK of the bf16 case (default %(default)s)")
+    parser.add_argument("--launches", type=int, default=50, help="launches of the profiled case.run")
     args = parser.parse_args(argv)
+    m, n, k = (int(part) for part in args.shape.lower().split("x"))
     if not torch.cuda.is_available():
         print("no GPU: nothing to measure")
         return 0
@@ -70,8 +73,7 @@ def main(argv=None) -> int:
     from pytest_gemmcheck.checking.graphs import capture
     from pytest_gemmcheck.checking.triton.run import Run
 
-    m, n = 16384, 7168
-    case = Case(CaseContext(Settings(repeat=50)), "matmul", m=m, n=n, k=256, quant="bf16")
+    case = Case(CaseContext(Settings(repeat=args.launches)), "matmul", m=m, n=n, k=k, quant="bf16")
     x = case.inputs()
     ref = case.judged_reference().tensor  # the harness's own: no copy to watch during case.run
     rowmax = check.row_max(ref)
@@ -118,9 +120,11 @@ def main(argv=None) -> int:
     case.run(launch)
     profiler.disable()
     whole = (time.perf_counter() - started) * 1e3
-    print(f"\ncase.run, 50 launches of bf16 {m}x{n}x256 under cProfile: {whole:.1f} ms ({whole / 50:.3f} ms per launch)")
+    print(f"\ncase.run, {args.launches} launches of bf16 {m}x{n}x{k} under cProfile: {whole:.1f} ms "
+          f"({whole / args.launches:.3f} ms per launch)")
     stream = io.StringIO()
     pstats.Stats(profiler, stream=stream).sort_stats("tottime").print_stats(args.profile_rows)
+    pstats.Stats(profiler, stream=stream).sort_stats("cumulative").print_stats(args.profile_rows)
     print(stream.getvalue())
     return 0
 

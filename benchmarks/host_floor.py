@@ -1,0 +1,109 @@
+"""The floor of a checked launch's host time on a GPU: what the fewest host calls per launch
+cost, beside a bare launch, in one run.
+
+    python benchmarks/host_floor.py [--size 1024] [--launches 2000] [--rounds 5]
+
+Each arm queues ``--launches`` bf16 torch.matmul launches of size^3 into a ring of 8 outputs
+and waits once at the end; per launch it adds, in turn: one CUDA event record; the harness's
+own work (the next output's NaN fill, a checksum of this one into a device row) op by op; that
+work replayed as one CUDA graph; the graph and an event; and last the launch and the work
+captured together in one graph per ring position (what a kernel that can be captured would
+cost). Prints host microseconds per launch (the thread's CPU clock, min of the rounds) and the
+ratio to the bare arm. A benchmark, not a test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+import torch
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size", type=int, default=1024)
+    parser.add_argument("--launches", type=int, default=2000)
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args(argv)
+    if not torch.cuda.is_available():
+        print("no GPU: nothing to measure")
+        return 0
+    size, ring = args.size, 8
+    a = torch.randn(size, size, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(size, size, device="cuda", dtype=torch.bfloat16)
+    outs = [torch.empty(size, size, device="cuda", dtype=torch.bfloat16) for _ in range(ring)]
+    rows = torch.zeros(ring, 8, dtype=torch.int64, device="cuda")
+    host_rows = torch.zeros(ring, 8, dtype=torch.int64, pin_memory=True)
+    events = [torch.cuda.Event() for _ in range(ring)]
+    stream = torch.cuda.current_stream()
+
+    def work(i: int) -> None:
+        outs[(i + 1) % ring].fill_(float("nan"))
+        rows[i % ring, 0] = outs[i % ring].view(torch.int16).sum(dtype=torch.int64)
+        host_rows[i % ring].copy_(rows[i % ring], non_blocking=True)
+
+    def capture(fn) -> torch.cuda.CUDAGraph:
+        fn()  # compiled and warm outside the capture
+        torch.cuda.synchronize()
+        graph = torch.cuda.CUDAGraph()
+        side = torch.cuda.Stream()
+        side.wait_stream(stream)
+        with torch.cuda.stream(side):
+            graph.capture_begin()
+            fn()
+            graph.capture_end()
+        stream.wait_stream(side)
+        torch.cuda.synchronize()
+        return graph
+
+    work_graphs = [capture(lambda i=i: work(i)) for i in range(ring)]
+    whole_graphs = [capture(lambda i=i: (torch.matmul(a, b, out=outs[i]), work(i))) for i in range(ring)]
+
+    def bare(i):
+        torch.matmul(a, b, out=outs[i % ring])
+
+    def with_event(i):
+        torch.matmul(a, b, out=outs[i % ring])
+        events[i % ring].record(stream)
+
+    def op_by_op(i):
+        torch.matmul(a, b, out=outs[i % ring])
+        work(i)
+        events[i % ring].record(stream)
+
+    def graph_only(i):
+        torch.matmul(a, b, out=outs[i % ring])
+        work_graphs[i % ring].replay()
+
+    def graph_and_event(i):
+        torch.matmul(a, b, out=outs[i % ring])
+        work_graphs[i % ring].replay()
+        events[i % ring].record(stream)
+
+    def one_graph(i):
+        whole_graphs[i % ring].replay()
+        events[i % ring].record(stream)
+
+    arms = {"bare launch": bare, "launch + event": with_event, "launch + work op by op + event": op_by_op,
+            "launch + work graph": graph_only, "launch + work graph + event": graph_and_event,
+            "launch and work in one graph + event": one_graph}
+    best = {name: float("inf") for name in arms}
+    for _ in range(args.rounds):
+        for name, arm in arms.items():
+            torch.cuda.synchronize()
+            began = time.thread_time()
+            for i in range(args.launches):
+                arm(i)
+            spent = time.thread_time() - began
+            torch.cuda.synchronize()
+            best[name] = min(best[name], spent / args.launches * 1e6)
+    print(f"bf16 {size}^3, {args.launches} launches, ring of {ring}, min of {args.rounds} rounds; host us per launch:")
+    for name, us in best.items():
+        print(f"{name:<40} {us:7.1f} us  {us / best['bare launch']:5.2f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
