@@ -6,7 +6,9 @@ For two shapes (the two-GPU benchmark's bf16 8192x8192x4096 and the overhead tar
 16384x7168x2048 through torch._scaled_mm), times each phase of a launch on the GPU alone (50
 back to back between CUDA events: poison fill, the kernel, the check as case.run begins it),
 then a whole case.run of 50 launches (wall clock), and prints each phase as a share of it; what
-is left is the GPU waiting for the host (synchronisations, Python, kernel launches).
+is left is the GPU waiting for the host (synchronisations, Python, kernel launches). Last, the
+GPU's own time per kernel and copy over a whole case.run (torch.profiler), per launch: what the
+harness itself costs the GPU, apart from the kernel under test.
 """
 
 from __future__ import annotations
@@ -80,6 +82,22 @@ def shape(name, quant, m, n, k, kernel_of):
     print(f"   (one check called alone and waited for: {check_wall_ms:.3f} ms wall)")
     print(f"   {'case.run per launch':<22} {whole_ms:8.3f} ms = {whole_ms / kernel_ms:.2f}x the kernel; "
           f"{len(result.bad_launches)} bad launches")
+    device_work(case, kernel)
+
+
+def device_work(case, kernel) -> None:
+    """The GPU's time per kernel and copy over one case.run, per launch, largest first."""
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CUDA]) as profiler:
+        case.run(kernel)
+        torch.cuda.synchronize()
+    rows = [(event.device_time_total, event.count, event.key) for event in profiler.key_averages()
+            if event.device_time_total > 0]
+    total = sum(time_us for time_us, _, _ in rows)
+    print(f"   GPU time over case.run by kernel, per launch ({total / LAUNCHES / 1000:.3f} ms in all):")
+    for time_us, count, key in sorted(rows, reverse=True)[:12]:
+        print(f"      {time_us / LAUNCHES / 1000:8.3f} ms  {count:5d} calls  {key[:90]}")
 
 
 def main() -> int:

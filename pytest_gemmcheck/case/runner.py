@@ -237,10 +237,10 @@ class LaunchLoop:
         on_gpu = self.ring.on_gpu
         if on_gpu and fill is not None and checked is entry.buffer.tensor:
             graph = self.ring.graphs.get(position)
-            if graph is None:
-                graph = self.ring.graphs[position] = GraphAtSecondUse(
-                    lambda: self._work(checked, buffer, fill, position, True), self.device, settle=self._settle)
-            graph.run()
+            if graph is not None:
+                graph.run()
+            else:
+                self._capture_ring(position)
         else:
             variant = (entry.summed, fill is None, checked is entry.buffer.tensor)
             if on_gpu and variant not in self.eager_variants:
@@ -252,6 +252,22 @@ class LaunchLoop:
         entry.references = self.references.queue()
         self.deadline.mark(self.ring.done[position])
         entry.marked = True
+
+    def _capture_ring(self, position: int) -> None:
+        """The position's work (its pass and guards, the next buffer's poison) done op by op, so
+        that its kernels load, then every ring position's captured as a graph at once: capturing
+        waits for the device, so the launches queued ahead are waited for once for the whole ring
+        rather than at two uses of each position."""
+        buffers = self.buffers.buffers
+        for other, buffer in enumerate(buffers):
+            if other not in self.ring.graphs:
+                fill = buffers[(other + 1) % len(buffers)]  # the buffer the launch after it writes
+                self.ring.graphs[other] = GraphAtSecondUse(
+                    lambda buffer=buffer, fill=fill, other=other: self._work(buffer.tensor, buffer, fill, other, True),
+                    self.device, settle=self._settle)
+        self.ring.graphs[position].run()
+        for graph in self.ring.graphs.values():
+            graph.capture_now()
 
     def _work(self, checked, buffer: GuardedBuffer, fill, position: int, summed: bool):
         """Guards and checksum into the position's row (its values when worked out at once); on a

@@ -76,3 +76,17 @@ class GraphAtSecondUse:
             self.work()
         else:
             self.graph.replay()
+
+    def capture_now(self) -> None:
+        """Captured now without being done (work whose kernels an earlier use, of this or of like
+        work, already loaded): every later use replays it. A caller with several such pieces
+        captures them one after the other, so that only the first capture's settle waits."""
+        if self.graph is not None or self.refused:
+            return
+        if self.settle is not None:
+            self.settle()
+        self.uses = max(self.uses, 2)
+        try:
+            self.graph = (self.capture_with or capture)(self.work, self.device)
+        except RuntimeError:
+            self.refused = True
