@@ -38,6 +38,7 @@ branches, no 32-bit wraparound of folded values).
 from __future__ import annotations
 
 import hashlib
+import heapq
 import itertools
 import pickle
 import time
@@ -57,6 +58,10 @@ from .targets import Target
 PERIOD = 12  # a folded loop's state stands for iterations 12 apart: stage counts 1, 2, 3, 4, 6, 12 stay exact
 SHARED_VISITS = 2  # visits of a scalar branch in one phase decided for all waves alike
 STATES_PER_BRANCH = 4 * PERIOD  # states of one shape at a branch within a phase before they are joined
+# states of any shape at a branch within a phase before each new one is joined into one state of
+# that branch, queues and issue counts included: a run of branches on exec masks that each issue a
+# load or wait (a guarded gather) would otherwise give one queue shape per combination of them
+SHAPES_PER_BRANCH = 4 * STATES_PER_BRANCH
 STATES_PER_PHASE = 8 * PERIOD  # states of one recurring phase before its registers are joined
 STATES_PER_POINT = 2 * STATES_PER_PHASE  # states at one set of barriers before whole states are joined
 MAX_PHASE_STEPS = 2_000_000  # instructions one wave may run in one phase
@@ -279,20 +284,34 @@ class KernelAnalysis:
         pending: list[dict] = [{}]
         self.outcome.merged = group.merged
         self.memo = {key: taken for table in group.memo for key, taken in table}
+        runs: list[list] = [[] for _ in group.waves]  # per wave: (decisions it read, finals, record)
         while pending:
             decisions = pending.pop()
             try:
-                finals, records = self._run_phase(group, decisions)
+                finals, records = self._run_phase(group, decisions, runs)
             except NeedDecision as need:
                 pending += [{**decisions, need.key: True}, {**decisions, need.key: False}]
                 continue
             yield from self._rendezvous(group, decisions, finals, records)
 
-    def _run_phase(self, group: Group, decisions: dict) -> tuple[list[list[WaveAbs]], list[PhaseRecord]]:
+    def _run_phase(self, group: Group, decisions: dict, runs: list[list]) -> tuple[list[list[WaveAbs]], list[PhaseRecord]]:
+        """Each wave through the phase under ``decisions``. A wave's run depends on them only
+        through the decisions it read: a run under decisions that answer those alike is reused
+        (a decision a later wave needs reruns the phase, not the waves before it)."""
         finals, records = [], []
-        for wave in group.waves:
-            record = PhaseRecord()
-            finals.append([wave] if wave.ended else self._run_wave(wave, decisions, record))
+        for wave, done in zip(group.waves, runs):
+            if wave.ended:
+                finals.append([wave])
+                records.append(PhaseRecord())
+                continue
+            for read, ends, record in done:
+                if all(decisions.get(key, self.memo.get(key[::2])) == taken for key, taken in read.items()):
+                    break
+            else:
+                record, read = PhaseRecord(), {}
+                ends = self._run_wave(wave, decisions, record, read)
+                done.append((read, ends, record))
+            finals.append(ends)
             records.append(record)
         return finals, records
 
@@ -444,13 +463,32 @@ class KernelAnalysis:
         return Group(waves, group.visible, group.reads, group.trace, {}, group.decided, merged[-3:], group.memo)
 
     # ---- one wave through one phase ----------------------------------------------------------
-    def _run_wave(self, start: WaveAbs, decisions: dict, record: PhaseRecord) -> list[WaveAbs]:
+    def _run_wave(self, start: WaveAbs, decisions: dict, record: PhaseRecord, read: dict) -> list[WaveAbs]:
+        """The wave's states at the end of the phase (one per end point); ``read`` gets the
+        uniform decisions the run took, by key."""
         finals: dict[int, WaveAbs] = {}
         seen: dict[tuple, list[WaveAbs]] = {}
-        stack = [(start.copy(), {})]
+        # paths in program order: every path that reaches a branch from code before it has done so
+        # when the branch is taken up (a batch), so the states past the bound there are joined at once
+        order = itertools.count()
+        heap = [(start.pc, False, next(order), start.copy(), {})]
         steps = 0
-        while stack:
-            wave, visits = stack.pop()
+        while heap:
+            pc, parked, _, wave, visits = heapq.heappop(heap)
+            if parked:
+                batch = [(wave, visits)]
+                while heap and heap[0][0] == pc and heap[0][1]:
+                    batch.append(heapq.heappop(heap)[3:])
+                for wave, visits in self._merge_at_branch(batch, seen):
+                    target = self.kernel.labels[self.code[pc].operands[0]]
+                    other = wave.copy()
+                    self._assume(other, self.code[pc].mnemonic, True, target)
+                    other.pc = target
+                    heapq.heappush(heap, (target, False, next(order), other, dict(visits)))
+                    self._assume(wave, self.code[pc].mnemonic, False, target)
+                    wave.pc += 1
+                    heapq.heappush(heap, (wave.pc, False, next(order), wave, visits))
+                continue
             while True:
                 steps += 1
                 if steps % 4096 == 0 and time.monotonic() > self.deadline:
@@ -491,17 +529,10 @@ class KernelAnalysis:
                             taken = decisions.get(key, self.memo.get(key[::2]))
                             if taken is None:
                                 raise NeedDecision(key)
+                            read[key] = taken
                         else:
-                            wave = self._merge_at_branch(wave, seen)
-                            if wave is None:
-                                break
-                            other = wave.copy()
-                            self._assume(other, name, True, target)
-                            other.pc = target
-                            stack.append((other, dict(visits)))
-                            self._assume(wave, name, False, target)
-                            wave.pc += 1
-                            continue
+                            heapq.heappush(heap, (wave.pc, True, next(order), wave, visits))
+                            break
                     self._assume(wave, name, taken, target)
                     wave.pc = target if taken else wave.pc + 1
                     continue
@@ -583,10 +614,36 @@ class KernelAnalysis:
         self.compares[pc] = found
         return found
 
-    def _merge_at_branch(self, wave: WaveAbs, seen: dict) -> WaveAbs | None:
-        """A loop inside one phase (no barrier in it) closes like one across phases: None when a
-        state seen at this branch covers this one; registers that grew by one step twice fold;
-        past :data:`STATES_PER_BRANCH` states of one shape they are joined."""
+    def _merge_at_branch(self, batch: list[tuple[WaveAbs, dict]], seen: dict) -> list[tuple[WaveAbs, dict]]:
+        """The states of a batch that reach one branch and go on from it, both ways. A loop inside
+        one phase (no barrier in it) closes like one across phases: a state seen at this branch
+        that covers one stops it; registers that grew by one step twice fold; past
+        :data:`STATES_PER_BRANCH` states of one shape they are joined. Past
+        :data:`SHAPES_PER_BRANCH` states of any shape, those of the batch that arrive with the same
+        branch visits are joined into one with the state joined there before, queues included."""
+        out, overflow = [], {}
+        for wave, visits in batch:
+            if seen.get(("count", wave.pc), 0) >= SHAPES_PER_BRANCH:
+                overflow.setdefault(tuple(sorted(visits.items())), (visits, []))[1].append(wave)
+                continue
+            kept = self._merge_shape(wave, seen)
+            if kept is not None:
+                seen[("count", wave.pc)] = seen.get(("count", wave.pc), 0) + 1
+                out.append((kept, visits))
+        for key, (visits, waves) in overflow.items():
+            wide = seen.get(("joined", waves[0].pc, key))
+            waves = [w for w in waves if wide is None or not _wave_subsumes(wide, w)]
+            if not waves:
+                continue
+            joined = waves[0] if wide is None else _join_waves(wide, waves[0])
+            for w in waves[1:]:
+                joined = _join_waves(joined, w)
+            seen[("joined", joined.pc, key)] = joined
+            out.append((joined.copy(), visits))
+        return out
+
+    def _merge_shape(self, wave: WaveAbs, seen: dict) -> WaveAbs | None:
+        """A state arriving at a branch among those of its shape: None when one of them covers it."""
         # issue counts grow with the iterations of such a loop: they are not part of the shape,
         # and where two iterations differ in them the count becomes unknown (matching any instance)
         shape = wave.shape()[:-3] + wave.shape()[-2:]
@@ -1061,6 +1118,16 @@ def _wave_covers(old: WaveAbs, new: WaveAbs) -> bool:
     return _registers_cover(old.regs, new.regs, {})
 
 
+def _wave_subsumes(old: WaveAbs, new: WaveAbs) -> bool:
+    """Within a phase, for states of any shape: whether ``new`` adds nothing to ``old``. Every
+    load and read ``new`` has in flight ``old`` has too, with no more younger operations (it
+    stays in flight at least as long); the rest as :func:`_wave_covers`."""
+    for mine, theirs in ((old.vm, new.vm), (old.ds, new.ds)):
+        if any(mine.get(entry, younger + 1) > younger for entry, younger in theirs.items()):
+            return False
+    return old.passed == new.passed and old.final == new.final and _wave_covers(old, new)
+
+
 def _subsumes(old: Group, new: Group) -> bool:
     """Whether every behaviour of ``new`` is one of ``old``'s (their shapes are equal)."""
     offsets: dict[int, int] = {}
@@ -1156,4 +1223,32 @@ def _lanes_cover(a: Lanes, b: Lanes, offsets: dict[int, object]) -> bool:
 
 def analyse(kernel: Kernel, geometry: Geometry, target: Target, deadline: float) -> Outcome:
     """The hazards, unchecked accesses and unmodelled instructions of one kernel."""
+    if _without_dma(kernel):
+        return _waits_only(kernel, geometry, target)
     return KernelAnalysis(kernel, geometry, target, deadline).run()
+
+
+def _without_dma(kernel: Kernel) -> bool:
+    """Whether the kernel has no global->LDS load and no way to reach code that may have one
+    (an indirect branch, a branch out of the kernel): every hazard the lint reports pairs a read
+    with such a load, so there is nothing to pair and nothing to follow."""
+    for inst in kernel.instructions:
+        name = inst.mnemonic
+        if classify(inst) == "dma" or name.startswith(("s_setpc", "s_swappc")):
+            return False
+        if (name == "s_branch" or name.startswith("s_cbranch")) and kernel.labels.get(inst.operands[0] if inst.operands else "") is None:
+            return False
+    return True
+
+
+def _waits_only(kernel: Kernel, geometry: Geometry, target: Target) -> Outcome:
+    """The outcome of a kernel without global->LDS loads: no hazard; a wait its target cannot
+    encode is still unchecked, as the analysis would flag it in every wave that reaches it."""
+    outcome = Outcome()
+    for inst in kernel.instructions:
+        if classify(inst) == "wait":
+            problem = target.wait_problem(*parse_waitcnt(inst))
+            if problem:
+                for wave in range(geometry.waves):
+                    outcome.flag(inst.index, wave, problem)
+    return outcome

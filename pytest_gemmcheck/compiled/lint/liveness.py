@@ -9,7 +9,8 @@ rendezvous, so states that differ only in values that cannot change what the lin
 state. Forgetting a value makes it unknown, so an error here can only cost precision (an access
 left unchecked), never a missed hazard.
 Registers are numbered into one bit set: SGPR ``i`` is bit ``i``, VGPR ``i`` is ``256 + i``, AGPR
-``i`` is ``768 + i``, SCC is :data:`SCC`. exec, vcc and M0 are taken as always live.
+``i`` is ``768 + i``, SCC is :data:`SCC`. exec and M0 are taken as always live; vcc is live where
+a branch on it (which reads it implicitly) or an instruction naming it needs it.
 """
 
 from __future__ import annotations
@@ -19,11 +20,14 @@ from .operands import EXEC_LO, M0, VCC_LO, Reg, decode
 
 SCC = 1100
 _BASE = {"s": 0, "v": 256, "a": 768}
-_ALWAYS = (1 << EXEC_LO) | (1 << (EXEC_LO + 1)) | (1 << VCC_LO) | (1 << (VCC_LO + 1)) | (1 << M0)
+_ALWAYS = (1 << EXEC_LO) | (1 << (EXEC_LO + 1)) | (1 << M0)
+_VCC = (1 << VCC_LO) | (1 << (VCC_LO + 1))
 _NO_DEST = ("s_waitcnt", "s_barrier", "s_nop", "s_cmp", "s_bitcmp", "s_cbranch", "s_branch", "s_endpgm", "s_setprio",
             "s_sched", "s_sendmsg", "s_sleep", "s_dcache", "s_icache", "s_trap", "s_setreg", "s_store",
             "s_buffer_store", "buffer_store", "global_store", "flat_store", "scratch_store", "ds_write", "ds_store",
             "buffer_wbl2", "buffer_inv", "exp")
+# VALU instructions that read vcc without naming it (the rest name it as an operand)
+_IMPLICIT_VCC = ("v_div_fmas",)
 _READS_SCC = ("s_cbranch_scc", "s_cselect", "s_cmov", "s_addc", "s_subb")
 
 
@@ -73,6 +77,11 @@ def uses_and_defs(inst: Instruction) -> tuple[int, int, int]:
         uses |= 1 << SCC
         if name.startswith("s_cbranch"):
             seeds |= 1 << SCC
+    if name.startswith(("s_cbranch_vccz", "s_cbranch_vccnz")):
+        seeds |= _VCC  # vcc is read implicitly; elsewhere it is an operand of its own
+        uses |= _VCC
+    elif name.startswith(_IMPLICIT_VCC):
+        uses |= _VCC
     if name.startswith(("s_cmp", "s_bitcmp")) or (name.startswith("s_") and not name.startswith(("s_mov", "s_cselect", "s_cmov", "s_load", "s_waitcnt", "s_barrier", "s_nop", "s_cbranch", "s_branch"))):
         defs |= 1 << SCC
     return uses, defs, seeds

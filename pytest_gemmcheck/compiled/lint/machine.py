@@ -687,7 +687,9 @@ class WaveState:
             return
         if not name.startswith("s_"):
             if ops and "lds" not in inst.modifiers:
-                self._mark_vector(ops[0], False)  # a load's data, or a store's source: no longer known uniform
+                # a load's data, or a store's source: no longer known uniform, but for a load of one
+                # address in every lane of every wave (as a scalar load of a uniform address is)
+                self._mark_vector(ops[0], self._uniform_load(inst))
             return
         if not name.startswith("s_") or not ops or name.startswith(_NO_DEST_PREFIXES[:3]):
             return
@@ -704,6 +706,38 @@ class WaveState:
             self._mark(ops[0], True)
         if compare or not name.startswith(_KEEPS_SCC_PREFIXES):
             self.scc_nonuniform = tainted
+
+    def _uniform_load(self, inst: Instruction) -> bool:
+        """Whether a vector load reads the same memory in every lane of every wave, so its data is
+        uniform as a scalar load's of a uniform address is: a full exec, a ``buffer_load`` whose
+        offsets are uniform (the VGPR offset one computed from uniform values, the soffset a
+        constant or a uniform SGPR) through a resource whose last word is known with
+        ADD_TID_ENABLE (bit 23) clear (no per-lane address; a scratch descriptor sets it), or a
+        ``global_load`` of uniform address operands. Flat and scratch loads never are: a flat
+        address may fall into a lane's private memory."""
+        name, ops = inst.mnemonic, inst.operands
+        if self.exec_mask != MASK64 or len(ops) < 3 or any(m in ("lds", "tfe", "lwe") for m in inst.modifiers):
+            return False
+        if name.startswith("buffer_load"):
+            address, resource, soffset = ops[1], decode(ops[2]), ops[3] if len(ops) > 3 else "0"
+            if not (isinstance(resource, Reg) and resource.kind == "s" and resource.count == 4):
+                return False
+            word3 = self.sgpr.get(resource.index + 3)
+            if not isinstance(word3, int) or word3 >> 23 & 1 or self._tainted(ops[2]) or self._tainted(soffset):
+                return False
+            if not isinstance(decode(soffset), (Const, Reg)) or (isinstance(decode(soffset), Reg) and decode(soffset).kind != "s"):
+                return False
+            return address == "off" or self._uniform_vector(address)
+        if name.startswith("global_load"):
+            saddr = ops[2]
+            if saddr != "off" and (not isinstance(decode(saddr), Reg) or self._tainted(saddr)):
+                return False
+            return self._uniform_vector(ops[1])
+        return False
+
+    def _uniform_vector(self, text: str) -> bool:
+        op = decode(text)
+        return isinstance(op, Reg) and op.kind == "v" and all(op.index + p in self.uniform_v for p in range(op.count))
 
     def _clobber_destinations(self, inst: Instruction) -> bool:
         name = inst.mnemonic

@@ -224,3 +224,50 @@ def test_the_paths_engine_never_passes_an_unresolved_read(asm_kernel, snippets):
     report = lint_text(asm_kernel(body), options=Options(engine="paths"))
     assert [f.severity for f in report.findings] == ["unchecked"]
     assert exit_status([report]) == 3
+
+
+def _guarded_gather(pages: int, load: str, drain: str) -> str:
+    """``pages`` exec-mask diamonds, each loading a page into LDS in the lanes that have one and
+    zero-filling it in the others (MLA decode's gather), then a barrier and a read of the next
+    wave's slice."""
+    body = "\tbuffer_load_dword v20, v0, s[4:7], 0 offen\n\ts_waitcnt vmcnt(0)\n\tv_cmp_ne_u32_e32 vcc, -1, v20\n"
+    for page in range(pages):
+        body += (f"\ts_and_saveexec_b64 s[2:3], vcc\n\ts_xor_b64 s[2:3], exec, s[2:3]\n\ts_cbranch_execz .LBB0_{2 * page}\n"
+                 + load + f".LBB0_{2 * page}:\n\ts_andn2_saveexec_b64 s[2:3], s[2:3]\n"
+                 f"\ts_cbranch_execz .LBB0_{2 * page + 1}\n\ts_waitcnt vmcnt(0)\n\tds_write_b32 v4, v21 offset:8192\n"
+                 f".LBB0_{2 * page + 1}:\n\ts_or_b64 exec, exec, s[2:3]\n")
+    return body + drain + "\ts_barrier\n\tds_read_b128 v[8:11], v5\n"
+
+
+def test_a_guarded_gather_is_joined_at_its_branches_and_its_race_still_found(asm_kernel, snippets):
+    # 12 diamonds: 4**12 paths, and as many queue shapes (which loads are left after the last
+    # vmcnt(0)); past 192 states at a branch they are joined, queues included
+    from pytest_gemmcheck.compiled.lint.analysis import Options
+
+    racy = lint_text(asm_kernel(_guarded_gather(12, snippets["load_a"], "")), options=Options(time_limit=60))
+    assert racy.unfinished == [] and [f.severity for f in racy.findings] == ["error"]
+    assert racy.findings[0].instruction == "ds_read_b128 v[8:11], v5"
+    fixed = lint_text(asm_kernel(_guarded_gather(12, snippets["load_a"], "\ts_waitcnt vmcnt(0)\n")),
+                      options=Options(time_limit=60))
+    assert fixed.unfinished == [] and fixed.findings == []
+
+
+def test_a_vector_load_of_one_uniform_address_is_uniform_data():
+    def loaded(*setup: str) -> WaveState:
+        state = WaveState(64)
+        state.sgpr[126] = state.sgpr[127] = 0xFFFFFFFF
+        return run(state, *setup, "buffer_load_dwordx2 v[4:5], v1, s[4:7], 0 offen", "v_readfirstlane_b32 s33, v4")
+
+    assert 33 not in loaded("s_mov_b32 s7, 0x27000", "v_mov_b32_e32 v1, s2").nonuniform  # the same bytes in every wave
+    assert 33 in loaded("v_mov_b32_e32 v1, s2").nonuniform  # the resource's last word unknown (a scratch descriptor?)
+    assert 33 in loaded("s_mov_b32 s7, 0x827000", "v_mov_b32_e32 v1, s2").nonuniform  # ADD_TID_ENABLE: per lane
+    assert 33 in loaded("s_mov_b32 s7, 0x27000", "v_mov_b32_e32 v1, v0").nonuniform  # per-lane offsets
+
+
+def test_a_kernel_without_dma_loads_has_nothing_to_pair(asm_kernel):
+    # an unknown address and an unmodelled instruction do not matter where no DMA load can race
+    body = "\ts_quadmask_b32 s20, 0\n\tv_add_u32_e32 v6, s20, v5\n\tds_write_b128 v6, v[8:11]\n\ts_barrier\n" \
+        "\tds_read_b128 v[8:11], v6\n"
+    assert lint_text(asm_kernel(body)).findings == []
+    wide = lint_text(asm_kernel("\ts_waitcnt vmcnt(64)\n\ts_barrier\n", arch="gfx942"))
+    assert [f.severity for f in wide.findings] == ["unchecked"] and "at most 63" in wide.findings[0].why
