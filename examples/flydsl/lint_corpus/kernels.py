@@ -91,13 +91,11 @@ def _tile_part(lds: str, operand: str) -> str:
     return f"\ts_add_u32 s22, s8, {lds}\n\ts_mov_b32 m0, s22\n{source}\tbuffer_load_dwordx4 v4, s[4:7], {soffset} offen lds\n"
 
 
-ATTENTION = "\ts_mov_b32 s12, 0\n\ts_mov_b32 s23, 0\n" + _tile_part("0", "A") + _tile_part("0x2000", "B") + """.LBB0_1:
-\ts_cmp_ge_u32 s12, s16
-\ts_cbranch_scc1 .LBB0_6
-\ts_add_u32 s20, s12, 1
-\ts_cmp_ge_u32 s20, s16
-\ts_cbranch_scc1 .LBB0_2
-\ts_and_b32 s21, s20, 1
+# tile 0's K and V into stage 0, before a pipelined loop over tiles (s12: the tile, s23: the source)
+FIRST_TILE = "\ts_mov_b32 s12, 0\n\ts_mov_b32 s23, 0\n" + _tile_part("0", "A") + _tile_part("0x2000", "B")
+
+# tile s20's K and V (V 8 KiB past K) into stage s20 & 1 (4 KiB a stage), its source 4 KiB past the last
+NEXT_TILE = """\ts_and_b32 s21, s20, 1
 \ts_lshl_b32 s21, s21, 12
 \ts_add_u32 s22, s21, s8
 \ts_mov_b32 m0, s22
@@ -107,7 +105,15 @@ ATTENTION = "\ts_mov_b32 s12, 0\n\ts_mov_b32 s23, 0\n" + _tile_part("0", "A") + 
 \ts_mov_b32 m0, s22
 \ts_add_u32 s24, s23, 0x100000
 \tbuffer_load_dwordx4 v4, s[4:7], s24 offen lds
-\ts_waitcnt vmcnt(2) ; [wait next-tile]
+"""
+
+ATTENTION = FIRST_TILE + """.LBB0_1:
+\ts_cmp_ge_u32 s12, s16
+\ts_cbranch_scc1 .LBB0_6
+\ts_add_u32 s20, s12, 1
+\ts_cmp_ge_u32 s20, s16
+\ts_cbranch_scc1 .LBB0_2
+""" + NEXT_TILE + """\ts_waitcnt vmcnt(2) ; [wait next-tile]
 \ts_branch .LBB0_3
 .LBB0_2:
 \ts_waitcnt vmcnt(0) ; [wait last-tile]
@@ -299,19 +305,7 @@ def pipelined_loop(racy: bool = False, arch: str = "gfx950") -> str:
     do), waits ``vmcnt(2)`` (all but that tile's two loads), passes a barrier, reads tile ``k``'s
     K and V from stage ``k & 1`` and retires its reads before the barrier that ends the
     iteration. ``racy`` leaves the one wait out."""
-    body = "\ts_mov_b32 s12, 0\n\ts_mov_b32 s23, 0\n" + _tile_part("0", "A") + _tile_part("0x2000", "B") + """.LBB5_1:
-\ts_add_u32 s20, s12, 1
-\ts_and_b32 s21, s20, 1
-\ts_lshl_b32 s21, s21, 12
-\ts_add_u32 s22, s21, s8
-\ts_mov_b32 m0, s22
-\ts_add_u32 s23, s23, 0x1000
-\tbuffer_load_dwordx4 v4, s[4:7], s23 offen lds
-\ts_add_u32 s22, s22, 0x2000
-\ts_mov_b32 m0, s22
-\ts_add_u32 s24, s23, 0x100000
-\tbuffer_load_dwordx4 v4, s[4:7], s24 offen lds
-"""
+    body = FIRST_TILE + ".LBB5_1:\n\ts_add_u32 s20, s12, 1\n" + NEXT_TILE
     if not racy:
         body += "\ts_waitcnt vmcnt(2) ; [wait loop]\n"
     body += """\ts_barrier

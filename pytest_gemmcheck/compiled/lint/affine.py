@@ -128,35 +128,32 @@ def _bitwise(op):
     return rule
 
 
-def _mul_hi(x: Parts, c: Parts) -> Parts | None:
-    if not _exact(c):
-        return _mul_hi(c, x) if _exact(x) else None
-    constants = set(c[0][c[2]].tolist())
-    magic = magic_divisor(int(constants.pop())) if len(constants) == 1 else None
-    if magic is None:
-        return None
-    q, shift = magic
-    valid = x[2] & c[2] & (x[1] >= 0) & (x[1] % q == 0)
-    # mul_hi(x, m) lies in [floor(x/q) << s, (floor(x/q) + 1) << s): its low s bits are fuzz
-    return ((x[0] & MASK32) // q) << shift, (x[1] // q) << shift, valid, shift
-
-
 def _non_negative(x: Parts) -> np.ndarray:
     """Lanes whose value is in [0, 2**31) for J = 0 and grows: non-negative as a signed value for
     every J (a folded value does not reach 2**31, as it does not wrap)."""
     return x[2] & (x[0] >= 0) & (x[0] < (1 << 31)) & (x[1] >= 0)
 
 
-def _mul_hi_signed(x: Parts, c: Parts) -> Parts | None:
-    if not _exact(c):
-        return _mul_hi_signed(c, x) if _exact(x) else None
-    constants = set(c[0][c[2]].tolist())
-    magic = signed_magic_divisor(int(constants.pop())) if len(constants) == 1 else None
-    if magic is None:
-        return None
-    q, shift = magic
-    valid = _non_negative(x) & c[2] & (x[1] % q == 0)
-    return ((x[0] & MASK32) // q) << shift, (x[1] // q) << shift, valid, shift
+def _magic_division(magic_of, in_range):
+    """The rule of a high multiply by one constant that ``magic_of`` knows as a division (a
+    quotient and a shift), exact on the lanes ``in_range`` keeps whose step the quotient divides."""
+    def rule(x: Parts, c: Parts) -> Parts | None:
+        if not _exact(c):
+            return rule(c, x) if _exact(x) else None
+        constants = set(c[0][c[2]].tolist())
+        magic = magic_of(int(constants.pop())) if len(constants) == 1 else None
+        if magic is None:
+            return None
+        q, shift = magic
+        valid = in_range(x) & c[2] & (x[1] % q == 0)
+        # mul_hi(x, m) lies in [floor(x/q) << s, (floor(x/q) + 1) << s): its low s bits are fuzz
+        return ((x[0] & MASK32) // q) << shift, (x[1] // q) << shift, valid, shift
+
+    return rule
+
+
+_mul_hi = _magic_division(magic_divisor, lambda x: x[2] & (x[1] >= 0))
+_mul_hi_signed = _magic_division(signed_magic_divisor, _non_negative)
 
 
 def _shr_sign(x: Parts, k: Parts) -> Parts | None:

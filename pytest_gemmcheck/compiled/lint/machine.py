@@ -423,6 +423,14 @@ def _mask_lanes(mask: int, width: int) -> np.ndarray:
     return np.array([(mask >> lane) & 1 for lane in range(width)], dtype=bool)
 
 
+def _mark_registers(text: str, kind: str, registers: set[int], present: bool) -> None:
+    """Each register of operand ``text``, when it is of ``kind``, into ``registers`` or out of it."""
+    op = decode(text)
+    if isinstance(op, Reg) and op.kind == kind:
+        for part in range(op.count):
+            (registers.add if present else registers.discard)(op.index + part)
+
+
 class WaveState:
     """Registers, exec mask and SCC of one wave, with the instruction semantics."""
 
@@ -651,18 +659,10 @@ class WaveState:
         return bool(indices & self.nonuniform)
 
     def _mark_vector(self, text: str, uniform: bool) -> None:
-        op = decode(text)
-        if not (isinstance(op, Reg) and op.kind == "v"):
-            return
-        for part in range(op.count):
-            (self.uniform_v.add if uniform else self.uniform_v.discard)(op.index + part)
+        _mark_registers(text, "v", self.uniform_v, uniform)
 
     def _mark(self, text: str, nonuniform: bool) -> None:
-        op = decode(text)
-        if not (isinstance(op, Reg) and op.kind == "s"):
-            return
-        for part in range(op.count):
-            (self.nonuniform.add if nonuniform else self.nonuniform.discard)(op.index + part)
+        _mark_registers(text, "s", self.nonuniform, nonuniform)
 
     def _track_uniformity(self, inst: Instruction) -> None:
         """Which scalar results may differ between waves (see ``nonuniform``)."""
