@@ -116,8 +116,7 @@ def cases(connection, ids) -> dict[int, CaseInfo]:
     ids = sorted(set(ids))
     for start in range(0, len(ids), 500):  # bounded IN lists
         columns = case_table.c["id", "key", "kernel", "quant", "m", "n", "k", "tile", "out_dtype", "fp8", "params"]
-        query = (select(columns)
-                 .where(case_table.c.id.in_(ids[start:start + 500])))
+        query = select(columns).where(case_table.c.id.in_(ids[start:start + 500]))
         for row in connection.execute(query):
             found[row.id] = CaseInfo(*row[:10], params=row.params or {})
     return found

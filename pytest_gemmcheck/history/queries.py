@@ -75,9 +75,8 @@ def case_history(engine: Engine, key: str, *, scope: str, gpu_arch: str | None, 
     facts = of_results(
         select(func.count(func.distinct(result_table.c.run_id)), func.count(func.distinct(launch_table.c.device_uuid))))
     kinds_query = of_results(select(result_table.c.kinds), launches=False).distinct()
-    with_stacks = results_joined(case_table, run_table).join(stack_table, stack_table.c.id == result_table.c.stack_id)
-    stacks_query = (select(stack_table.c["gpu_name", "gpu_arch", "torch"]).select_from(with_stacks)
-                    .where(*conditions).distinct())
+    stacks_query = (of_results(select(stack_table.c["gpu_name", "gpu_arch", "torch"]), launches=False)
+                    .where(result_table.c.stack_id.is_not(None)).distinct())
     with engine.connect() as connection:
         processes = [ProcessHistory(run_id, host, pid, int(launches), int(bad or 0), int(worst or 0), int(tiles or 0))
                      for run_id, host, pid, launches, bad, worst, tiles in connection.execute(per_process)]

@@ -81,7 +81,7 @@ def _ids_by(connection, table, unique: str, values: Iterable[str]) -> dict[str, 
     found: dict[str, int] = {}
     for start in range(0, len(values), 500):  # bounded IN lists
         chunk = values[start:start + 500]
-        found.update((value, id_) for value, id_ in connection.execute(select(column, table.c.id).where(column.in_(chunk))))
+        found.update(connection.execute(select(column, table.c.id).where(column.in_(chunk))).all())
     return found
 
 
