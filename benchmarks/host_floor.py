@@ -8,7 +8,8 @@ and waits once at the end; per launch it adds, in turn: one CUDA event record; t
 own work (the next output's NaN fill, a checksum of this one into a device row) op by op; that
 work replayed as one CUDA graph; the graph and an event; and last the launch and the work
 captured together in one graph per ring position (what a kernel that can be captured would
-cost). Prints host microseconds per launch (the thread's CPU clock, min of the rounds) and the
+cost); then a launch with the two timing events around it that the harness records; and the
+harness's guard kernel alone after the launch, launched directly or as a one-kernel graph. Prints host microseconds per launch (the thread's CPU clock, min of the rounds) and the
 ratio to the bare arm. A benchmark, not a test.
 """
 
@@ -19,6 +20,24 @@ import sys
 import time
 
 import torch
+
+
+def _guard_kernel(a, b, outs, rows):
+    """The harness's guard kernel (checking/triton/guard_pass.py: both inputs' checksums, the
+    canary count) over the ring, launched as the harness launches it: one compiled Triton
+    kernel per call, without Triton's own launch path."""
+    from pytest_gemmcheck.checking.checksum import word_view
+    from pytest_gemmcheck.checking.triton.guard_pass import RESULT_WIDTH, queue_guards
+
+    words = [word_view(a), word_view(b)]
+    blocks = [out.view(-1).view(torch.int16) for out in outs]
+
+    def guards(i: int) -> None:
+        queue_guards(words, blocks[i % len(blocks)], 1024, blocks[0].numel() - 1024, 0, rows[i % len(rows), :RESULT_WIDTH])
+
+    for i in range(len(outs)):
+        guards(i)  # compiled
+    return guards
 
 
 def main(argv=None) -> int:
@@ -86,9 +105,33 @@ def main(argv=None) -> int:
         whole_graphs[i % ring].replay()
         events[i % ring].record(stream)
 
+    timers = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(ring)]
+
+    def timed_events(i):
+        timers[i % ring][0].record(stream)
+        torch.matmul(a, b, out=outs[i % ring])
+        timers[i % ring][1].record(stream)
+        events[i % ring].record(stream)
+
+    guards = _guard_kernel(a, b, outs, rows)
+    guard_graphs = [capture(lambda i=i: guards(i)) for i in range(ring)]
+
+    def one_kernel(i):
+        torch.matmul(a, b, out=outs[i % ring])
+        guards(i)
+        events[i % ring].record(stream)
+
+    def one_kernel_graph(i):
+        torch.matmul(a, b, out=outs[i % ring])
+        guard_graphs[i % ring].replay()
+        events[i % ring].record(stream)
+
     arms = {"bare launch": bare, "launch + event": with_event, "launch + work op by op + event": op_by_op,
             "launch + work graph": graph_only, "launch + work graph + event": graph_and_event,
-            "launch and work in one graph + event": one_graph}
+            "launch and work in one graph + event": one_graph,
+            "launch + 2 timing events + event": timed_events,
+            "launch + guard kernel, direct + event": one_kernel,
+            "launch + guard kernel graph + event": one_kernel_graph}
     best = {name: float("inf") for name in arms}
     for _ in range(args.rounds):
         for name, arm in arms.items():

@@ -129,6 +129,8 @@ class Ring:
         self.occupant: list[Queued | None] = [None] * positions
         self.graphs: dict[int, object] = {}
         self.keep: dict[int, object] = {}  # per position, what its captured work's scratch belongs to
+        # kinds of a launch's work queued op by op so far (their kernels are loaded: no wait again)
+        self.eager_variants: set[tuple] = set()
 
     @property
     def bytes(self) -> int:

@@ -66,6 +66,14 @@ class ProtectedReference:
         self.checksum = checksum(tensor)
         self._pristine = tensor.clone() if tensor.device.type == "cpu" else None
         self._rowmax = None
+        self._verified: dict[tuple, dict] = {}
+
+    def verified(self, *judged_by) -> dict:
+        """The outputs checked in full against this reference so far, by every run of its case:
+        their checksums to their accuracy, one table per way of judging (``judged_by``: the
+        check's backend, tolerance and tile). A later launch with one of these checksums has
+        that output's bits, and so its numbers, whichever run it belongs to."""
+        return self._verified.setdefault(judged_by, {})
 
     def rowmax(self) -> torch.Tensor:
         """The largest |ref| of each row (torch_backend.row_max), worked out once."""

@@ -47,6 +47,7 @@ from .stopping import StoppingRule
 from .waiting import Deadline
 
 REFERENCE = "reference"  # a copy of the reference a launch changed, named as a changed input
+VERIFIED_KEPT = 256  # distinct outputs checked in full whose numbers are kept per reference and way of judging
 
 
 class KnownOutputs:
@@ -107,12 +108,13 @@ class LaunchLoop:
         self.queued: deque[Queued] = deque()
         self.next_index = 1
         self.last_done = 0.0  # when the latest launch read was seen finished
-        # checksum -> accuracy of the outputs checked in full, for later launches with those bits
-        self.verified: dict[int, AccuracyStats] = {}
+        # checksum -> accuracy of the outputs checked in full (by this run or an earlier one of
+        # the case), for later launches with those bits
+        self.verified: dict[int, AccuracyStats] = self.protected.verified(
+            self.checker.name, case.tolerance, case.tile)
         self.by_checksum_pass = self.checker.queue_checksum is not None and self.settings.repeat_check == "checksum"
         self.known = KnownOutputs() if not self.checker.by_checksum and self.settings.repeat_check == "checksum" else None
         self.full_checks: dict[int, int] = {}  # full checks begun per buffer (by id): the first two settle first
-        self.eager_variants: set[tuple] = set()  # kinds of a launch's work queued op by op so far
 
     # --- the loop -----------------------------------------------------------------------
     def run(self) -> BaseException | None:
@@ -243,8 +245,8 @@ class LaunchLoop:
                 self._capture_ring(position)
         else:
             variant = (entry.summed, fill is None, checked is entry.buffer.tensor)
-            if on_gpu and variant not in self.eager_variants:
-                self.eager_variants.add(variant)
+            if on_gpu and variant not in self.ring.eager_variants:
+                self.ring.eager_variants.add(variant)
                 self._settle()  # kernels loaded for the first time wait for what runs
             entry.values = self._work(checked, buffer, fill, position, entry.summed)
         if fill is not None:
@@ -492,8 +494,8 @@ class LaunchLoop:
         the worst launch's wrong elements mapped over the output's tiles (its output is still
         in its buffer)."""
         launch_records.fill_accuracy(record, outcome.accuracy, checked)
-        if self.by_checksum_pass and outcome.checksum is not None:
-            self.verified.setdefault(outcome.checksum, outcome.accuracy)
+        if self.by_checksum_pass and outcome.checksum is not None and len(self.verified) < VERIFIED_KEPT:
+            self.verified.setdefault(outcome.checksum, outcome.accuracy.copy())
         uses_output = (record.wrong > self.mapped_wrong and self.case.tile is not None) or (
             self.consensus is not None and self.checker.by_checksum and self.consensus.reads_output(outcome.checksum))
         if uses_output:

@@ -121,6 +121,8 @@ class Deadline:
             threading.current_thread() is threading.main_thread()
         self._alarm = _SharedAlarm(self._expired) if use_alarm else None
         self.started = 0.0  # when the latest launch call began
+        # the loop's stream, named once: looking the current one up costs microseconds a launch
+        self._stream = torch.cuda.current_stream(device) if self.on_gpu else None
 
     @contextlib.contextmanager
     def armed(self):
@@ -159,7 +161,7 @@ class Deadline:
     def mark(self, event) -> None:
         """``event`` behind what is queued so far on the current stream."""
         if event is not None:
-            event.record(torch.cuda.current_stream(self.device))
+            event.record(self._stream)
 
     def wait(self, event, since: float) -> None:
         """For the GPU work up to ``event``, until ``timeout_s`` after ``since`` (a monotonic time)."""

@@ -193,3 +193,39 @@ def test_launches_queued_after_a_changed_input_run_again(make_case, fused_anywhe
     assert [launch.index for launch in result.bad_launches] == [3]
     assert result.launches[2].changed_inputs == {"a": 3}
     assert len(calls) == 9 + 3
+
+
+@pytest.mark.parametrize("scenario", ["clean", "racy", "tile and subtle faults"])
+def test_a_second_run_of_a_case_takes_the_numbers_of_outputs_the_first_checked_in_full(
+        make_case, fused_anywhere, monkeypatch, scenario):
+    """The outputs a run checked in full stay known to its case's reference: a second run gives
+    the numbers of a run that checks every launch in full, and checks in full only outputs the
+    first did not see (none, for a clean kernel)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "checking" / "triton"))
+    pytest.importorskip("test_fused_check")
+    from pytest_gemmcheck.checking.triton import fused_check
+
+    full = run(make_case, "triton", scenario, repeat_check="full", pipeline=None, monkeypatch=monkeypatch)
+    monkeypatch.setattr(in_flight, "FORCED", AHEAD)
+    results = []
+    case = make_case("pipeline_triton", m=40, n=48, k=64, quant="ptpc", tile="16x16",
+                     settings=Settings(repeat=9, check_backend="triton", repeat_check="checksum", launch_timeout=0.5),
+                     record=results.append)
+    x = case.inputs()
+    case.given = case.reference()
+    checked_in_full = []
+    prepare = fused_check.prepare_check
+    monkeypatch.setattr(fused_check, "prepare_check", lambda *a, **k: checked_in_full.append(1) or prepare(*a, **k))
+    full_checks = []
+    for _ in range(2):
+        before = len(checked_in_full)
+        try:
+            case.run(SCENARIOS[scenario](x, case))
+        except GemmcheckFailure:
+            pass
+        full_checks.append(len(checked_in_full) - before)
+    first, second = results
+    assert every_number(second) == every_number(full) == every_number(first)
+    assert full_checks[0] >= 1
+    if scenario == "clean":
+        assert full_checks[1] == 0

@@ -1,0 +1,86 @@
+"""A checked run's cost split into what it pays once and what it pays per launch, on a GPU.
+
+    python benchmarks/run_costs.py [--shapes 1024,ptpc] [--repeat 100] [--rounds 3] [--profile-rows 0]
+
+For each shape, ``case.run(launch, repeat=R)`` and ``case.run(launch, repeat=3R)`` through the
+plain API, timed in turn in each round (min of the rounds), and R bare launches beside them.
+From the two runs: per launch ``(T(3R) - T(R)) / 2R`` and once per run ``T(R) - R x that``,
+each against the bare launch. With ``--profile-rows N`` the last shape's ``case.run`` of R
+launches is profiled (cProfile, by internal then cumulative time). A benchmark, not a test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import pstats
+import sys
+from pathlib import Path
+
+import torch
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "examples" / "gpu"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import pytest_gemmcheck as gc  # noqa: E402
+from overhead_shapes import GPU_SHAPES, kernel_for, timed  # noqa: E402
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--shapes", default="1024,ptpc")
+    parser.add_argument("--repeat", type=int, default=100)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--profile-rows", type=int, default=0)
+    args = parser.parse_args(argv)
+    if not torch.cuda.is_available():
+        print("no GPU: nothing to measure")
+        return 0
+    device = torch.device("cuda")
+    wanted = args.shapes.split(",")
+    shapes = [s for s in GPU_SHAPES if str(s[1]) in wanted or s[0] in wanted]
+    repeat = args.repeat
+    print(f"cuda (torch {torch.__version__}), R={repeat}, min of {args.rounds} interleaved rounds")
+    print(f"{'shape':<24} {'bare us':>8} {'per launch us':>14} {'ratio':>7} {'once per run ms':>16} "
+          f"{'= launches':>11}")
+    with gc.session(db=None) as session:
+        for quant, m, n, k in shapes:
+            extra = {"fp8": __import__("torch_gemms").fp8_flavour()} if quant != "bf16" else {}
+            case = session.case(f"costs_{quant}", m=m, n=n, k=k, quant=quant, device="cuda", **extra)
+            launch = kernel_for(quant, case.inputs())
+            out = torch.empty((m, n), dtype=torch.bfloat16, device=device)
+            case.run(launch, repeat=3)
+
+            def bare():
+                for _ in range(repeat):
+                    launch(out)
+
+            best = {"bare": float("inf"), "short": float("inf"), "long": float("inf")}
+            for _ in range(args.rounds):
+                best["bare"] = min(best["bare"], timed(bare, device)[0])
+                best["short"] = min(best["short"], timed(lambda: case.run(launch, repeat=repeat), device)[0])
+                best["long"] = min(best["long"], timed(lambda: case.run(launch, repeat=3 * repeat), device)[0])
+            bare_us = best["bare"] / repeat * 1e6
+            per_launch = (best["long"] - best["short"]) / (2 * repeat) * 1e6
+            once_ms = (best["short"] * 1e6 - repeat * per_launch) / 1e3
+            print(f"{quant + ' ' + f'{m}x{n}x{k}':<24} {bare_us:8.1f} {per_launch:14.1f} {per_launch / bare_us:6.2f}x "
+                  f"{once_ms:16.2f} {once_ms * 1e3 / bare_us:11.1f}", flush=True)
+        if args.profile_rows:
+            profiler = cProfile.Profile()
+            profiler.enable()
+            case.run(launch, repeat=repeat)
+            profiler.disable()
+            stream = io.StringIO()
+            pstats.Stats(profiler, stream=stream).sort_stats("tottime").print_stats(args.profile_rows)
+            pstats.Stats(profiler, stream=stream).sort_stats("cumulative").print_stats(args.profile_rows)
+            print(f"\ncase.run of {repeat} launches of {quant} {m}x{n}x{k} under cProfile:")
+            print(stream.getvalue())
+    print("= launches: the once-per-run cost as that many bare launches")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
