@@ -47,6 +47,10 @@ from .stopping import StoppingRule
 from .waiting import Deadline
 
 REFERENCE = "reference"  # a copy of the reference a launch changed, named as a changed input
+# A launch's work (pass, guards, poison) is captured as a graph when the launch takes less than
+# this on the GPU: queued op by op it costs the host about 0.1 ms, hidden behind a longer launch,
+# and a capture waits for everything queued (8 launches of 0.4 ms at ptpc 16384x7168x2048).
+GRAPHS_BELOW_S = 200e-6
 VERIFIED_KEPT = 256  # distinct outputs checked in full whose numbers are kept per reference and way of judging
 
 
@@ -114,6 +118,9 @@ class LaunchLoop:
             self.checker.name, case.tolerance, case.tile)
         self.by_checksum_pass = self.checker.queue_checksum is not None and self.settings.repeat_check == "checksum"
         self.known = KnownOutputs() if not self.checker.by_checksum and self.settings.repeat_check == "checksum" else None
+        # whether launches are short enough for their work to be graphed: known from the first one
+        # timed, or from a kept ring's graphs
+        self.graphs_pay: bool | None = True if self.ring.graphs else None
         self.full_checks: dict[int, int] = {}  # full checks begun per buffer (by id): the first two settle first
 
     # --- the loop -----------------------------------------------------------------------
@@ -171,7 +178,8 @@ class LaunchLoop:
         """Launch ``index`` queued; (index, exception) when it raised or hung."""
         self.next_index = index + 1
         position = self.buffers.position(index)
-        self._read_until(lambda: self.ring.occupant[position] is None)  # its buffer's last launch read first
+        if self.ring.occupant[position] is not None:  # its buffer's last launch read first
+            self._read_until(lambda: self.ring.occupant[position] is None)
         if self.next_index != index + 1:
             return None  # a launch read just now changed its inputs: the loop goes back
         record = LaunchRecord(index=index, **self.where)
@@ -211,7 +219,7 @@ class LaunchLoop:
         # once, before it is poisoned (returning it again unwritten then shows)
         if self.queued[-1].guarded is False and self.pipeline.guard_depth == 0:
             self._read(self.queued[-1], guards_only=True)
-        else:
+        elif len(self.queued) > self.pipeline.guard_depth:  # else no more unread guards than the depth
             self._read_until(lambda: sum(not e.guarded for e in self.queued) <= self.pipeline.guard_depth,
                              guards_only=True)
         if depth == 0 or own:
@@ -237,7 +245,7 @@ class LaunchLoop:
                                               True)
             entry.full.start()
         on_gpu = self.ring.on_gpu
-        if on_gpu and fill is not None and checked is entry.buffer.tensor:
+        if on_gpu and fill is not None and checked is entry.buffer.tensor and self.graphs_pay:
             graph = self.ring.graphs.get(position)
             if graph is not None:
                 graph.run()
@@ -328,6 +336,8 @@ class LaunchLoop:
             if entry.values is None:
                 entry.values = self.ring.host_row[entry.position].tolist()
             entry.record.elapsed_s = self.ring.timers[entry.position].seconds()
+            if self.graphs_pay is None:
+                self.graphs_pay = entry.record.elapsed_s < GRAPHS_BELOW_S
             entry.guarded = True
             self._guarded(entry)
             if entry not in self.queued:
