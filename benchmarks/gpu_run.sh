@@ -28,7 +28,8 @@
 #   host-floor    the fewest host calls a checked launch could make, against a bare launch (benchmarks/host_floor.py)
 #   run-costs     a checked run's cost once per run and per launch, at 256^3, 1024^3 and ptpc (benchmarks/run_costs.py);
 #                 run-profile-ptpc: the same with a profile of ptpc's case.run; run-profile-short: a profile
-#                 of a run of 3 launches at 1024^3, what is paid once per run
+#                 of a run of 3 launches at 1024^3, what is paid once per run; run-profile-1024: of
+#                 runs of 100 launches there
 #   two-gpus      launches per second with pytest-xdist -n 2 vs -n 1 (only with >= 2 GPUs)
 #   accuracy      how far correct GPU GEMMs stray from the reference (benchmarks/gpu_accuracy.py)
 #   check-speed   the fused check against copy bandwidth and assert_close (benchmarks/check_speed.py)
@@ -174,7 +175,8 @@ run_part host-profile-1024 90 "$PY" benchmarks/host_overhead.py --shape 1024x102
 run_part host-floor 60 "$PY" benchmarks/host_floor.py
 run_part run-costs 120 "$PY" benchmarks/run_costs.py --shapes 256,1024,ptpc
 run_part run-profile-ptpc 60 "$PY" benchmarks/run_costs.py --shapes ptpc --rounds 1 --profile-rows 45
-run_part run-profile-short 60 "$PY" benchmarks/run_costs.py --shapes 1024 --repeat 3 --rounds 3 --profile-rows 60
+run_part run-profile-short 60 "$PY" benchmarks/run_costs.py --shapes 1024 --repeat 3 --rounds 3 --profile-rows 60 --profile-runs 20
+run_part run-profile-1024 60 "$PY" benchmarks/run_costs.py --shapes 1024 --rounds 1 --profile-rows 70 --profile-runs 5
 
 if [ "$GPUS" -ge 2 ]; then
     for workers in 1 2; do

@@ -1,19 +1,20 @@
 """A checked run's cost split into what it pays once and what it pays per launch, on a GPU.
 
     python benchmarks/run_costs.py [--shapes 1024,ptpc] [--repeat 100] [--rounds 3] [--profile-rows 0]
+        [--profile-runs 10]
 
 For each shape, ``case.run(launch, repeat=R)`` and ``case.run(launch, repeat=3R)`` through the
 plain API, timed in turn in each round (min of the rounds), and R bare launches beside them.
 From the two runs: per launch ``(T(3R) - T(R)) / 2R`` and once per run ``T(R) - R x that``,
 each against the bare launch. With ``--profile-rows N`` the last shape's ``case.run`` of R
-launches is profiled (cProfile, by internal then cumulative time). A benchmark, not a test.
+launches is profiled ``--profile-runs`` times (cProfile; the top N functions by internal then
+cumulative time, microseconds per run). A benchmark, not a test.
 """
 
 from __future__ import annotations
 
 import argparse
 import cProfile
-import io
 import pstats
 import sys
 from pathlib import Path
@@ -29,12 +30,24 @@ import pytest_gemmcheck as gc  # noqa: E402
 from overhead_shapes import GPU_SHAPES, kernel_for, timed  # noqa: E402
 
 
+def print_profile(stats: pstats.Stats, rows: int, runs: int) -> None:
+    """The top ``rows`` functions by internal and by cumulative time, in microseconds per run
+    (pstats prints milliseconds to three places: zeros for most of a short run's calls)."""
+    entries = [(f"{Path(file).name}:{line}({name})", calls / runs, own / runs * 1e6, total / runs * 1e6)
+               for (file, line, name), (_, calls, own, total, _) in stats.stats.items()]
+    for title, column in (("internal", 2), ("cumulative", 3)):
+        print(f"by {title} time: {'calls':>8} {'own us':>9} {'total us':>9}  function (per run)")
+        for where, calls, own, total in sorted(entries, key=lambda entry: -entry[column])[:rows]:
+            print(f"{'':<18}{calls:8.1f} {own:9.1f} {total:9.1f}  {where}")
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shapes", default="1024,ptpc")
     parser.add_argument("--repeat", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--profile-rows", type=int, default=0)
+    parser.add_argument("--profile-runs", type=int, default=10)
     args = parser.parse_args(argv)
     if not torch.cuda.is_available():
         print("no GPU: nothing to measure")
@@ -71,13 +84,11 @@ def main(argv=None) -> int:
         if args.profile_rows:
             profiler = cProfile.Profile()
             profiler.enable()
-            case.run(launch, repeat=repeat)
+            for _ in range(args.profile_runs):
+                case.run(launch, repeat=repeat)
             profiler.disable()
-            stream = io.StringIO()
-            pstats.Stats(profiler, stream=stream).sort_stats("tottime").print_stats(args.profile_rows)
-            pstats.Stats(profiler, stream=stream).sort_stats("cumulative").print_stats(args.profile_rows)
-            print(f"\ncase.run of {repeat} launches of {quant} {m}x{n}x{k} under cProfile:")
-            print(stream.getvalue())
+            print(f"\ncase.run of {repeat} launches of {quant} {m}x{n}x{k} under cProfile, {args.profile_runs} runs:")
+            print_profile(pstats.Stats(profiler), args.profile_rows, args.profile_runs)
     print("= launches: the once-per-run cost as that many bare launches")
     return 0
 

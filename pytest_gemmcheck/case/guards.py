@@ -27,6 +27,8 @@ changed.
 from __future__ import annotations
 
 import ctypes
+from functools import partial
+from typing import Callable
 
 import torch
 
@@ -163,6 +165,12 @@ class InputGuard:
         self._compare.clear()
 
 
+def _worked_out(queue: Callable[[torch.Tensor], None], device: torch.device) -> list[int]:
+    row = torch.zeros(ROW_WIDTH, dtype=torch.int64, device=device)
+    queue(row)
+    return row.tolist()
+
+
 def differing_rows(live: torch.Tensor, pristine: torch.Tensor) -> int:
     differ = bits_view(live) != bits_view(pristine)
     if differ.dim() >= 2:
@@ -211,16 +219,19 @@ class LaunchWatch:
     checksums, compared with the pristine ones taken here once), torch ops queued on a GPU
     (comparisons with the pristine copies), or on the CPU worked out at once."""
 
-    def __init__(self, inputs: InputGuard, device: torch.device, *, fused: bool = False):
+    def __init__(self, inputs: InputGuard, device: torch.device, *, fused: bool = False,
+                 sums_at_start: Callable[[Callable[[torch.Tensor], None]], list[int]] | None = None):
+        """``sums_at_start(queue)``: the row that ``queue(row)`` fills, worked out (in_flight.Ring's,
+        kept between runs); by default into a row of its own."""
         self.inputs = inputs
         self.device = device
         self.fused = fused
         self.at_once = device.type != "cuda" and not fused
         self.expected: list[int] = []
         if fused:  # the pristine inputs' checksums, by the kernel that takes the live ones'
-            row = torch.zeros(ROW_WIDTH, dtype=torch.int64, device=device)
-            self._queue_kernel(None, row)
-            self.expected = row[2:2 + len(inputs)].tolist()
+            queue = partial(self._queue_kernel, None)
+            row = sums_at_start(queue) if sums_at_start is not None else _worked_out(queue, device)
+            self.expected = row[2:2 + len(inputs)]
 
     def _queue_kernel(self, buffer: GuardedBuffer | None, row: torch.Tensor) -> None:
         from ..checking.triton.guard_pass import RESULT_WIDTH, queue_guards

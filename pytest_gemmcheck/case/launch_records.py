@@ -51,6 +51,8 @@ def output_to_check(record: LaunchRecord, out: torch.Tensor, identity, returned,
 
 
 def fill_accuracy(record: LaunchRecord, accuracy: AccuracyStats, checked: torch.Tensor) -> None:
+    """``accuracy`` onto ``record``, in lists of the record's own: the numbers of an output
+    checked once go onto every launch with its bits."""
     wrong = accuracy.wrong
     record.wrong = wrong.elements
     record.nonfinite = accuracy.nonfinite
@@ -60,7 +62,7 @@ def fill_accuracy(record: LaunchRecord, accuracy: AccuracyStats, checked: torch.
     record.wrong_rows = wrong.rows
     record.wrong_tiles = wrong.tiles
     record.worst_tile_wrong = wrong.worst_tile_elements
-    record.wrong_row_ids = wrong.row_ids
+    record.wrong_row_ids = list(wrong.row_ids)
     record.wrong_tile_ids = [list(t) for t in wrong.tile_ids]
     if accuracy.nonfinite == checked.numel() and record.poisoned:
         record.add_kind(UNWRITTEN)

@@ -106,7 +106,7 @@ class LaunchLoop:
                       "device_uuid": case.context.device_identity(self.device).get("uuid") or ""}
         self.mapped_wrong = 0  # wrong elements of the launch whose tile map the result holds
         self.deadline = Deadline(self.settings.launch_timeout, self.device)
-        self.watch = LaunchWatch(self.inputs, self.device, fused=self.fused)
+        self.watch = LaunchWatch(self.inputs, self.device, fused=self.fused, sums_at_start=self.ring.sums_at_start)
         self.references = ReferenceCopies(case, self.ref)
         self.device_lost = False  # a launch hung on the GPU: nothing more may wait for it
         self.queued: deque[Queued] = deque()
@@ -234,7 +234,10 @@ class LaunchLoop:
         if checked is not None and self.by_checksum_pass and self.verified:
             entry.summed = True
             following = self.buffers.following(index)
-            if following is not buffer and self.rule.launches_after(index) and \
+            # the last launch's pass poisons the next buffer all the same where that is the
+            # position's graph: queued op by op instead it would cost the host more
+            replays = self.graphs_pay and self.ring.graphs.get(position) is not None
+            if following is not buffer and (replays or self.rule.launches_after(index)) and \
                     self.ring.occupant[self.buffers.position(index + 1)] is None:
                 fill = following
         elif checked is not None and self.checker.by_checksum:
@@ -399,7 +402,7 @@ class LaunchLoop:
             self._repeated(entry, entry.values[CHECKSUM_COLUMN])
         elif self.known is not None and (found := self.known.find(checked)) is not None:
             accuracy, group = found
-            launch_records.fill_accuracy(record, accuracy.copy(), checked)
+            launch_records.fill_accuracy(record, accuracy, checked)
             self._map_tiles(record, checked)
             if self.consensus is not None:
                 self.consensus.observe_copy(record.index, group)
@@ -428,7 +431,7 @@ class LaunchLoop:
         record = entry.record
         known = self.verified.get(total)
         if known is not None:
-            self._finish_check(record, entry.checked, Outcome(known.copy(), [], total))
+            self._finish_check(record, entry.checked, Outcome(known, [], total))
             return
         try:
             outcome = self._full_check(entry, entry.checked)
@@ -504,8 +507,9 @@ class LaunchLoop:
         the worst launch's wrong elements mapped over the output's tiles (its output is still
         in its buffer)."""
         launch_records.fill_accuracy(record, outcome.accuracy, checked)
-        if self.by_checksum_pass and outcome.checksum is not None and len(self.verified) < VERIFIED_KEPT:
-            self.verified.setdefault(outcome.checksum, outcome.accuracy.copy())
+        if self.by_checksum_pass and outcome.checksum is not None and outcome.checksum not in self.verified \
+                and len(self.verified) < VERIFIED_KEPT:
+            self.verified[outcome.checksum] = outcome.accuracy.copy()
         uses_output = (record.wrong > self.mapped_wrong and self.case.tile is not None) or (
             self.consensus is not None and self.checker.by_checksum and self.consensus.reads_output(outcome.checksum))
         if uses_output:

@@ -229,3 +229,26 @@ def test_a_second_run_of_a_case_takes_the_numbers_of_outputs_the_first_checked_i
     assert full_checks[0] >= 1
     if scenario == "clean":
         assert full_checks[1] == 0
+
+
+def test_each_run_of_a_case_guards_its_inputs_as_they_are_when_it_begins(make_case, fused_anywhere, monkeypatch):
+    """The inputs' checksums before a run's first launch are taken again by every run (on a GPU
+    from a graph the case's kept ring replays): a run whose launch 3 changes input a blames
+    launch 3 alone, and the runs before and after it, on inputs restored, blame none."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "checking" / "triton"))
+    pytest.importorskip("test_fused_check")
+    monkeypatch.setattr(in_flight, "FORCED", AHEAD)
+    results = []
+    case = make_case("pipeline_triton", m=40, n=48, k=64, quant="ptpc", tile="16x16",
+                     settings=Settings(repeat=9, check_backend="triton", repeat_check="checksum", launch_timeout=0.5),
+                     record=results.append)
+    x = case.inputs()
+    changing = on_calls({3}, lambda x, out, seen, case: x.a[3:6].view(torch.uint8).bitwise_xor_(1))
+    for make in (SCENARIOS["clean"], SCENARIOS["clean"], changing, SCENARIOS["clean"]):
+        try:
+            case.run(make(x, case))
+        except GemmcheckFailure:
+            pass
+    assert [[launch.index for launch in result.bad_launches] for result in results] == [[], [], [3], []]
+    assert results[2].launches[2].changed_inputs == {"a": 3}
+    assert all(len(result.launches) == 9 for result in results)

@@ -228,9 +228,10 @@ def checksum(t: torch.Tensor) -> int:
     if t.dtype not in (torch.bfloat16, torch.float16, torch.float32) or t.numel() == 0 or view is None:
         return checksums.checksum(t)
     _require_device(t)
-    rowmax = view[:, 0]  # never read: no accuracy, no copies
-    run = Run(view, view, rowmax, Tolerance(), None, [], LaunchConfig(), checksum=True, accuracy=False)
-    return PendingCheck(run).result()[2]
+    # the repeat pass without a fill: the same checksum from one read, and its scratch and CUDA
+    # graph kept per tensor, so that proving a kept tensor unchanged again (case.run's reference
+    # before and after its launches) costs a replay rather than a check's launches
+    return start_checksum_and_fill(view).result()
 
 
 class PendingChecksum:

@@ -29,7 +29,9 @@ from .launch import diagnose, launch
 from .plan import LaunchConfig, main_plan
 from .runtime import RUNTIME
 
-_KEPT = 24  # pairs kept per process (case.run uses one per ring position, up to 8), the oldest dropped first
+# pairs kept per process, the oldest dropped first: case.run uses one per ring position (up to 8)
+# and, through fused_check.checksum, one for its reference and one per output it proves again
+_KEPT = 48
 # The pass reads one tensor and writes another, and prefers taller blocks than the full check:
 # 32 rows x 256 bytes took 0.137 ms (82% of copy bandwidth) against 0.156 ms for the full
 # check's 16 rows, timed in turn in one run on an H200 (benchmarks/check_speed.py --configs,
