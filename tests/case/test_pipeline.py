@@ -195,6 +195,14 @@ def test_launches_queued_after_a_changed_input_run_again(make_case, fused_anywhe
     assert len(calls) == 9 + 3
 
 
+def queued_ahead_case(make_case, monkeypatch, results):
+    """The case of :func:`run` on the fused check queued ahead, for several runs into ``results``."""
+    monkeypatch.setattr(in_flight, "FORCED", AHEAD)
+    return make_case("pipeline_triton", m=40, n=48, k=64, quant="ptpc", tile="16x16",
+                     settings=Settings(repeat=9, check_backend="triton", repeat_check="checksum", launch_timeout=0.5),
+                     record=results.append)
+
+
 @pytest.mark.parametrize("scenario", ["clean", "racy", "tile and subtle faults"])
 def test_a_second_run_of_a_case_takes_the_numbers_of_outputs_the_first_checked_in_full(
         make_case, fused_anywhere, monkeypatch, scenario):
@@ -206,11 +214,8 @@ def test_a_second_run_of_a_case_takes_the_numbers_of_outputs_the_first_checked_i
     from pytest_gemmcheck.checking.triton import fused_check
 
     full = run(make_case, "triton", scenario, repeat_check="full", pipeline=None, monkeypatch=monkeypatch)
-    monkeypatch.setattr(in_flight, "FORCED", AHEAD)
     results = []
-    case = make_case("pipeline_triton", m=40, n=48, k=64, quant="ptpc", tile="16x16",
-                     settings=Settings(repeat=9, check_backend="triton", repeat_check="checksum", launch_timeout=0.5),
-                     record=results.append)
+    case = queued_ahead_case(make_case, monkeypatch, results)
     x = case.inputs()
     case.given = case.reference()
     checked_in_full = []
@@ -237,11 +242,8 @@ def test_each_run_of_a_case_guards_its_inputs_as_they_are_when_it_begins(make_ca
     launch 3 alone, and the runs before and after it, on inputs restored, blame none."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "checking" / "triton"))
     pytest.importorskip("test_fused_check")
-    monkeypatch.setattr(in_flight, "FORCED", AHEAD)
     results = []
-    case = make_case("pipeline_triton", m=40, n=48, k=64, quant="ptpc", tile="16x16",
-                     settings=Settings(repeat=9, check_backend="triton", repeat_check="checksum", launch_timeout=0.5),
-                     record=results.append)
+    case = queued_ahead_case(make_case, monkeypatch, results)
     x = case.inputs()
     changing = on_calls({3}, lambda x, out, seen, case: x.a[3:6].view(torch.uint8).bitwise_xor_(1))
     for make in (SCENARIOS["clean"], SCENARIOS["clean"], changing, SCENARIOS["clean"]):
