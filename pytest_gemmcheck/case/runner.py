@@ -47,10 +47,12 @@ from .stopping import StoppingRule
 from .waiting import Deadline
 
 REFERENCE = "reference"  # a copy of the reference a launch changed, named as a changed input
-# A launch's work (pass, guards, poison) is captured as a graph when the launch takes less than
-# this on the GPU: queued op by op it costs the host about 0.1 ms, hidden behind a longer launch,
-# and a capture waits for everything queued (8 launches of 0.4 ms at ptpc 16384x7168x2048).
-GRAPHS_BELOW_S = 200e-6
+# A launch's work (pass, guards, poison) is captured as a graph once a launch read took less than
+# this on the GPU: queued op by op it costs the host 0.1-0.2 ms, hidden behind a longer launch,
+# and a capture waits for everything queued (8 launches of 0.4 ms at ptpc 16384x7168x2048). Any
+# launch, not the first alone: the first finds the GPU idle, and its time includes the host's
+# submitting it (bf16 4096^3, 0.17 ms a launch, then read as longer).
+GRAPHS_BELOW_S = 300e-6
 VERIFIED_KEPT = 256  # distinct outputs checked in full whose numbers are kept per reference and way of judging
 
 
@@ -118,9 +120,9 @@ class LaunchLoop:
             self.checker.name, case.tolerance, case.tile)
         self.by_checksum_pass = self.checker.queue_checksum is not None and self.settings.repeat_check == "checksum"
         self.known = KnownOutputs() if not self.checker.by_checksum and self.settings.repeat_check == "checksum" else None
-        # whether launches are short enough for their work to be graphed: known from the first one
-        # timed, or from a kept ring's graphs
-        self.graphs_pay: bool | None = True if self.ring.graphs else None
+        # whether launches are short enough for their work to be graphed: from a kept ring's
+        # graphs, else once a launch read was
+        self.graphs_pay = bool(self.ring.graphs)
         self.full_checks: dict[int, int] = {}  # full checks begun per buffer (by id): the first two settle first
 
     # --- the loop -----------------------------------------------------------------------
@@ -339,8 +341,8 @@ class LaunchLoop:
             if entry.values is None:
                 entry.values = self.ring.host_row[entry.position].tolist()
             entry.record.elapsed_s = self.ring.timers[entry.position].seconds()
-            if self.graphs_pay is None:
-                self.graphs_pay = entry.record.elapsed_s < GRAPHS_BELOW_S
+            if not self.graphs_pay and entry.record.elapsed_s < GRAPHS_BELOW_S:
+                self.graphs_pay = True
             entry.guarded = True
             self._guarded(entry)
             if entry not in self.queued:
