@@ -71,7 +71,8 @@ def _load_fused_check():
         from pytest_gemmcheck.checking.triton import fused_check
 
         ref = torch.ones(1, 1)
-        fused_check.check_launch(ref, ref, ref[:, 0], TOL)  # the first launch, under the flag
+        fused_check.check_launch(ref, ref, ref[:, 0], TOL)  # the first launches, under the flag: the check's
+        fused_check.checksum(ref)  # and the repeat pass's, which the checksum takes
     finally:
         if saved is None:
             del os.environ["TRITON_INTERPRET"]
