@@ -37,6 +37,7 @@ branches, no 32-bit wraparound of folded values).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import heapq
 import itertools
@@ -253,6 +254,7 @@ class KernelAnalysis:
         self.loops = _loops(kernel)
         self.single_defs = _single_definitions(kernel)
         self.compares: dict[int, int | None] = {}
+        self.skipped: dict[int, list[int]] = {}  # by forward execz branch: the DMA loads it jumps over
         self.dead = _dead_vector_results(kernel, self.live)
         # past the largest count any wait of the kernel names, every wait retires an entry alike:
         # younger counts are kept up to there (plus one), so queues that differ beyond are one state
@@ -346,8 +348,7 @@ class KernelAnalysis:
                 for w in waves for (site, lds), younger in w.vm.items()
             )
             reads = frozenset(
-                (v, site, lds, frozenset(frozenset((load, _shifted(count, load, shift)) for load, count in snapshot)
-                                         for snapshot in issued))
+                (v, site, lds, frozenset(_shifted_snapshot(snapshot, shift) for snapshot in issued))
                 for (v, site, lds), issued in snapshots.items())
             yield Group(waves, visible, reads, trace, dict(group.history), group.decided + len(decisions),
                         (group.merged + split)[-3:] if split and split[0] not in group.merged else group.merged,
@@ -363,6 +364,7 @@ class KernelAnalysis:
         regs.vgpr = {i: v for i, v in regs.vgpr.items() if is_live(live, "v", i)}
         regs.agpr = {i: v for i, v in regs.agpr.items() if is_live(live, "a", i)}
         regs.nonuniform = {i for i in regs.nonuniform if is_live(live, "s", i)}
+        regs.masks = {i: m for i, m in regs.masks.items() if is_live(live, "s", i) or is_live(live, "s", i + 1)}
         regs.uniform_v = {i for i in regs.uniform_v if is_live(live, "v", i)}
         if not scc_live(live):
             regs.scc, regs.scc_nonuniform = None, False
@@ -483,6 +485,7 @@ class KernelAnalysis:
                     target = self.kernel.labels[self.code[pc].operands[0]]
                     other = wave.copy()
                     self._assume(other, self.code[pc].mnemonic, True, target)
+                    self._skip(other, pc, target)
                     other.pc = target
                     heapq.heappush(heap, (target, False, next(order), other, dict(visits)))
                     self._assume(wave, self.code[pc].mnemonic, False, target)
@@ -525,7 +528,8 @@ class KernelAnalysis:
                         visit = visits.get(wave.pc, 0)
                         visits[wave.pc] = visit + 1
                         if _uniform(wave.regs, name) and visit < SHARED_VISITS:
-                            key = (wave.pc, visit, wave.regs.uniform_key())
+                            live = self.live[wave.pc]
+                            key = (wave.pc, visit, wave.regs.uniform_key(lambda i: is_live(live, "s", i)))
                             taken = decisions.get(key, self.memo.get(key[::2]))
                             if taken is None:
                                 raise NeedDecision(key)
@@ -534,6 +538,8 @@ class KernelAnalysis:
                             heapq.heappush(heap, (wave.pc, True, next(order), wave, visits))
                             break
                     self._assume(wave, name, taken, target)
+                    if taken:
+                        self._skip(wave, wave.pc, target)
                     wave.pc = target if taken else wave.pc + 1
                     continue
                 if self.dead[wave.pc]:
@@ -594,6 +600,18 @@ class KernelAnalysis:
         if not stays:
             wave.regs.assume_equal(*compare.operands)
 
+    def _skip(self, wave: WaveAbs, pc: int, target: int) -> None:
+        """A wave that jumps over a region because no lane takes it (``s_cbranch_execz`` forward)
+        still passes its DMA loads: each counts as issued, writing nothing, so the waves' k-th
+        passes through a load stay one instance whichever waves had lanes for it."""
+        if self.code[pc].mnemonic != "s_cbranch_execz" or target <= pc:
+            return
+        if pc not in self.skipped:
+            self.skipped[pc] = [i for i in range(pc + 1, target) if classify(self.code[i]) == "dma"]
+        for site in self.skipped[pc]:
+            count = wave.issued.get(site, 0)
+            wave.issued[site] = UNKNOWN_COUNT if count == UNKNOWN_COUNT else count + 1
+
     def _compare_before(self, pc: int) -> int | None:
         """The ``s_cmp`` whose SCC the branch at ``pc`` tests, when the code between writes neither
         SCC nor what it compared and no label enters it (the scheduler moves VALU work, waits and
@@ -622,6 +640,8 @@ class KernelAnalysis:
         :data:`SHAPES_PER_BRANCH` states of any shape, those of the batch that arrive with the same
         branch visits are joined into one with the state joined there before, queues included."""
         out, overflow = [], {}
+        if len(batch) > 1 and self.code[batch[0][0].pc].mnemonic in ("s_cbranch_execz", "s_cbranch_execnz"):
+            batch = _joined_by_visits(batch)
         for wave, visits in batch:
             if seen.get(("count", wave.pc), 0) >= SHAPES_PER_BRANCH:
                 overflow.setdefault(tuple(sorted(visits.items())), (visits, []))[1].append(wave)
@@ -814,9 +834,18 @@ def _weights(snapshots, load: int, count: int) -> set[str]:
     load refills bytes the read means to see as they were."""
     weights = set()
     for snapshot in snapshots:
-        same = any(site == load and (mine >= count or UNKNOWN_COUNT in (mine, count)) for site, mine in snapshot)
+        mine = _issue_counts(snapshot).get(load)
+        same = mine is not None and (mine >= count or UNKNOWN_COUNT in (mine, count))
         weights.add("error" if same else "warning")
+        if len(weights) == 2:
+            break
     return weights
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _issue_counts(snapshot: frozenset) -> dict[int, int]:
+    """A read's snapshot of its wave's issue counts, by load site (snapshots recur: read once)."""
+    return dict(snapshot)
 
 
 def _loads_of_others(records: list[PhaseRecord], reader: int, lds: Ranges):
@@ -967,6 +996,37 @@ def _condition(regs: WaveState, condition: str) -> bool | None:
     return None
 
 
+def _joined_by_visits(batch: list[tuple[WaveAbs, dict]]) -> list[tuple[WaveAbs, dict]]:
+    """The states of a batch at one exec-mask branch joined into one per set of branch visits.
+    The paths of structured divergence (LLVM's if/else of a per-lane condition, each side
+    skipped when no lane takes it) differ only in what each side issued; a run of such
+    regions (MLA decode's gather: 16 loads or zero fills) would otherwise double them at each."""
+    groups: dict[tuple, tuple[list[WaveAbs], dict]] = {}
+    for wave, visits in batch:
+        groups.setdefault(tuple(sorted(visits.items())), ([], visits))[0].append(wave)
+    out = []
+    for waves, visits in groups.values():
+        joined = waves[0]
+        for wave in waves[1:]:
+            joined = _join_waves(joined, wave)
+        if len(waves) > 1:
+            _mark_divergent(joined.regs, [w.regs for w in waves])
+        out.append((joined, visits))
+    return out
+
+
+def _mark_divergent(joined: WaveState, sides: list[WaveState]) -> None:
+    """What the sides of a per-lane branch left different may differ between waves (one wave
+    skipped a side another ran): not uniform, so no branch on it is decided for all waves alike."""
+    for index in set().union(*(side.sgpr for side in sides)):
+        if len({repr(side.sgpr.get(index)) for side in sides}) > 1:
+            joined.nonuniform.add(index)
+    if len({side.scc for side in sides}) > 1:
+        joined.scc_nonuniform = True
+    joined.uniform_v = {index for index in joined.uniform_v
+                        if all(side.vgpr.get(index) is sides[0].vgpr.get(index) for side in sides)}
+
+
 def _join_waves(a: WaveAbs, b: WaveAbs) -> WaveAbs:
     out = a.copy()
     out.regs = _join_registers(a.regs, b.regs)
@@ -994,13 +1054,19 @@ def _relative_counts(waves: list[WaveAbs]) -> tuple[list[WaveAbs], dict[int, int
             w.issued, w.passed = {}, {}
         out.append(w)
     shifts: dict[str, dict[int, int]] = {}
+    # loads with an instance still in flight somewhere, or among an ended wave's last ones
+    pending = {site for w in waves for site, _ in w.vm} | {site for w in waves for site, _, _ in w.final}
     for table in ("issued", "passed"):
         shift = shifts[table] = {}
         for site in {site for w in running for site in getattr(w, table)}:
             counts = [getattr(w, table).get(site, 0) for w in running]
             fewest = min((c for c in counts if c != UNKNOWN_COUNT), default=0)
-            # a load every wave issued keeps count 1, not 0: "issued" stays told apart from "never"
-            shift[site] = fewest = fewest - 1 if table == "issued" and fewest > 0 else fewest
+            # a load every wave issued keeps count 1, not 0: "issued" stays told apart from
+            # "never" while an instance of it may still pair. With none in flight and every wave at
+            # one count, the next instance pairs alike either way: the count is forgotten (else
+            # the loads of every region a path once took would tell states apart forever)
+            forget = site not in pending and all(c == fewest for c in counts)
+            shift[site] = fewest = fewest - 1 if table == "issued" and fewest > 0 and not forget else fewest
             for w in out:
                 counts_of = getattr(w, table)
                 if w.ended or site not in counts_of or counts_of[site] == UNKNOWN_COUNT:
@@ -1016,6 +1082,15 @@ def _relative_counts(waves: list[WaveAbs]) -> tuple[list[WaveAbs], dict[int, int
 
 def _shifted(count: int, site: int, shift: dict[int, int]) -> int:
     return count if count == UNKNOWN_COUNT else count - shift.get(site, 0)
+
+
+def _shifted_snapshot(snapshot: frozenset, shift: dict[int, int]) -> frozenset:
+    """A read's issue counts, shifted as the waves' were. A count shifted to 0 or below is one
+    older than any instance that can still pair with the read: it reads as never issued."""
+    if not shift:
+        return snapshot
+    return frozenset((load, _shifted(count, load, shift)) for load, count in snapshot
+                     if count == UNKNOWN_COUNT or count > shift.get(load, 0))
 
 
 def _apart(a: tuple[int, int], b: tuple[int, int]) -> bool:
@@ -1071,6 +1146,7 @@ def _join_registers(a: WaveState, b: WaveState) -> WaveState:
         for index in set(x) & set(y):
             mine[index] = x[index] if x[index] is y[index] else join_lanes(x[index], y[index])
     out.scc = a.scc if a.scc == b.scc else None
+    out.masks = {i: m for i, m in a.masks.items() if b.masks.get(i) == m}
     out.nonuniform = a.nonuniform | b.nonuniform
     out.uniform_v = a.uniform_v & b.uniform_v
     out.assumed = {i for i in a.assumed & b.assumed if i in out.sgpr}
@@ -1097,7 +1173,7 @@ def _fold_registers(regs: WaveState, first: WaveState, second: WaveState, symbol
     for table, firsts, seconds in ((regs.vgpr, first.vgpr, second.vgpr), (regs.agpr, first.agpr, second.agpr)):
         for index, lanes in list(table.items()):
             a, b = firsts.get(index), seconds.get(index)
-            if a is None or b is None or lanes.has_affine or a.has_affine or b.has_affine:
+            if a is None or b is None or lanes is b or a is b or lanes.has_affine or a.has_affine or b.has_affine:
                 continue
             known = lanes.known & a.known & b.known
             step = (lanes.values - b.values + (1 << 31)) % (1 << 32) - (1 << 31)
@@ -1175,6 +1251,8 @@ def _registers_cover(a: WaveState, b: WaveState, offsets: dict[int, int]) -> boo
     if any(not values <= b.unequal.get(index, frozenset()) for index, values in a.unequal.items()):
         return False
     if any(not bounds.items() <= b.bounds.get(index, {}).items() for index, bounds in a.bounds.items()):
+        return False
+    if any(b.masks.get(index) != mask for index, mask in a.masks.items()):
         return False
     for index, value in a.sgpr.items():
         if value is None:

@@ -318,6 +318,7 @@ _SCALAR_64 = {
     "lshl_b64": lambda a, b: (a << (b & 63)) & 0xFFFFFFFFFFFFFFFF,
     "lshr_b64": lambda a, b: a >> (b & 63),
 }
+_BITWISE_64 = {name for name in _SCALAR_64 if not name.startswith(("lshl", "lshr"))}
 _SAVEEXEC = {
     "and_saveexec_b64": lambda src, exec_: src & exec_,
     "or_saveexec_b64": lambda src, exec_: src | exec_,
@@ -431,6 +432,14 @@ def _mark_registers(text: str, kind: str, registers: set[int], present: bool) ->
             (registers.add if present else registers.discard)(op.index + part)
 
 
+def _bitwise(operation, a: tuple | None, b: tuple | None) -> tuple | None:
+    """A bitwise operation on two masks of ``WaveState.masks``' form, bit by bit on P and on Q;
+    None when either is unknown or they are functions of different compares."""
+    if a is None or b is None or (a[0] is not None and b[0] is not None and a[0] != b[0]):
+        return None
+    return (a[0] if a[0] is not None else b[0]), operation(a[1], b[1]) & MASK64, operation(a[2], b[2]) & MASK64
+
+
 class WaveState:
     """Registers, exec mask and SCC of one wave, with the instruction semantics."""
 
@@ -454,6 +463,10 @@ class WaveState:
         self.unequal: dict[int, frozenset[int | Affine]] = {}  # SGPRs a decided branch says differ from these
         # SGPRs a decided branch bounds: index -> {comparable class: (("lt", v) tightest, ("ge", v) tightest)}
         self.bounds: dict[int, dict] = {}
+        # unknown 64-bit lane masks as bitwise functions of one vector compare's unknown result X:
+        # pair index -> (the compare's index, P, Q), the mask being (P & X) | (Q & ~X). LLVM's
+        # if/else (and_saveexec, xor, andn2_saveexec, or) then gives exec back as it was
+        self.masks: dict[int, tuple[int, int, int]] = {}
 
     def copy(self) -> "WaveState":
         """An independent copy (Lanes are never changed in place, so the tables are shallow)."""
@@ -464,12 +477,15 @@ class WaveState:
         other.assumed = set(self.assumed)
         other.unequal = dict(self.unequal)
         other.bounds = {i: dict(b) for i, b in self.bounds.items()}
+        other.masks = dict(self.masks)
         return other
 
-    def uniform_key(self) -> tuple:
-        """The values every wave at the same dynamic point shares: waves with equal keys take a
-        branch on a uniform condition the same way."""
-        return tuple(sorted((i, v) for i, v in self.sgpr.items() if v is not None and i not in self.nonuniform)), self.scc
+    def uniform_key(self, live) -> tuple:
+        """The values every wave at the same dynamic point shares, of the SGPRs ``live(i)`` says
+        the program may still read: waves with equal keys take a branch on a uniform condition
+        the same way (one that has lost a dead register's value to a join is no different)."""
+        return tuple(sorted((i, v) for i, v in self.sgpr.items()
+                            if v is not None and i not in self.nonuniform and live(i))), self.scc
 
     def key(self) -> tuple:
         """A hashable form of every register value: equal keys, equal states."""
@@ -479,7 +495,8 @@ class WaveState:
         return (sgprs, vgprs, agprs, self.scc, frozenset(self.nonuniform), self.scc_nonuniform, frozenset(self.assumed),
                 frozenset(self.uniform_v),
                 tuple(sorted((i, tuple(sorted(v, key=repr))) for i, v in self.unequal.items())),
-                tuple(sorted((i, tuple(sorted(b.items(), key=repr))) for i, b in self.bounds.items())))
+                tuple(sorted((i, tuple(sorted(b.items(), key=repr))) for i, b in self.bounds.items())),
+                tuple(sorted(self.masks.items())))
 
     # ---- reading ----------------------------------------------------------------------------
     def assume_equal(self, a: str, b: str) -> None:
@@ -570,6 +587,25 @@ class WaveState:
             return table.get(op.index + part) or Lanes.unknown(self.width)
         return Lanes.unknown(1)
 
+    def mask64(self, text: str) -> tuple[int | None, int, int] | None:
+        """A 64-bit scalar operand as (symbol, P, Q) (see ``masks``; symbol None: the constant
+        P == Q), or None when it is neither known nor such a mask."""
+        value = self.read_scalar64(text)
+        if value is not None:
+            return None, value, value
+        op = decode(text)
+        if isinstance(op, Reg) and op.kind == "s" and op.count == 2 and self.sgpr.get(op.index) is None \
+                and self.sgpr.get(op.index + 1) is None:
+            return self.masks.get(op.index)
+        return None
+
+    def write_mask64(self, index: int, mask: tuple[int | None, int, int] | None) -> None:
+        if mask is None or mask[1] == mask[2]:
+            self.write_sgpr64(index, None if mask is None else mask[1])
+            return
+        self.write_sgpr64(index, None)
+        self.masks[index] = mask
+
     def read_scalar64(self, text: str) -> int | None:
         op = decode(text)
         if isinstance(op, Const):
@@ -584,6 +620,9 @@ class WaveState:
 
     # ---- writing ----------------------------------------------------------------------------
     def write_sgpr(self, index: int, value: int | Affine | None) -> None:
+        if self.masks:
+            self.masks.pop(index, None)
+            self.masks.pop(index - 1, None)
         self.assumed.discard(index)
         self.unequal.pop(index, None)
         self.bounds.pop(index, None)
@@ -763,12 +802,23 @@ class WaveState:
 
     def _scalar(self, name: str, ops: tuple[str, ...]) -> bool:
         if name in _SAVEEXEC:
-            src = self.read_scalar64(ops[1])
-            exec_ = self.exec_mask
-            self.write_sgpr64(decode(ops[0]).index, exec_)
-            new = None if src is None or exec_ is None else _SAVEEXEC[name](src, exec_)
-            self.write_sgpr64(EXEC_LO, new)
-            self.scc = None if new is None else new != 0
+            src, exec_ = self.mask64(ops[1]), self.mask64("exec")
+            self.write_mask64(decode(ops[0]).index, exec_)
+            new = _bitwise(_SAVEEXEC[name], src, exec_)
+            self.write_mask64(EXEC_LO, new)
+            self.scc = None if new is None or new[1] != new[2] else new[1] != 0
+            return True
+        if name in _BITWISE_64:
+            a = self.mask64(ops[1])
+            b = self.mask64(ops[2]) if len(ops) > 2 else (None, 0, 0)
+            value = _bitwise(_SCALAR_64[name], a, b)
+            if value is None and name == "or_b64" and (None, MASK64, MASK64) in (a, b):
+                value = None, MASK64, MASK64  # restoring a full wave's exec after a divergent region
+            dest = decode(ops[0])
+            if isinstance(dest, Reg):
+                self.write_mask64(dest.index, value)
+            if name != "mov_b64":
+                self.scc = None if value is None or value[1] != value[2] else value[1] != 0
             return True
         if name in _SCALAR_64:
             a = self.read_scalar64(ops[1])
@@ -1062,12 +1112,17 @@ class WaveState:
             eq = (high_a == high_b) & (al.values == bl.values)
             outcome = {"eq": eq, "ne": ~eq, "lg": ~eq, "lt": lt, "le": lt | eq, "gt": ~(lt | eq), "ge": ~lt}[relation]
             mask = self._lane_bits(outcome, known)
+        exec_ = self.exec_mask
+        # an unknown result is X & exec for a new X, named by the compare's index
+        result = (None, mask, mask) if mask is not None else None if exec_ is None or writes_exec else (inst.index, exec_, 0)
+        if result is not None and result[0] is not None:
+            self.masks = {i: m for i, m in self.masks.items() if m[0] != inst.index}
         if e64 and ops:
             dest = decode(ops[0])
             if isinstance(dest, Reg) and dest.kind == "s":
-                self.write_sgpr64(dest.index, mask)
+                self.write_mask64(dest.index, result)
         elif not writes_exec:
-            self.write_sgpr64(VCC_LO, mask)
+            self.write_mask64(VCC_LO, result)
         if writes_exec:
             self.write_sgpr64(EXEC_LO, mask)
             if not e64:
