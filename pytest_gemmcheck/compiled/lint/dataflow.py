@@ -254,6 +254,7 @@ class KernelAnalysis:
         self.loops = _loops(kernel)
         self.single_defs = _single_definitions(kernel)
         self.compares: dict[int, int | None] = {}
+        self.read_bytes: dict[tuple, tuple] = {}  # (read, exec) -> (its address register's value, bytes)
         self.skipped: dict[int, list[int]] = {}  # by forward execz branch: the DMA loads it jumps over
         self.dead = _dead_vector_results(kernel, self.live)
         # past the largest count any wait of the kernel names, every wait retires an entry alike:
@@ -286,6 +287,7 @@ class KernelAnalysis:
         pending: list[dict] = [{}]
         self.outcome.merged = group.merged
         self.memo = {key: taken for table in group.memo for key, taken in table}
+        self.overlapping: dict[tuple, tuple] = {}  # (id of a wave's phase record, read bytes) -> its loads there
         runs: list[list] = [[] for _ in group.waves]  # per wave: (decisions it read, finals, record)
         while pending:
             decisions = pending.pop()
@@ -449,8 +451,9 @@ class KernelAnalysis:
         symbol = self.fold_symbols.setdefault(tuple((w.pc, w.ended) for w in group.waves), next(self.symbols))
         folded = [w.copy() for w in group.waves]
         changed = False
+        period = 2 if all(_alternates(w.regs, a, b) for w, a, b in zip(group.waves, first, second)) else PERIOD
         for w, a, b in zip(folded, first, second):
-            changed |= _fold_registers(w.regs, a, b, symbol)
+            changed |= _fold_registers(w.regs, a, b, symbol, period)
         if changed:
             group.waves = folded
             group.history = {}
@@ -722,7 +725,8 @@ class KernelAnalysis:
         elif kind == "vmem":
             _age(wave.vm, self.vm_cap)
         elif kind in ("ds_read", "ds_write", "ds_other"):
-            lds = ds_ranges(wave.regs, inst) if kind != "ds_other" else ()
+            # only a read's bytes are checked (a DS write is not an LDS-DMA hazard here)
+            lds = self._read_bytes(wave.regs, inst) if kind == "ds_read" else ()
             _age(wave.ds, self.lgkm_cap)
             if kind == "ds_read":
                 lds = ANYWHERE if lds is None else lds
@@ -734,6 +738,22 @@ class KernelAnalysis:
                         self._own(wave, site, load, shared, "error", f"s_waitcnt vmcnt({younger}) before the read")
                 record.reads.setdefault((site, lds), set()).add(frozenset(wave.issued.items()))
                 _add(wave.ds, (site, lds))
+
+    def _read_bytes(self, regs: WaveState, inst: Instruction) -> Ranges | None:
+        """:func:`ds_ranges` of a read, computed once per address value: register values are
+        never changed in place, so an address register a phase does not write is the same
+        object in every run through it."""
+        if not inst.mnemonic.startswith(("ds_read", "ds_load")) or len(inst.operands) < 2:
+            return ds_ranges(regs, inst)
+        operand = decode(inst.operands[1])
+        address = regs.vgpr.get(operand.index) if isinstance(operand, Reg) and operand.kind == "v" else None
+        if address is None:
+            return ds_ranges(regs, inst)
+        key = (inst.index, regs.exec_mask)
+        cached = self.read_bytes.get(key)
+        if cached is None or cached[0] is not address:
+            cached = self.read_bytes[key] = (address, ds_ranges(regs, inst))
+        return cached[1]
 
     def _unknown(self, read: int, reader: int, load: int, writer: int) -> None:
         """A read of unknown address that a load still in flight may write: not checked."""
@@ -784,13 +804,21 @@ class KernelAnalysis:
     def _against_phase_loads(self, records, v, read, lds, issued, how, trace, group, refill_cover: str) -> None:
         """A read of wave ``v`` against the other waves' loads of this phase: nothing orders them."""
         before = group.waves
-        for w, load, shared, count in _loads_of_others(records, v, lds):
+        for w, record in enumerate(records):
+            if w == v or not record.loads:
+                continue
+            overlapping = self.overlapping.get((id(record), lds))
+            if overlapping is None:
+                overlapping = self.overlapping[(id(record), lds)] = tuple(_overlapping_loads(record, lds))
+            if not overlapping:
+                continue
             pair = self._pair(v, before[v].barrier, w, before[w].barrier, _apart(before[v].at_barrier(), before[w].at_barrier()))
-            shared = ANYWHERE if _is_anywhere(lds) else shared
-            for severity in _weights(issued, load, count):
-                cover = (f"s_waitcnt vmcnt(0) + s_barrier in wave {w} between its load and wave {v}'s read"
-                         if severity == "error" else refill_cover.format(v=v, w=w, line=self._line(before[v].barrier)))
-                self._cross(severity, read, load, v, w, shared, how, cover, pair, trace, group)
+            for load, shared, count in overlapping:
+                shared = ANYWHERE if _is_anywhere(lds) else shared
+                for severity in _weights(issued, load, count):
+                    cover = (f"s_waitcnt vmcnt(0) + s_barrier in wave {w} between its load and wave {v}'s read"
+                             if severity == "error" else refill_cover.format(v=v, w=w, line=self._line(before[v].barrier)))
+                    self._cross(severity, read, load, v, w, shared, how, cover, pair, trace, group)
 
     def _cross(self, severity, read, load, reader, writer, lds, how, cover, pair, trace, group) -> None:
         if _is_anywhere(lds):
@@ -848,15 +876,12 @@ def _issue_counts(snapshot: frozenset) -> dict[int, int]:
     return dict(snapshot)
 
 
-def _loads_of_others(records: list[PhaseRecord], reader: int, lds: Ranges):
-    """(wave, load, shared bytes, issue count) of other waves' loads in a phase that overlap ``lds``."""
-    for w, record in enumerate(records):
-        if w == reader:
-            continue
-        for load, load_lds, count in record.loads:
-            shared = overlap(lds, load_lds)
-            if shared:
-                yield w, load, shared, count
+def _overlapping_loads(record: PhaseRecord, lds: Ranges):
+    """(load, shared bytes, issue count) of a wave's loads in a phase that overlap ``lds``."""
+    for load, load_lds, count in record.loads:
+        shared = overlap(lds, load_lds)
+        if shared:
+            yield load, shared, count
 
 
 def _dead_vector_results(kernel: Kernel, live: list[int]) -> list[bool]:
@@ -1159,16 +1184,51 @@ def _signed32(value: int) -> int:
     return value - (1 << 32) if value & 0x80000000 else value
 
 
-def _fold_registers(regs: WaveState, first: WaveState, second: WaveState, symbol: int) -> bool:
-    """Make affine the registers of ``regs`` that grew by one step from ``first`` to ``second``
-    to ``regs``; True when one did."""
+def _alternates(regs: WaveState, first: WaveState, second: WaveState) -> bool:
+    """Whether the registers of ``regs`` that did not grow by one step from ``first`` through
+    ``second`` are as in ``first`` and some differ from ``second``: a loop over a two-stage ring
+    whose stages swap registers (MLA decode's LDS bases and M0). Folded two iterations apart,
+    its state closes after two more instead of :data:`PERIOD`; a stage computed from the counter
+    (``k mod 3``) alternates nothing, and keeps the period of 12."""
+    differs = False
+    for index in set(regs.sgpr) | set(first.sgpr) | set(second.sgpr):
+        a, b, c = first.sgpr.get(index), second.sgpr.get(index), regs.sgpr.get(index)
+        if c is None or (c == a and c == b):  # an unknown value stays unknown folded
+            continue
+        if isinstance(a, int) and isinstance(b, int) and isinstance(c, int) and _signed32(c - b) == _signed32(b - a):
+            continue
+        if c != a:
+            return False
+        differs = True
+    for table, firsts, seconds in ((regs.vgpr, first.vgpr, second.vgpr), (regs.agpr, first.agpr, second.agpr)):
+        for index in set(table) | set(firsts) | set(seconds):
+            a, b, c = firsts.get(index), seconds.get(index), table.get(index)
+            keys = [x.key() if x is not None and (x.known.any() or x.has_affine) else None for x in (a, b, c)]
+            if keys[2] is None or keys[2] == keys[0] == keys[1]:
+                continue
+            if keys[2] != keys[0]:
+                if a is None or b is None or c is None or c.has_affine or a.has_affine or b.has_affine:
+                    return False
+                step = (c.values - b.values + (1 << 31)) % (1 << 32) - (1 << 31)
+                previous = (b.values - a.values + (1 << 31)) % (1 << 32) - (1 << 31)
+                known = c.known & a.known & b.known
+                if not (np.array_equal(c.known, a.known) and np.array_equal(c.known, b.known) and (step == previous)[known].all()):
+                    return False
+                continue
+            differs = True
+    return differs
+
+
+def _fold_registers(regs: WaveState, first: WaveState, second: WaveState, symbol: int, period: int = PERIOD) -> bool:
+    """Make affine, ``period`` steps apart, the registers of ``regs`` that grew by one step from
+    ``first`` to ``second`` to ``regs``; True when one did."""
     changed = False
     for index, value in list(regs.sgpr.items()):
         a, b = first.sgpr.get(index), second.sgpr.get(index)
         if isinstance(value, int) and isinstance(a, int) and isinstance(b, int):
             step = _signed32(value - b)
             if step and step == _signed32(b - a):
-                regs.sgpr[index] = Affine(value, PERIOD * step, symbol)
+                regs.sgpr[index] = Affine(value, period * step, symbol)
                 changed = True
     for table, firsts, seconds in ((regs.vgpr, first.vgpr, second.vgpr), (regs.agpr, first.agpr, second.agpr)):
         for index, lanes in list(table.items()):
@@ -1181,7 +1241,7 @@ def _fold_registers(regs: WaveState, first: WaveState, second: WaveState, symbol
             grows = known & (step != 0) & (step == previous)
             if not grows.any():
                 continue
-            table[index] = Lanes(lanes.values.copy(), lanes.known & ~grows, np.where(grows, PERIOD * step, 0), grows, symbol)
+            table[index] = Lanes(lanes.values.copy(), lanes.known & ~grows, np.where(grows, period * step, 0), grows, symbol)
             changed = True
     return changed
 
