@@ -271,3 +271,72 @@ def test_a_kernel_without_dma_loads_has_nothing_to_pair(asm_kernel):
     assert lint_text(asm_kernel(body)).findings == []
     wide = lint_text(asm_kernel("\ts_waitcnt vmcnt(64)\n\ts_barrier\n", arch="gfx942"))
     assert [f.severity for f in wide.findings] == ["unchecked"] and "at most 63" in wide.findings[0].why
+
+
+def test_llvm_if_else_gives_exec_back():
+    # exec & X, its complement, then their union: the mask as it was, known again (X unknown)
+    state = run(WaveState(64), "s_mov_b64 exec, -1", "ds_read_b32 v20, v4", "v_cmp_ne_u32_e32 vcc, -1, v20",
+                "s_and_saveexec_b64 s[2:3], vcc", "s_xor_b64 s[2:3], exec, s[2:3]")
+    assert state.exec_mask is None
+    run(state, "s_andn2_saveexec_b64 s[2:3], s[2:3]")
+    assert state.exec_mask is None
+    run(state, "s_or_b64 exec, exec, s[2:3]")
+    assert state.exec_mask == 0xFFFFFFFFFFFFFFFF
+    # a mask of another compare's result does not combine with this one's
+    run(state, "v_cmp_ne_u32_e32 vcc, -1, v20", "s_and_saveexec_b64 s[2:3], vcc", "v_cmp_eq_u32_e32 vcc, 0, v20",
+        "s_or_b64 exec, exec, vcc")
+    assert state.exec_mask is None
+
+
+def test_a_uniform_branch_after_a_guarded_gather_is_taken_alike_by_every_wave(asm_kernel, snippets):
+    # the gather leaves exec as it found it: a branch on a kernel argument after it is uniform.
+    # Were it taken per wave, a wave reading after its wait and barrier would pair with another
+    # wave's load still in flight at the same barrier on the other side
+    uniform_tail = ("\ts_cmp_eq_u32 s16, 0\n\ts_cselect_b64 s[2:3], -1, 0\n\ts_and_b64 vcc, exec, s[2:3]\n"
+                    "\ts_cbranch_vccz .LBB1_0\n" + snippets["load_b"] + "\ts_barrier\n\ts_waitcnt vmcnt(0)\n"
+                    "\ts_branch .LBB1_1\n.LBB1_0:\n" + snippets["load_b"] + "\ts_waitcnt vmcnt(0)\n\ts_barrier\n"
+                    + snippets["read_next_b"] + ".LBB1_1:\n")
+    body = ARGUMENT + _guarded_gather(2, snippets["load_a"], "\ts_waitcnt vmcnt(0)\n") + uniform_tail
+    report = lint_text(asm_kernel(body))
+    assert report.unfinished == [] and report.findings == []
+
+
+def test_a_loop_whose_registers_alternate_is_folded_two_iterations_apart():
+    from pytest_gemmcheck.compiled.lint.dataflow import PERIOD, _alternates, _fold_registers
+
+    def iteration(counter: int, **sgprs: int) -> WaveState:
+        state = WaveState(64)
+        state.sgpr[13] = counter
+        for name, value in sgprs.items():
+            state.sgpr[int(name[1:])] = value
+        return state
+
+    # a two-stage ring that swaps its LDS bases (s7, s14) while its counter s13 grows by one
+    ring = [iteration(k, s7=(8704, 46720)[k % 2], s14=(46720, 8704)[k % 2]) for k in (1, 2, 3)]
+    assert _alternates(ring[2], ring[0], ring[1])
+    _fold_registers(ring[2], ring[0], ring[1], symbol=1, period=2)
+    assert ring[2].sgpr[13] == Affine(3, 2, symbol=1)
+    # a stage computed from the counter alternates nothing: the period stays, k mod 3 exact
+    counted = [iteration(k, s20=k % 3) for k in (1, 2, 3)]
+    assert not _alternates(counted[2], counted[0], counted[1])
+    assert PERIOD % 3 == 0
+    # and a register that changes otherwise (not back to its value two iterations before) neither
+    assert not _alternates(iteration(3, s7=5), iteration(1, s7=1), iteration(2, s7=2 ** 20))
+
+
+def test_an_issue_count_is_forgotten_once_no_instance_can_pair():
+    from pytest_gemmcheck.compiled.lint.dataflow import WaveAbs, _relative_counts
+
+    def wave(index: int, count: int, in_flight: bool) -> WaveAbs:
+        return WaveAbs(index, 10, WaveState(64), vm={(5, ((0, 64),)): 0} if in_flight else {}, issued={5: count})
+
+    # every wave issued load 5 three times and none is in flight: the next instance pairs alike
+    # whatever the count, so states that differ only in it are one
+    settled, shift = _relative_counts([wave(0, 3, False), wave(1, 3, False)])
+    assert [w.issued for w in settled] == [{}, {}] and shift == {5: 3}
+    # one still in flight: "issued" stays told apart from "never"
+    pending, shift = _relative_counts([wave(0, 3, True), wave(1, 3, False)])
+    assert [w.issued for w in pending] == [{5: 1}, {5: 1}] and shift == {5: 2}
+    # waves at different counts keep the difference
+    apart, _ = _relative_counts([wave(0, 4, False), wave(1, 3, False)])
+    assert [w.issued for w in apart] == [{5: 2}, {5: 1}]
