@@ -199,9 +199,36 @@ class Outcome:
 class NeedDecision(Exception):
     """A uniform branch the phase has not decided yet: the phase is run once per choice."""
 
-    def __init__(self, key: tuple):
+    def __init__(self, key: tuple, walk: "Walk | None" = None):
         super().__init__(key)
         self.key = key
+        self.walk = walk  # the wave's walk as it stood at the branch: resumed once it is decided
+
+
+@dataclass
+class Walk:
+    """One wave's walk through a phase, stopped at a uniform branch not yet decided: the paths
+    still to take (the stopped one first, back at its branch), the end states and branch states
+    so far, what it recorded and the decisions it read. Resumed under each choice, it does not
+    walk again the code before the branch."""
+
+    heap: list
+    finals: dict
+    seen: dict
+    record: PhaseRecord
+    read: dict
+    steps: int
+    order: int
+
+    def resumed(self) -> "Walk":
+        """An independent copy to go on from (a walk is resumed once per choice)."""
+        heap = [(pc, parked, order, wave.copy(), dict(visits)) for pc, parked, order, wave, visits in self.heap]
+        heapq.heapify(heap)
+        return Walk(heap,
+                    {end: wave.copy() for end, wave in self.finals.items()},
+                    {key: list(value) if isinstance(value, list) else value for key, value in self.seen.items()},
+                    PhaseRecord({key: set(value) for key, value in self.record.reads.items()}, set(self.record.loads)),
+                    dict(self.read), self.steps, self.order)
 
 
 @dataclass
@@ -254,6 +281,7 @@ class KernelAnalysis:
         self.loops = _loops(kernel)
         self.single_defs = _single_definitions(kernel)
         self.compares: dict[int, int | None] = {}
+        self.paired: set[tuple] = set()  # the read/load pairs of a phase's loads already recorded
         self.read_bytes: dict[tuple, tuple] = {}  # (read, exec) -> (its address register's value, bytes)
         self.skipped: dict[int, list[int]] = {}  # by forward execz branch: the DMA loads it jumps over
         self.dead = _dead_vector_results(kernel, self.live)
@@ -287,6 +315,7 @@ class KernelAnalysis:
         pending: list[dict] = [{}]
         self.outcome.merged = group.merged
         self.memo = {key: taken for table in group.memo for key, taken in table}
+        self.stopped: dict[int, list[tuple[tuple, Walk]]] = {}  # by wave: (the branch's key, the walk stopped there)
         self.overlapping: dict[tuple, tuple] = {}  # (id of a wave's phase record, read bytes) -> its loads there
         runs: list[list] = [[] for _ in group.waves]  # per wave: (decisions it read, finals, record)
         while pending:
@@ -303,21 +332,32 @@ class KernelAnalysis:
         through the decisions it read: a run under decisions that answer those alike is reused
         (a decision a later wave needs reruns the phase, not the waves before it)."""
         finals, records = [], []
-        for wave, done in zip(group.waves, runs):
+        for index, (wave, done) in enumerate(zip(group.waves, runs)):
             if wave.ended:
                 finals.append([wave])
                 records.append(PhaseRecord())
                 continue
             for read, ends, record in done:
-                if all(decisions.get(key, self.memo.get(key[::2])) == taken for key, taken in read.items()):
+                if self._agrees(read, decisions):
                     break
             else:
-                record, read = PhaseRecord(), {}
-                ends = self._run_wave(wave, decisions, record, read)
+                # resume the deepest walk this wave stopped at a branch that is decided now
+                stopped = [walk for key, walk in self.stopped.get(index, ())
+                           if decisions.get(key, self.memo.get(key[::2])) is not None and self._agrees(walk.read, decisions)]
+                walk = max(stopped, key=lambda w: len(w.read)).resumed() if stopped else None
+                forks = self.stopped.setdefault(index, [])
+                try:
+                    ends, record, read = self._run_wave(wave, decisions, walk, forks)
+                except NeedDecision as need:
+                    forks.append((need.key, need.walk))
+                    raise
                 done.append((read, ends, record))
             finals.append(ends)
             records.append(record)
         return finals, records
+
+    def _agrees(self, read: dict, decisions: dict) -> bool:
+        return all(decisions.get(key, self.memo.get(key[::2])) == taken for key, taken in read.items())
 
     def _rendezvous(self, group: Group, decisions: dict, finals: list[list[WaveAbs]], records: list[PhaseRecord]):
         decided = [
@@ -468,16 +508,18 @@ class KernelAnalysis:
         return Group(waves, group.visible, group.reads, group.trace, {}, group.decided, merged[-3:], group.memo)
 
     # ---- one wave through one phase ----------------------------------------------------------
-    def _run_wave(self, start: WaveAbs, decisions: dict, record: PhaseRecord, read: dict) -> list[WaveAbs]:
-        """The wave's states at the end of the phase (one per end point); ``read`` gets the
-        uniform decisions the run took, by key."""
-        finals: dict[int, WaveAbs] = {}
-        seen: dict[tuple, list[WaveAbs]] = {}
+    def _run_wave(self, start: WaveAbs, decisions: dict, walk: Walk | None = None,
+                  forks: list | None = None) -> tuple[list[WaveAbs], PhaseRecord, dict]:
+        """The wave's states at the end of the phase (one per end point), what it recorded, and
+        the uniform decisions the run took, by key; from the start, or going on with ``walk``.
+        ``forks`` gets the walk as it stood at each decision it read first (a run under the other
+        choice goes on from there)."""
+        if walk is None:
+            walk = Walk([(start.pc, False, 0, start.copy(), {})], {}, {}, PhaseRecord(), {}, 0, 1)
+        finals, seen, record, read, heap, steps = walk.finals, walk.seen, walk.record, walk.read, walk.heap, walk.steps
         # paths in program order: every path that reaches a branch from code before it has done so
         # when the branch is taken up (a batch), so the states past the bound there are joined at once
-        order = itertools.count()
-        heap = [(start.pc, False, next(order), start.copy(), {})]
-        steps = 0
+        order = itertools.count(walk.order)
         while heap:
             pc, parked, _, wave, visits = heapq.heappop(heap)
             if parked:
@@ -535,7 +577,15 @@ class KernelAnalysis:
                             key = (wave.pc, visit, wave.regs.uniform_key(lambda i: is_live(live, "s", i)))
                             taken = decisions.get(key, self.memo.get(key[::2]))
                             if taken is None:
-                                raise NeedDecision(key)
+                                visits[wave.pc] = visit
+                                heapq.heappush(heap, (wave.pc, False, next(order), wave, visits))
+                                raise NeedDecision(key, Walk(heap, finals, seen, record, read, steps, next(order)))
+                            if forks is not None and key not in read:
+                                visits[wave.pc] = visit
+                                fork = Walk(heap + [(wave.pc, False, next(order), wave, visits)], finals, seen, record,
+                                            read, steps, next(order))
+                                forks.append((key, fork.resumed()))
+                                visits[wave.pc] = visit + 1
                             read[key] = taken
                         else:
                             heapq.heappush(heap, (wave.pc, True, next(order), wave, visits))
@@ -559,7 +609,7 @@ class KernelAnalysis:
                 if not wave.regs.execute(inst):
                     self.outcome.incomplete.setdefault(inst.line, inst.text)
                 wave.pc += 1
-        return list(finals.values())
+        return list(finals.values()), record, read
 
     def _assume(self, wave: WaveAbs, branch: str, taken: bool, target: int) -> None:
         """What a decided SCC branch says: after ``s_cmp_eq`` / ``s_cmp_lg`` right before it (and
@@ -816,6 +866,12 @@ class KernelAnalysis:
             for load, shared, count in overlapping:
                 shared = ANYWHERE if _is_anywhere(lds) else shared
                 for severity in _weights(issued, load, count):
+                    # the same pair again, from another combination of end states or decisions:
+                    # it would add nothing to the finding (its first trace is the one reported)
+                    seen = (severity, read, load, v, w, shared, how, before[v].barrier, refill_cover, group.merged)
+                    if seen in self.paired:
+                        continue
+                    self.paired.add(seen)
                     cover = (f"s_waitcnt vmcnt(0) + s_barrier in wave {w} between its load and wave {v}'s read"
                              if severity == "error" else refill_cover.format(v=v, w=w, line=self._line(before[v].barrier)))
                     self._cross(severity, read, load, v, w, shared, how, cover, pair, trace, group)

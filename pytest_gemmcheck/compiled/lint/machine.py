@@ -852,6 +852,10 @@ class WaveState:
             return True
         if name in ("bitcmp0_b32", "bitcmp1_b32"):
             a, b = self.read(ops[0]).scalar(), self.read(ops[1]).scalar()
+            folded = self.sgpr.get(decode(ops[0]).index) if isinstance(decode(ops[0]), Reg) else None
+            if a is None and b is not None and isinstance(folded, Affine) and folded.fuzz == 0 \
+                    and folded.step % (1 << ((b & 31) + 1)) == 0:
+                a = folded.base  # a folded counter's low bits, below its step's lowest set bit, are its base's
             self.scc = None if a is None or b is None else ((a >> (b & 31)) & 1) == (name == "bitcmp1_b32")
             return True
         if name in ("cselect_b32", "cselect_b64"):

@@ -340,3 +340,13 @@ def test_an_issue_count_is_forgotten_once_no_instance_can_pair():
     # waves at different counts keep the difference
     apart, _ = _relative_counts([wave(0, 4, False), wave(1, 3, False)])
     assert [w.issued for w in apart] == [{5: 2}, {5: 1}]
+
+
+def test_bit_0_of_a_counter_folded_two_iterations_apart_picks_the_stage():
+    # MLA decode on gfx942 picks its ring stage's M0 with s_bitcmp0_b32 of the loop counter
+    state = WaveState(64)
+    state.sgpr[13], state.sgpr[58], state.sgpr[59] = Affine(3, 2, symbol=1), 44096, 82112
+    run(state, "s_bitcmp0_b32 s13, 0", "s_cselect_b32 s5, s58, s59")
+    assert state.sgpr_value(5) == 82112  # 3 + 2J is odd
+    run(state, "s_bitcmp0_b32 s13, 1")
+    assert state.scc is None  # bit 1 of 3 + 2J is not known
