@@ -257,6 +257,9 @@ def _add(queue: dict, entry: tuple, younger: int = 0) -> None:
     queue[entry] = min(queue.get(entry, younger), younger)
 
 
+_EVENTS = frozenset({"wait", "dma", "vmem", "ds_read", "ds_write", "ds_other"})  # the kinds _event acts on
+
+
 class OutOfTime(Exception):
     """The time limit passed in the middle of a phase."""
 
@@ -287,7 +290,8 @@ class KernelAnalysis:
         self.dead = _dead_vector_results(kernel, self.live)
         # past the largest count any wait of the kernel names, every wait retires an entry alike:
         # younger counts are kept up to there (plus one), so queues that differ beyond are one state
-        waits = [parse_waitcnt(inst) for inst in self.code if classify(inst) == "wait"]
+        self.kinds = [classify(inst) for inst in self.code]  # each instruction's memory kind, once
+        waits = [parse_waitcnt(inst) for inst, kind in zip(self.code, self.kinds) if kind == "wait"]
         self.vm_cap = min([target.vm_limit] + [max((vm for vm, _ in waits if vm is not None), default=0)])
         self.lgkm_cap = min([target.lgkm_limit] + [max((lgkm for _, lgkm in waits if lgkm is not None), default=0)])
 
@@ -595,12 +599,14 @@ class KernelAnalysis:
                         self._skip(wave, wave.pc, target)
                     wave.pc = target if taken else wave.pc + 1
                     continue
-                if self.dead[wave.pc]:
-                    _forget_result(wave.regs, inst)
+                if self.dead[wave.pc] is not None:
+                    _forget_result(wave.regs, self.dead[wave.pc])
                     wave.pc += 1
                     continue
-                self._event(wave, inst, record)
-                if classify(inst) == "barrier":
+                kind = self.kinds[wave.pc]
+                if kind in _EVENTS:
+                    self._event(wave, inst, record)
+                if kind == "barrier":
                     wave.barrier = wave.pc
                     wave.passed[wave.pc] = wave.passed.get(wave.pc, 0) + 1
                     wave.pc += 1
@@ -660,7 +666,7 @@ class KernelAnalysis:
         if self.code[pc].mnemonic != "s_cbranch_execz" or target <= pc:
             return
         if pc not in self.skipped:
-            self.skipped[pc] = [i for i in range(pc + 1, target) if classify(self.code[i]) == "dma"]
+            self.skipped[pc] = [i for i in range(pc + 1, target) if self.kinds[i] == "dma"]
         for site in self.skipped[pc]:
             count = wave.issued.get(site, 0)
             wave.issued[site] = UNKNOWN_COUNT if count == UNKNOWN_COUNT else count + 1
@@ -742,7 +748,7 @@ class KernelAnalysis:
 
     def _event(self, wave: WaveAbs, inst: Instruction, record: PhaseRecord) -> None:
         """Apply a memory or wait instruction to the wave's queues; check its own ordering."""
-        kind = classify(inst)
+        kind = self.kinds[inst.index]
         site = inst.index
         if kind == "wait":
             vm, lgkm = parse_waitcnt(inst)
@@ -940,33 +946,37 @@ def _overlapping_loads(record: PhaseRecord, lds: Ranges):
             yield load, shared, count
 
 
-def _dead_vector_results(kernel: Kernel, live: list[int]) -> list[bool]:
-    """Per instruction: a VALU instruction that writes vector registers only, none of which the
-    program can read again on the way to an LDS address, M0, exec or a branch (MFMA, floating
-    point, data moves). Its result is forgotten instead of computed: what it writes is unknown,
-    as the model would take it at the next rendezvous anyway."""
+def _dead_vector_results(kernel: Kernel, live: list[int]) -> list[tuple | None]:
+    """Per instruction, for a VALU instruction that writes vector registers only, none of which
+    the program can read again on the way to an LDS address, M0, exec or a branch (MFMA, floating
+    point, data moves): the registers it writes, to forget instead of computing them (what it
+    writes is unknown, as the model would take it at the next rendezvous anyway); else None."""
     code = kernel.instructions
     out = []
     for i, inst in enumerate(code):
         if not inst.mnemonic.startswith("v_") or inst.mnemonic.startswith(("v_cmp", "v_readlane", "v_readfirstlane")):
-            out.append(False)
+            out.append(None)
             continue
         defs = uses_and_defs(inst)[1]
         after = live[i + 1] if i + 1 < len(code) else 0
         scalar = defs & ((1 << 256) - 1) or defs >> SCC & 1
-        out.append(bool(defs) and not scalar and not defs & after)
+        dead = bool(defs) and not scalar and not defs & after
+        op = decode(inst.operands[0]) if dead and inst.operands else None
+        # what to forget: (vector or accumulator, the registers of its destination)
+        out.append((op.kind == "v", tuple(range(op.index, op.index + op.count)))
+                   if isinstance(op, Reg) and op.kind in ("v", "a") else () if dead else None)
     return out
 
 
-def _forget_result(regs: WaveState, inst: Instruction) -> None:
-    op = decode(inst.operands[0]) if inst.operands else None
-    if not isinstance(op, Reg) or op.kind not in ("v", "a"):
+def _forget_result(regs: WaveState, dead: tuple) -> None:
+    if not dead:
         return
-    table = regs.vgpr if op.kind == "v" else regs.agpr
-    for part in range(op.count):
-        table.pop(op.index + part, None)
-        if op.kind == "v":
-            regs.uniform_v.discard(op.index + part)
+    vector, indices = dead
+    table = regs.vgpr if vector else regs.agpr
+    for index in indices:
+        table.pop(index, None)
+    if vector:
+        regs.uniform_v.difference_update(indices)
 
 
 def _memo(decisions: dict) -> frozenset:
