@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 import time
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from . import dataflow
 from .asm import AsmModule, Kernel, parse
@@ -60,14 +60,15 @@ def _scenario_text(choices: BranchChoices) -> str:
     )
 
 
-def _scenarios(kernel: Kernel, geometry: Geometry, options: Options):
-    """Yield (choices, traces) for each combination of unknown-branch decisions, breadth first."""
+def _scenarios(kernel: Kernel, geometry: Geometry, options: Options, deadline: float = float("inf")):
+    """Yield (choices, traces) for each combination of unknown-branch decisions, breadth first;
+    (None, scenarios left) when the bound or the deadline stops it first."""
     queue: deque[tuple[dict, int]] = deque([({}, 0)])
     runs = 0
-    while queue and runs < options.max_scenarios:
+    while queue and runs < options.max_scenarios and time.monotonic() <= deadline:
         forced, start = queue.popleft()
         choices = BranchChoices(forced, loop_unroll=options.limits.loop_unroll)
-        traces = simulate(kernel, geometry, choices, options.limits)
+        traces = simulate(kernel, geometry, choices, replace(options.limits, deadline=deadline))
         runs += 1
         yield choices, traces
         order = list(choices.seen.items())
@@ -80,19 +81,19 @@ def _scenarios(kernel: Kernel, geometry: Geometry, options: Options):
         yield None, len(queue)
 
 
-def lint_kernel(module: AsmModule, kernel: Kernel, options: Options = Options()) -> tuple[list[Finding], list[str]]:
-    """The paths engine: findings and notes of one kernel."""
+def lint_kernel(module: AsmModule, kernel: Kernel, options: Options = Options(),
+                deadline: float = float("inf")) -> tuple[list[Finding], list[str], bool]:
+    """The paths engine: findings and notes of one kernel, and whether it finished before ``deadline``."""
     geometry = geometry_of(module, kernel, options)
     grouped: dict[tuple[int, str], list[tuple[Hazard, str]]] = {}
     notes: list[str] = []
     unresolved: dict[int, tuple[str, set[int]]] = {}
     unexplored = 0
-    for choices, traces in _scenarios(kernel, geometry, options):
+    for choices, traces in _scenarios(kernel, geometry, options, deadline):
         if choices is None:
             unexplored = traces
-            notes.append(
-                f"{kernel.name}: {traces} branch scenario(s) left unexplored after {options.max_scenarios}"
-            )
+            stopped = f"the time limit ({options.time_limit:g} s)" if time.monotonic() > deadline else str(options.max_scenarios)
+            notes.append(f"{kernel.name}: {traces} branch scenario(s) left unexplored after {stopped}")
             break
         scenario = _scenario_text(choices)
         _note_traces(kernel, traces, notes, unresolved)
@@ -111,12 +112,18 @@ def lint_kernel(module: AsmModule, kernel: Kernel, options: Options = Options())
                 why="the LDS address depends on values the model does not know; this access was not checked",
             )
         )
-    if unexplored:
+    finished = time.monotonic() <= deadline
+    if not finished:
+        findings.append(Finding(severity="unchecked", kind="unfinished", kernel=kernel.name, line=0, instruction="",
+                                why=f"the time limit ({options.time_limit:g} s) stopped the path engine on {kernel.name}"
+                                f"{f' with {unexplored} branch scenario(s) left' if unexplored else ''}: "
+                                "what it did not reach was not checked"))
+    elif unexplored:
         findings.append(Finding(severity="unchecked", kind="not-followed", kernel=kernel.name, line=0, instruction="",
                                 why=f"{unexplored} branch scenario(s) were left unexplored after --max-scenarios "
                                 f"{options.max_scenarios}: what only they reach was not checked"))
     findings.sort(key=_order)
-    return findings, notes
+    return findings, notes, finished
 
 
 def _order(finding: Finding) -> tuple[int, int]:
@@ -304,8 +311,10 @@ def lint_text(text: str, path: str = "<text>", options: Options = Options(), ker
             continue
         report.kernels.append(name)
         if options.engine == "paths":
-            findings, notes = lint_kernel(module, kernel, options)
+            findings, notes, finished = lint_kernel(module, kernel, options, deadline)
             report.notes.extend(notes)
+            if not finished:
+                report.unfinished.append(name)
         else:
             findings, incomplete, finished = lint_kernel_dataflow(module, kernel, options, deadline)
             report.incomplete.extend(incomplete)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import re
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -66,6 +67,7 @@ class Limits:
     loop_unroll: int = 3  # iterations of a loop whose trip count is unknown
     max_visits: int = 4096  # executions of one instruction before the trace is cut
     max_steps: int = 2_000_000
+    deadline: float = float("inf")  # time.monotonic() past which a trace is cut
 
 
 class BranchChoices:
@@ -246,6 +248,10 @@ class WaveSimulator:
             occurrence = visits[pc]
             visits[pc] += 1
             steps += 1
+            if steps % 4096 == 0 and time.monotonic() > self.limits.deadline:
+                self.trace.end = "truncated"
+                self.trace.notes.append(f"wave {self.wave}: stopped at line {inst.line} by the time limit; later events are not checked")
+                break
             if occurrence >= self.limits.max_visits or steps > self.limits.max_steps:
                 self.trace.end = "truncated"
                 self.trace.notes.append(

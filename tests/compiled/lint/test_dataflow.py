@@ -350,3 +350,13 @@ def test_bit_0_of_a_counter_folded_two_iterations_apart_picks_the_stage():
     assert state.sgpr_value(5) == 82112  # 3 + 2J is odd
     run(state, "s_bitcmp0_b32 s13, 1")
     assert state.scc is None  # bit 1 of 3 + 2J is not known
+
+
+def test_the_paths_engine_stops_at_the_time_limit_unchecked(asm_kernel, snippets):
+    from pytest_gemmcheck.compiled.lint.analysis import Options
+    from pytest_gemmcheck.compiled.lint.command import exit_status
+
+    report = lint_text(asm_kernel(snippets["load_a"] + "\ts_waitcnt vmcnt(0)\n\ts_barrier\n" + snippets["read_next_a"]),
+                       options=Options(engine="paths", time_limit=0))
+    assert report.unfinished == ["k"]
+    assert [f.kind for f in report.findings] == ["unfinished"] and exit_status([report]) == 3
