@@ -285,7 +285,6 @@ class KernelAnalysis:
         self.single_defs = _single_definitions(kernel)
         self.compares: dict[int, int | None] = {}
         self.paired: set[tuple] = set()  # the read/load pairs of a phase's loads already recorded
-        self.read_bytes: dict[tuple, tuple] = {}  # (read, exec) -> (its address register's value, bytes)
         self.skipped: dict[int, list[int]] = {}  # by forward execz branch: the DMA loads it jumps over
         self.dead = _dead_vector_results(kernel, self.live)
         # past the largest count any wait of the kernel names, every wait retires an entry alike:
@@ -347,7 +346,7 @@ class KernelAnalysis:
             else:
                 # resume the deepest walk this wave stopped at a branch that is decided now
                 stopped = [walk for key, walk in self.stopped.get(index, ())
-                           if decisions.get(key, self.memo.get(key[::2])) is not None and self._agrees(walk.read, decisions)]
+                           if self._decision(key, decisions) is not None and self._agrees(walk.read, decisions)]
                 walk = max(stopped, key=lambda w: len(w.read)).resumed() if stopped else None
                 forks = self.stopped.setdefault(index, [])
                 try:
@@ -360,8 +359,12 @@ class KernelAnalysis:
             records.append(record)
         return finals, records
 
+    def _decision(self, key: tuple, decisions: dict) -> bool | None:
+        """How the phase's decisions, else the state's remembered ones, take a uniform branch."""
+        return decisions.get(key, self.memo.get(key[::2]))
+
     def _agrees(self, read: dict, decisions: dict) -> bool:
-        return all(decisions.get(key, self.memo.get(key[::2])) == taken for key, taken in read.items())
+        return all(self._decision(key, decisions) == taken for key, taken in read.items())
 
     def _rendezvous(self, group: Group, decisions: dict, finals: list[list[WaveAbs]], records: list[PhaseRecord]):
         decided = [
@@ -579,7 +582,7 @@ class KernelAnalysis:
                         if _uniform(wave.regs, name) and visit < SHARED_VISITS:
                             live = self.live[wave.pc]
                             key = (wave.pc, visit, wave.regs.uniform_key(lambda i: is_live(live, "s", i)))
-                            taken = decisions.get(key, self.memo.get(key[::2]))
+                            taken = self._decision(key, decisions)
                             if taken is None:
                                 visits[wave.pc] = visit
                                 heapq.heappush(heap, (wave.pc, False, next(order), wave, visits))
@@ -782,7 +785,7 @@ class KernelAnalysis:
             _age(wave.vm, self.vm_cap)
         elif kind in ("ds_read", "ds_write", "ds_other"):
             # only a read's bytes are checked (a DS write is not an LDS-DMA hazard here)
-            lds = self._read_bytes(wave.regs, inst) if kind == "ds_read" else ()
+            lds = ds_ranges(wave.regs, inst) if kind == "ds_read" else ()
             _age(wave.ds, self.lgkm_cap)
             if kind == "ds_read":
                 lds = ANYWHERE if lds is None else lds
@@ -794,22 +797,6 @@ class KernelAnalysis:
                         self._own(wave, site, load, shared, "error", f"s_waitcnt vmcnt({younger}) before the read")
                 record.reads.setdefault((site, lds), set()).add(frozenset(wave.issued.items()))
                 _add(wave.ds, (site, lds))
-
-    def _read_bytes(self, regs: WaveState, inst: Instruction) -> Ranges | None:
-        """:func:`ds_ranges` of a read, computed once per address value: register values are
-        never changed in place, so an address register a phase does not write is the same
-        object in every run through it."""
-        if not inst.mnemonic.startswith(("ds_read", "ds_load")) or len(inst.operands) < 2:
-            return ds_ranges(regs, inst)
-        operand = decode(inst.operands[1])
-        address = regs.vgpr.get(operand.index) if isinstance(operand, Reg) and operand.kind == "v" else None
-        if address is None:
-            return ds_ranges(regs, inst)
-        key = (inst.index, regs.exec_mask)
-        cached = self.read_bytes.get(key)
-        if cached is None or cached[0] is not address:
-            cached = self.read_bytes[key] = (address, ds_ranges(regs, inst))
-        return cached[1]
 
     def _unknown(self, read: int, reader: int, load: int, writer: int) -> None:
         """A read of unknown address that a load still in flight may write: not checked."""
@@ -1245,6 +1232,11 @@ def _join_registers(a: WaveState, b: WaveState) -> WaveState:
     return out
 
 
+def _signed_differences(new: np.ndarray, old: np.ndarray) -> np.ndarray:
+    """``new - old`` lane by lane, as signed 32-bit values (the vector form of :func:`_signed32`)."""
+    return (new - old + (1 << 31)) % (1 << 32) - (1 << 31)
+
+
 def _signed32(value: int) -> int:
     value &= MASK32
     return value - (1 << 32) if value & 0x80000000 else value
@@ -1275,8 +1267,7 @@ def _alternates(regs: WaveState, first: WaveState, second: WaveState) -> bool:
             if keys[2] != keys[0]:
                 if a is None or b is None or c is None or c.has_affine or a.has_affine or b.has_affine:
                     return False
-                step = (c.values - b.values + (1 << 31)) % (1 << 32) - (1 << 31)
-                previous = (b.values - a.values + (1 << 31)) % (1 << 32) - (1 << 31)
+                step, previous = _signed_differences(c.values, b.values), _signed_differences(b.values, a.values)
                 known = c.known & a.known & b.known
                 if not (np.array_equal(c.known, a.known) and np.array_equal(c.known, b.known) and (step == previous)[known].all()):
                     return False
@@ -1302,8 +1293,7 @@ def _fold_registers(regs: WaveState, first: WaveState, second: WaveState, symbol
             if a is None or b is None or lanes is b or a is b or lanes.has_affine or a.has_affine or b.has_affine:
                 continue
             known = lanes.known & a.known & b.known
-            step = (lanes.values - b.values + (1 << 31)) % (1 << 32) - (1 << 31)
-            previous = (b.values - a.values + (1 << 31)) % (1 << 32) - (1 << 31)
+            step, previous = _signed_differences(lanes.values, b.values), _signed_differences(b.values, a.values)
             grows = known & (step != 0) & (step == previous)
             if not grows.any():
                 continue
@@ -1415,7 +1405,7 @@ def _lanes_cover(a: Lanes, b: Lanes, offsets: dict[int, object]) -> bool:
     if not (b.has_affine and b.fuzz == a.fuzz and b.affine[lanes].all()):
         return False
     step, other_step = a.step[lanes], b.step[lanes]
-    diff = (b.values[lanes] - a.values[lanes] + (1 << 31)) % (1 << 32) - (1 << 31)
+    diff = _signed_differences(b.values[lanes], a.values[lanes])
     if (diff % step).any() or (other_step % step).any():
         return False
     ks, ms = set((diff // step).tolist()), set((other_step // step).tolist())

@@ -820,17 +820,14 @@ class WaveState:
             if name != "mov_b64":
                 self.scc = None if value is None or value[1] != value[2] else value[1] != 0
             return True
-        if name in _SCALAR_64:
+        if name in _SCALAR_64:  # the shifts: every other 64-bit operation is bitwise, above
             a = self.read_scalar64(ops[1])
             b = self.read_scalar64(ops[2]) if len(ops) > 2 else 0
             value = None if a is None or b is None else _SCALAR_64[name](a, b)
-            if value is None and name == "or_b64" and MASK64 in (a, b):
-                value = MASK64  # restoring a full wave's exec after a divergent region
             dest = decode(ops[0])
             if isinstance(dest, Reg):
                 self.write_sgpr64(dest.index, value)
-            if name != "mov_b64":
-                self.scc = None if value is None else value != 0
+            self.scc = None if value is None else value != 0
             return True
         if name.startswith("cmp_") or name.startswith("cmpk_"):
             parts = name.split("_")
