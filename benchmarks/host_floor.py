@@ -21,6 +21,8 @@ import time
 
 import torch
 
+from pytest_gemmcheck.checking.graphs import _REPLAY
+
 
 def _guard_kernel(a, b, outs, rows):
     """The harness's guard kernel (checking/triton/guard_pass.py: both inputs' checksums, the
@@ -126,12 +128,56 @@ def main(argv=None) -> int:
         guard_graphs[i % ring].replay()
         events[i % ring].record(stream)
 
+    # The watched loop's shape: the launch between its two timing events, then one graph of the
+    # guard kernel alone, and once per batch of 8 a graph that poisons the next batch's 8 outputs
+    # as one strided view, zeroes their rows and copies this batch's rows to pinned memory, then
+    # one event.
+    batch = 8
+    arena = torch.empty(2 * batch, size * size + 4096, device="cuda", dtype=torch.bfloat16)
+    arena_outs = [arena[i, :size * size].view(size, size) for i in range(2 * batch)]
+    wide_rows = torch.zeros(2 * batch, 8, dtype=torch.int64, device="cuda")
+    wide_host = torch.zeros(2 * batch, 8, dtype=torch.int64, pin_memory=True)
+    arena_guards = _guard_kernel(a, b, arena_outs, wide_rows)
+
+    def batch_work(half: int) -> None:
+        other = 1 - half
+        arena[other * batch:(other + 1) * batch, :size * size].fill_(float("nan"))
+        wide_rows[other * batch:(other + 1) * batch].zero_()
+        wide_host[half * batch:(half + 1) * batch].copy_(wide_rows[half * batch:(half + 1) * batch], non_blocking=True)
+
+    watch_graphs = [capture(lambda i=i: arena_guards(i)) for i in range(2 * batch)]
+    batch_graphs = [capture(lambda h=h: batch_work(h)) for h in range(2)]
+    record = torch._C._CudaEventBase.record
+    wide_timers = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(2 * batch)]
+
+    def watched_batches(i):
+        start, stop = wide_timers[i % (2 * batch)]
+        record(start, stream)
+        torch.matmul(a, b, out=arena_outs[i % (2 * batch)])
+        record(stop, stream)
+        _REPLAY(watch_graphs[i % (2 * batch)])
+        if i % batch == batch - 1:
+            _REPLAY(batch_graphs[(i // batch) % 2])
+            record(events[0], stream)
+
+    def c_timing_events(i):
+        record(timers[i % ring][0], stream)
+        torch.matmul(a, b, out=outs[i % ring])
+        record(timers[i % ring][1], stream)
+
+    def raw_guard_graph(i):
+        torch.matmul(a, b, out=outs[i % ring])
+        _REPLAY(guard_graphs[i % ring])
+
     arms = {"bare launch": bare, "launch + event": with_event, "launch + work op by op + event": op_by_op,
             "launch + work graph": graph_only, "launch + work graph + event": graph_and_event,
             "launch and work in one graph + event": one_graph,
             "launch + 2 timing events + event": timed_events,
             "launch + guard kernel, direct + event": one_kernel,
-            "launch + guard kernel graph + event": one_kernel_graph}
+            "launch + guard kernel graph + event": one_kernel_graph,
+            "launch + 2 timing events (C record)": c_timing_events,
+            "launch + guard kernel graph, raw replay": raw_guard_graph,
+            "launch, 2 C events, guard graph, batch graph per 8": watched_batches}
     best = {name: float("inf") for name in arms}
     for _ in range(args.rounds):
         for name, arm in arms.items():
@@ -142,6 +188,7 @@ def main(argv=None) -> int:
             spent = time.thread_time() - began
             torch.cuda.synchronize()
             best[name] = min(best[name], spent / args.launches * 1e6)
+    torch.cuda.synchronize()
     print(f"bf16 {size}^3, {args.launches} launches, ring of {ring}, min of {args.rounds} rounds; host us per launch:")
     for name, us in best.items():
         print(f"{name:<40} {us:7.1f} us  {us / best['bare launch']:5.2f}x")

@@ -243,6 +243,14 @@ class LaunchWatch:
         queue_guards(self.inputs.words, buffer.bits, GUARD_ELEMENTS, buffer.after_offset, buffer.canary,
                      row[:RESULT_WIDTH])
 
+    def queue_watched(self, buffer: GuardedBuffer, row: torch.Tensor) -> None:
+        """The fused check's guards and the checksum of ``buffer``'s output (at CHECKSUM_COLUMN)
+        as one kernel, added into ``row`` (zeroed beforehand), on the current stream."""
+        from ..checking.triton.guard_pass import queue_watch
+
+        queue_watch(self.inputs.words, buffer.bits, GUARD_ELEMENTS, buffer.after_offset, buffer.canary, buffer.tensor,
+                    row, CHECKSUM_COLUMN)
+
     def queue(self, buffer: GuardedBuffer, row: torch.Tensor) -> list[int] | None:
         """Into ``row`` (int64, ROW_WIDTH), on the current stream; on the CPU without the fused
         check worked out at once instead, and returned as the row's values."""
@@ -256,6 +264,10 @@ class LaunchWatch:
             buffer.queue_count(row)
             self.inputs.queue_count(row[2:2 + len(self.inputs)])
         return None
+
+    def unchanged(self, values: list[int]) -> bool:
+        """Whether a launch's row (fused check) has every input's pristine checksum."""
+        return self.fused and values[2:2 + len(self.expected)] == self.expected
 
     def read(self, values: list[int]) -> tuple[int, int, list[str]]:
         """(elements written before out, after out, the inputs that changed) from a launch's row."""

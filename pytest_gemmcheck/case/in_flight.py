@@ -22,7 +22,7 @@ from ..records.result import LaunchRecord
 from .buffers import OutputBuffers
 from .guards import ROW_WIDTH, GuardedBuffer
 
-GPU_RING = 8  # output buffers on a GPU, where they fit
+GPU_RING = 16  # output buffers on a GPU, where they fit: two batches of 8
 RING_BYTES = 2 << 30  # at most this much of the GPU's memory for them, and an eighth of what is free
 # a ring of at most this share of the GPU's memory is kept for the next run of the same shape,
 # its graphs too (2.2 GB of an H200's: every ring the bf16 shapes up to 8192^3 and ptpc make)
@@ -33,11 +33,13 @@ CACHED_RING_SHARE = 1 / 64
 class Pipeline:
     """``ring`` output buffers; at most ``guard_depth`` launches whose guards, and ``check_depth``
     whose checks, are still unread when the next launch is called (guard_depth <= check_depth <
-    ring)."""
+    ring); ``batch`` launches at a time into half the ring with nothing between them but each
+    one's watch (0: none; see runner.py)."""
 
     ring: int
     guard_depth: int
     check_depth: int
+    batch: int = 0
 
 
 # tests set this to run the queued-ahead loop on the CPU
@@ -59,7 +61,7 @@ def pipeline_for(device: torch.device, by_checksum: bool, rule, out_bytes: int) 
         return Pipeline(2, 0, 1)
     free, _ = torch.cuda.mem_get_info(device)
     fits = max(2, min(GPU_RING, min(RING_BYTES, free // 8) // max(1, out_bytes)))
-    return Pipeline(fits, fits - 1, fits - 1)
+    return Pipeline(fits, fits - 1, fits - 1, fits // 2 if fits >= 4 else 0)
 
 
 @dataclass
@@ -77,6 +79,45 @@ class Queued:
     started: float = 0.0  # when its call began (monotonic)
     guarded: bool = False  # its guards were read
     marked: bool = False  # its done event was recorded behind its work
+    batch: "Batch | None" = None  # the batch it was launched in, if any
+    timer: object | None = None  # what timed it, when not its position's LaunchTimer
+    finished: object | None = None  # an event right behind the launch itself (a batch's launches)
+
+
+@dataclass
+class Batch:
+    """Launches queued one after another into half the ring, each followed by its watch alone
+    (guards and checksum into its row), their rows copied to the host behind the last one."""
+
+    half: int
+    entries: list[Queued] = field(default_factory=list)
+    done: object | None = None  # an event behind the rows' copy, once closed
+    closed: bool = False
+    read: bool = False  # the rows came back
+
+
+class HostTimer:
+    """A launch's time as the host's clock saw its call."""
+
+    def __init__(self, seconds: float):
+        self._seconds = seconds
+
+    def seconds(self) -> float:
+        return self._seconds
+
+
+class WatchTimer:
+    """A batch launch's time between two events its graphs record on the GPU: the start event
+    behind the work before it, the stop event right behind it."""
+
+    def __init__(self, start, stop):
+        self.start, self.stop = start, stop
+
+    def seconds(self) -> float:
+        try:
+            return self.start.elapsed_time(self.stop) / 1000
+        except RuntimeError:  # the launch faulted: the events never completed
+            return 0.0
 
 
 class LaunchTimer:
@@ -103,6 +144,11 @@ class LaunchTimer:
         if self._events is not None:
             self._events[1].record(self._stream)
 
+    @property
+    def stop_event(self):
+        """The event right behind the launch (None off the GPU)."""
+        return self._events[1] if self._events is not None else None
+
     def seconds(self) -> float:
         """After the launch was waited for."""
         if self._events is not None:
@@ -127,6 +173,7 @@ class Ring:
         host = torch.zeros(positions, ROW_WIDTH, dtype=torch.int64, pin_memory=True) if self.on_gpu else None
         # one view per position, made once (indexing costs the host a few microseconds a launch)
         self.row = list(self.rows)
+        self.host = host if host is not None else self.rows
         self.host_row = list(host) if host is not None else self.row
         self.done = [torch.cuda.Event() for _ in range(positions)] if self.on_gpu else [None] * positions
         self.timers = [LaunchTimer(device) for _ in range(positions)]
@@ -139,6 +186,15 @@ class Ring:
         self.start_row = torch.zeros(ROW_WIDTH, dtype=torch.int64, device=device)
         self._start: GraphAtSecondUse | None = None
         self._queue_start: Callable[[torch.Tensor], None] | None = None
+        # the batches' work (runner.py): per position its watch, per half its preparation and its
+        # rows' close, captured once every kind of it ran op by op; the events the graphs record
+        self.batch_graphs: dict[tuple, object] = {}
+        self.batch_eager = False  # the batches' work ran op by op once (its kernels loaded)
+        self.batch_refused = False  # CUDA refused to capture it (a debugger, a profiler)
+        if self.on_gpu:
+            self.starts = [torch.cuda.Event(enable_timing=True, external=True) for _ in range(positions)]
+            self.stops = [torch.cuda.Event(enable_timing=True, external=True) for _ in range(positions)]
+            self.batch_done = [torch.cuda.Event(), torch.cuda.Event()]
 
     def sums_at_start(self, queue: Callable[[torch.Tensor], None]) -> list[int]:
         """The row that ``queue(row)`` fills (the guard kernel over the inputs, before the first

@@ -33,7 +33,7 @@ import torch
 
 from ..checking.backends import Checker, Outcome, select_checker
 from ..checking.consensus import Consensus
-from ..checking.graphs import GraphAtSecondUse
+from ..checking.graphs import GraphAtSecondUse, capture, replay
 from ..checking.rule import AccuracyStats
 from ..checking.torch_backend import differing_tile_map, wrong_tile_map
 from ..environment import contention, stress
@@ -41,8 +41,8 @@ from ..errors import CaseError, LaunchHung
 from ..records.result import CHANGED_INPUT, CaseResult, LaunchRecord
 from . import in_flight, launch_records
 from .guards import (CHECKSUM_COLUMN, GuardedBuffer, InputGuard, LaunchWatch, ReferenceCopies, differing_rows,
-                     same_bits)
-from .in_flight import Queued
+                     layout, same_bits)
+from .in_flight import Batch, HostTimer, Queued, WatchTimer
 from .stopping import StoppingRule
 from .waiting import Deadline
 
@@ -163,7 +163,7 @@ class LaunchLoop:
                     self._drain()  # the stopping rule counts every launch so far
                     if rule.enough(self._running_bad(), len(self.result.launches)):
                         break
-                raised = self._launch_once(index)
+                raised = self._launch_batch(index) if self._batch_begins(index) else self._launch_once(index)
                 if raised is not None:
                     rule.reason = f"stopped at launch {raised[0]}: it {'hung' if self.device_lost else 'raised'}"
                     return raised[1]
@@ -201,8 +201,14 @@ class LaunchLoop:
         except (Exception, SystemExit) as exc:  # the kernel's failure is the test's evidence (sys.exit too)
             self.deadline.end_call()
             timer.stop()
-            return self._failed(record, exc, started)
+            return self._failed(record, exc, started, timer.seconds())
         self.deadline.end_call()
+        return self._queue_launch(index, record, buffer, position, returned, started)
+
+    def _queue_launch(self, index: int, record: LaunchRecord, buffer: GuardedBuffer, position: int, returned,
+                      started: float, timer=None):
+        """A launch called, its work queued behind it; (index, exception) when it raised or hung."""
+        out = buffer.tensor
         checked = launch_records.output_to_check(record, out, buffer.identity, returned, expected=(self.case.m, self.case.n),
                                                  dtype=self.case.out_dtype, device=self.device,
                                                  poisoned=self.buffers.was_poisoned)
@@ -212,7 +218,7 @@ class LaunchLoop:
             if self.next_index != index + 1:
                 self.result.launches.remove(record)  # it ran on what a launch read just now changed
                 return None
-        entry = Queued(record, buffer, position, checked, started=started)
+        entry = Queued(record, buffer, position, checked, started=started, timer=timer)
         self.ring.occupant[position] = entry
         self.queued.append(entry)
         self._queue_work(entry, index)
@@ -227,6 +233,138 @@ class LaunchLoop:
         if depth == 0 or own:
             self._read_until(lambda: not self.queued)
         return None
+
+    # --- batches ------------------------------------------------------------------------
+    def _batch_begins(self, index: int) -> bool:
+        """Whether launch ``index`` begins a batch: launches into half the ring one after another,
+        each followed by its watch alone (its guards and checksum, one kernel, a one-node graph
+        on a GPU), the half's poison before them and their rows' copy behind them. Only once an
+        output was checked in full (repeats are judged by checksum), with launches short enough
+        to be graphed, no reference handed out, and a whole batch left to launch."""
+        size = self.pipeline.batch
+        return (size > 0 and self.by_checksum_pass and self.fused and bool(self.verified)
+                and len(self.buffers) == self.pipeline.ring and self.buffers.position(index) % size == 0
+                and index + size - 1 <= self.rule.limit and (self.graphs_pay or not self.ring.on_gpu)
+                and not self.case.hands_out_references and not self.device_lost)
+
+    def _launch_batch(self, first: int):
+        """Launches ``first`` to ``first + batch - 1``; (index, exception) when one raised or hung.
+        Each launch's row holds what a launch's own work puts there (runner._work): its guards as
+        they were right after it, and its output's checksum then, before the next launch ran, so
+        a batch's launches are read and blamed as any others. One that returns another tensor,
+        replaces ``out`` or is handed a reference ends the batch and goes the way of any launch."""
+        size = self.pipeline.batch
+        half = self.buffers.position(first) // size
+        positions = range(half * size, (half + 1) * size)
+        self._read_until(lambda: all(self.ring.occupant[p] is None for p in positions))
+        if self.next_index != first:
+            return None  # a launch read just now changed its inputs: the loop goes back
+        graphs = self._batch_graphs()
+        self._batch_work(("prepare", half), graphs)
+        for position in positions:
+            self.buffers.poisoned_ahead.discard(id(self.buffers.buffers[position]))
+        batch = Batch(half)
+        buffers, ring = self.buffers.buffers, self.ring
+        for index, position in enumerate(positions, start=first):
+            self.next_index = index + 1
+            record = LaunchRecord(index=index, **self.where)
+            self.result.launches.append(record)
+            buffer = buffers[position]
+            out = buffer.tensor
+            timer = None if graphs else ring.timers[position]
+            started = self.deadline.start_call()
+            began = time.perf_counter()
+            try:
+                if timer is not None:
+                    timer.start()
+                returned = self.launch(out)
+                if timer is not None:
+                    timer.stop()
+            except (Exception, SystemExit) as exc:  # the kernel's failure is the test's evidence (sys.exit too)
+                self.deadline.end_call()
+                spent = time.perf_counter() - began
+                self._close_batch(batch, graphs)
+                return self._failed(record, exc, started, spent)
+            self.deadline.end_call()
+            if (returned is not None and returned is not out) or layout(out) != buffer.identity \
+                    or self.case.hands_out_references:
+                self._close_batch(batch, graphs)
+                return self._queue_launch(index, record, buffer, position, returned, started,
+                                          timer or HostTimer(time.perf_counter() - began))
+            entry = Queued(record, buffer, position, out, started=started, summed=True, batch=batch,
+                           timer=timer or WatchTimer(ring.starts[position], ring.stops[position]),
+                           finished=ring.stops[position] if graphs else timer.stop_event)
+            ring.occupant[position] = entry
+            self.queued.append(entry)
+            batch.entries.append(entry)
+            self._batch_work(("watch", position), graphs)
+        self._close_batch(batch, graphs)
+        return None
+
+    def _close_batch(self, batch: Batch, graphs: bool) -> None:
+        """The batch's rows copied to the host behind its last launch, and an event after the copy."""
+        if batch.closed or not batch.entries:
+            return
+        batch.closed = True
+        self._batch_work(("close", batch.half), graphs)
+        if self.ring.on_gpu:
+            batch.done = self.ring.batch_done[batch.half]
+            self.deadline.mark(batch.done)
+        for entry in batch.entries:
+            entry.marked = True
+
+    def _batch_work(self, key: tuple, graphs: bool) -> None:
+        if graphs:
+            replay(self.ring.batch_graphs[key])
+        else:
+            self._batch_op(key, events=False)
+
+    def _batch_op(self, key: tuple, events: bool) -> None:
+        """One piece of a batch's work on the current stream: a launch's watch (with its stop
+        event before it and the next launch's start event after it, in a graph), a half's
+        preparation (its buffers' poison, its rows zeroed, its first launch's start event) or a
+        half's close (its rows to pinned memory)."""
+        kind, place = key
+        size, ring = self.pipeline.batch, self.ring
+        if kind == "watch":
+            if events:
+                ring.stops[place].record()
+            self.watch.queue_watched(self.buffers.buffers[place], ring.row[place])
+            if events and (place + 1) % size:
+                ring.starts[place + 1].record()
+            return
+        positions = slice(place * size, (place + 1) * size)
+        if kind == "prepare":
+            for buffer in self.buffers.buffers[positions]:
+                buffer.tensor.fill_(float("nan"))
+            ring.rows[positions].zero_()
+            if events:
+                ring.starts[place * size].record()
+        elif ring.on_gpu:
+            ring.host[positions].copy_(ring.rows[positions], non_blocking=True)
+
+    def _batch_graphs(self) -> bool:
+        """Whether the batches' work replays as graphs: on a GPU, once every piece of it ran op by
+        op (its kernels loaded), every piece captured at once (capturing waits for what runs)."""
+        ring = self.ring
+        if not ring.on_gpu or ring.batch_refused:
+            return False
+        if not ring.batch_eager:
+            self._settle()  # kernels loaded for the first time wait for what runs
+            ring.batch_eager = True
+            return False
+        if not ring.batch_graphs:
+            self._settle()
+            keys = [("watch", p) for p in range(len(self.buffers))] + \
+                [(kind, half) for kind in ("prepare", "close") for half in range(2)]
+            try:
+                for key in keys:
+                    ring.batch_graphs[key] = capture(lambda key=key: self._batch_op(key, events=True), self.device)
+            except RuntimeError:  # a debugger or profiler refuses captures: op by op
+                ring.batch_graphs.clear()
+                ring.batch_refused = True
+                return False
+        return True
 
     def _queue_work(self, entry: Queued, index: int) -> None:
         """The launch's own work behind it on the stream: guards, its output's checksum (or a full
@@ -315,10 +453,20 @@ class LaunchLoop:
             self._wait_for(entry)
 
     def _wait_for(self, entry: Queued) -> None:
+        batch = entry.batch
+        if batch is None:
+            self._wait_until(entry, self.ring.done[entry.position])
+            return
+        if not batch.read:  # each launch of its batch under its own deadline, then the rows' copy
+            for launched in batch.entries:
+                self._wait_until(launched, launched.finished)
+            self._wait_until(batch.entries[-1], batch.done)
+            batch.read = True
+
+    def _wait_until(self, entry: Queued, event) -> None:
         since = max(entry.started, self.last_done)
-        done = self.ring.done[entry.position]
         try:
-            self.deadline.wait(done, since)
+            self.deadline.wait(event, since)
         except LaunchHung as exc:
             self._hung(entry, exc)
             raise
@@ -340,9 +488,11 @@ class LaunchLoop:
             self._wait_for(entry)
             if entry.values is None:
                 entry.values = self.ring.host_row[entry.position].tolist()
-            entry.record.elapsed_s = self.ring.timers[entry.position].seconds()
+            entry.record.elapsed_s = (entry.timer or self.ring.timers[entry.position]).seconds()
             if not self.graphs_pay and entry.record.elapsed_s < GRAPHS_BELOW_S:
                 self.graphs_pay = True
+            if not guards_only and entry is self.queued[0] and self._clean_repeat(entry):
+                return
             entry.guarded = True
             self._guarded(entry)
             if entry not in self.queued:
@@ -352,6 +502,24 @@ class LaunchLoop:
         self._checked(entry)
         self.queued.remove(entry)
         self.ring.occupant[entry.position] = None
+
+    def _clean_repeat(self, entry: Queued) -> bool:
+        """A launch that touched nothing it may not and whose output has the bits of one checked
+        in full and found accurate, read at once: what _guarded and _checked would do for it."""
+        values = entry.values
+        total = values[CHECKSUM_COLUMN]
+        known = self.verified.get(total) if entry.summed else None
+        if known is None or known.wrong.elements or known.nonfinite or values[0] or values[1] or entry.references \
+                or not self.watch.unchanged(values) \
+                or (self.consensus is not None and self.consensus.reads_output(total)):
+            return False
+        entry.guarded = True
+        launch_records.fill_accuracy(entry.record, known, entry.checked)
+        if self.consensus is not None:
+            self.consensus.observe_checksum(entry.record.index, entry.checked, total)
+        self.queued.popleft()
+        self.ring.occupant[entry.position] = None
+        return True
 
     def _guarded(self, entry: Queued) -> None:
         """What the launch touched that it may not: recorded, and put right for the next launch.
@@ -475,7 +643,7 @@ class LaunchLoop:
                         f"{len(self.result.launches)}")
 
     # --- one launch's record ------------------------------------------------------------
-    def _failed(self, record: LaunchRecord, exc: BaseException, started: float):
+    def _failed(self, record: LaunchRecord, exc: BaseException, started: float, spent: float):
         """A launch that raised or hung: earlier launches are read first (one of them may send the
         loop back, and this launch with the others after it runs again)."""
         if not self.device_lost:
@@ -490,7 +658,7 @@ class LaunchLoop:
                 self.case.context.device_lost(self.device)
             launch_records.raised(record, exc, time.monotonic() - started)
         else:
-            launch_records.raised(record, exc, self.ring.timers[self.buffers.position(record.index)].seconds())
+            launch_records.raised(record, exc, spent)
         return record.index, exc
 
     def _hung(self, entry: Queued, exc: LaunchHung) -> None:
@@ -500,6 +668,10 @@ class LaunchLoop:
         for later in [e for e in self.queued if e.record.index > entry.record.index]:
             self.queued.remove(later)
             self.result.launches.remove(later.record)
+        for earlier in self.queued:  # launched before it, their results never came back
+            if earlier is not entry and earlier.values is None and earlier.record.error is None:
+                earlier.record.error = (f"its output was not checked: launch {entry.record.index} hung before "
+                                        f"its results came back")
         launch_records.raised(entry.record, exc, time.monotonic() - entry.started)
         self.rule.reason = f"stopped at launch {entry.record.index}: it hung"
 

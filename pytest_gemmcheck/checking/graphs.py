@@ -46,6 +46,14 @@ def capture(launches, device: torch.device) -> torch.cuda.CUDAGraph:
     return graph
 
 
+def replay(graph) -> None:
+    """``graph.replay()``, without torch's wrapper where it can."""
+    if _REPLAY is not None and isinstance(graph, torch._C._CUDAGraph):
+        _REPLAY(graph)
+    else:
+        graph.replay()
+
+
 class GraphAtSecondUse:
     """Work repeated unchanged (a check's kernels, a launch's guards, a repeat pass): :meth:`run`
     does it op by op the first time, so that what it launches is compiled outside any capture,
@@ -77,10 +85,8 @@ class GraphAtSecondUse:
                 self.refused = True
         if self.graph is None:
             self.work()
-        elif _REPLAY is not None and isinstance(self.graph, torch._C._CUDAGraph):
-            _REPLAY(self.graph)
         else:
-            self.graph.replay()
+            replay(self.graph)
 
     def capture_now(self) -> None:
         """Captured now without being done (work whose kernels an earlier use, of this or of like

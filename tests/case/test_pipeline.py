@@ -21,6 +21,8 @@ from pytest_gemmcheck.config.table import Settings
 from pytest_gemmcheck.errors import GemmcheckFailure, LaunchError
 
 AHEAD = in_flight.Pipeline(ring=4, guard_depth=3, check_depth=3)
+# launches 5 to 8 of 9 in two batches of two (launch 1 is checked in full first, and 9 ends the run)
+BATCHED = in_flight.Pipeline(ring=4, guard_depth=3, check_depth=3, batch=2)
 
 
 class Racy:
@@ -115,6 +117,7 @@ SCENARIOS = {
     "scribbles on the previous output on 3": on_calls({3}, scribble_on_the_previous_output),
     "a new output scribbled on by the next launch": on_calls({3, 4}, one_off_then_scribbled),
     "raises on 4": on_calls({4}, boom),
+    "raises on 6": on_calls({6}, boom),  # the second launch of a batch
     "hangs on 5": on_calls({5}, hang),
 }
 
@@ -126,7 +129,8 @@ def run(make_case, backend, scenario, *, repeat_check, pipeline, monkeypatch, de
                      settings=Settings(repeat=9, check_backend=backend, repeat_check=repeat_check, launch_timeout=0.5),
                      record=results.append)
     x = case.inputs()
-    case.given = case.reference()
+    if pipeline is not BATCHED or "reference" in scenario:  # batches are for cases that hand out none
+        case.given = case.reference()
     try:
         case.run(SCENARIOS[scenario](x, case))
     except (GemmcheckFailure, LaunchError):
@@ -151,12 +155,14 @@ def test_the_torch_check_by_comparison_gives_the_full_checks_numbers(make_case, 
     assert every_number(fast) == every_number(full)
 
 
+@pytest.mark.parametrize("pipeline", [AHEAD, BATCHED], ids=["ahead", "batched"])
 @pytest.mark.parametrize("scenario", SCENARIOS)
-def test_the_fused_check_queued_ahead_gives_the_full_checks_numbers(make_case, fused_anywhere, monkeypatch, scenario):
+def test_the_fused_check_queued_ahead_gives_the_full_checks_numbers(make_case, fused_anywhere, monkeypatch, scenario,
+                                                                    pipeline):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "checking" / "triton"))
     pytest.importorskip("test_fused_check")  # loads the fused check under the interpreter, off the GPU
     full = run(make_case, "triton", scenario, repeat_check="full", pipeline=None, monkeypatch=monkeypatch)
-    ahead = run(make_case, "triton", scenario, repeat_check="checksum", pipeline=AHEAD, monkeypatch=monkeypatch)
+    ahead = run(make_case, "triton", scenario, repeat_check="checksum", pipeline=pipeline, monkeypatch=monkeypatch)
     assert ahead.check_backend == "triton"
     assert every_number(ahead) == every_number(full)
 
@@ -173,7 +179,7 @@ def test_the_scenarios_are_what_they_say(make_case, monkeypatch):
     assert "changed_input" in kinds["writes into a reference it was given on 4"]
     assert kinds["writes outside out on 2 and 5"] == {"wrote_outside"}
     assert "unwritten" in kinds["returns a stale tensor of its own"] and "nonfinite" in kinds["unwritten tile on 4"]
-    assert kinds["raises on 4"] == {"raised"} and kinds["hangs on 5"] == {"hung"}
+    assert kinds["raises on 4"] == kinds["raises on 6"] == {"raised"} and kinds["hangs on 5"] == {"hung"}
 
 
 def test_launches_queued_after_a_changed_input_run_again(make_case, fused_anywhere, monkeypatch):

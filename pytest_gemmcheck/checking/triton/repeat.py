@@ -39,19 +39,16 @@ _KEPT = 48
 GPU_CONFIG = LaunchConfig(block_m=32)
 
 
-@triton.jit(do_not_specialize=["M", "num_tasks", "col_chunks", "task_blocks"])
-def _checksum_fill_kernel(
-    out_ptr, fill_ptr, partial_ptr,
-    M, N, stride_out_m, stride_out_n, stride_fill_m, stride_fill_n,
-    num_tasks, col_chunks, task_blocks,
+@triton.jit
+def checksum_tasks(
+    out_ptr, fill_ptr, M, N, stride_out_m, stride_out_n, stride_fill_m, stride_fill_n,
+    num_tasks, col_chunks, task_blocks, index, programs,
     FILL: tl.constexpr, BITS: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, VEC: tl.constexpr,
     EVEN: tl.constexpr,
 ):
-    """A persistent program over the tasks of main_plan: the checksum of ``out`` (checksum.checksum,
-    its partial sum per program at ``partial_ptr + pid``) and, with FILL, NaN written to the
-    same elements of ``fill`` (an output of the same shape)."""
-    pid = tl.program_id(0)
-    programs = tl.num_programs(0)
+    """Program ``index`` of ``programs`` over the tasks of main_plan: its share of the checksum
+    of ``out`` (checksum.checksum, summed modulo 2**64, so any split of the tasks adds up to
+    the same value) and, with FILL, NaN written to the same elements of ``fill``."""
     FOLDED: tl.constexpr = BLOCK_N // VEC
     slots = tl.arange(0, BLOCK_M)
     total = tl.full([BLOCK_M], 0, tl.uint64)
@@ -59,7 +56,7 @@ def _checksum_fill_kernel(
         lane_weights = _checksum_lanes(tl.arange(0, BLOCK_N), BITS, BLOCK_N)
     if FILL:
         poison = tl.full([BLOCK_M, BLOCK_N], float("nan"), tl.float32).to(fill_ptr.dtype.element_ty)
-    task = pid
+    task = index
     while task < num_tasks:  # not range(): see kernels._LOOPS
         row_block = task // col_chunks
         chunk = task - row_block * col_chunks
@@ -90,8 +87,25 @@ def _checksum_fill_kernel(
             block += 1
         total += tl.sum(checksum, axis=1)
         task += programs
+    return tl.sum(total, axis=0)
+
+
+@triton.jit(do_not_specialize=["M", "num_tasks", "col_chunks", "task_blocks"])
+def _checksum_fill_kernel(
+    out_ptr, fill_ptr, partial_ptr,
+    M, N, stride_out_m, stride_out_n, stride_fill_m, stride_fill_n,
+    num_tasks, col_chunks, task_blocks,
+    FILL: tl.constexpr, BITS: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, VEC: tl.constexpr,
+    EVEN: tl.constexpr,
+):
+    """A persistent program over the tasks of main_plan (:func:`checksum_tasks`), its partial
+    sum at ``partial_ptr + pid``."""
+    pid = tl.program_id(0)
+    total = checksum_tasks(out_ptr, fill_ptr, M, N, stride_out_m, stride_out_n, stride_fill_m, stride_fill_n,
+                           num_tasks, col_chunks, task_blocks, pid, tl.num_programs(0),
+                           FILL, BITS, BLOCK_M, BLOCK_N, VEC, EVEN)
     # a sum modulo 2**64 does not depend on the order of the additions
-    tl.store(partial_ptr + pid, tl.sum(total, axis=0).to(tl.int64, bitcast=True))
+    tl.store(partial_ptr + pid, total.to(tl.int64, bitcast=True))
 
 
 class ChecksumFill:
