@@ -14,9 +14,11 @@ The timer is shared with whoever else uses SIGALRM in the process (pytest-timeou
 method, a test's own alarm): the previous handler stays in charge of the previous timer. Around
 each call the timer is set to the earlier of the two expiries; when the signal comes for the
 other one, the previous handler is called as if nothing stood between (its timer's interval
-kept), and after each call, and when the loop ends, the previous timer gets its remaining time
-back. Kernels are ordered on the current stream, as torch's own ops are; work a kernel leaves
-on streams of its own is not waited for here.
+kept), and when the loop ends the previous timer gets its remaining time back. A call leaves the
+timer as it is when it is due later than one already set: the timer goes off at most once per
+timeout and sets itself again for the call then running, so a loop of short calls pays no
+system call per call. Kernels are ordered on the current stream, as torch's own ops are; work a
+kernel leaves on streams of its own is not waited for here.
 
 A GPU kernel that does not finish cannot be stopped: the process's device is unusable from
 then on, which the launch loop reports and the session honours (its later cases on that GPU
@@ -49,6 +51,7 @@ class _SharedAlarm:
         self._on_expiry = on_expiry
         self.expires_at: float | None = None
         self.previous_at: float | None = None
+        self._timer_at: float | None = None  # when the timer is set to go off (None: not set)
         self._interval = 0.0
         self._previous_handler = None
 
@@ -59,35 +62,34 @@ class _SharedAlarm:
         self._set_timer()
 
     def uninstall(self) -> None:
-        self.expires_at = None
+        self.expires_at = self._timer_at = None
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, self._previous_handler)
         if self.previous_at is not None:  # the previous timer's remaining time, under its own handler again
             signal.setitimer(signal.ITIMER_REAL, max(_SOONEST_S, self.previous_at - time.monotonic()), self._interval)
 
     def start_call(self, timeout_s: float) -> None:
+        # A timer already set to go off sooner stays: when it does, a call not yet due sets it
+        # again for its own expiry. So a loop of short calls makes no system call per call.
         self.expires_at = time.monotonic() + timeout_s
-        if self.previous_at is None:  # the usual case, every launch: one system call
-            signal.setitimer(signal.ITIMER_REAL, timeout_s)
-        else:
+        if self._timer_at is None or self._timer_at > self.expires_at:
             self._set_timer()
 
     def end_call(self) -> None:
-        self.expires_at = None
-        if self.previous_at is None:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-        else:
-            self._set_timer()
+        self.expires_at = None  # the timer, if it goes off before the next call, sets itself again or stops
 
     def _set_timer(self) -> None:
         # one shot: an interval of the previous timer is kept by _handle, which sets it again
         due = [at for at in (self.expires_at, self.previous_at) if at is not None]
         if not due:
+            self._timer_at = None
             signal.setitimer(signal.ITIMER_REAL, 0)
             return
-        signal.setitimer(signal.ITIMER_REAL, max(_SOONEST_S, min(due) - time.monotonic()))
+        self._timer_at = min(due)
+        signal.setitimer(signal.ITIMER_REAL, max(_SOONEST_S, self._timer_at - time.monotonic()))
 
     def _handle(self, signum, frame):
+        self._timer_at = None
         now = time.monotonic()
         if self.previous_at is not None and now >= self.previous_at:
             # the previous timer's time: its handler runs as it would have; an interval timer goes on
@@ -99,7 +101,7 @@ class _SharedAlarm:
             self.expires_at = None
             self._set_timer()
             self._on_expiry()  # raises
-        self._set_timer()  # early (the clocks differ by a hair): set again
+        self._set_timer()  # early, or for a call begun since it was set: set again for what is due
 
     def _call_previous(self, signum, frame) -> None:
         handler = self._previous_handler

@@ -115,3 +115,19 @@ def test_the_launch_deadline_still_works_under_a_later_previous_timer(make_case)
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+def test_calls_shorter_than_the_deadline_set_the_timer_once_and_none_is_cut_short(make_case, monkeypatch):
+    """Each call's deadline runs from its own start: calls of 0.2 s under a 0.5 s deadline, 1.2 s
+    in all, all finish, and the timer is set far fewer times than there are calls."""
+    sets = []
+    real = signal.setitimer
+    monkeypatch.setattr(signal, "setitimer", lambda *args: sets.append(args[1]) or real(*args))
+    results = []
+    case = make_case("steady", m=16, n=16, k=32, settings=Settings(repeat=6, launch_timeout=0.5),
+                     record=results.append)
+    x = case.inputs()
+    case.run(lambda out: time.sleep(0.2) or bf16_matmul(x, out))
+    assert [launch.kinds for launch in results[0].launches] == [[]] * 6
+    armed = [seconds for seconds in sets if seconds > 0]
+    assert 1 <= len(armed) <= 4, sets
