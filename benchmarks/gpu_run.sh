@@ -26,6 +26,7 @@
 #   host-overhead the host's share, piece by piece, and a profile of case.run (benchmarks/host_overhead.py)
 #   host-profile-1024  the same profile of 200 launches at bf16 1024^3, where the host bounds a launch
 #   host-floor    the fewest host calls a checked launch could make, against a bare launch (benchmarks/host_floor.py)
+#   loop-breakdown  the launch loop's host time per launch, step by step (benchmarks/loop_breakdown.py)
 #   run-costs     a checked run's cost once per run and per launch, at 256^3, 1024^3 and ptpc (benchmarks/run_costs.py);
 #                 run-profile-ptpc: the same with a profile of ptpc's case.run; run-profile-short: a profile
 #                 of a run of 3 launches at 1024^3, what is paid once per run; run-profile-1024: of
@@ -173,6 +174,7 @@ run_part breakdown 90 "$PY" benchmarks/harness_breakdown.py
 run_part host-overhead 90 "$PY" benchmarks/host_overhead.py
 run_part host-profile-1024 90 "$PY" benchmarks/host_overhead.py --shape 1024x1024x1024 --launches 200 --profile-rows 50
 run_part host-floor 60 "$PY" benchmarks/host_floor.py
+run_part loop-breakdown 60 "$PY" benchmarks/loop_breakdown.py
 run_part run-costs 120 "$PY" benchmarks/run_costs.py --shapes 256,1024,ptpc
 run_part run-profile-ptpc 60 "$PY" benchmarks/run_costs.py --shapes ptpc --rounds 1 --profile-rows 45
 run_part run-profile-short 60 "$PY" benchmarks/run_costs.py --shapes 1024 --repeat 3 --rounds 3 --profile-rows 60 --profile-runs 20

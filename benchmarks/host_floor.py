@@ -9,8 +9,13 @@ own work (the next output's NaN fill, a checksum of this one into a device row) 
 work replayed as one CUDA graph; the graph and an event; and last the launch and the work
 captured together in one graph per ring position (what a kernel that can be captured would
 cost); then a launch with the two timing events around it that the harness records; and the
-harness's guard kernel alone after the launch, launched directly or as a one-kernel graph. Prints host microseconds per launch (the thread's CPU clock, min of the rounds) and the
-ratio to the bare arm. A benchmark, not a test.
+harness's guard kernel alone after the launch, launched directly or as a one-kernel graph
+(replayed through torch's wrapper or without it); the two timing events recorded without
+torch's wrapper; and the shape of case.run's batches: the launch between its two timing
+events, the guard kernel's graph, and once per batch of 8 a graph that poisons the next
+batch's outputs, zeroes their rows and copies this batch's rows to pinned memory. Prints host
+microseconds per launch (the thread's CPU clock, min of the rounds) and the ratio to the bare
+arm. A benchmark, not a test.
 """
 
 from __future__ import annotations

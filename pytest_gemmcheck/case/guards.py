@@ -265,10 +265,6 @@ class LaunchWatch:
             self.inputs.queue_count(row[2:2 + len(self.inputs)])
         return None
 
-    def unchanged(self, values: list[int]) -> bool:
-        """Whether a launch's row (fused check) has every input's pristine checksum."""
-        return self.fused and values[2:2 + len(self.expected)] == self.expected
-
     def read(self, values: list[int]) -> tuple[int, int, list[str]]:
         """(elements written before out, after out, the inputs that changed) from a launch's row."""
         flags = values[2:2 + len(self.inputs)]

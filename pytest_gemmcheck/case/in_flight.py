@@ -80,8 +80,6 @@ class Queued:
     guarded: bool = False  # its guards were read
     marked: bool = False  # its done event was recorded behind its work
     batch: "Batch | None" = None  # the batch it was launched in, if any
-    timer: object | None = None  # what timed it, when not its position's LaunchTimer
-    finished: object | None = None  # an event right behind the launch itself (a batch's launches)
 
 
 @dataclass
@@ -96,28 +94,11 @@ class Batch:
     read: bool = False  # the rows came back
 
 
-class HostTimer:
-    """A launch's time as the host's clock saw its call."""
-
-    def __init__(self, seconds: float):
-        self._seconds = seconds
-
-    def seconds(self) -> float:
-        return self._seconds
-
-
-class WatchTimer:
-    """A batch launch's time between two events its graphs record on the GPU: the start event
-    behind the work before it, the stop event right behind it."""
-
-    def __init__(self, start, stop):
-        self.start, self.stop = start, stop
-
-    def seconds(self) -> float:
-        try:
-            return self.start.elapsed_time(self.stop) / 1000
-        except RuntimeError:  # the launch faulted: the events never completed
-            return 0.0
+# an event's record and two events' elapsed time without torch's Python wrapper (a microsecond
+# of every launch each)
+_EVENT_BASE = getattr(torch._C, "_CudaEventBase", None)
+_RECORD = getattr(_EVENT_BASE, "record", None) or (lambda event, stream: event.record(stream))
+_ELAPSED = getattr(_EVENT_BASE, "elapsed_time", None) or (lambda start, stop: start.elapsed_time(stop))
 
 
 class LaunchTimer:
@@ -137,12 +118,12 @@ class LaunchTimer:
     def start(self) -> None:
         self._started = time.perf_counter()
         if self._events is not None:
-            self._events[0].record(self._stream)
+            _RECORD(self._events[0], self._stream)
 
     def stop(self) -> None:
         self._stopped = time.perf_counter()
         if self._events is not None:
-            self._events[1].record(self._stream)
+            _RECORD(self._events[1], self._stream)
 
     @property
     def stop_event(self):
@@ -153,7 +134,7 @@ class LaunchTimer:
         """After the launch was waited for."""
         if self._events is not None:
             try:
-                return self._events[0].elapsed_time(self._events[1]) / 1000
+                return _ELAPSED(*self._events) / 1000
             except RuntimeError:  # the launch faulted: the events never completed
                 pass
         return self._stopped - self._started
@@ -187,13 +168,11 @@ class Ring:
         self._start: GraphAtSecondUse | None = None
         self._queue_start: Callable[[torch.Tensor], None] | None = None
         # the batches' work (runner.py): per position its watch, per half its preparation and its
-        # rows' close, captured once every kind of it ran op by op; the events the graphs record
+        # rows' close, captured once every kind of it ran op by op
         self.batch_graphs: dict[tuple, object] = {}
         self.batch_eager = False  # the batches' work ran op by op once (its kernels loaded)
         self.batch_refused = False  # CUDA refused to capture it (a debugger, a profiler)
         if self.on_gpu:
-            self.starts = [torch.cuda.Event(enable_timing=True, external=True) for _ in range(positions)]
-            self.stops = [torch.cuda.Event(enable_timing=True, external=True) for _ in range(positions)]
             self.batch_done = [torch.cuda.Event(), torch.cuda.Event()]
 
     def sums_at_start(self, queue: Callable[[torch.Tensor], None]) -> list[int]:

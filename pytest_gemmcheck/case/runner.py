@@ -15,6 +15,10 @@ the output as it still is (proved unchanged by its checksum, else the launch aft
 into it and is blamed). On the CPU the torch check compares an output bit for bit with the
 outputs checked so far and checks in full only one it has not seen.
 
+Once an output was checked in full, a GPU launches in batches (_launch_batch): into half the
+ring one after another, each followed by its watch alone (guards and checksum, one kernel), the
+half poisoned before them and their rows copied behind them, read as any launch is.
+
 A launch whose output is used after the next launch ran (a copy kept for consistency, a tile
 map) is first checked to be the one its check read: a launch that wrote into another buffer is
 blamed, not the one it spoiled. A kernel's own returned output is poisoned after its check, so
@@ -42,7 +46,7 @@ from ..records.result import CHANGED_INPUT, CaseResult, LaunchRecord
 from . import in_flight, launch_records
 from .guards import (CHECKSUM_COLUMN, GuardedBuffer, InputGuard, LaunchWatch, ReferenceCopies, differing_rows,
                      layout, same_bits)
-from .in_flight import Batch, HostTimer, Queued, WatchTimer
+from .in_flight import Batch, Queued
 from .stopping import StoppingRule
 from .waiting import Deadline
 
@@ -184,7 +188,7 @@ class LaunchLoop:
             self._read_until(lambda: self.ring.occupant[position] is None)
         if self.next_index != index + 1:
             return None  # a launch read just now changed its inputs: the loop goes back
-        record = LaunchRecord(index=index, **self.where)
+        record = LaunchRecord.numbered(index, self.where)
         self.result.launches.append(record)
         buffer = self.buffers.buffers[position]
         out = buffer.tensor
@@ -193,6 +197,14 @@ class LaunchLoop:
         # launch(out) orders its work after that stream's and leaves the stream ordered after
         # its own, as every torch op does.
         self.buffers.poison(buffer)
+        returned, started, raised = self._call(out, timer)
+        if raised is not None:
+            return self._failed(record, raised, started, timer.seconds())
+        return self._queue_launch(index, record, buffer, position, returned, started)
+
+    def _call(self, out: torch.Tensor, timer):
+        """The kernel's call between its timing events, under its deadline: (what it returned,
+        when it began, what it raised or None)."""
         started = self.deadline.start_call()
         try:
             timer.start()
@@ -201,12 +213,12 @@ class LaunchLoop:
         except (Exception, SystemExit) as exc:  # the kernel's failure is the test's evidence (sys.exit too)
             self.deadline.end_call()
             timer.stop()
-            return self._failed(record, exc, started, timer.seconds())
+            return None, started, exc
         self.deadline.end_call()
-        return self._queue_launch(index, record, buffer, position, returned, started)
+        return returned, started, None
 
     def _queue_launch(self, index: int, record: LaunchRecord, buffer: GuardedBuffer, position: int, returned,
-                      started: float, timer=None):
+                      started: float):
         """A launch called, its work queued behind it; (index, exception) when it raised or hung."""
         out = buffer.tensor
         checked = launch_records.output_to_check(record, out, buffer.identity, returned, expected=(self.case.m, self.case.n),
@@ -218,7 +230,7 @@ class LaunchLoop:
             if self.next_index != index + 1:
                 self.result.launches.remove(record)  # it ran on what a launch read just now changed
                 return None
-        entry = Queued(record, buffer, position, checked, started=started, timer=timer)
+        entry = Queued(record, buffer, position, checked, started=started)
         self.ring.occupant[position] = entry
         self.queued.append(entry)
         self._queue_work(entry, index)
@@ -256,7 +268,10 @@ class LaunchLoop:
         size = self.pipeline.batch
         half = self.buffers.position(first) // size
         positions = range(half * size, (half + 1) * size)
-        self._read_until(lambda: all(self.ring.occupant[p] is None for p in positions))
+        occupants = [entry for entry in (self.ring.occupant[p] for p in positions) if entry is not None]
+        if occupants:  # read in launch order: up to the latest of them
+            latest = max(occupants, key=lambda entry: entry.record.index)
+            self._read_until(lambda: self.ring.occupant[latest.position] is not latest)
         if self.next_index != first:
             return None  # a launch read just now changed its inputs: the loop goes back
         graphs = self._batch_graphs()
@@ -267,33 +282,20 @@ class LaunchLoop:
         buffers, ring = self.buffers.buffers, self.ring
         for index, position in enumerate(positions, start=first):
             self.next_index = index + 1
-            record = LaunchRecord(index=index, **self.where)
+            record = LaunchRecord.numbered(index, self.where)
             self.result.launches.append(record)
             buffer = buffers[position]
             out = buffer.tensor
-            timer = None if graphs else ring.timers[position]
-            started = self.deadline.start_call()
-            began = time.perf_counter()
-            try:
-                if timer is not None:
-                    timer.start()
-                returned = self.launch(out)
-                if timer is not None:
-                    timer.stop()
-            except (Exception, SystemExit) as exc:  # the kernel's failure is the test's evidence (sys.exit too)
-                self.deadline.end_call()
-                spent = time.perf_counter() - began
+            timer = ring.timers[position]
+            returned, started, raised = self._call(out, timer)
+            if raised is not None:
                 self._close_batch(batch, graphs)
-                return self._failed(record, exc, started, spent)
-            self.deadline.end_call()
+                return self._failed(record, raised, started, timer.seconds())
             if (returned is not None and returned is not out) or layout(out) != buffer.identity \
                     or self.case.hands_out_references:
                 self._close_batch(batch, graphs)
-                return self._queue_launch(index, record, buffer, position, returned, started,
-                                          timer or HostTimer(time.perf_counter() - began))
-            entry = Queued(record, buffer, position, out, started=started, summed=True, batch=batch,
-                           timer=timer or WatchTimer(ring.starts[position], ring.stops[position]),
-                           finished=ring.stops[position] if graphs else timer.stop_event)
+                return self._queue_launch(index, record, buffer, position, returned, started)
+            entry = Queued(record, buffer, position, out, started=started, summed=True, batch=batch)
             ring.occupant[position] = entry
             self.queued.append(entry)
             batch.entries.append(entry)
@@ -302,11 +304,13 @@ class LaunchLoop:
         return None
 
     def _close_batch(self, batch: Batch, graphs: bool) -> None:
-        """The batch's rows copied to the host behind its last launch, and an event after the copy."""
+        """The batch's rows copied to the host behind its last launch (a whole batch's last watch
+        copies them), and an event after the copy."""
         if batch.closed or not batch.entries:
             return
         batch.closed = True
-        self._batch_work(("close", batch.half), graphs)
+        if len(batch.entries) < self.pipeline.batch:
+            self._batch_work(("close", batch.half), graphs)
         if self.ring.on_gpu:
             batch.done = self.ring.batch_done[batch.half]
             self.deadline.mark(batch.done)
@@ -317,29 +321,24 @@ class LaunchLoop:
         if graphs:
             replay(self.ring.batch_graphs[key])
         else:
-            self._batch_op(key, events=False)
+            self._batch_op(key)
 
-    def _batch_op(self, key: tuple, events: bool) -> None:
-        """One piece of a batch's work on the current stream: a launch's watch (with its stop
-        event before it and the next launch's start event after it, in a graph), a half's
-        preparation (its buffers' poison, its rows zeroed, its first launch's start event) or a
+    def _batch_op(self, key: tuple) -> None:
+        """One piece of a batch's work on the current stream: a launch's watch (the last of a half's
+        with the half's close), a half's preparation (its buffers' poison, its rows zeroed) or a
         half's close (its rows to pinned memory)."""
         kind, place = key
         size, ring = self.pipeline.batch, self.ring
         if kind == "watch":
-            if events:
-                ring.stops[place].record()
             self.watch.queue_watched(self.buffers.buffers[place], ring.row[place])
-            if events and (place + 1) % size:
-                ring.starts[place + 1].record()
-            return
+            if (place + 1) % size:
+                return
+            kind, place = "close", place // size  # the half's last launch: its rows to the host too
         positions = slice(place * size, (place + 1) * size)
         if kind == "prepare":
             for buffer in self.buffers.buffers[positions]:
                 buffer.tensor.fill_(float("nan"))
             ring.rows[positions].zero_()
-            if events:
-                ring.starts[place * size].record()
         elif ring.on_gpu:
             ring.host[positions].copy_(ring.rows[positions], non_blocking=True)
 
@@ -359,7 +358,7 @@ class LaunchLoop:
                 [(kind, half) for kind in ("prepare", "close") for half in range(2)]
             try:
                 for key in keys:
-                    ring.batch_graphs[key] = capture(lambda key=key: self._batch_op(key, events=True), self.device)
+                    ring.batch_graphs[key] = capture(lambda key=key: self._batch_op(key), self.device)
             except RuntimeError:  # a debugger or profiler refuses captures: op by op
                 ring.batch_graphs.clear()
                 ring.batch_refused = True
@@ -459,9 +458,13 @@ class LaunchLoop:
             return
         if not batch.read:  # each launch of its batch under its own deadline, then the rows' copy
             for launched in batch.entries:
-                self._wait_until(launched, launched.finished)
+                self._wait_until(launched, self.ring.timers[launched.position].stop_event)
             self._wait_until(batch.entries[-1], batch.done)
             batch.read = True
+            first = batch.entries[0].position
+            rows = self.ring.host[first:first + len(batch.entries)].tolist()  # one read for the batch
+            for launched, values in zip(batch.entries, rows):
+                launched.values = values
 
     def _wait_until(self, entry: Queued, event) -> None:
         since = max(entry.started, self.last_done)
@@ -488,7 +491,7 @@ class LaunchLoop:
             self._wait_for(entry)
             if entry.values is None:
                 entry.values = self.ring.host_row[entry.position].tolist()
-            entry.record.elapsed_s = (entry.timer or self.ring.timers[entry.position]).seconds()
+            entry.record.elapsed_s = self.ring.timers[entry.position].seconds()
             if not self.graphs_pay and entry.record.elapsed_s < GRAPHS_BELOW_S:
                 self.graphs_pay = True
             if not guards_only and entry is self.queued[0] and self._clean_repeat(entry):
@@ -510,7 +513,7 @@ class LaunchLoop:
         total = values[CHECKSUM_COLUMN]
         known = self.verified.get(total) if entry.summed else None
         if known is None or known.wrong.elements or known.nonfinite or values[0] or values[1] or entry.references \
-                or not self.watch.unchanged(values) \
+                or values[2:2 + len(self.watch.expected)] != self.watch.expected \
                 or (self.consensus is not None and self.consensus.reads_output(total)):
             return False
         entry.guarded = True

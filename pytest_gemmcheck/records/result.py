@@ -54,6 +54,19 @@ class LaunchRecord:
     device: str = ""
     device_uuid: str = ""  # the physical GPU, which survives CUDA_VISIBLE_DEVICES renumbering
 
+    @classmethod
+    def numbered(cls, index: int, where: dict[str, Any]) -> LaunchRecord:
+        """``LaunchRecord(index=index, **where)`` in a fraction of its time: a launch loop makes
+        one per launch, and the dataclass's own __init__ took 4 us of each on an H200's host."""
+        record = cls.__new__(cls)
+        fields_of = record.__dict__
+        fields_of.update(_BLANK)
+        for name, make in _MADE:
+            fields_of[name] = make()
+        fields_of.update(where)
+        record.index = index
+        return record
+
     @property
     def bad(self) -> bool:
         return bool(self.kinds)
@@ -66,6 +79,12 @@ class LaunchRecord:
         if kind not in self.kinds:
             self.kinds.append(kind)
             self.kinds.sort(key=KINDS.index)
+
+
+# a blank LaunchRecord's fields: plain defaults, and those made anew for each record
+_BLANK = {f.name: f.default for f in dataclasses.fields(LaunchRecord) if f.default is not dataclasses.MISSING}
+_MADE = [(f.name, f.default_factory) for f in dataclasses.fields(LaunchRecord)
+         if f.default_factory is not dataclasses.MISSING]
 
 
 @dataclass
