@@ -90,7 +90,6 @@ class Batch:
     half: int
     entries: list[Queued] = field(default_factory=list)
     done: object | None = None  # an event behind the rows' copy, once closed
-    closed: bool = False
     read: bool = False  # the rows came back
 
 

@@ -306,9 +306,8 @@ class LaunchLoop:
     def _close_batch(self, batch: Batch, graphs: bool) -> None:
         """The batch's rows copied to the host behind its last launch (a whole batch's last watch
         copies them), and an event after the copy."""
-        if batch.closed or not batch.entries:
+        if not batch.entries:
             return
-        batch.closed = True
         if len(batch.entries) < self.pipeline.batch:
             self._batch_work(("close", batch.half), graphs)
         if self.ring.on_gpu:

@@ -18,8 +18,8 @@ from .. import checksum
 from ..checksum import word_view
 from .kernels import INTERPRETED, _mix32
 from .launch import launch
-from .plan import LaunchConfig, main_plan, multiprocessors
-from .repeat import GPU_CONFIG, checksum_tasks
+from .plan import main_plan, multiprocessors
+from .repeat import checksum_tasks, pass_config
 
 _BLOCK = 1024  # words per program and step: 4 KB of each input
 _PROGRAMS_PER_SM = 8  # in all, shared among the slots (each input, and the guard regions)
@@ -140,9 +140,9 @@ def _watch_kernel(a_live, a_numel, b_live, b_numel, c_live, c_numel, d_live, d_n
 
 def _guard_arguments(inputs: list[torch.Tensor], block: torch.Tensor, guard_numel: int, after_offset: int,
                      canary: int, result: torch.Tensor, total: int):
-    """The guard slots' arguments (each input and its size, the canary's region), their
-    programs' ends (``total`` programs shared in proportion to the words each reads) and the
-    inputs' bits."""
+    """The guard slots' arguments (each input and its size, the canary's region and the
+    result), their programs' ends (``total`` programs shared in proportion to the words each
+    reads, each slot at least one) and the inputs' bits."""
     if len(inputs) > SLOTS - 1:
         raise ValueError(f"at most {SLOTS - 1} inputs are guarded, got {len(inputs)}")
     arguments, bits = [], []
@@ -160,7 +160,7 @@ def _guard_arguments(inputs: list[torch.Tensor], block: torch.Tensor, guard_nume
     counts = [min(b, max(1, round(total * size / max(1, sum(sizes))))) if b else 0 for b, size in zip(blocks, sizes)]
     counts[-1] = max(1, counts[-1])  # the canary's programs also run when the regions are empty
     ends = [sum(counts[:i + 1]) for i in range(SLOTS)]
-    return [*arguments, block, guard_numel, after_offset, canary, result, *ends], bits
+    return [*arguments, block, guard_numel, after_offset, canary, result], ends, bits
 
 
 def _programs(device: torch.device) -> int:
@@ -172,12 +172,11 @@ def queue_watch(inputs: list[torch.Tensor], block: torch.Tensor, guard_numel: in
     """:func:`queue_guards`' counts and checksums, and out's checksum.checksum at
     ``result[checksum_at]``, in one kernel on the current stream, added into ``result`` (int64,
     zeroed by the caller beforehand: a launch's whole work, with no other op beside it)."""
-    config = GPU_CONFIG if out.device.type == "cuda" and not INTERPRETED else LaunchConfig()
-    plan = main_plan(out.shape[0], out.shape[1], out.element_size(), config, out.device)
-    arguments, bits = _guard_arguments(inputs, block, guard_numel, after_offset, canary, result, _programs(block.device))
-    end_guards = arguments[-1]
-    launch(_watch_kernel, end_guards + plan.programs, (
-        *arguments, out, out.shape[0], out.shape[1], *out.stride(), plan.num_tasks, plan.col_chunks, plan.task_blocks,
+    plan = main_plan(out.shape[0], out.shape[1], out.element_size(), pass_config(out), out.device)
+    arguments, ends, bits = _guard_arguments(inputs, block, guard_numel, after_offset, canary, result,
+                                             _programs(block.device))
+    launch(_watch_kernel, ends[-1] + plan.programs, (
+        *arguments, *ends, out, out.shape[0], out.shape[1], *out.stride(), plan.num_tasks, plan.col_chunks, plan.task_blocks,
         checksum_at), dict(A_BITS=bits[0], B_BITS=bits[1], C_BITS=bits[2], D_BITS=bits[3], BLOCK=_BLOCK,
             OUT_BITS=8 * out.element_size(), BLOCK_M=plan.block_m, BLOCK_N=plan.block_n, VEC=plan.vec,
             EVEN=plan.even), plan.num_warps, interpreted=INTERPRETED)
@@ -190,8 +189,9 @@ def queue_guards(inputs: list[torch.Tensor], block: torch.Tensor, guard_numel: i
     after_offset + guard_numel)`` that differ from ``canary``, then the words_checksum of each of
     the (at most four) ``inputs`` (each as checksum.word_view gives it)."""
     result.zero_()
-    arguments, bits = _guard_arguments(inputs, block, guard_numel, after_offset, canary, result, _programs(block.device))
-    launch(_guard_kernel, arguments[-1], tuple(arguments[:-1]),
+    arguments, ends, bits = _guard_arguments(inputs, block, guard_numel, after_offset, canary, result,
+                                             _programs(block.device))
+    launch(_guard_kernel, ends[-1], (*arguments, *ends[:-1]),
            dict(A_BITS=bits[0], B_BITS=bits[1], C_BITS=bits[2], D_BITS=bits[3], BLOCK=_BLOCK), 4,
            interpreted=INTERPRETED)
 

@@ -164,9 +164,14 @@ class ChecksumFill:
         return queued if isinstance(queued, int) else RUNTIME.read_host(queued)[0]
 
 
+def pass_config(out: torch.Tensor) -> LaunchConfig:
+    """The blocks a checksum pass over ``out`` takes by default: GPU_CONFIG's on a GPU."""
+    return GPU_CONFIG if out.device.type == "cuda" and not INTERPRETED else LaunchConfig()
+
+
 def checksum_fill_for(out: torch.Tensor, fill: torch.Tensor | None, config: LaunchConfig | None = None) -> ChecksumFill:
     """The kept pass of this output and buffer, made at its first use."""
-    config = config or (GPU_CONFIG if out.device.type == "cuda" and not INTERPRETED else LaunchConfig())
+    config = config or pass_config(out)
     key = tuple((t.data_ptr(), tuple(t.shape), tuple(t.stride()), t.dtype) for t in (out, *(() if fill is None else (fill,)))) \
         + (fill is None, config, torch.cuda.current_stream(out.device).cuda_stream if out.device.type == "cuda" else None)
     return RUNTIME.kept(RUNTIME.repeats, key, lambda: ChecksumFill(out, fill, config), _KEPT)
