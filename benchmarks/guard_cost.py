@@ -89,12 +89,12 @@ def main(argv=None) -> int:
         for name, work in works:
             start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             torch.cuda.synchronize()
-            host = time.perf_counter()
+            begun = time.perf_counter()
             start.record(stream)
             work()
             stop.record(stream)
             stop.synchronize()
-            times[name][1].append(time.perf_counter() - host)
+            times[name][1].append(time.perf_counter() - begun)
             times[name][0].append(start.elapsed_time(stop) / 1000)
     # the guards' own GPU time: queued back to back, no host wait between them (the rows above
     # hold each one's synchronisation and read too, as case.run's deadline wait does)

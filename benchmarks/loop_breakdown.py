@@ -11,6 +11,9 @@ nest, so a step's time includes the steps it calls. A benchmark, not a test.
 import sys
 import time
 from collections import defaultdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import torch
 import pytest_gemmcheck as gc
 from pytest_gemmcheck.case import runner, guards, launch_records

@@ -1,14 +1,16 @@
 """A checked run's cost split into what it pays once and what it pays per launch, on a GPU.
 
     python benchmarks/run_costs.py [--shapes 1024,ptpc] [--repeat 100] [--rounds 3] [--profile-rows 0]
-        [--profile-runs 10]
+        [--profile-runs 10] [--kernel-profile]
 
 For each shape, ``case.run(launch, repeat=R)`` and ``case.run(launch, repeat=3R)`` through the
 plain API, timed in turn in each round (min of the rounds), and R bare launches beside them.
 From the two runs: per launch ``(T(3R) - T(R)) / 2R`` and once per run ``T(R) - R x that``,
 each against the bare launch. With ``--profile-rows N`` the last shape's ``case.run`` of R
 launches is profiled ``--profile-runs`` times (cProfile; the top N functions by internal then
-cumulative time, microseconds per run). A benchmark, not a test.
+cumulative time, microseconds per run); with ``--kernel-profile`` one such run's GPU time per
+kernel and copy (torch.profiler), with the host's time from the run's start to its first launch
+and from its last launch to its end. A benchmark, not a test.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import argparse
 import cProfile
 import pstats
 import sys
+import time
 from pathlib import Path
 
 import torch
@@ -41,6 +44,29 @@ def print_profile(stats: pstats.Stats, rows: int, runs: int) -> None:
             print(f"{'':<18}{calls:8.1f} {own:9.1f} {total:9.1f}  {where}")
 
 
+def print_kernel_profile(case, launch, repeat: int, device: torch.device) -> None:
+    """One ``case.run`` of ``repeat`` launches under torch.profiler: the GPU's time per kernel and
+    copy, and the host's before the first launch's call and after the last one's."""
+    from torch.profiler import ProfilerActivity, profile
+
+    calls = []
+
+    def stamped(out):
+        calls.append(time.perf_counter())
+        return launch(out)
+
+    torch.cuda.synchronize(device)
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        begun = time.perf_counter()
+        case.run(stamped, repeat=repeat)
+        torch.cuda.synchronize(device)
+        ended = time.perf_counter()
+    print(f"\ncase.run of {repeat} launches under torch.profiler: {(ended - begun) * 1e3:.2f} ms, "
+          f"{(calls[0] - begun) * 1e3:.2f} ms before the first launch's call, "
+          f"{(ended - calls[-1]) * 1e3:.2f} ms after the last one's")
+    print(prof.key_averages().table(sort_by="self_device_time_total", row_limit=25, max_name_column_width=55))
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shapes", default="1024,ptpc")
@@ -48,6 +74,7 @@ def main(argv=None) -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--profile-rows", type=int, default=0)
     parser.add_argument("--profile-runs", type=int, default=10)
+    parser.add_argument("--kernel-profile", action="store_true")
     args = parser.parse_args(argv)
     if not torch.cuda.is_available():
         print("no GPU: nothing to measure")
@@ -89,6 +116,8 @@ def main(argv=None) -> int:
             profiler.disable()
             print(f"\ncase.run of {repeat} launches of {quant} {m}x{n}x{k} under cProfile, {args.profile_runs} runs:")
             print_profile(pstats.Stats(profiler), args.profile_rows, args.profile_runs)
+        if args.kernel_profile:
+            print_kernel_profile(case, launch, repeat, device)
     print("= launches: the once-per-run cost as that many bare launches")
     return 0
 

@@ -455,9 +455,12 @@ class LaunchLoop:
         if batch is None:
             self._wait_until(entry, self.ring.done[entry.position])
             return
-        if not batch.read:  # each launch of its batch under its own deadline, then the rows' copy
-            for launched in batch.entries:
-                self._wait_until(launched, self.ring.timers[launched.position].stop_event)
+        if not batch.read:
+            # each launch of its batch under its own deadline, then the rows' copy; when that is
+            # done already, every launch of it is (one query instead of one a launch)
+            if batch.done is None or not batch.done.query():
+                for launched in batch.entries:
+                    self._wait_until(launched, self.ring.timers[launched.position].stop_event)
             self._wait_until(batch.entries[-1], batch.done)
             batch.read = True
             first = batch.entries[0].position

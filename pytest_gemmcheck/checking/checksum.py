@@ -103,9 +103,10 @@ def checksum(t: torch.Tensor) -> int:
     return int(total)
 
 
-# words_checksum's constants: a key and a weight per word's place
+# words_checksum's constants: a key per word's place, and a weight per place modulo WORDS_LANES
 WORDS_KEY = 0x9E3779B1
 WORDS_SEED = 0x5BD1E995
+WORDS_LANES = 1024
 
 
 def word_view(t: torch.Tensor) -> torch.Tensor:
@@ -121,11 +122,13 @@ def word_view(t: torch.Tensor) -> torch.Tensor:
 
 def words_checksum(words: torch.Tensor) -> int:
     """A 64-bit hash of a flat tensor of integer words (word_view): the sum modulo 2**64 of
-    mix32(w ^ (p * WORDS_KEY)) * (mix32(p ^ WORDS_SEED) | 1) over the words w at places p (both
-    taken as unsigned 32-bit numbers), as a signed 64-bit number. As with :func:`checksum`, a
-    changed tensor collides with the one it was with probability at most 1 / (2**32 - 1), and
-    a change to one word is always seen. The guards compare inputs by it (one read of each
-    input instead of two)."""
+    mix32(w ^ (p * WORDS_KEY)) * (mix32((p % WORDS_LANES) ^ WORDS_SEED) | 1) over the words w at
+    places p (both taken as unsigned 32-bit numbers), as a signed 64-bit number. As with
+    :func:`checksum`, a changed tensor collides with the one it was with probability at most
+    1 / (2**32 - 1), and a change to one word is always seen: the key makes each place's mixed
+    value its own, and any odd weight keeps a one-word change nonzero, so the weights repeat
+    every WORDS_LANES words (the GPU's kernel works them out once per lane, and the keys by one
+    addition a word). The guards compare inputs by it (one read of each input instead of two)."""
     mask = (1 << (8 * words.element_size())) - 1
     total = torch.zeros((), dtype=torch.int64, device=words.device)
     step = 1 << 22
@@ -133,6 +136,6 @@ def words_checksum(words: torch.Tensor) -> int:
         w = words[start:start + step].to(torch.int64) & mask
         place = torch.arange(start, start + w.numel(), dtype=torch.int64, device=words.device) & _MASK32
         mixed = mix32(w ^ ((place * WORDS_KEY) & _MASK32))
-        weight = mix32(place ^ WORDS_SEED) | 1
+        weight = mix32((place % WORDS_LANES) ^ WORDS_SEED) | 1
         total += (mixed * weight).sum()  # int64 products and sums wrap: modulo 2**64
     return int(total)

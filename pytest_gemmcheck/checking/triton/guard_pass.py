@@ -21,14 +21,16 @@ from .launch import launch
 from .plan import main_plan, multiprocessors
 from .repeat import checksum_tasks, pass_config
 
-_BLOCK = 1024  # words per program and step: 4 KB of each input
+_BLOCK = checksum.WORDS_LANES  # words per program and step (4 KB of 32-bit words): a lane's weight is fixed
 _PROGRAMS_PER_SM = 8  # in all, shared among the slots (each input, and the guard regions)
 SLOTS = 5  # four inputs and the guard regions
 # result[0], result[1]: canary elements changed before and after out; result[2 + i]: input i's checksum
 RESULT_WIDTH = 2 + SLOTS - 1
-# checksum.words_checksum's keys, as a compiled kernel may read a global
+# checksum.words_checksum's keys, as a compiled kernel may read a global; a block's first key
+# is its index times _BLOCK_KEY (modulo 2**32)
 _WORDS_KEY: tl.constexpr = tl.constexpr(checksum.WORDS_KEY)
 _WORDS_SEED: tl.constexpr = tl.constexpr(checksum.WORDS_SEED)
+_BLOCK_KEY: tl.constexpr = tl.constexpr(checksum.WORDS_KEY * checksum.WORDS_LANES & 0xFFFFFFFF)
 
 
 @triton.jit
@@ -43,19 +45,26 @@ def _unsigned_word(raw, BITS: tl.constexpr):
 
 @triton.jit
 def _words_checksum(live, numel, out, index, programs, BITS: tl.constexpr, BLOCK: tl.constexpr):
-    """checksum.words_checksum of the words [0, numel) of ``live``, its share of them added into ``out``."""
+    """checksum.words_checksum of the words [0, numel) of ``live``, its share of them added into
+    ``out``. Its blocks start at multiples of BLOCK (= WORDS_LANES): each lane's weight and key
+    are worked out once, and a block adds its first key to the keys; whole blocks are read
+    unmasked, the last partial one masked (the per-word hash is what bounds this kernel)."""
+    lanes = tl.arange(0, BLOCK)
+    weight = (_mix32(lanes.to(tl.uint32) ^ _WORDS_SEED) | 1).to(tl.uint64)
+    lane_key = lanes.to(tl.uint32) * _WORDS_KEY
     acc = tl.full([BLOCK], 0, tl.uint64)
     block = index  # block indices (numel // BLOCK < 2**31 for any tensor a GPU holds), offsets in 64 bits
-    blocks = (numel + BLOCK - 1) // BLOCK
-    while block < blocks:  # not range(): see kernels._LOOPS
-        offsets = block.to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    whole = numel // BLOCK
+    while block < whole:  # not range(): see kernels._LOOPS
+        word = _unsigned_word(tl.load(live + (block.to(tl.int64) * BLOCK + lanes)), BITS)
+        acc += _mix32(word ^ (lane_key + block.to(tl.uint32) * _BLOCK_KEY)).to(tl.uint64) * weight
+        block += programs
+    if block.to(tl.int64) * BLOCK < numel:  # the program whose turn is the partial block
+        offsets = block.to(tl.int64) * BLOCK + lanes
         inside = offsets < numel
         word = _unsigned_word(tl.load(live + offsets, mask=inside, other=0), BITS)
-        place = (offsets & 0xFFFFFFFF).to(tl.uint32)
-        mixed = _mix32(word ^ (place * _WORDS_KEY))
-        weight = _mix32(place ^ _WORDS_SEED) | 1
-        acc += tl.where(inside, mixed.to(tl.uint64) * weight.to(tl.uint64), 0)
-        block += programs
+        mixed = _mix32(word ^ (lane_key + block.to(tl.uint32) * _BLOCK_KEY)).to(tl.uint64) * weight
+        acc += tl.where(inside, mixed, 0)
     if numel > 0:
         tl.atomic_add(out, tl.sum(acc, axis=0).to(tl.int64, bitcast=True))  # sums modulo 2**64, in any order
 

@@ -24,14 +24,16 @@ INPUTS = {
     "fp8 in 32-bit words": lambda: torch.randn(64, 32, device=DEVICE).to(torch.float8_e4m3fn),
     "bf16, odd": lambda: torch.randn(3, 5, device=DEVICE).to(torch.bfloat16),
     "fp32 scales": lambda: torch.rand(4099, device=DEVICE),
+    "bf16 in whole blocks of words": lambda: torch.randn(64, 64, device=DEVICE).to(torch.bfloat16),
 }
 
 
 def test_the_kernel_takes_the_torch_definition(fused_anywhere):
     tensors = [make() for make in INPUTS.values()]
-    row = guard_row(tensors)
-    assert row[2:6] == [words_checksum(word_view(t)) for t in tensors]
-    assert row[:2] == [0, 0]
+    for four in (tensors[:4], tensors[-4:]):  # four inputs at most per launch
+        row = guard_row(four)
+        assert row[2:6] == [words_checksum(word_view(t)) for t in four]
+        assert row[:2] == [0, 0]
 
 
 @pytest.mark.parametrize("name", INPUTS)
@@ -54,3 +56,14 @@ def test_the_canary_is_counted_on_both_sides(fused_anywhere):
     buffer.bits[buffer.after_offset + 10: buffer.after_offset + 12] = 0
     row = guard_row([], buffer.bits, buffer.canary, GUARD_ELEMENTS, buffer.after_offset)
     assert row[:2] == [1, 2]
+
+
+def test_words_a_block_apart_swapped_change_the_checksum(fused_anywhere):
+    """Words WORDS_LANES apart share a weight; their keys still tell their places apart."""
+    from pytest_gemmcheck.checking.checksum import WORDS_LANES
+
+    tensor = torch.arange(3 * WORDS_LANES, dtype=torch.int32, device=DEVICE)
+    swapped = tensor.clone()
+    swapped[[5, 5 + WORDS_LANES]] = tensor[[5 + WORDS_LANES, 5]]
+    assert guard_row([swapped])[2] != guard_row([tensor])[2]
+    assert words_checksum(word_view(swapped)) == guard_row([swapped])[2]
