@@ -41,6 +41,10 @@ class Pipeline:
     check_depth: int
     batch: int = 0
 
+    def __post_init__(self):
+        if self.batch and self.ring != 2 * self.batch:
+            raise ValueError(f"a pipeline with batches of {self.batch} takes a ring of {2 * self.batch}, not {self.ring}")
+
 
 # tests set this to run the queued-ahead loop on the CPU
 FORCED: Pipeline | None = None
@@ -60,8 +64,15 @@ def pipeline_for(device: torch.device, by_checksum: bool, rule, out_bytes: int) 
     if device.type != "cuda":
         return Pipeline(2, 0, 1)
     free, _ = torch.cuda.mem_get_info(device)
-    fits = max(2, min(GPU_RING, min(RING_BYTES, free // 8) // max(1, out_bytes)))
-    return Pipeline(fits, fits - 1, fits - 1, fits // 2 if fits >= 4 else 0)
+    return gpu_pipeline(max(2, min(GPU_RING, min(RING_BYTES, free // 8) // max(1, out_bytes))))
+
+
+def gpu_pipeline(fits: int) -> Pipeline:
+    """The pipeline of a ring of up to ``fits`` outputs on a GPU: from 4 on, an even ring whose
+    two halves take batches in turn (an odd ring's last output would belong to no half)."""
+    batch = fits // 2 if fits >= 4 else 0
+    ring = 2 * batch if batch else fits
+    return Pipeline(ring, ring - 1, ring - 1, batch)
 
 
 @dataclass

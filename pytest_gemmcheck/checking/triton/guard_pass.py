@@ -23,6 +23,7 @@ from .repeat import checksum_tasks, pass_config
 
 _BLOCK = checksum.WORDS_LANES  # words per program and step (4 KB of 32-bit words): a lane's weight is fixed
 _PROGRAMS_PER_SM = 8  # in all, shared among the slots (each input, and the guard regions)
+_WARPS = 4  # of the guard kernel on its own
 SLOTS = 5  # four inputs and the guard regions
 # result[0], result[1]: canary elements changed before and after out; result[2 + i]: input i's checksum
 RESULT_WIDTH = 2 + SLOTS - 1
@@ -201,7 +202,7 @@ def queue_guards(inputs: list[torch.Tensor], block: torch.Tensor, guard_numel: i
     arguments, ends, bits = _guard_arguments(inputs, block, guard_numel, after_offset, canary, result,
                                              _programs(block.device))
     launch(_guard_kernel, ends[-1], (*arguments, *ends[:-1]),
-           dict(A_BITS=bits[0], B_BITS=bits[1], C_BITS=bits[2], D_BITS=bits[3], BLOCK=_BLOCK), 4,
+           dict(A_BITS=bits[0], B_BITS=bits[1], C_BITS=bits[2], D_BITS=bits[3], BLOCK=_BLOCK), _WARPS,
            interpreted=INTERPRETED)
 
 
