@@ -104,6 +104,7 @@ class NvmlMonitor:
         self.nvml = nvml
         nvml.nvmlInit()  # reference-counted by NVML; left initialised for the process's later cases
         self._handles: dict[tuple, Any] = {}
+        self._own_name: tuple[int, str | None] | None = None  # (pid, name): asked once, listed in every snapshot
 
     def _handle(self, gpu):
         key = (gpu.get("uuid"), gpu.get("pci_bus_id"))
@@ -126,10 +127,16 @@ class NvmlMonitor:
         return [{"pid": pid, "name": self._process_name(pid), "memory": used} for pid, used in memory.items()]
 
     def _process_name(self, pid: int) -> str | None:
+        own = pid == os.getpid()
+        if own and self._own_name is not None and self._own_name[0] == pid:
+            return self._own_name[1]
         try:
-            return os.path.basename(self.nvml.nvmlSystemGetProcessName(pid)) or None
+            name = os.path.basename(self.nvml.nvmlSystemGetProcessName(pid)) or None
         except self.nvml.NVMLError:  # gone already, or of another PID namespace
             return None
+        if own:
+            self._own_name = (pid, name)
+        return name
 
     def utilization(self, gpu):
         handle = self._handle(gpu)

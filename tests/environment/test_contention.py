@@ -253,6 +253,19 @@ def test_nvml_lists_compute_and_graphics_processes_once_each():
     assert contention.NvmlMonitor(fake_pynvml(uuids=[GPU["uuid"]])).utilization(GPU) is None  # a MIG slice
 
 
+def test_nvml_asks_this_process_its_name_once_and_others_every_time():
+    import os
+
+    library = fake_pynvml(uuids=[GPU["uuid"]], compute=[(os.getpid(), 100), (10, 5)])
+    asked = []
+    name = library.nvmlSystemGetProcessName
+    library.nvmlSystemGetProcessName = lambda pid: asked.append(pid) or name(pid)
+    nvml = contention.NvmlMonitor(library)
+    for _ in range(3):
+        assert [p["name"] for p in nvml.processes(GPU)] == ["python3", "python3"]
+    assert asked == [os.getpid(), 10, 10, 10]
+
+
 class AmdSmiException(Exception):
     pass
 
