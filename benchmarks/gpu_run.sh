@@ -26,7 +26,8 @@
 #   host-overhead the host's share, piece by piece, and a profile of case.run (benchmarks/host_overhead.py)
 #   host-profile-1024  the same profile of 200 launches at bf16 1024^3, where the host bounds a launch
 #   host-floor    the fewest host calls a checked launch could make, against a bare launch (benchmarks/host_floor.py)
-#   loop-breakdown  the launch loop's host time per launch, step by step (benchmarks/loop_breakdown.py)
+#   loop-breakdown  the launch loop's host time per launch, step by step, and what a run pays once (benchmarks/loop_breakdown.py)
+#   gpu-busy      how busy a checked run of 100 keeps the GPU at ptpc and 1024^3, against bare launches (benchmarks/gpu_busy.py)
 #   run-costs     a checked run's cost once per run and per launch, at 256^3, 1024^3 and ptpc (benchmarks/run_costs.py);
 #                 run-profile-ptpc: the same with a profile of ptpc's case.run; run-profile-short: a profile
 #                 of a run of 3 launches at 1024^3, what is paid once per run; run-profile-1024: of
@@ -175,6 +176,8 @@ run_part host-overhead 90 "$PY" benchmarks/host_overhead.py
 run_part host-profile-1024 90 "$PY" benchmarks/host_overhead.py --shape 1024x1024x1024 --launches 200 --profile-rows 50
 run_part host-floor 60 "$PY" benchmarks/host_floor.py
 run_part loop-breakdown 60 "$PY" benchmarks/loop_breakdown.py
+run_part gpu-busy 60 "$PY" benchmarks/gpu_busy.py ptpc
+run_part "gpu-busy 1024" 40 "$PY" benchmarks/gpu_busy.py 1024
 run_part run-costs 120 "$PY" benchmarks/run_costs.py --shapes 256,1024,ptpc
 run_part run-profile-ptpc 60 "$PY" benchmarks/run_costs.py --shapes ptpc --rounds 1 --profile-rows 45
 run_part run-profile-short 60 "$PY" benchmarks/run_costs.py --shapes 1024 --repeat 3 --rounds 3 --profile-rows 60 --profile-runs 20
@@ -193,7 +196,7 @@ else
 fi
 
 run_part guards 90 "$PY" -m pytest examples/gpu/test_gpu_guards.py "${COMMON[@]}"
-run_part guard-cost 60 "$PY" benchmarks/guard_cost.py
+run_part guard-cost 60 "$PY" benchmarks/guard_cost.py --sweep
 if "$PY" -c "import sqlalchemy, alembic" 2>>"$LOG"; then
     run_part guard-tests 150 "$PY" -m pytest tests/reliability -q -p no:cacheprovider -x -n 4
 fi

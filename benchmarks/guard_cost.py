@@ -2,10 +2,12 @@
 guard kernel, or with torch ops compared with their pristine copies; the canary around ``out``
 counted), against the fused check of the same launch.
 
-    python benchmarks/guard_cost.py [--shape 16384x7168x2048] [--quant ptpc] [--rounds 50]
+    python benchmarks/guard_cost.py [--shape 16384x7168x2048] [--quant ptpc] [--rounds 50] [--sweep]
 
 Both are timed as case.run queues them, interleaved round by round: GPU time between CUDA
-events, and the host's time to queue and read them. Prints each and the ratio.
+events, and the host's time to queue and read them. Prints each and the ratio. ``--sweep``
+then times the guard kernel alone (20 in one CUDA graph, so that the host's launching is not
+what is timed) for each number of programs per SM and of warps, beside a copy of as many bytes.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ def main(argv=None) -> int:
     parser.add_argument("--shape", default="16384x7168x2048")
     parser.add_argument("--quant", default="ptpc")
     parser.add_argument("--rounds", type=int, default=50)
+    parser.add_argument("--sweep", action="store_true")
     args = parser.parse_args(argv)
     if not torch.cuda.is_available():
         print("guard_cost.py: needs a GPU")
@@ -116,7 +119,47 @@ def main(argv=None) -> int:
     wall = {name: statistics.median(host) for name, (_, host) in times.items()}
     print(f"   guards / fused check (wall): {wall['guards'] / wall['fused check']:.2f}; "
           f"guards without the graph / with it (wall): {wall['guards, no graph'] / wall['guards']:.2f}")
+    if args.sweep:
+        sweep(watch.inputs.words, inputs, case.device)
     return 0
+
+
+def sweep(words: list[torch.Tensor], inputs: int, device: torch.device) -> None:
+    from pytest_gemmcheck.checking.triton import guard_pass
+
+    row = torch.zeros(guard_pass.RESULT_WIDTH, dtype=torch.int64, device=device)
+
+    def replayed(queue, times=5) -> float:
+        queue()  # compiled before the capture
+        torch.cuda.synchronize()
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            for _ in range(20):
+                queue()
+        graph.replay()
+        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(times):
+            graph.replay()
+        stop.record()
+        stop.synchronize()
+        return start.elapsed_time(stop) / 1000 / (20 * times)
+
+    source = torch.empty(inputs // 4, dtype=torch.int32, device=device)
+    target = torch.empty_like(source)
+    print(f"   the guard kernel alone, 20 in a CUDA graph; a copy of {inputs / 1e6:.1f} MB: "
+          f"{1e6 * replayed(lambda: target.copy_(source)):.1f} us")
+    defaults = guard_pass._WARPS, guard_pass._PROGRAMS_PER_SM
+    try:
+        for warps in (4, 8):
+            for per_sm in (4, 8, 16, 32):
+                guard_pass._WARPS, guard_pass._PROGRAMS_PER_SM = warps, per_sm
+                seconds = replayed(lambda: guard_pass.queue_guards(words, row, 0, 0, 0, row))
+                mark = "  (the default)" if (warps, per_sm) == defaults else ""
+                print(f"   {warps} warps, {per_sm:2d} programs per SM: {1e6 * seconds:6.1f} us, "
+                      f"{inputs / seconds / 1e9:5.0f} GB/s{mark}")
+    finally:
+        guard_pass._WARPS, guard_pass._PROGRAMS_PER_SM = defaults
 
 
 if __name__ == "__main__":
