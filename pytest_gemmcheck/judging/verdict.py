@@ -178,7 +178,7 @@ def judge_sanitizer(result: CaseResult, require: bool = False) -> tuple[list[str
 
 def failing_launches(result: CaseResult) -> list:
     """The launches that raised or hung."""
-    return [launch for launch in result.launches if any(kind in launch.kinds for kind in FAILING_KINDS)]
+    return [launch for launch in result.launches if launch.kinds and any(kind in launch.kinds for kind in FAILING_KINDS)]
 
 
 def failing_words(launches: list) -> str:
