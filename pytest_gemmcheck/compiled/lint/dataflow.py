@@ -53,7 +53,7 @@ from .findings import wave_list
 from .liveness import SCC, is_live, live_in, scc_live, uses_and_defs
 from .machine import Affine, Lanes, WaveState, contradicts, join_lanes
 from .operands import MASK32, VCC_LO, Reg, decode
-from .simulate import Geometry, Ranges, classify, dma_ranges, dma_size, ds_ranges, initial_state, overlap, parse_waitcnt
+from .simulate import Geometry, Ranges, classify, dma_ranges, dma_size, ds_ranges, initial_state, merge_ranges, overlap, parse_waitcnt
 from .targets import Target
 
 PERIOD = 12  # a folded loop's state stands for iterations 12 apart: stage counts 1, 2, 3, 4, 6, 12 stay exact
@@ -72,6 +72,7 @@ UNKNOWN_COUNT = -1  # a load's issue count where paths with different counts wer
 # every wave) it is safe whatever its address
 ANYWHERE: Ranges = ((0, 1 << 40),)
 UNKNOWN_READ = "the LDS address is not known here"
+UNKNOWN_WRITE = "the LDS address of the read or of a DS write is not known here"
 
 
 @dataclass
@@ -82,7 +83,8 @@ class WaveAbs:
     pc: int
     regs: WaveState
     vm: dict[tuple[int, Ranges], int] = field(default_factory=dict)  # (load, bytes) -> fewest younger VM ops
-    ds: dict[tuple[int, Ranges], int] = field(default_factory=dict)  # (read, bytes) -> fewest younger DS ops
+    # (read or DS write, bytes) -> fewest younger DS ops: both retire under lgkmcnt
+    ds: dict[tuple[int, Ranges], int] = field(default_factory=dict)
     barrier: int = -1  # the barrier instruction passed last
     ended: bool = False
     # times the wave issued each load, relative to the workgroup's fewest: the same count in two
@@ -133,6 +135,9 @@ class Group:
     visible: frozenset[Visible]  # loads in flight at some wave's last barrier
     # (wave, read, bytes, (load, issue count) the wave issued before it) still in flight at its last barrier
     reads: frozenset[tuple[int, int, Ranges, frozenset]]
+    # (wave, DS write, bytes) unordered with the other waves' later accesses: in flight at the
+    # wave's last barrier (no lgkmcnt wait retired it), or issued in the last phase of a wave that ended
+    written: frozenset[tuple[int, int, Ranges]] = frozenset()
     trace: tuple[str, ...] = ()
     history: dict = field(default_factory=dict)  # shape -> the last two register states along this path
     decided: int = 0  # runtime branches decided along the path
@@ -150,7 +155,7 @@ class Group:
     def base_shape(self) -> tuple:
         """The shape less the remembered decisions: what recurs from one iteration to the next
         before a loop is folded (the decisions name the iteration's counter values)."""
-        return tuple(w.shape() for w in self.waves), self.visible, self.reads
+        return tuple(w.shape() for w in self.waves), self.visible, self.reads, self.written
 
     def key(self) -> tuple:
         return self.shape(), self.memo, tuple(w.regs.key() for w in self.waves)
@@ -227,7 +232,8 @@ class Walk:
         return Walk(heap,
                     {end: wave.copy() for end, wave in self.finals.items()},
                     {key: list(value) if isinstance(value, list) else value for key, value in self.seen.items()},
-                    PhaseRecord({key: set(value) for key, value in self.record.reads.items()}, set(self.record.loads)),
+                    PhaseRecord({key: set(value) for key, value in self.record.reads.items()}, set(self.record.loads),
+                                set(self.record.writes)),
                     dict(self.read), self.steps, self.order)
 
 
@@ -238,6 +244,7 @@ class PhaseRecord:
     # -> for each instance of the read, the (load, issue count) pairs of its wave at that point
     reads: dict[tuple[int, Ranges], set[frozenset]] = field(default_factory=dict)
     loads: set[tuple[int, Ranges, int]] = field(default_factory=set)  # (load, bytes, its issue count)
+    writes: set[tuple[int, Ranges]] = field(default_factory=set)  # (DS write, bytes)
 
 
 def _age(queue: dict, cap: int) -> None:
@@ -386,7 +393,9 @@ class KernelAnalysis:
                 continue
             before = {(v, site, lds): issued for v, site, lds, issued in group.reads}
             snapshots = {(v, site, lds): record.reads.get((site, lds), before.get((v, site, lds), ()))
-                         for v, (w, record) in enumerate(zip(waves, records)) for site, lds in w.ds}
+                         for v, (w, record) in enumerate(zip(waves, records)) for site, lds in w.ds
+                         if self.kinds[site] == "ds_read"}
+            written = self._written(group, waves, records)
             for w, old, record in zip(waves, group.waves, records):
                 if w.ended and not old.ended:
                     w.final = frozenset(record.loads)
@@ -399,9 +408,21 @@ class KernelAnalysis:
             reads = frozenset(
                 (v, site, lds, frozenset(_shifted_snapshot(snapshot, shift) for snapshot in issued))
                 for (v, site, lds), issued in snapshots.items())
-            yield Group(waves, visible, reads, trace, dict(group.history), group.decided + len(decisions),
+            yield Group(waves, visible, reads, written, trace, dict(group.history), group.decided + len(decisions),
                         (group.merged + split)[-3:] if split and split[0] not in group.merged else group.merged,
                         _remember(waves, group.memo[1], memo))
+
+    def _written(self, group: Group, waves: list[WaveAbs], records: list[PhaseRecord]) -> frozenset:
+        """The DS writes unordered with what the other waves do after this rendezvous: those a
+        running wave still has in flight (no lgkmcnt wait retired them before its barrier), and
+        every write of an ended wave's last phase (it passes no barrier after them)."""
+        out = {entry for entry in group.written if group.waves[entry[0]].ended}
+        for w, old, record in zip(waves, group.waves, records):
+            if not w.ended:
+                out.update((w.wave, site, lds) for site, lds in w.ds if self.kinds[site] == "ds_write")
+            elif not old.ended:
+                out.update((w.wave, site, lds) for site, lds in record.writes)
+        return frozenset(out)
 
     def _forget_dead(self, wave: WaveAbs) -> WaveAbs:
         """The wave without the registers its program cannot read again from here."""
@@ -411,9 +432,13 @@ class KernelAnalysis:
         regs = wave.regs
         regs.sgpr = {i: v for i, v in regs.sgpr.items() if is_live(live, "s", i) or i in regs.assumed}
         regs.vgpr = {i: v for i, v in regs.vgpr.items() if is_live(live, "v", i)}
+        regs.active_v = {i: v for i, v in regs.active_v.items() if is_live(live, "v", i)}
         regs.agpr = {i: v for i, v in regs.agpr.items() if is_live(live, "a", i)}
         regs.nonuniform = {i for i in regs.nonuniform if is_live(live, "s", i)}
         regs.masks = {i: m for i, m in regs.masks.items() if is_live(live, "s", i) or is_live(live, "s", i + 1)}
+        # a bound by a folded value grows with the iterations, and a state bounded otherwise covers
+        # no other: forgotten (it only prunes combinations), the loop closes
+        regs.bounds = {i: b for i, b in regs.bounds.items() if not any(isinstance(v, Affine) for v in b.values())}
         regs.uniform_v = {i for i in regs.uniform_v if is_live(live, "v", i)}
         if not scc_live(live):
             regs.scc, regs.scc_nonuniform = None, False
@@ -512,7 +537,7 @@ class KernelAnalysis:
             w.regs = _join_registers(old.regs, w.regs)
         line = self.code[waves[0].barrier].line if waves[0].barrier >= 0 else 0
         merged = group.merged + (f"the registers of the phase after line {line} were joined after {STATES_PER_PHASE} iterations",)
-        return Group(waves, group.visible, group.reads, group.trace, {}, group.decided, merged[-3:], group.memo)
+        return Group(waves, group.visible, group.reads, group.written, group.trace, {}, group.decided, merged[-3:], group.memo)
 
     # ---- one wave through one phase ----------------------------------------------------------
     def _run_wave(self, start: WaveAbs, decisions: dict, walk: Walk | None = None,
@@ -770,7 +795,7 @@ class KernelAnalysis:
                 self.outcome.flag(site, wave.wave, "M0 (the LDS destination) is not known here: what this load writes was not checked")
             else:
                 for (read, read_lds), younger in wave.ds.items():
-                    shared = overlap(read_lds, lds) if read_lds is not ANYWHERE else ()
+                    shared = overlap(read_lds, lds) if read_lds is not ANYWHERE and self.kinds[read] == "ds_read" else ()
                     if shared:
                         self._own(wave, read, site, shared, "warning", f"s_waitcnt lgkmcnt({younger}) before the load")
             count = wave.issued.get(site, 0)
@@ -784,9 +809,14 @@ class KernelAnalysis:
         elif kind == "vmem":
             _age(wave.vm, self.vm_cap)
         elif kind in ("ds_read", "ds_write", "ds_other"):
-            # only a read's bytes are checked (a DS write is not an LDS-DMA hazard here)
-            lds = ds_ranges(wave.regs, inst) if kind == "ds_read" else ()
+            lds = ds_ranges(wave.regs, inst) if kind != "ds_other" else ()
             _age(wave.ds, self.lgkm_cap)
+            if kind == "ds_write":
+                # checked against the other waves' reads at the rendezvous; a wave's own DS
+                # accesses are served in its program order
+                lds = ANYWHERE if lds is None else lds
+                record.writes.add((site, lds))
+                _add(wave.ds, (site, lds))
             if kind == "ds_read":
                 lds = ANYWHERE if lds is None else lds
                 for (load, load_lds), younger in wave.vm.items():
@@ -843,6 +873,83 @@ class KernelAnalysis:
         for v, read, lds, issued in group.reads:
             self._against_phase_loads(records, v, read, lds, issued, "in-flight", trace, group,
                                       "s_waitcnt lgkmcnt(0) in wave {v} before its barrier at line {line}")
+        self._check_writes(group, records, trace)
+
+    def _check_writes(self, group: Group, records: list[PhaseRecord], trace: tuple) -> None:
+        """The phase's reads against the other waves' DS writes that nothing orders with them:
+        those of the same phase (either may come first: no barrier both pass lies between), and
+        those a wave still had in flight at its last barrier or left behind when it ended; the
+        reads still in flight at their wave's last barrier against the phase's writes."""
+        before = group.waves
+        for v, read, lds, _ in group.reads:
+            cover = f"s_waitcnt lgkmcnt(0) in wave {v} before its barrier at line {self._line(before[v].barrier)}"
+            for w, record in enumerate(records):
+                if w == v or not record.writes:
+                    continue
+                pair = self._pair(v, before[v].barrier, w, before[w].barrier, _apart(before[v].at_barrier(), before[w].at_barrier()))
+                for write, shared in self._overlapping_writes(record, lds):
+                    self._write_race(read, write, v, w, shared, "ds-in-flight", cover, pair, trace, group)
+        for v, record in enumerate(records):
+            if not record.reads:
+                continue
+            for w, other in enumerate(records):
+                if w == v or not other.writes:
+                    continue
+                cover = f"s_waitcnt lgkmcnt(0) + s_barrier in wave {w} between its write and wave {v}'s read, or s_barrier between wave {v}'s read and wave {w}'s write"
+                pair = self._pair(v, before[v].barrier, w, before[w].barrier, _apart(before[v].at_barrier(), before[w].at_barrier()))
+                for read, lds in record.reads:
+                    for write, shared in self._overlapping_writes(other, lds):
+                        self._write_race(read, write, v, w, shared, "ds-concurrent", cover, pair, trace, group)
+        for w, write, write_lds in group.written:
+            ended = before[w].ended
+            cover = (f"s_waitcnt lgkmcnt(0) + s_barrier in wave {w} after its write, before it ends" if ended else
+                     f"s_waitcnt lgkmcnt(0) in wave {w} before its barrier at line {self._line(before[w].barrier)}")
+            for v, record in enumerate(records):
+                if v == w:
+                    continue
+                pair = (f"wave {w} ended without passing another barrier" if ended else
+                        self._pair(v, before[v].barrier, w, before[w].barrier, _apart(before[v].at_barrier(), before[w].at_barrier())))
+                for read, lds in record.reads:
+                    shared = _shared(lds, write_lds)
+                    if shared:
+                        self._write_race(read, write, v, w, shared, "ds-visible", cover, pair, trace, group)
+
+    def _overlapping_writes(self, record: PhaseRecord, lds: Ranges):
+        """(write, shared bytes) of a wave's DS writes in a phase that may overlap ``lds``; the
+        union of the writes' bytes first, once per record (in a race-free phase it overlaps nothing)."""
+        key = (id(record), "writes")
+        union = self.overlapping.get(key)
+        if union is None:
+            union = self.overlapping[key] = (ANYWHERE if any(_is_anywhere(b) for _, b in record.writes)
+                                             else merge_ranges([r for _, b in record.writes for r in b]))
+        if not _shared(lds, union):
+            return
+        for write, write_lds in record.writes:
+            shared = _shared(lds, write_lds)
+            if shared:
+                yield write, shared
+
+    def _write_race(self, read, write, reader, writer, lds, how, cover, pair, trace, group) -> None:
+        seen = ("write", read, write, reader, writer, lds, how, group.merged)
+        if seen in self.paired:
+            return
+        self.paired.add(seen)
+        # a write the program places before the read (or one in flight since a barrier before it):
+        # the read means to see it, an error; one placed after it (or after the barrier the read
+        # is in flight across) may overtake the read, which only the time the writer takes to get
+        # there orders, as a refill: a warning
+        severity = "error" if how == "ds-visible" or (how == "ds-concurrent" and write < read) else "warning"
+        if _is_anywhere(lds):
+            # as for refills, an overtaking write needs the addresses to be told from one that cannot
+            if severity == "warning":
+                return
+            item = self.outcome.unchecked.setdefault((read, UNKNOWN_WRITE), Unchecked(read, set(), (
+                f"{UNKNOWN_WRITE}, and wave {writer}'s DS write at line {self._line(write)} is not ordered with this "
+                f"read of wave {reader}: they were not checked")))
+            item.waves.add(reader)
+            item.merged.update(self.outcome.merged)
+            return
+        self.outcome.hazards.append(Hazard(severity, read, write, reader, writer, lds, how, cover, pair, trace, group.merged))
 
     def _against_phase_loads(self, records, v, read, lds, issued, how, trace, group, refill_cover: str) -> None:
         """A read of wave ``v`` against the other waves' loads of this phase: nothing orders them."""
@@ -898,6 +1005,13 @@ class KernelAnalysis:
 def _is_anywhere(lds: Ranges) -> bool:
     """Whether ``lds`` stands for a read of unknown address."""
     return lds == ANYWHERE
+
+
+def _shared(a: Ranges, b: Ranges) -> Ranges:
+    """The bytes two accesses may share: ANYWHERE when either address is unknown."""
+    if _is_anywhere(a) or _is_anywhere(b):
+        return ANYWHERE
+    return overlap(a, b)
 
 
 def _final_count(wave: WaveAbs, site: int, lds: Ranges) -> int | None:
@@ -962,6 +1076,8 @@ def _forget_result(regs: WaveState, dead: tuple) -> None:
     table = regs.vgpr if vector else regs.agpr
     for index in indices:
         table.pop(index, None)
+        if vector:
+            regs.active_v.pop(index, None)
     if vector:
         regs.uniform_v.difference_update(indices)
 
@@ -1187,7 +1303,8 @@ def _join_groups(a: Group, b: Group) -> Group:
         w.final = x.final | y.final
     line = f"the workgroup states at these barriers were joined after {STATES_PER_POINT} of them"
     memo = tuple(x & y for x, y in zip(a.memo, b.memo))
-    return Group(waves, a.visible | b.visible, a.reads | b.reads, b.trace, {}, b.decided, (b.merged + (line,))[-3:], memo)
+    return Group(waves, a.visible | b.visible, a.reads | b.reads, a.written | b.written, b.trace, {}, b.decided,
+                 (b.merged + (line,))[-3:], memo)
 
 
 def _closest(bucket: list[Group], group: Group) -> Group:
@@ -1225,6 +1342,8 @@ def _join_registers(a: WaveState, b: WaveState) -> WaveState:
             mine[index] = x[index] if x[index] is y[index] else join_lanes(x[index], y[index])
     out.scc = a.scc if a.scc == b.scc else None
     out.masks = {i: m for i, m in a.masks.items() if b.masks.get(i) == m}
+    out.active_v = {i: (mask, v) for i, (mask, v) in a.active_v.items()
+                    if i in b.active_v and b.active_v[i][0] == mask and b.active_v[i][1].key() == v.key()}
     out.nonuniform = a.nonuniform | b.nonuniform
     out.uniform_v = a.uniform_v & b.uniform_v
     out.assumed = {i for i in a.assumed & b.assumed if i in out.sgpr}
@@ -1370,6 +1489,10 @@ def _registers_cover(a: WaveState, b: WaveState, offsets: dict[int, int]) -> boo
         return False
     if any(b.masks.get(index) != mask for index, mask in a.masks.items()):
         return False
+    for index, (mask, value) in a.active_v.items():
+        other = b.active_v.get(index)
+        if other is None or other[0] != mask or other[1].key() != value.key():
+            return False
     for index, value in a.sgpr.items():
         if value is None:
             continue
@@ -1417,18 +1540,22 @@ def _lanes_cover(a: Lanes, b: Lanes, offsets: dict[int, object]) -> bool:
 
 def analyse(kernel: Kernel, geometry: Geometry, target: Target, deadline: float) -> Outcome:
     """The hazards, unchecked accesses and unmodelled instructions of one kernel."""
-    if _without_dma(kernel):
+    if _nothing_to_pair(kernel):
         return _waits_only(kernel, geometry, target)
     return KernelAnalysis(kernel, geometry, target, deadline).run()
 
 
-def _without_dma(kernel: Kernel) -> bool:
-    """Whether the kernel has no global->LDS load and no way to reach code that may have one
-    (an indirect branch, a branch out of the kernel): every hazard the lint reports pairs a read
-    with such a load, so there is nothing to pair and nothing to follow."""
+def _nothing_to_pair(kernel: Kernel) -> bool:
+    """Whether the kernel has no global->LDS load, no DS write together with an LDS read, and no
+    way to reach code that may have them (an indirect branch, a branch out of the kernel): every
+    hazard the lint reports pairs a read with a load or a DS write, so there is nothing to pair
+    and nothing to follow."""
+    kinds = {classify(inst) for inst in kernel.instructions}
+    if "dma" in kinds or {"ds_read", "ds_write"} <= kinds:
+        return False
     for inst in kernel.instructions:
         name = inst.mnemonic
-        if classify(inst) == "dma" or name.startswith(("s_setpc", "s_swappc")):
+        if name.startswith(("s_setpc", "s_swappc")):
             return False
         if (name == "s_branch" or name.startswith("s_cbranch")) and kernel.labels.get(inst.operands[0] if inst.operands else "") is None:
             return False
