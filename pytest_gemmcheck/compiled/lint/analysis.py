@@ -155,6 +155,11 @@ def lint_kernel_dataflow(module: AsmModule, kernel: Kernel, options: Options, de
                                 kernel=kernel.name, line=inst.line, instruction=inst.text,
                                 reader_waves=sorted(item.waves),
                                 why=item.why + _incomplete_hint(outcome) + _merged_hint(sorted(item.merged))))
+    for item in outcome.undecided.values():
+        inst = code[item.site]
+        findings.append(Finding(severity="note", kind="ds-write-undecided", kernel=kernel.name, line=inst.line,
+                                instruction=inst.text, reader_waves=sorted(item.waves),
+                                why=item.why + _incomplete_hint(outcome) + _merged_hint(sorted(item.merged))))
     if not outcome.finished:
         findings.append(Finding(severity="unchecked", kind="unfinished", kernel=kernel.name, line=0, instruction="",
                                 why=f"the time limit ({options.time_limit:g} s) stopped the analysis of {kernel.name} "
@@ -228,12 +233,13 @@ def _why(kernel: Kernel, h: dataflow.Hazard) -> str:
     read, load = code[h.read].line, code[h.load].line
     v, w = h.reader, h.writer
     if h.how == "ds-concurrent" and h.severity == "error":
-        return (f"Wave {w} writes bytes at line {load} that wave {v} reads at line {read} in the same barrier phase: "
-                f"the write comes first in the program, and no barrier both waves pass lies between them.")
+        return (f"Wave {w} writes bytes at line {load} that wave {v} reads at line {read} in the same barrier phase, "
+                f"after issuing its own copy of that write (so it means to see wave {w}'s): no barrier both waves "
+                f"pass lies between them.")
     if h.how == "ds-concurrent":
-        return (f"Wave {w} overwrites bytes at line {load} that wave {v} reads at line {read} earlier in the program, "
-                f"in the same barrier phase: no barrier both waves pass lies between them, so the write may "
-                f"overtake the read; only the time wave {w} takes to reach it orders them.")
+        return (f"Wave {w} overwrites bytes at line {load} that wave {v} reads at line {read} before issuing its own "
+                f"copy of that write, in the same barrier phase: no barrier both waves pass lies between them, so "
+                f"the write may overtake the read; only the time wave {w} takes to reach it orders them.")
     if h.how == "ds-in-flight":
         return (f"Wave {v}'s read at line {read} is still in flight when it passes its barrier (no lgkmcnt wait "
                 f"retires it), and wave {w} overwrites those bytes at line {load} after that barrier: the write "

@@ -96,14 +96,17 @@ class WaveAbs:
     # a wave that ended: the loads of its last phase, (load, bytes, issue count). It takes part in
     # no later rendezvous, so they stay unordered with everything the other waves do after it.
     final: frozenset = frozenset()
+    # the DS writes the wave issued since its last barrier: a read after its own copy of a write
+    # means to see the other waves' copies (every wave runs the same code)
+    phase_writes: frozenset = frozenset()
 
     def copy(self) -> "WaveAbs":
         return WaveAbs(self.wave, self.pc, self.regs.copy(), dict(self.vm), dict(self.ds), self.barrier, self.ended,
-                       dict(self.issued), dict(self.passed), self.final)
+                       dict(self.issued), dict(self.passed), self.final, self.phase_writes)
 
     def shape(self) -> tuple:
         return (self.pc, self.ended, self.barrier, frozenset(self.vm.items()), frozenset(self.ds.items()),
-                frozenset(self.issued.items()), frozenset(self.passed.items()), self.final)
+                self.phase_writes, frozenset(self.issued.items()), frozenset(self.passed.items()), self.final)
 
     def at_barrier(self) -> tuple[int, int]:
         """The barrier passed last, with how many times (relative): equal for aligned waves."""
@@ -190,6 +193,9 @@ class Outcome:
 
     hazards: list[Hazard] = field(default_factory=list)
     unchecked: dict[tuple[int, str], Unchecked] = field(default_factory=dict)
+    # reads whose pairing with another wave's DS write the addresses could not decide, by read:
+    # reported, but not as unchecked (see docs/lint.md, "Which way each approximation errs")
+    undecided: dict[int, Unchecked] = field(default_factory=dict)
     incomplete: dict[int, str] = field(default_factory=dict)  # line -> instruction not modelled
     finished: bool = True
     states: int = 0
@@ -233,7 +239,7 @@ class Walk:
                     {end: wave.copy() for end, wave in self.finals.items()},
                     {key: list(value) if isinstance(value, list) else value for key, value in self.seen.items()},
                     PhaseRecord({key: set(value) for key, value in self.record.reads.items()}, set(self.record.loads),
-                                set(self.record.writes)),
+                                set(self.record.writes), dict(self.record.prior)),
                     dict(self.read), self.steps, self.order)
 
 
@@ -245,6 +251,8 @@ class PhaseRecord:
     reads: dict[tuple[int, Ranges], set[frozenset]] = field(default_factory=dict)
     loads: set[tuple[int, Ranges, int]] = field(default_factory=set)  # (load, bytes, its issue count)
     writes: set[tuple[int, Ranges]] = field(default_factory=set)  # (DS write, bytes)
+    # (read, bytes) -> the DS writes its wave issued before it in the phase, on some path
+    prior: dict[tuple[int, Ranges], frozenset] = field(default_factory=dict)
 
 
 def _age(queue: dict, cap: int) -> None:
@@ -327,6 +335,7 @@ class KernelAnalysis:
         self.memo = {key: taken for table in group.memo for key, taken in table}
         self.stopped: dict[int, list[tuple[tuple, Walk]]] = {}  # by wave: (the branch's key, the walk stopped there)
         self.overlapping: dict[tuple, tuple] = {}  # (id of a wave's phase record, read bytes) -> its loads there
+        self.checked_writes: set[tuple] = set()  # the records (and pairs of them) checked for DS writes
         runs: list[list] = [[] for _ in group.waves]  # per wave: (decisions it read, finals, record)
         while pending:
             decisions = pending.pop()
@@ -636,6 +645,7 @@ class KernelAnalysis:
                     self._event(wave, inst, record)
                 if kind == "barrier":
                     wave.barrier = wave.pc
+                    wave.phase_writes = frozenset()
                     wave.passed[wave.pc] = wave.passed.get(wave.pc, 0) + 1
                     wave.pc += 1
                     _keep(finals, wave)
@@ -817,6 +827,7 @@ class KernelAnalysis:
                 lds = ANYWHERE if lds is None else lds
                 record.writes.add((site, lds))
                 _add(wave.ds, (site, lds))
+                wave.phase_writes |= {site}
             if kind == "ds_read":
                 lds = ANYWHERE if lds is None else lds
                 for (load, load_lds), younger in wave.vm.items():
@@ -826,6 +837,8 @@ class KernelAnalysis:
                     elif shared:
                         self._own(wave, site, load, shared, "error", f"s_waitcnt vmcnt({younger}) before the read")
                 record.reads.setdefault((site, lds), set()).add(frozenset(wave.issued.items()))
+                if wave.phase_writes:
+                    record.prior[(site, lds)] = record.prior.get((site, lds), frozenset()) | wave.phase_writes
                 _add(wave.ds, (site, lds))
 
     def _unknown(self, read: int, reader: int, load: int, writer: int) -> None:
@@ -879,73 +892,139 @@ class KernelAnalysis:
         """The phase's reads against the other waves' DS writes that nothing orders with them:
         those of the same phase (either may come first: no barrier both pass lies between), and
         those a wave still had in flight at its last barrier or left behind when it ended; the
-        reads still in flight at their wave's last barrier against the phase's writes."""
+        reads still in flight at their wave's last barrier against the phase's writes. Each pair
+        of a reading and a writing wave's records once per phase: another combination of end
+        states finds the same pairs (the first trace is the one reported)."""
         before = group.waves
-        for v, read, lds, _ in group.reads:
-            cover = f"s_waitcnt lgkmcnt(0) in wave {v} before its barrier at line {self._line(before[v].barrier)}"
-            for w, record in enumerate(records):
-                if w == v or not record.writes:
+        for w, record in enumerate(records):
+            if not record.writes or (w, id(record)) in self.checked_writes:
+                continue
+            self.checked_writes.add((w, id(record)))
+            for v, read, lds in self._in_flight_reads(group):
+                if v == w:
                     continue
-                pair = self._pair(v, before[v].barrier, w, before[w].barrier, _apart(before[v].at_barrier(), before[w].at_barrier()))
-                for write, shared in self._overlapping_writes(record, lds):
-                    self._write_race(read, write, v, w, shared, "ds-in-flight", cover, pair, trace, group)
+                cover = f"s_waitcnt lgkmcnt(0) in wave {v} before its barrier at line {self._line(before[v].barrier)}"
+                for write, shared in self._overlapping_writes(record, lds, frozenset()):
+                    self._write_race("warning", read, write, v, w, shared, "ds-in-flight", cover,
+                                     self._pair_of(before, v, w), trace, group)
         for v, record in enumerate(records):
             if not record.reads:
                 continue
             for w, other in enumerate(records):
-                if w == v or not other.writes:
+                if w == v or not other.writes or (v, w, id(record), id(other)) in self.checked_writes:
                     continue
+                self.checked_writes.add((v, w, id(record), id(other)))
                 cover = f"s_waitcnt lgkmcnt(0) + s_barrier in wave {w} between its write and wave {v}'s read, or s_barrier between wave {v}'s read and wave {w}'s write"
-                pair = self._pair(v, before[v].barrier, w, before[w].barrier, _apart(before[v].at_barrier(), before[w].at_barrier()))
-                for read, lds in record.reads:
-                    for write, shared in self._overlapping_writes(other, lds):
-                        self._write_race(read, write, v, w, shared, "ds-concurrent", cover, pair, trace, group)
-        for w, write, write_lds in group.written:
-            ended = before[w].ended
-            cover = (f"s_waitcnt lgkmcnt(0) + s_barrier in wave {w} after its write, before it ends" if ended else
-                     f"s_waitcnt lgkmcnt(0) in wave {w} before its barrier at line {self._line(before[w].barrier)}")
-            for v, record in enumerate(records):
+                pair = self._pair_of(before, v, w)
+                for read, prior, lds in self._reads_by_site(record):
+                    if _is_anywhere(lds):
+                        # a read of unknown address: only writes it means to see can be reported
+                        # (undecided, once per read and wave); those that may overtake it need its address
+                        noted = self.outcome.undecided.get(read)
+                        if noted is not None and v in noted.waves:
+                            continue
+                        for write in sorted(prior & self._write_sites(other)):
+                            self._write_race("error", read, write, v, w, ANYWHERE, "ds-concurrent", cover, pair, trace, group)
+                        continue
+                    for write, shared in self._overlapping_writes(other, lds, prior):
+                        # after its own copy of the write, the read means to see it: an error;
+                        # else the write may overtake a read of what the bytes held before
+                        severity = "error" if write in prior else "warning"
+                        self._write_race(severity, read, write, v, w, shared, "ds-concurrent", cover, pair, trace, group)
+        for v, record in enumerate(records):
+            if not record.reads or not group.written or (v, id(record)) in self.checked_writes:
+                continue
+            self.checked_writes.add((v, id(record)))
+            for w, write, write_lds in group.written:
                 if v == w:
                     continue
-                pair = (f"wave {w} ended without passing another barrier" if ended else
-                        self._pair(v, before[v].barrier, w, before[w].barrier, _apart(before[v].at_barrier(), before[w].at_barrier())))
-                for read, lds in record.reads:
+                ended = before[w].ended
+                cover = (f"s_waitcnt lgkmcnt(0) + s_barrier in wave {w} after its write, before it ends" if ended else
+                         f"s_waitcnt lgkmcnt(0) in wave {w} before its barrier at line {self._line(before[w].barrier)}")
+                pair = f"wave {w} ended without passing another barrier" if ended else self._pair_of(before, v, w)
+                for read, _, lds in self._reads_by_site(record):
                     shared = _shared(lds, write_lds)
                     if shared:
-                        self._write_race(read, write, v, w, shared, "ds-visible", cover, pair, trace, group)
+                        self._write_race("error", read, write, v, w, shared, "ds-visible", cover, pair, trace, group)
 
-    def _overlapping_writes(self, record: PhaseRecord, lds: Ranges):
-        """(write, shared bytes) of a wave's DS writes in a phase that may overlap ``lds``; the
-        union of the writes' bytes first, once per record (in a race-free phase it overlaps nothing)."""
-        key = (id(record), "writes")
-        union = self.overlapping.get(key)
-        if union is None:
-            union = self.overlapping[key] = (ANYWHERE if any(_is_anywhere(b) for _, b in record.writes)
-                                             else merge_ranges([r for _, b in record.writes for r in b]))
+    def _pair_of(self, before: list[WaveAbs], v: int, w: int) -> str:
+        return self._pair(v, before[v].barrier, w, before[w].barrier, _apart(before[v].at_barrier(), before[w].at_barrier()))
+
+    def _in_flight_reads(self, group: Group) -> tuple:
+        """(wave, read, bytes) of the reads in flight at the phase's start, the instances of one
+        read in one wave as one set of bytes, once per phase."""
+        cached = self.overlapping.get("in flight")
+        if cached is None:
+            grouped: dict[tuple, list] = {}
+            for v, read, lds, _ in group.reads:
+                grouped.setdefault((v, read), []).append(lds)
+            cached = self.overlapping["in flight"] = tuple(
+                (v, read, ANYWHERE if any(map(_is_anywhere, parts)) else merge_ranges([r for b in parts for r in b]))
+                for (v, read), parts in sorted(grouped.items()))
+        return cached
+
+    def _reads_by_site(self, record: PhaseRecord) -> tuple:
+        """(read, the writes its wave issued before it, bytes) of a wave's reads in a phase, the
+        bytes of the instances with the same prior writes as one set, once per record."""
+        key = ("reads", id(record))
+        cached = self.overlapping.get(key)
+        if cached is None:
+            grouped: dict[tuple, list] = {}
+            for read, lds in record.reads:
+                grouped.setdefault((read, record.prior.get((read, lds), frozenset())), []).append(lds)
+            cached = self.overlapping[key] = tuple(
+                (read, prior, ANYWHERE if any(map(_is_anywhere, parts)) else merge_ranges([r for b in parts for r in b]))
+                for (read, prior), parts in sorted(grouped.items(), key=lambda item: item[0][0]))
+        return cached
+
+    def _write_sites(self, record: PhaseRecord) -> frozenset:
+        return frozenset(site for site, _ in self._writes_by_site(record)[1])
+
+    def _overlapping_writes(self, record: PhaseRecord, lds: Ranges, meant: frozenset):
+        """(write, shared bytes) of a wave's DS writes in a phase that may overlap ``lds``: the
+        union of them all first (in a race-free phase it overlaps nothing), then each write; of
+        unknown address only those of ``meant`` (writes the read means to see: undecided, where
+        a write that may overtake the read needs the addresses)."""
+        union, sites = self._writes_by_site(record)
         if not _shared(lds, union):
             return
-        for write, write_lds in record.writes:
-            shared = _shared(lds, write_lds)
+        for write, written in sites:
+            if _is_anywhere(written) and write not in meant:
+                continue
+            shared = _shared(lds, written)
             if shared:
                 yield write, shared
 
-    def _write_race(self, read, write, reader, writer, lds, how, cover, pair, trace, group) -> None:
-        seen = ("write", read, write, reader, writer, lds, how, group.merged)
+    def _writes_by_site(self, record: PhaseRecord) -> tuple:
+        """(the union of a wave's DS writes' bytes in a phase, (write, its bytes over all its
+        instances) for each), once per record."""
+        key = ("writes", id(record))
+        cached = self.overlapping.get(key)
+        if cached is None:
+            by_site: dict[int, list] = {}
+            for site, written in record.writes:
+                by_site.setdefault(site, []).append(written)
+            sites = tuple((site, ANYWHERE if any(map(_is_anywhere, parts)) else merge_ranges([r for b in parts for r in b]))
+                          for site, parts in sorted(by_site.items()))
+            union = ANYWHERE if any(_is_anywhere(b) for _, b in sites) else merge_ranges([r for _, b in sites for r in b])
+            cached = self.overlapping[key] = (union, sites)
+        return cached
+
+    def _write_race(self, severity, read, write, reader, writer, lds, how, cover, pair, trace, group) -> None:
+        """An error: the read means to see the write (the reader issued its own copy first, or
+        the write was in flight at a barrier before the read); a warning: the write may overtake
+        a read of what the bytes held before, which only the time the writer takes orders."""
+        seen = (severity, read, write, reader, writer, lds, how, group.merged)
         if seen in self.paired:
             return
         self.paired.add(seen)
-        # a write the program places before the read (or one in flight since a barrier before it):
-        # the read means to see it, an error; one placed after it (or after the barrier the read
-        # is in flight across) may overtake the read, which only the time the writer takes to get
-        # there orders, as a refill: a warning
-        severity = "error" if how == "ds-visible" or (how == "ds-concurrent" and write < read) else "warning"
         if _is_anywhere(lds):
             # as for refills, an overtaking write needs the addresses to be told from one that cannot
             if severity == "warning":
                 return
-            item = self.outcome.unchecked.setdefault((read, UNKNOWN_WRITE), Unchecked(read, set(), (
+            item = self.outcome.undecided.setdefault(read, Unchecked(read, set(), (
                 f"{UNKNOWN_WRITE}, and wave {writer}'s DS write at line {self._line(write)} is not ordered with this "
-                f"read of wave {reader}: they were not checked")))
+                f"read of wave {reader}: the pair was not decided")))
             item.waves.add(reader)
             item.merged.update(self.outcome.merged)
             return
@@ -1224,6 +1303,7 @@ def _mark_divergent(joined: WaveState, sides: list[WaveState]) -> None:
 def _join_waves(a: WaveAbs, b: WaveAbs) -> WaveAbs:
     out = a.copy()
     out.regs = _join_registers(a.regs, b.regs)
+    out.phase_writes = a.phase_writes | b.phase_writes
     for mine, theirs in ((out.vm, b.vm), (out.ds, b.ds)):
         for entry, younger in theirs.items():
             _add(mine, entry, younger)
