@@ -959,8 +959,7 @@ class KernelAnalysis:
             for v, read, lds, _ in group.reads:
                 grouped.setdefault((v, read), []).append(lds)
             cached = self.overlapping["in flight"] = tuple(
-                (v, read, ANYWHERE if any(map(_is_anywhere, parts)) else merge_ranges([r for b in parts for r in b]))
-                for (v, read), parts in sorted(grouped.items()))
+                (v, read, _union(parts)) for (v, read), parts in sorted(grouped.items()))
         return cached
 
     def _reads_by_site(self, record: PhaseRecord) -> tuple:
@@ -973,8 +972,7 @@ class KernelAnalysis:
             for read, lds in record.reads:
                 grouped.setdefault((read, record.prior.get((read, lds), frozenset())), []).append(lds)
             cached = self.overlapping[key] = tuple(
-                (read, prior, ANYWHERE if any(map(_is_anywhere, parts)) else merge_ranges([r for b in parts for r in b]))
-                for (read, prior), parts in sorted(grouped.items(), key=lambda item: item[0][0]))
+                (read, prior, _union(parts)) for (read, prior), parts in sorted(grouped.items(), key=lambda item: item[0][0]))
         return cached
 
     def _write_sites(self, record: PhaseRecord) -> frozenset:
@@ -1004,9 +1002,8 @@ class KernelAnalysis:
             by_site: dict[int, list] = {}
             for site, written in record.writes:
                 by_site.setdefault(site, []).append(written)
-            sites = tuple((site, ANYWHERE if any(map(_is_anywhere, parts)) else merge_ranges([r for b in parts for r in b]))
-                          for site, parts in sorted(by_site.items()))
-            union = ANYWHERE if any(_is_anywhere(b) for _, b in sites) else merge_ranges([r for _, b in sites for r in b])
+            sites = tuple((site, _union(parts)) for site, parts in sorted(by_site.items()))
+            union = _union([b for _, b in sites])
             cached = self.overlapping[key] = (union, sites)
         return cached
 
@@ -1084,6 +1081,15 @@ class KernelAnalysis:
 def _is_anywhere(lds: Ranges) -> bool:
     """Whether ``lds`` stands for a read of unknown address."""
     return lds == ANYWHERE
+
+
+def _union(parts: list[Ranges]) -> Ranges:
+    """The bytes of several accesses as one set: ANYWHERE when any address is unknown."""
+    if len(parts) == 1:
+        return parts[0]
+    if any(map(_is_anywhere, parts)):
+        return ANYWHERE
+    return merge_ranges([r for b in parts for r in b])
 
 
 def _shared(a: Ranges, b: Ranges) -> Ranges:
