@@ -11,7 +11,8 @@ peak resident memory (``os.wait4``'s ``ru_maxrss`` of that child: the interprete
 included) are the lint's alone; the child is killed after ``--timeout`` seconds, and the lint's
 own ``--time-limit`` is passed on. One line per kernel and arch: seconds, peak MB, errors /
 latent / warnings / unchecked findings and the exit status (0 clean, 1 errors, 3 unchecked),
-or why it did not compile.
+with the number of notes (DS-write pairs the addresses did not decide) where there are any, or
+why it did not compile.
 
 ``--keep-asm DIR`` writes each compiled kernel as ``DIR/<arch>/<name>.s``. Kernels that call the
 device math library (ocml/ockl: paged attention, for one) need its bitcode: ``--device-libs DIR``
@@ -104,6 +105,7 @@ def lint_child(path: str, timeout: float, time_limit: float) -> dict:
         result["failure"] = text.strip().splitlines()[-1] if text.strip() else "no output"
         return result
     result.update({key: report[key] for key in ("errors", "latent", "warnings", "unchecked")})
+    result["notes"] = sum(f["severity"] == "note" for file in report.get("files", []) for f in file.get("findings", []))
     result["unfinished"] = report.get("unfinished", [])
     result["incomplete"] = sum(len(f.get("incomplete", [])) for f in report.get("files", []))
     return result
@@ -175,6 +177,8 @@ def print_row(row: dict) -> None:
     else:
         counts = f"{row['errors']}/{row['latent']}/{row['warnings']}/{row['unchecked']}"
         status = STATUS.get(row["exit"], f"exit {row['exit']}")
+        if row.get("notes"):
+            status += f" ({row['notes']} notes)"
         if row.get("unfinished"):
             status += f" (time limit: {len(row['unfinished'])} kernel(s) unfinished)"
     exit_text = "-" if row["exit"] is None else str(row["exit"])

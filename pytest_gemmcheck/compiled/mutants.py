@@ -17,23 +17,24 @@ to a read that races already.
 Whether a mutant changes anything is decided by an analysis of its own (not the lint's): an
 upper bound, over every path of the control-flow graph (both ways at every branch, any trip
 count), of the operations outstanding on each counter at each wait, and where LDS-DMA loads and
-DS reads may sit among them. It errs only towards "may change":
+DS reads and writes may sit among them. It errs only towards "may change":
 
 * **equivalent**: on every path the counter is already at or below ``N`` where the wait stands,
   so the wait retires nothing, and deleting or raising it changes no behaviour at all;
 * **out of scope**: what it leaves in flight is never an LDS-DMA load (a ``vmcnt`` part) still
-  outstanding at an LDS read, a barrier or the end of the wave, nor a DS read (an ``lgkmcnt``
-  part) still outstanding at a barrier, an LDS-DMA load or the end, on any path; or (a barrier)
-  no LDS-DMA load is issued before it on any path. The mutant may break something else (a
-  register read of a global load, a DS write), not an ordering the lint checks;
+  outstanding at an LDS read, a barrier or the end of the wave, nor a DS read or write (an
+  ``lgkmcnt`` part) still outstanding at a barrier, an LDS-DMA load or the end, on any path; or
+  (a barrier) no LDS-DMA load and no DS write is issued before it on any path. The mutant may
+  break something else (a register read of a global load), not an ordering the lint checks;
 * **in scope**: everything else. The mutation score is caught / in scope over the ``vmcnt`` and
   barrier mutants. An in-scope mutant that is missed is not proven racy (the load it leaves in
   flight may be one no other wave reads), so ``--oracle`` also lints those with the
   path-enumerating engine.
 
 Every ``vmcnt`` mutant retires less, so an in-scope one can only open a read-before-load race
-(error); an ``lgkmcnt`` mutant leaves DS reads in flight, which the lint reports as refill
-warnings at most. Equivalent and out-of-scope mutants are linted too: a new error on one of
+(error); an ``lgkmcnt`` mutant leaves DS reads in flight (refill warnings at most) or DS writes
+in flight at a barrier (an error where another wave reads their bytes after it); they are
+listed, not scored. Equivalent and out-of-scope mutants are linted too: a new error on one of
 those is a false error of the lint.
 
     python -m pytest_gemmcheck.compiled.mutants FILE.s [...] [--json FILE] [--oracle] [--time-limit S]
@@ -100,6 +101,10 @@ def is_ds_read(mnemonic: str) -> bool:
     return mnemonic.startswith(("ds_read", "ds_load"))
 
 
+def is_ds_write(mnemonic: str) -> bool:
+    return mnemonic.startswith(("ds_write", "ds_store"))
+
+
 # ---------------------------------------------------------------- the counter analysis
 
 
@@ -141,11 +146,13 @@ class Queue:
 @dataclass(frozen=True)
 class State:
     vm: Queue = Queue()  # marked: LDS-DMA loads
-    lgkm: Queue = Queue()  # marked: DS reads
+    lgkm: Queue = Queue()  # marked: DS reads and writes
     dma_issued: bool = False  # some LDS-DMA load was issued on some path to here
+    ds_written: bool = False  # some DS write was issued on some path to here
 
     def join(self, other: "State") -> "State":
-        return State(self.vm.join(other.vm), self.lgkm.join(other.lgkm), self.dma_issued or other.dma_issued)
+        return State(self.vm.join(other.vm), self.lgkm.join(other.lgkm), self.dma_issued or other.dma_issued,
+                     self.ds_written or other.ds_written)
 
 
 @dataclass
@@ -230,8 +237,8 @@ def analyse(prog: Program, edit: tuple[int, str, int | None] | None = None) -> t
     ``edit`` is (instruction index, "vmcnt" or "lgkmcnt", the mutant's count or None for none):
     there the mutant's wait is applied, and what the original wait retires but the mutant's does
     not is marked ``freed``. Observation points: for an LDS-DMA load left in flight, an LDS read,
-    an ``s_barrier`` or the end of the wave; for a DS read, an ``s_barrier``, the end, or an
-    LDS-DMA load (a refill)."""
+    an ``s_barrier`` or the end of the wave; for a DS read or write, an ``s_barrier``, the end,
+    or an LDS-DMA load (a refill)."""
     before: dict[int, State] = {k: State() for k in prog.entries}
     observed: set[int] = set()
     work = list(prog.entries)
@@ -272,8 +279,8 @@ def _mutated(line: str, state: State, name: str, count: int | None) -> State:
     freed = (mutant_marked - kept_marked) | mutant_freed
     new_queue = Queue(length, mutant_marked, freed)
     if name == "vmcnt":
-        return State(new_queue, original.lgkm, state.dma_issued)
-    return State(original.vm, new_queue, state.dma_issued)
+        return State(new_queue, original.lgkm, state.dma_issued, state.ds_written)
+    return State(original.vm, new_queue, state.dma_issued, state.ds_written)
 
 
 def transfer(line: str, state: State) -> State:
@@ -283,7 +290,7 @@ def transfer(line: str, state: State) -> State:
     if fields is not None:
         vm = state.vm.wait(fields["vmcnt"]) if "vmcnt" in fields else state.vm
         lgkm = state.lgkm.wait(fields["lgkmcnt"]) if "lgkmcnt" in fields else state.lgkm
-        return State(vm, lgkm, state.dma_issued)
+        return State(vm, lgkm, state.dma_issued, state.ds_written)
     if op.startswith("s_waitcnt"):  # s_waitcnt_vmcnt/_lgkmcnt (gfx10+) and the like: taken as waiting for nothing
         return state
     vm, lgkm, issued = state.vm, state.lgkm, state.dma_issued
@@ -292,8 +299,8 @@ def transfer(line: str, state: State) -> State:
         vm = vm.issue(VM_MAX, dma)
         issued |= dma
     if is_lgkm(op):
-        lgkm = lgkm.issue(LGKM_MAX, is_ds_read(op), ordered=op.startswith("ds_"))
-    return State(vm, lgkm, issued)
+        lgkm = lgkm.issue(LGKM_MAX, is_ds_read(op) or is_ds_write(op), ordered=op.startswith("ds_"))
+    return State(vm, lgkm, issued, state.ds_written or is_ds_write(op))
 
 
 # ---------------------------------------------------------------- mutants
@@ -348,16 +355,16 @@ def mutants(text: str) -> tuple[list[Mutant], Program]:
                     effect, why = _effect(prog, k, queue, n, name, count)
                     found.append(Mutant(number + 1, c, kind, replacement, effect, why))
         elif _mnemonic(c) == "s_barrier" and reads_after.get(k):
-            if prog.indirect or state.dma_issued:
-                effect, why = "in scope", "LDS reads follow it and an LDS-DMA load may be issued before it"
+            if prog.indirect or state.dma_issued or state.ds_written:
+                effect, why = "in scope", "LDS reads follow it and an LDS-DMA load or a DS write may be issued before it"
             else:
-                effect, why = "out of scope", "no LDS-DMA load is issued before it on any path"
+                effect, why = "out of scope", "no LDS-DMA load and no DS write is issued before it on any path"
             found.append(Mutant(number + 1, c, "delete s_barrier", None, effect, why))
     return found, prog
 
 
 def _effect(prog: Program, k: int, queue: Queue, n: int, name: str, count: int | None) -> tuple[str, str]:
-    what = "LDS-DMA load" if name == "vmcnt" else "DS read"
+    what = "LDS-DMA load" if name == "vmcnt" else "DS read or write"
     where = "an LDS read, a barrier or the end" if name == "vmcnt" else "a barrier, a DMA load or the end"
     if prog.indirect:
         return "in scope", "an indirect branch: the analysis claims nothing"

@@ -23,6 +23,11 @@ exits).
   and its racy variant without it.
 * :func:`scratch_address`: a read whose address was reloaded from scratch, after ``vmcnt(0)``
   and a barrier (safe).
+* :func:`epilogue`: a GEMM epilogue staging its C tile through LDS with DS writes, no DMA load:
+  each wave writes its slot, waits ``lgkmcnt(0)``, passes a barrier and reads the next wave's
+  slot under a bounds-checked exec mask, then a barrier before the same slots are written again;
+  with either barrier left out (a read that races the write it means to see; a write that may
+  overtake the read before it).
 
 Every wait that matters is tagged ``; [wait NAME]`` so :func:`mutants` can remove each in turn.
 Every wave reads the lane slot of the *next* wave's slice of a tile, so each read depends on
@@ -341,6 +346,41 @@ def scratch_address(arch: str = "gfx950") -> str:
     return _kernel("scratch_address", body, 4, arch)
 
 
+def epilogue(drop: str | None = None, arch: str = "gfx950") -> str:
+    """A C tile staged through LDS for the store, in two halves through the same 1 KiB slots
+    (16 KiB past the tiles): each wave writes its lane slot with ``ds_write``, waits
+    ``lgkmcnt(0)``, passes the *publish* barrier and reads the next wave's slot in the lanes
+    inside the tile (row and column bounds, kernel arguments, and-ed into one exec mask, the
+    address computed under it, as LLVM emits a guarded store); the *reuse* barrier comes before
+    the second half overwrites the slots. ``drop`` leaves one barrier out: ``"publish"`` (the
+    reads race the writes they mean to see: errors) or ``"reuse"`` (the second half's writes
+    may overtake the first half's reads of another wave: warnings)."""
+    publish = "" if drop == "publish" else "\ts_barrier\n"
+    reuse = "" if drop == "reuse" else "\ts_barrier\n"
+    body = """\ts_add_u32 s22, s8, 0x4000
+\tv_add_u32_e32 v6, s22, v4
+\tds_write_b128 v6, v[8:11]
+\ts_waitcnt lgkmcnt(0) ; [wait publish]
+""" + publish + """\tv_cmp_gt_u32_e32 vcc, s16, v3
+\tv_cmp_gt_u32_e64 s[26:27], s17, v3
+\ts_and_b64 s[28:29], vcc, s[26:27]
+\ts_and_saveexec_b64 s[30:31], s[28:29]
+\ts_cbranch_execz .LBB7_1
+\tv_add_u32_e32 v7, 0x4000, v5
+\tds_read_b128 v[12:15], v7
+\ts_waitcnt lgkmcnt(0)
+.LBB7_1:
+\ts_or_b64 exec, exec, s[30:31]
+""" + reuse + """\tds_write_b128 v6, v[16:19]
+\ts_waitcnt lgkmcnt(0)
+\ts_barrier
+\tv_add_u32_e32 v7, 0x4000, v5
+\tds_read_b128 v[20:23], v7
+\ts_waitcnt lgkmcnt(0)
+"""
+    return _kernel(f"epilogue_no_{drop}_barrier" if drop else "epilogue", body, 4, arch)
+
+
 _TAG = re.compile(r";\s*\[wait ([\w-]+)\]")
 
 
@@ -369,4 +409,7 @@ def corpus(arch: str = "gfx950") -> dict[str, str]:
         "pipelined_loop": pipelined_loop(arch=arch),
         "pipelined_loop_racy": pipelined_loop(racy=True, arch=arch),
         "scratch_address": scratch_address(arch),
+        "epilogue": epilogue(arch=arch),
+        "epilogue_no_publish_barrier": epilogue("publish", arch),
+        "epilogue_no_reuse_barrier": epilogue("reuse", arch),
     }

@@ -131,6 +131,13 @@ def _order(finding: Finding) -> tuple[int, int]:
 
 
 _KINDS = {"error": "read-before-load-retires", "latent": "read-across-phase-offset", "warning": "refill-overtakes-read"}
+# a DS write of one wave and a read of another that nothing orders: the read means to see the
+# write, or the write may overtake the read
+_DS_KINDS = {"error": "ds-write-races-read", "warning": "ds-write-overtakes-read"}
+
+
+def _kind(hazard: dataflow.Hazard) -> str:
+    return (_DS_KINDS if hazard.how.startswith("ds-") else _KINDS)[hazard.severity]
 
 
 def lint_kernel_dataflow(module: AsmModule, kernel: Kernel, options: Options, deadline: float) -> tuple[list[Finding], list[str], bool]:
@@ -140,13 +147,18 @@ def lint_kernel_dataflow(module: AsmModule, kernel: Kernel, options: Options, de
     code = kernel.instructions
     grouped: dict[tuple[int, str], list[dataflow.Hazard]] = {}
     for hazard in outcome.hazards:
-        grouped.setdefault((code[hazard.read].line, hazard.severity), []).append(hazard)
+        grouped.setdefault((code[hazard.read].line, hazard.severity, _kind(hazard)), []).append(hazard)
     findings = [_dataflow_finding(kernel, items) for items in grouped.values()]
     for item in outcome.unchecked.values():
         inst = code[item.site]
         findings.append(Finding(severity="unchecked", kind="unresolved-address" if "not known" in item.why else "not-followed",
                                 kernel=kernel.name, line=inst.line, instruction=inst.text,
                                 reader_waves=sorted(item.waves),
+                                why=item.why + _incomplete_hint(outcome) + _merged_hint(sorted(item.merged))))
+    for item in outcome.undecided.values():
+        inst = code[item.site]
+        findings.append(Finding(severity="note", kind="ds-write-undecided", kernel=kernel.name, line=inst.line,
+                                instruction=inst.text, reader_waves=sorted(item.waves),
                                 why=item.why + _incomplete_hint(outcome) + _merged_hint(sorted(item.merged))))
     if not outcome.finished:
         findings.append(Finding(severity="unchecked", kind="unfinished", kernel=kernel.name, line=0, instruction="",
@@ -190,7 +202,7 @@ def _dataflow_finding(kernel: Kernel, items: list[dataflow.Hazard]) -> Finding:
     why += _merged_hint(sorted({m for h in items for m in h.merged}))
     return Finding(
         severity=first.severity,
-        kind=_KINDS[first.severity],
+        kind=_kind(first),
         kernel=kernel.name,
         line=code[first.read].line,
         instruction=code[first.read].text,
@@ -220,6 +232,25 @@ def _why(kernel: Kernel, h: dataflow.Hazard) -> str:
     code = kernel.instructions
     read, load = code[h.read].line, code[h.load].line
     v, w = h.reader, h.writer
+    if h.how == "ds-concurrent" and h.severity == "error":
+        return (f"Wave {w} writes bytes at line {load} that wave {v} reads at line {read} in the same barrier phase, "
+                f"after issuing its own copy of that write (so it means to see wave {w}'s): no barrier both waves "
+                f"pass lies between them.")
+    if h.how == "ds-concurrent":
+        return (f"Wave {w} overwrites bytes at line {load} that wave {v} reads at line {read} before issuing its own "
+                f"copy of that write, in the same barrier phase: no barrier both waves pass lies between them, so "
+                f"the write may overtake the read; only the time wave {w} takes to reach it orders them.")
+    if h.how == "ds-in-flight":
+        return (f"Wave {v}'s read at line {read} is still in flight when it passes its barrier (no lgkmcnt wait "
+                f"retires it), and wave {w} overwrites those bytes at line {load} after that barrier: the write "
+                f"may overtake the read.")
+    if h.how == "ds-visible" and "ended" in h.barriers:
+        return (f"Wave {w} writes bytes at line {load} in its last phase and ends; wave {v} reads them at line "
+                f"{read} later, but no rendezvous orders an ended wave's writes.")
+    if h.how == "ds-visible":
+        return (f"Wave {w} still had its DS write at line {load} in flight when it passed its last barrier (no "
+                f"lgkmcnt wait retired it), and wave {v} reads those bytes at line {read} before any later "
+                f"rendezvous: s_barrier is a rendezvous, not a completion wait.")
     if h.how == "own" and h.severity == "error":
         return (f"Wave {v} issued the load at line {load} and reads the bytes it writes at line {read} without any "
                 f"wait that retires it in between on some path.")

@@ -53,7 +53,7 @@ from .findings import wave_list
 from .liveness import SCC, is_live, live_in, scc_live, uses_and_defs
 from .machine import Affine, Lanes, WaveState, contradicts, join_lanes
 from .operands import MASK32, VCC_LO, Reg, decode
-from .simulate import Geometry, Ranges, classify, dma_ranges, dma_size, ds_ranges, initial_state, overlap, parse_waitcnt
+from .simulate import Geometry, Ranges, classify, dma_ranges, dma_size, ds_ranges, initial_state, merge_ranges, overlap, parse_waitcnt
 from .targets import Target
 
 PERIOD = 12  # a folded loop's state stands for iterations 12 apart: stage counts 1, 2, 3, 4, 6, 12 stay exact
@@ -72,6 +72,7 @@ UNKNOWN_COUNT = -1  # a load's issue count where paths with different counts wer
 # every wave) it is safe whatever its address
 ANYWHERE: Ranges = ((0, 1 << 40),)
 UNKNOWN_READ = "the LDS address is not known here"
+UNKNOWN_WRITE = "the LDS address of the read or of a DS write is not known here"
 
 
 @dataclass
@@ -82,7 +83,8 @@ class WaveAbs:
     pc: int
     regs: WaveState
     vm: dict[tuple[int, Ranges], int] = field(default_factory=dict)  # (load, bytes) -> fewest younger VM ops
-    ds: dict[tuple[int, Ranges], int] = field(default_factory=dict)  # (read, bytes) -> fewest younger DS ops
+    # (read or DS write, bytes) -> fewest younger DS ops: both retire under lgkmcnt
+    ds: dict[tuple[int, Ranges], int] = field(default_factory=dict)
     barrier: int = -1  # the barrier instruction passed last
     ended: bool = False
     # times the wave issued each load, relative to the workgroup's fewest: the same count in two
@@ -94,14 +96,17 @@ class WaveAbs:
     # a wave that ended: the loads of its last phase, (load, bytes, issue count). It takes part in
     # no later rendezvous, so they stay unordered with everything the other waves do after it.
     final: frozenset = frozenset()
+    # the DS writes the wave issued since its last barrier: a read after its own copy of a write
+    # means to see the other waves' copies (every wave runs the same code)
+    phase_writes: frozenset = frozenset()
 
     def copy(self) -> "WaveAbs":
         return WaveAbs(self.wave, self.pc, self.regs.copy(), dict(self.vm), dict(self.ds), self.barrier, self.ended,
-                       dict(self.issued), dict(self.passed), self.final)
+                       dict(self.issued), dict(self.passed), self.final, self.phase_writes)
 
     def shape(self) -> tuple:
         return (self.pc, self.ended, self.barrier, frozenset(self.vm.items()), frozenset(self.ds.items()),
-                frozenset(self.issued.items()), frozenset(self.passed.items()), self.final)
+                self.phase_writes, frozenset(self.issued.items()), frozenset(self.passed.items()), self.final)
 
     def at_barrier(self) -> tuple[int, int]:
         """The barrier passed last, with how many times (relative): equal for aligned waves."""
@@ -133,6 +138,9 @@ class Group:
     visible: frozenset[Visible]  # loads in flight at some wave's last barrier
     # (wave, read, bytes, (load, issue count) the wave issued before it) still in flight at its last barrier
     reads: frozenset[tuple[int, int, Ranges, frozenset]]
+    # (wave, DS write, bytes) unordered with the other waves' later accesses: in flight at the
+    # wave's last barrier (no lgkmcnt wait retired it), or issued in the last phase of a wave that ended
+    written: frozenset[tuple[int, int, Ranges]] = frozenset()
     trace: tuple[str, ...] = ()
     history: dict = field(default_factory=dict)  # shape -> the last two register states along this path
     decided: int = 0  # runtime branches decided along the path
@@ -150,7 +158,7 @@ class Group:
     def base_shape(self) -> tuple:
         """The shape less the remembered decisions: what recurs from one iteration to the next
         before a loop is folded (the decisions name the iteration's counter values)."""
-        return tuple(w.shape() for w in self.waves), self.visible, self.reads
+        return tuple(w.shape() for w in self.waves), self.visible, self.reads, self.written
 
     def key(self) -> tuple:
         return self.shape(), self.memo, tuple(w.regs.key() for w in self.waves)
@@ -185,6 +193,9 @@ class Outcome:
 
     hazards: list[Hazard] = field(default_factory=list)
     unchecked: dict[tuple[int, str], Unchecked] = field(default_factory=dict)
+    # reads whose pairing with another wave's DS write the addresses could not decide, by read:
+    # reported, but not as unchecked (see docs/lint.md, "Which way each approximation errs")
+    undecided: dict[int, Unchecked] = field(default_factory=dict)
     incomplete: dict[int, str] = field(default_factory=dict)  # line -> instruction not modelled
     finished: bool = True
     states: int = 0
@@ -227,7 +238,8 @@ class Walk:
         return Walk(heap,
                     {end: wave.copy() for end, wave in self.finals.items()},
                     {key: list(value) if isinstance(value, list) else value for key, value in self.seen.items()},
-                    PhaseRecord({key: set(value) for key, value in self.record.reads.items()}, set(self.record.loads)),
+                    PhaseRecord({key: set(value) for key, value in self.record.reads.items()}, set(self.record.loads),
+                                set(self.record.writes), dict(self.record.prior)),
                     dict(self.read), self.steps, self.order)
 
 
@@ -238,6 +250,9 @@ class PhaseRecord:
     # -> for each instance of the read, the (load, issue count) pairs of its wave at that point
     reads: dict[tuple[int, Ranges], set[frozenset]] = field(default_factory=dict)
     loads: set[tuple[int, Ranges, int]] = field(default_factory=set)  # (load, bytes, its issue count)
+    writes: set[tuple[int, Ranges]] = field(default_factory=set)  # (DS write, bytes)
+    # (read, bytes) -> the DS writes its wave issued before it in the phase, on some path
+    prior: dict[tuple[int, Ranges], frozenset] = field(default_factory=dict)
 
 
 def _age(queue: dict, cap: int) -> None:
@@ -320,6 +335,7 @@ class KernelAnalysis:
         self.memo = {key: taken for table in group.memo for key, taken in table}
         self.stopped: dict[int, list[tuple[tuple, Walk]]] = {}  # by wave: (the branch's key, the walk stopped there)
         self.overlapping: dict[tuple, tuple] = {}  # (id of a wave's phase record, read bytes) -> its loads there
+        self.checked_writes: set[tuple] = set()  # the records (and pairs of them) checked for DS writes
         runs: list[list] = [[] for _ in group.waves]  # per wave: (decisions it read, finals, record)
         while pending:
             decisions = pending.pop()
@@ -386,7 +402,9 @@ class KernelAnalysis:
                 continue
             before = {(v, site, lds): issued for v, site, lds, issued in group.reads}
             snapshots = {(v, site, lds): record.reads.get((site, lds), before.get((v, site, lds), ()))
-                         for v, (w, record) in enumerate(zip(waves, records)) for site, lds in w.ds}
+                         for v, (w, record) in enumerate(zip(waves, records)) for site, lds in w.ds
+                         if self.kinds[site] == "ds_read"}
+            written = self._written(group, waves, records)
             for w, old, record in zip(waves, group.waves, records):
                 if w.ended and not old.ended:
                     w.final = frozenset(record.loads)
@@ -399,9 +417,21 @@ class KernelAnalysis:
             reads = frozenset(
                 (v, site, lds, frozenset(_shifted_snapshot(snapshot, shift) for snapshot in issued))
                 for (v, site, lds), issued in snapshots.items())
-            yield Group(waves, visible, reads, trace, dict(group.history), group.decided + len(decisions),
+            yield Group(waves, visible, reads, written, trace, dict(group.history), group.decided + len(decisions),
                         (group.merged + split)[-3:] if split and split[0] not in group.merged else group.merged,
                         _remember(waves, group.memo[1], memo))
+
+    def _written(self, group: Group, waves: list[WaveAbs], records: list[PhaseRecord]) -> frozenset:
+        """The DS writes unordered with what the other waves do after this rendezvous: those a
+        running wave still has in flight (no lgkmcnt wait retired them before its barrier), and
+        every write of an ended wave's last phase (it passes no barrier after them)."""
+        out = {entry for entry in group.written if group.waves[entry[0]].ended}
+        for w, old, record in zip(waves, group.waves, records):
+            if not w.ended:
+                out.update((w.wave, site, lds) for site, lds in w.ds if self.kinds[site] == "ds_write")
+            elif not old.ended:
+                out.update((w.wave, site, lds) for site, lds in record.writes)
+        return frozenset(out)
 
     def _forget_dead(self, wave: WaveAbs) -> WaveAbs:
         """The wave without the registers its program cannot read again from here."""
@@ -411,9 +441,13 @@ class KernelAnalysis:
         regs = wave.regs
         regs.sgpr = {i: v for i, v in regs.sgpr.items() if is_live(live, "s", i) or i in regs.assumed}
         regs.vgpr = {i: v for i, v in regs.vgpr.items() if is_live(live, "v", i)}
+        regs.active_v = {i: v for i, v in regs.active_v.items() if is_live(live, "v", i)}
         regs.agpr = {i: v for i, v in regs.agpr.items() if is_live(live, "a", i)}
         regs.nonuniform = {i for i in regs.nonuniform if is_live(live, "s", i)}
         regs.masks = {i: m for i, m in regs.masks.items() if is_live(live, "s", i) or is_live(live, "s", i + 1)}
+        # a bound by a folded value grows with the iterations, and a state bounded otherwise covers
+        # no other: forgotten (it only prunes combinations), the loop closes
+        regs.bounds = {i: b for i, b in regs.bounds.items() if not any(isinstance(v, Affine) for v in b.values())}
         regs.uniform_v = {i for i in regs.uniform_v if is_live(live, "v", i)}
         if not scc_live(live):
             regs.scc, regs.scc_nonuniform = None, False
@@ -512,7 +546,7 @@ class KernelAnalysis:
             w.regs = _join_registers(old.regs, w.regs)
         line = self.code[waves[0].barrier].line if waves[0].barrier >= 0 else 0
         merged = group.merged + (f"the registers of the phase after line {line} were joined after {STATES_PER_PHASE} iterations",)
-        return Group(waves, group.visible, group.reads, group.trace, {}, group.decided, merged[-3:], group.memo)
+        return Group(waves, group.visible, group.reads, group.written, group.trace, {}, group.decided, merged[-3:], group.memo)
 
     # ---- one wave through one phase ----------------------------------------------------------
     def _run_wave(self, start: WaveAbs, decisions: dict, walk: Walk | None = None,
@@ -611,6 +645,7 @@ class KernelAnalysis:
                     self._event(wave, inst, record)
                 if kind == "barrier":
                     wave.barrier = wave.pc
+                    wave.phase_writes = frozenset()
                     wave.passed[wave.pc] = wave.passed.get(wave.pc, 0) + 1
                     wave.pc += 1
                     _keep(finals, wave)
@@ -770,7 +805,7 @@ class KernelAnalysis:
                 self.outcome.flag(site, wave.wave, "M0 (the LDS destination) is not known here: what this load writes was not checked")
             else:
                 for (read, read_lds), younger in wave.ds.items():
-                    shared = overlap(read_lds, lds) if read_lds is not ANYWHERE else ()
+                    shared = overlap(read_lds, lds) if read_lds is not ANYWHERE and self.kinds[read] == "ds_read" else ()
                     if shared:
                         self._own(wave, read, site, shared, "warning", f"s_waitcnt lgkmcnt({younger}) before the load")
             count = wave.issued.get(site, 0)
@@ -784,9 +819,15 @@ class KernelAnalysis:
         elif kind == "vmem":
             _age(wave.vm, self.vm_cap)
         elif kind in ("ds_read", "ds_write", "ds_other"):
-            # only a read's bytes are checked (a DS write is not an LDS-DMA hazard here)
-            lds = ds_ranges(wave.regs, inst) if kind == "ds_read" else ()
+            lds = ds_ranges(wave.regs, inst) if kind != "ds_other" else ()
             _age(wave.ds, self.lgkm_cap)
+            if kind == "ds_write":
+                # checked against the other waves' reads at the rendezvous; a wave's own DS
+                # accesses are served in its program order
+                lds = ANYWHERE if lds is None else lds
+                record.writes.add((site, lds))
+                _add(wave.ds, (site, lds))
+                wave.phase_writes |= {site}
             if kind == "ds_read":
                 lds = ANYWHERE if lds is None else lds
                 for (load, load_lds), younger in wave.vm.items():
@@ -796,6 +837,8 @@ class KernelAnalysis:
                     elif shared:
                         self._own(wave, site, load, shared, "error", f"s_waitcnt vmcnt({younger}) before the read")
                 record.reads.setdefault((site, lds), set()).add(frozenset(wave.issued.items()))
+                if wave.phase_writes:
+                    record.prior[(site, lds)] = record.prior.get((site, lds), frozenset()) | wave.phase_writes
                 _add(wave.ds, (site, lds))
 
     def _unknown(self, read: int, reader: int, load: int, writer: int) -> None:
@@ -843,6 +886,146 @@ class KernelAnalysis:
         for v, read, lds, issued in group.reads:
             self._against_phase_loads(records, v, read, lds, issued, "in-flight", trace, group,
                                       "s_waitcnt lgkmcnt(0) in wave {v} before its barrier at line {line}")
+        self._check_writes(group, records, trace)
+
+    def _check_writes(self, group: Group, records: list[PhaseRecord], trace: tuple) -> None:
+        """The phase's reads against the other waves' DS writes that nothing orders with them:
+        those of the same phase (either may come first: no barrier both pass lies between), and
+        those a wave still had in flight at its last barrier or left behind when it ended; the
+        reads still in flight at their wave's last barrier against the phase's writes. Each pair
+        of a reading and a writing wave's records once per phase: another combination of end
+        states finds the same pairs (the first trace is the one reported)."""
+        before = group.waves
+        for w, record in enumerate(records):
+            if not record.writes or (w, id(record)) in self.checked_writes:
+                continue
+            self.checked_writes.add((w, id(record)))
+            for v, read, lds in self._in_flight_reads(group):
+                if v == w:
+                    continue
+                cover = f"s_waitcnt lgkmcnt(0) in wave {v} before its barrier at line {self._line(before[v].barrier)}"
+                for write, shared in self._overlapping_writes(record, lds, frozenset()):
+                    self._write_race("warning", read, write, v, w, shared, "ds-in-flight", cover,
+                                     self._pair_of(before, v, w), trace, group)
+        for v, record in enumerate(records):
+            if not record.reads:
+                continue
+            for w, other in enumerate(records):
+                if w == v or not other.writes or (v, w, id(record), id(other)) in self.checked_writes:
+                    continue
+                self.checked_writes.add((v, w, id(record), id(other)))
+                cover = f"s_waitcnt lgkmcnt(0) + s_barrier in wave {w} between its write and wave {v}'s read, or s_barrier between wave {v}'s read and wave {w}'s write"
+                pair = self._pair_of(before, v, w)
+                for read, prior, lds in self._reads_by_site(record):
+                    if _is_anywhere(lds):
+                        # a read of unknown address: only writes it means to see can be reported
+                        # (undecided, once per read and wave); those that may overtake it need its address
+                        noted = self.outcome.undecided.get(read)
+                        if noted is not None and v in noted.waves:
+                            continue
+                        for write in sorted(prior & self._write_sites(other)):
+                            self._write_race("error", read, write, v, w, ANYWHERE, "ds-concurrent", cover, pair, trace, group)
+                        continue
+                    for write, shared in self._overlapping_writes(other, lds, prior):
+                        # after its own copy of the write, the read means to see it: an error;
+                        # else the write may overtake a read of what the bytes held before
+                        severity = "error" if write in prior else "warning"
+                        self._write_race(severity, read, write, v, w, shared, "ds-concurrent", cover, pair, trace, group)
+        for v, record in enumerate(records):
+            if not record.reads or not group.written or (v, id(record)) in self.checked_writes:
+                continue
+            self.checked_writes.add((v, id(record)))
+            for w, write, write_lds in group.written:
+                if v == w:
+                    continue
+                ended = before[w].ended
+                cover = (f"s_waitcnt lgkmcnt(0) + s_barrier in wave {w} after its write, before it ends" if ended else
+                         f"s_waitcnt lgkmcnt(0) in wave {w} before its barrier at line {self._line(before[w].barrier)}")
+                pair = f"wave {w} ended without passing another barrier" if ended else self._pair_of(before, v, w)
+                for read, _, lds in self._reads_by_site(record):
+                    shared = _shared(lds, write_lds)
+                    if shared:
+                        self._write_race("error", read, write, v, w, shared, "ds-visible", cover, pair, trace, group)
+
+    def _pair_of(self, before: list[WaveAbs], v: int, w: int) -> str:
+        return self._pair(v, before[v].barrier, w, before[w].barrier, _apart(before[v].at_barrier(), before[w].at_barrier()))
+
+    def _in_flight_reads(self, group: Group) -> tuple:
+        """(wave, read, bytes) of the reads in flight at the phase's start, the instances of one
+        read in one wave as one set of bytes, once per phase."""
+        cached = self.overlapping.get("in flight")
+        if cached is None:
+            grouped: dict[tuple, list] = {}
+            for v, read, lds, _ in group.reads:
+                grouped.setdefault((v, read), []).append(lds)
+            cached = self.overlapping["in flight"] = tuple(
+                (v, read, _union(parts)) for (v, read), parts in sorted(grouped.items()))
+        return cached
+
+    def _reads_by_site(self, record: PhaseRecord) -> tuple:
+        """(read, the writes its wave issued before it, bytes) of a wave's reads in a phase, the
+        bytes of the instances with the same prior writes as one set, once per record."""
+        key = ("reads", id(record))
+        cached = self.overlapping.get(key)
+        if cached is None:
+            grouped: dict[tuple, list] = {}
+            for read, lds in record.reads:
+                grouped.setdefault((read, record.prior.get((read, lds), frozenset())), []).append(lds)
+            cached = self.overlapping[key] = tuple(
+                (read, prior, _union(parts)) for (read, prior), parts in sorted(grouped.items(), key=lambda item: item[0][0]))
+        return cached
+
+    def _write_sites(self, record: PhaseRecord) -> frozenset:
+        return frozenset(site for site, _ in self._writes_by_site(record)[1])
+
+    def _overlapping_writes(self, record: PhaseRecord, lds: Ranges, meant: frozenset):
+        """(write, shared bytes) of a wave's DS writes in a phase that may overlap ``lds``: the
+        union of them all first (in a race-free phase it overlaps nothing), then each write; of
+        unknown address only those of ``meant`` (writes the read means to see: undecided, where
+        a write that may overtake the read needs the addresses)."""
+        union, sites = self._writes_by_site(record)
+        if not _shared(lds, union):
+            return
+        for write, written in sites:
+            if _is_anywhere(written) and write not in meant:
+                continue
+            shared = _shared(lds, written)
+            if shared:
+                yield write, shared
+
+    def _writes_by_site(self, record: PhaseRecord) -> tuple:
+        """(the union of a wave's DS writes' bytes in a phase, (write, its bytes over all its
+        instances) for each), once per record."""
+        key = ("writes", id(record))
+        cached = self.overlapping.get(key)
+        if cached is None:
+            by_site: dict[int, list] = {}
+            for site, written in record.writes:
+                by_site.setdefault(site, []).append(written)
+            sites = tuple((site, _union(parts)) for site, parts in sorted(by_site.items()))
+            union = _union([b for _, b in sites])
+            cached = self.overlapping[key] = (union, sites)
+        return cached
+
+    def _write_race(self, severity, read, write, reader, writer, lds, how, cover, pair, trace, group) -> None:
+        """An error: the read means to see the write (the reader issued its own copy first, or
+        the write was in flight at a barrier before the read); a warning: the write may overtake
+        a read of what the bytes held before, which only the time the writer takes orders."""
+        seen = (severity, read, write, reader, writer, lds, how, group.merged)
+        if seen in self.paired:
+            return
+        self.paired.add(seen)
+        if _is_anywhere(lds):
+            # as for refills, an overtaking write needs the addresses to be told from one that cannot
+            if severity == "warning":
+                return
+            item = self.outcome.undecided.setdefault(read, Unchecked(read, set(), (
+                f"{UNKNOWN_WRITE}, and wave {writer}'s DS write at line {self._line(write)} is not ordered with this "
+                f"read of wave {reader}: the pair was not decided")))
+            item.waves.add(reader)
+            item.merged.update(self.outcome.merged)
+            return
+        self.outcome.hazards.append(Hazard(severity, read, write, reader, writer, lds, how, cover, pair, trace, group.merged))
 
     def _against_phase_loads(self, records, v, read, lds, issued, how, trace, group, refill_cover: str) -> None:
         """A read of wave ``v`` against the other waves' loads of this phase: nothing orders them."""
@@ -898,6 +1081,22 @@ class KernelAnalysis:
 def _is_anywhere(lds: Ranges) -> bool:
     """Whether ``lds`` stands for a read of unknown address."""
     return lds == ANYWHERE
+
+
+def _union(parts: list[Ranges]) -> Ranges:
+    """The bytes of several accesses as one set: ANYWHERE when any address is unknown."""
+    if len(parts) == 1:
+        return parts[0]
+    if any(map(_is_anywhere, parts)):
+        return ANYWHERE
+    return merge_ranges([r for b in parts for r in b])
+
+
+def _shared(a: Ranges, b: Ranges) -> Ranges:
+    """The bytes two accesses may share: ANYWHERE when either address is unknown."""
+    if _is_anywhere(a) or _is_anywhere(b):
+        return ANYWHERE
+    return overlap(a, b)
 
 
 def _final_count(wave: WaveAbs, site: int, lds: Ranges) -> int | None:
@@ -962,6 +1161,8 @@ def _forget_result(regs: WaveState, dead: tuple) -> None:
     table = regs.vgpr if vector else regs.agpr
     for index in indices:
         table.pop(index, None)
+        if vector:
+            regs.active_v.pop(index, None)
     if vector:
         regs.uniform_v.difference_update(indices)
 
@@ -1108,6 +1309,7 @@ def _mark_divergent(joined: WaveState, sides: list[WaveState]) -> None:
 def _join_waves(a: WaveAbs, b: WaveAbs) -> WaveAbs:
     out = a.copy()
     out.regs = _join_registers(a.regs, b.regs)
+    out.phase_writes = a.phase_writes | b.phase_writes
     for mine, theirs in ((out.vm, b.vm), (out.ds, b.ds)):
         for entry, younger in theirs.items():
             _add(mine, entry, younger)
@@ -1187,7 +1389,8 @@ def _join_groups(a: Group, b: Group) -> Group:
         w.final = x.final | y.final
     line = f"the workgroup states at these barriers were joined after {STATES_PER_POINT} of them"
     memo = tuple(x & y for x, y in zip(a.memo, b.memo))
-    return Group(waves, a.visible | b.visible, a.reads | b.reads, b.trace, {}, b.decided, (b.merged + (line,))[-3:], memo)
+    return Group(waves, a.visible | b.visible, a.reads | b.reads, a.written | b.written, b.trace, {}, b.decided,
+                 (b.merged + (line,))[-3:], memo)
 
 
 def _closest(bucket: list[Group], group: Group) -> Group:
@@ -1225,6 +1428,8 @@ def _join_registers(a: WaveState, b: WaveState) -> WaveState:
             mine[index] = x[index] if x[index] is y[index] else join_lanes(x[index], y[index])
     out.scc = a.scc if a.scc == b.scc else None
     out.masks = {i: m for i, m in a.masks.items() if b.masks.get(i) == m}
+    out.active_v = {i: (mask, v) for i, (mask, v) in a.active_v.items()
+                    if i in b.active_v and b.active_v[i][0] == mask and b.active_v[i][1].key() == v.key()}
     out.nonuniform = a.nonuniform | b.nonuniform
     out.uniform_v = a.uniform_v & b.uniform_v
     out.assumed = {i for i in a.assumed & b.assumed if i in out.sgpr}
@@ -1370,6 +1575,10 @@ def _registers_cover(a: WaveState, b: WaveState, offsets: dict[int, int]) -> boo
         return False
     if any(b.masks.get(index) != mask for index, mask in a.masks.items()):
         return False
+    for index, (mask, value) in a.active_v.items():
+        other = b.active_v.get(index)
+        if other is None or other[0] != mask or other[1].key() != value.key():
+            return False
     for index, value in a.sgpr.items():
         if value is None:
             continue
@@ -1417,18 +1626,22 @@ def _lanes_cover(a: Lanes, b: Lanes, offsets: dict[int, object]) -> bool:
 
 def analyse(kernel: Kernel, geometry: Geometry, target: Target, deadline: float) -> Outcome:
     """The hazards, unchecked accesses and unmodelled instructions of one kernel."""
-    if _without_dma(kernel):
+    if _nothing_to_pair(kernel):
         return _waits_only(kernel, geometry, target)
     return KernelAnalysis(kernel, geometry, target, deadline).run()
 
 
-def _without_dma(kernel: Kernel) -> bool:
-    """Whether the kernel has no global->LDS load and no way to reach code that may have one
-    (an indirect branch, a branch out of the kernel): every hazard the lint reports pairs a read
-    with such a load, so there is nothing to pair and nothing to follow."""
+def _nothing_to_pair(kernel: Kernel) -> bool:
+    """Whether the kernel has no global->LDS load, no DS write together with an LDS read, and no
+    way to reach code that may have them (an indirect branch, a branch out of the kernel): every
+    hazard the lint reports pairs a read with a load or a DS write, so there is nothing to pair
+    and nothing to follow."""
+    kinds = {classify(inst) for inst in kernel.instructions}
+    if "dma" in kinds or {"ds_read", "ds_write"} <= kinds:
+        return False
     for inst in kernel.instructions:
         name = inst.mnemonic
-        if classify(inst) == "dma" or name.startswith(("s_setpc", "s_swappc")):
+        if name.startswith(("s_setpc", "s_swappc")):
             return False
         if (name == "s_branch" or name.startswith("s_cbranch")) and kernel.labels.get(inst.operands[0] if inst.operands else "") is None:
             return False

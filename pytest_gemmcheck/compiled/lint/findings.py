@@ -16,7 +16,8 @@ class LoadRef:
 
 
 # How much a finding weighs, heaviest first:
-# error      no wait orders the read after the load on some path within a barrier phase;
+# error      no wait orders the read after the load on some path within a barrier phase, or no
+#            barrier (after the writer's lgkmcnt wait) orders a DS write of one wave with a read of another;
 # latent     the load's own wave retires it in time, but the barrier that would publish that pairs
 #            with another barrier of the reading wave (the waves run a barrier phase apart): only
 #            elapsed time orders the read;
@@ -130,7 +131,8 @@ def format_finding(path: str, f: Finding) -> str:
     if f.lds:
         lines.append(f"  LDS {_ranges(f.lds)} (within [{f.lds[0][0]:#x}, {f.lds[-1][1]:#x}))")
     for load in f.loads:
-        lines.append(f"  load line {load.line}: {load.instruction} (waves {wave_list(load.waves)})")
+        what = "write" if load.instruction.startswith("ds_") else "load"
+        lines.append(f"  {what} line {load.line}: {load.instruction} (waves {wave_list(load.waves)})")
     if f.instances:
         lines.append(f"  {f.instances} unordered read/load instances")
     if f.scenario:

@@ -467,6 +467,11 @@ class WaveState:
         # pair index -> (the compare's index, P, Q), the mask being (P & X) | (Q & ~X). LLVM's
         # if/else (and_saveexec, xor, andn2_saveexec, or) then gives exec back as it was
         self.masks: dict[int, tuple[int, int, int]] = {}
+        # VGPRs last written under such an unknown exec: index -> (exec's mask, the value written).
+        # Its lanes may be active or not, so the register holds join(old, new); but in the lanes
+        # active under that same exec it holds the value written, which is what an LDS address
+        # computed and used inside an ``s_and_saveexec`` region needs
+        self.active_v: dict[int, tuple[tuple[int, int, int], Lanes]] = {}
 
     def copy(self) -> "WaveState":
         """An independent copy (Lanes are never changed in place, so the tables are shallow)."""
@@ -478,6 +483,7 @@ class WaveState:
         other.unequal = dict(self.unequal)
         other.bounds = {i: dict(b) for i, b in self.bounds.items()}
         other.masks = dict(self.masks)
+        other.active_v = dict(self.active_v)
         return other
 
     def uniform_key(self, live) -> tuple:
@@ -496,7 +502,8 @@ class WaveState:
                 frozenset(self.uniform_v),
                 tuple(sorted((i, tuple(sorted(v, key=repr))) for i, v in self.unequal.items())),
                 tuple(sorted((i, tuple(sorted(b.items(), key=repr))) for i, b in self.bounds.items())),
-                tuple(sorted(self.masks.items())))
+                tuple(sorted(self.masks.items())),
+                tuple(sorted((i, mask, v.key()) for i, (mask, v) in self.active_v.items())))
 
     # ---- reading ----------------------------------------------------------------------------
     def assume_equal(self, a: str, b: str) -> None:
@@ -583,9 +590,17 @@ class WaveState:
                 if isinstance(value, Affine):
                     return value.lanes()
                 return Lanes.constant(value, 1) if value is not None else Lanes.unknown(1)
+            if op.kind == "v" and self.active_v:
+                written = self.active_v.get(op.index + part)
+                if written is not None and written[0] == self.exec_symbol():
+                    return written[1]
             table = self.vgpr if op.kind == "v" else self.agpr
             return table.get(op.index + part) or Lanes.unknown(self.width)
         return Lanes.unknown(1)
+
+    def exec_symbol(self) -> tuple[int, int, int] | None:
+        """exec as a mask of one vector compare's unknown result (see ``masks``), or None."""
+        return self.masks.get(EXEC_LO) if self.masks and self.exec_mask is None else None
 
     def mask64(self, text: str) -> tuple[int | None, int, int] | None:
         """A 64-bit scalar operand as (symbol, P, Q) (see ``masks``; symbol None: the constant
@@ -651,9 +666,14 @@ class WaveState:
         table = self.vgpr if op.kind == "v" else self.agpr
         new = value.broadcast(self.width)
         old = table.get(index) or Lanes.unknown(self.width)
+        if op.kind == "v" and self.active_v:
+            self.active_v.pop(index, None)
         if self.exec_mask is None:
             # exec unknown: a lane keeps a value only if old and new agree on it
             table[index] = join_lanes(old, new)
+            symbol = self.exec_symbol()
+            if op.kind == "v" and symbol is not None:
+                self.active_v[index] = (symbol, new)
             return
         table[index] = select_lanes(self.active(), new, old)
 
@@ -668,6 +688,8 @@ class WaveState:
                 self.write_sgpr(op.index + part, None)
             elif whole:  # every lane unknown: an absent register reads as unknown
                 (self.vgpr if op.kind == "v" else self.agpr).pop(op.index + part, None)
+                if op.kind == "v":
+                    self.active_v.pop(op.index + part, None)
             else:
                 self.write(text, Lanes.unknown(self.width), part=part)
 
@@ -678,7 +700,7 @@ class WaveState:
         name = inst.base
         ops = inst.operands
         self._track_uniformity(inst)
-        if name.startswith("s_") and self._scalar(name[2:], ops):
+        if name.startswith("s_") and self._scalar(name[2:], ops, inst.index):
             return True
         if name.startswith("v_") and self._vector(name[2:], inst):
             return True
@@ -800,11 +822,24 @@ class WaveState:
             self.scc = None
         return modelled
 
-    def _scalar(self, name: str, ops: tuple[str, ...]) -> bool:
+    def _conjunction(self, site: int, a: tuple | None, b: tuple | None) -> tuple | None:
+        """``a & b`` of masks of two different compares (a bounds check on rows and one on
+        columns, and-ed into one exec) as ``X' & U`` for a new unknown ``X'`` named by the ``and``,
+        ``U`` the lanes either may have: which lanes an ``s_and_saveexec`` region may run stays known."""
+        if a is None or b is None:
+            return None
+        # a new X': the masks (and the values written under them) of this and's last run are gone
+        self.masks = {i: m for i, m in self.masks.items() if m[0] != site}
+        self.active_v = {i: w for i, w in self.active_v.items() if w[0][0] != site}
+        return site, (a[1] | a[2]) & (b[1] | b[2]), 0
+
+    def _scalar(self, name: str, ops: tuple[str, ...], site: int = -1) -> bool:
         if name in _SAVEEXEC:
             src, exec_ = self.mask64(ops[1]), self.mask64("exec")
             self.write_mask64(decode(ops[0]).index, exec_)
             new = _bitwise(_SAVEEXEC[name], src, exec_)
+            if new is None and name == "and_saveexec_b64":
+                new = self._conjunction(site, src, exec_)
             self.write_mask64(EXEC_LO, new)
             self.scc = None if new is None or new[1] != new[2] else new[1] != 0
             return True
@@ -812,6 +847,8 @@ class WaveState:
             a = self.mask64(ops[1])
             b = self.mask64(ops[2]) if len(ops) > 2 else (None, 0, 0)
             value = _bitwise(_SCALAR_64[name], a, b)
+            if value is None and name == "and_b64":
+                value = self._conjunction(site, a, b)
             if value is None and name == "or_b64" and (None, MASK64, MASK64) in (a, b):
                 value = None, MASK64, MASK64  # restoring a full wave's exec after a divergent region
             dest = decode(ops[0])
@@ -1117,7 +1154,9 @@ class WaveState:
         # an unknown result is X & exec for a new X, named by the compare's index
         result = (None, mask, mask) if mask is not None else None if exec_ is None or writes_exec else (inst.index, exec_, 0)
         if result is not None and result[0] is not None:
+            # a new X: the masks (and the values written under them) of the compare's last run are gone
             self.masks = {i: m for i, m in self.masks.items() if m[0] != inst.index}
+            self.active_v = {i: w for i, w in self.active_v.items() if w[0][0] != inst.index}
         if e64 and ops:
             dest = decode(ops[0])
             if isinstance(dest, Reg) and dest.kind == "s":

@@ -7,7 +7,8 @@ import pytest
 from pytest_gemmcheck.compiled.lint import Options, lint_text
 from pytest_gemmcheck.compiled.lint.command import exit_status
 
-CLEAN = ("attention_causal_window", "bf16_gemm", "fp4_prologue", "runtime_tail", "pipelined_loop", "scratch_address")
+CLEAN = ("attention_causal_window", "bf16_gemm", "fp4_prologue", "runtime_tail", "pipelined_loop", "scratch_address",
+         "epilogue")
 UNHURRIED = Options(time_limit=900.0)
 
 
@@ -87,6 +88,35 @@ def test_hti_with_the_loop_fully_drained_has_no_latent_read(lint_corpus):
     assert report.errors == [] and report.latent == []
 
 
+def test_epilogue_reads_racing_the_writes_they_mean_to_see_are_errors(lint_corpus):
+    # no DMA load in the kernel: the fixed point runs for its DS writes; the reads' addresses are
+    # computed under an exec of two and-ed bounds checks and resolve
+    report = linted(lint_corpus.epilogue(drop="publish"))
+    [error] = report.findings
+    assert (error.severity, error.kind, error.instruction) == ("error", "ds-write-races-read", "ds_read_b128 v[12:15], v7")
+    assert [write.instruction for write in error.loads] == ["ds_write_b128 v6, v[8:11]"]
+    assert error.reader_waves == [0, 1, 2, 3] and error.lds == [(0x4000, 0x5000)]
+    assert "after issuing its own copy of that write" in error.why
+    assert exit_status([report]) == 1
+    # the wait left out instead: the writes are in flight when their waves pass the barrier
+    report = linted(lint_corpus.mutants(lint_corpus.epilogue())["publish"])
+    [error] = report.findings
+    assert (error.severity, error.kind) == ("error", "ds-write-races-read")
+    assert "s_waitcnt lgkmcnt(0) in wave" in error.cover and "rendezvous, not a completion wait" in error.why
+
+
+def test_epilogue_writes_that_may_overtake_another_waves_read_are_warnings(lint_corpus):
+    # the second half overwrites the slots with no barrier after the first half's reads: a
+    # write-after-read ordered only by time, weighed as a refill that may overtake a read
+    report = linted(lint_corpus.epilogue(drop="reuse"))
+    [warning] = report.findings
+    assert (warning.severity, warning.kind, warning.instruction) == (
+        "warning", "ds-write-overtakes-read", "ds_read_b128 v[12:15], v7")
+    assert [write.instruction for write in warning.loads] == ["ds_write_b128 v6, v[16:19]"]
+    assert "may overtake the read" in warning.why
+    assert exit_status([report]) == 0
+
+
 # mutant -> what removing that wait does; every effective one must add an error or a warning
 MUTANTS = {
     ("attention_causal_window", "next-tile"): "error",
@@ -104,6 +134,8 @@ MUTANTS = {
     ("pipelined_loop", "loop"): "error",
     ("pipelined_loop", "reads-done"): "warning",
     ("scratch_address", "reload"): "unchecked",
+    # the C tile's writes left in flight at the barrier that publishes them
+    ("epilogue", "publish"): "error",
 }
 
 
