@@ -23,7 +23,7 @@ from pytest_gemmcheck.checking import consensus
 
 spent = defaultdict(float)
 calls = defaultdict(int)
-def wrap(owner, name, label=None):
+def wrap(owner, name, label=None, spent=spent, calls=calls):
     label = label or name
     orig = getattr(owner, name)
     if isinstance(owner, type) and isinstance(owner.__dict__.get(name), classmethod):
@@ -60,15 +60,7 @@ ONCE = [(runner.LaunchLoop, "__init__", "LaunchLoop()"), (case_module.Case, "jud
 once_spent = defaultdict(float)
 once_calls = defaultdict(int)
 for owner, name, label in ONCE:
-    orig = getattr(owner, name)
-    def timed_once(*a, _orig=orig, _label=label or name, **k):
-        t = time.perf_counter()
-        try:
-            return _orig(*a, **k)
-        finally:
-            once_spent[_label] += time.perf_counter() - t
-            once_calls[_label] += 1
-    setattr(owner, name, timed_once)
+    wrap(owner, name, label, once_spent, once_calls)
 if not torch.cuda.is_available():
     print("no GPU: nothing to measure")
     sys.exit(0)
