@@ -45,6 +45,12 @@ def _unsigned_word(raw, BITS: tl.constexpr):
 
 
 @triton.jit
+def _weighed(word, lane_key, block, weight):
+    """Each word of block ``block`` mixed with its place's key and weighed, in 64 bits."""
+    return _mix32(word ^ (lane_key + block.to(tl.uint32) * _BLOCK_KEY)).to(tl.uint64) * weight
+
+
+@triton.jit
 def _words_checksum(live, numel, out, index, programs, BITS: tl.constexpr, BLOCK: tl.constexpr):
     """checksum.words_checksum of the words [0, numel) of ``live``, its share of them added into
     ``out``. Its blocks start at multiples of BLOCK (= WORDS_LANES): each lane's weight and key
@@ -58,14 +64,13 @@ def _words_checksum(live, numel, out, index, programs, BITS: tl.constexpr, BLOCK
     whole = numel // BLOCK
     while block < whole:  # not range(): see kernels._LOOPS
         word = _unsigned_word(tl.load(live + (block.to(tl.int64) * BLOCK + lanes)), BITS)
-        acc += _mix32(word ^ (lane_key + block.to(tl.uint32) * _BLOCK_KEY)).to(tl.uint64) * weight
+        acc += _weighed(word, lane_key, block, weight)
         block += programs
     if block.to(tl.int64) * BLOCK < numel:  # the program whose turn is the partial block
         offsets = block.to(tl.int64) * BLOCK + lanes
         inside = offsets < numel
         word = _unsigned_word(tl.load(live + offsets, mask=inside, other=0), BITS)
-        mixed = _mix32(word ^ (lane_key + block.to(tl.uint32) * _BLOCK_KEY)).to(tl.uint64) * weight
-        acc += tl.where(inside, mixed, 0)
+        acc += tl.where(inside, _weighed(word, lane_key, block, weight), 0)
     if numel > 0:
         tl.atomic_add(out, tl.sum(acc, axis=0).to(tl.int64, bitcast=True))  # sums modulo 2**64, in any order
 
