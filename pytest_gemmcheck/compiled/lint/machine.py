@@ -828,10 +828,14 @@ class WaveState:
         ``U`` the lanes either may have: which lanes an ``s_and_saveexec`` region may run stays known."""
         if a is None or b is None:
             return None
-        # a new X': the masks (and the values written under them) of this and's last run are gone
-        self.masks = {i: m for i, m in self.masks.items() if m[0] != site}
-        self.active_v = {i: w for i, w in self.active_v.items() if w[0][0] != site}
+        self._forget_unknown(site)  # a new X': that of this and's last run is gone
         return site, (a[1] | a[2]) & (b[1] | b[2]), 0
+
+    def _forget_unknown(self, symbol: int) -> None:
+        """The masks of the unknown named ``symbol`` (a compare or an ``and``), and the values
+        written under them: its instruction ran again, so they are of another X."""
+        self.masks = {i: m for i, m in self.masks.items() if m[0] != symbol}
+        self.active_v = {i: w for i, w in self.active_v.items() if w[0][0] != symbol}
 
     def _scalar(self, name: str, ops: tuple[str, ...], site: int = -1) -> bool:
         if name in _SAVEEXEC:
@@ -1154,9 +1158,7 @@ class WaveState:
         # an unknown result is X & exec for a new X, named by the compare's index
         result = (None, mask, mask) if mask is not None else None if exec_ is None or writes_exec else (inst.index, exec_, 0)
         if result is not None and result[0] is not None:
-            # a new X: the masks (and the values written under them) of the compare's last run are gone
-            self.masks = {i: m for i, m in self.masks.items() if m[0] != inst.index}
-            self.active_v = {i: w for i, w in self.active_v.items() if w[0][0] != inst.index}
+            self._forget_unknown(inst.index)  # a new X: that of the compare's last run is gone
         if e64 and ops:
             dest = decode(ops[0])
             if isinstance(dest, Reg) and dest.kind == "s":
