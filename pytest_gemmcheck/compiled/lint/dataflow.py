@@ -41,6 +41,7 @@ import functools
 import hashlib
 import heapq
 import itertools
+import math
 import pickle
 import time
 from collections import deque
@@ -142,7 +143,7 @@ class Group:
     # wave's last barrier (no lgkmcnt wait retired it), or issued in the last phase of a wave that ended
     written: frozenset[tuple[int, int, Ranges]] = frozenset()
     trace: tuple[str, ...] = ()
-    history: dict = field(default_factory=dict)  # shape -> the last two register states along this path
+    history: dict = field(default_factory=dict)  # shape -> the last two register states along this path; point -> visits
     decided: int = 0  # runtime branches decided along the path
     merged: tuple[str, ...] = ()  # where this state joined others (findings from it may over-report)
     # uniform branches decided in the last two phases: (branch, uniform key) -> taken. A wave that
@@ -336,6 +337,10 @@ class KernelAnalysis:
         self.stopped: dict[int, list[tuple[tuple, Walk]]] = {}  # by wave: (the branch's key, the walk stopped there)
         self.overlapping: dict[tuple, tuple] = {}  # (id of a wave's phase record, read bytes) -> its loads there
         self.checked_writes: set[tuple] = set()  # the records (and pairs of them) checked for DS writes
+        # the read/load pairs checked in this phase: another combination of end states pairs the
+        # same records again, and only its trace would differ (the first one is reported)
+        self.checked_loads: set[tuple] = set()
+        self.contents: dict = {}  # what records (runs under other decisions) hold, one number per distinct content
         runs: list[list] = [[] for _ in group.waves]  # per wave: (decisions it read, finals, record)
         while pending:
             decisions = pending.pop()
@@ -523,16 +528,24 @@ class KernelAnalysis:
 
     def _fold(self, shape: tuple, group: Group) -> Group:
         """Registers that grew by the same step twice through a runtime branch become affine."""
+        point = tuple((w.pc, w.ended) for w in group.waves)
+        # the times this path reached this point: a shape that recurs only every r-th iteration
+        # (a ring of r stages in flight) folds r iterations at a time
+        visits = group.history[point] = group.history.get(point, 0) + 1
         seen = group.history.get(shape, ())
-        group.history[shape] = (seen + ((tuple(w.regs for w in group.waves), group.decided),))[-2:]
+        group.history[shape] = (seen + ((tuple(w.regs for w in group.waves), group.decided, visits),))[-2:]
         if len(seen) < 2 or seen[-1][1] == group.decided:
             return group
-        (first, _), (second, _) = seen
+        (first, _, first_visit), (second, _, second_visit) = seen
         # every path folding here names its iteration count alike, so their states compare
-        symbol = self.fold_symbols.setdefault(tuple((w.pc, w.ended) for w in group.waves), next(self.symbols))
+        symbol = self.fold_symbols.setdefault(point, next(self.symbols))
         folded = [w.copy() for w in group.waves]
         changed = False
-        period = 2 if all(_alternates(w.regs, a, b) for w, a, b in zip(group.waves, first, second)) else PERIOD
+        if all(_alternates(w.regs, a, b) for w, a, b in zip(group.waves, first, second)):
+            period = 2
+        else:
+            # PERIOD iterations, not PERIOD recurrences of the shape: stage counts dividing PERIOD stay exact
+            period = PERIOD // math.gcd(PERIOD, second_visit - first_visit)
         for w, a, b in zip(folded, first, second):
             changed |= _fold_registers(w.regs, a, b, symbol, period)
         if changed:
@@ -863,6 +876,12 @@ class KernelAnalysis:
                     shared = overlap(lds, seen.lds)
                     if not shared:
                         continue
+                    # retired by the load's wave before a barrier of its own (an ended wave has none)
+                    retired = (seen.site, seen.lds) not in waves[seen.wave].vm and not waves[seen.wave].ended
+                    checked = ("visible", v, read, lds, self._content("issued", issued), seen, retired)
+                    if checked in self.checked_loads:
+                        continue
+                    self.checked_loads.add(checked)
                     shared = ANYWHERE if _is_anywhere(lds) else shared
                     if seen.after_end is not None:
                         # issued after the ended wave's last rendezvous: as unordered as a load of this phase
@@ -872,8 +891,6 @@ class KernelAnalysis:
                             self._cross(severity, read, seen.site, v, seen.wave, shared, "after-end", cover, pair, trace, group)
                         continue
                     apart = _apart(before[v].at_barrier(), (seen.barrier, seen.passed))
-                    # retired by the load's wave before a barrier of its own (an ended wave has none)
-                    retired = (seen.site, seen.lds) not in waves[seen.wave].vm and not waves[seen.wave].ended
                     pair = self._pair(v, before[v].barrier, seen.wave, seen.barrier, apart)
                     cover = f"s_waitcnt vmcnt({seen.younger}) in wave {seen.wave} before its barrier at line {self._line(seen.barrier)}"
                     for severity in _weights(issued, seen.site, seen.count):
@@ -897,9 +914,10 @@ class KernelAnalysis:
         states finds the same pairs (the first trace is the one reported)."""
         before = group.waves
         for w, record in enumerate(records):
-            if not record.writes or (w, id(record)) in self.checked_writes:
+            checked = (w, self._content("writes", record))
+            if not record.writes or checked in self.checked_writes:
                 continue
-            self.checked_writes.add((w, id(record)))
+            self.checked_writes.add(checked)
             for v, read, lds in self._in_flight_reads(group):
                 if v == w:
                     continue
@@ -911,9 +929,10 @@ class KernelAnalysis:
             if not record.reads:
                 continue
             for w, other in enumerate(records):
-                if w == v or not other.writes or (v, w, id(record), id(other)) in self.checked_writes:
+                checked = (v, w, self._content("reads", record), self._content("writes", other))
+                if w == v or not other.writes or checked in self.checked_writes:
                     continue
-                self.checked_writes.add((v, w, id(record), id(other)))
+                self.checked_writes.add(checked)
                 cover = f"s_waitcnt lgkmcnt(0) + s_barrier in wave {w} between its write and wave {v}'s read, or s_barrier between wave {v}'s read and wave {w}'s write"
                 pair = self._pair_of(before, v, w)
                 for read, prior, lds in self._reads_by_site(record):
@@ -932,9 +951,10 @@ class KernelAnalysis:
                         severity = "error" if write in prior else "warning"
                         self._write_race(severity, read, write, v, w, shared, "ds-concurrent", cover, pair, trace, group)
         for v, record in enumerate(records):
-            if not record.reads or not group.written or (v, id(record)) in self.checked_writes:
+            checked = (v, self._content("reads", record))
+            if not record.reads or not group.written or checked in self.checked_writes:
                 continue
-            self.checked_writes.add((v, id(record)))
+            self.checked_writes.add(checked)
             for w, write, write_lds in group.written:
                 if v == w:
                     continue
@@ -946,6 +966,19 @@ class KernelAnalysis:
                     shared = _shared(lds, write_lds)
                     if shared:
                         self._write_race("error", read, write, v, w, shared, "ds-visible", cover, pair, trace, group)
+
+    def _content(self, part: str, held) -> int:
+        """One number for each distinct content of a record's part (or of a read's snapshots) in
+        this phase: runs of a wave under other decisions often record the same, and a pair
+        checked once needs no second check."""
+        key = ("content", part, id(held))
+        number = self.overlapping.get(key)
+        if number is None:
+            content = (frozenset(held) if part == "issued" else frozenset(held.loads) if part == "loads"
+                       else frozenset(held.writes) if part == "writes"
+                       else (frozenset(held.reads), frozenset(held.prior.items())))
+            number = self.overlapping[key] = self.contents.setdefault((part, content), len(self.contents))
+        return number
 
     def _pair_of(self, before: list[WaveAbs], v: int, w: int) -> str:
         return self._pair(v, before[v].barrier, w, before[w].barrier, _apart(before[v].at_barrier(), before[w].at_barrier()))
@@ -1033,6 +1066,10 @@ class KernelAnalysis:
         for w, record in enumerate(records):
             if w == v or not record.loads:
                 continue
+            checked = (how, v, read, lds, self._content("issued", issued), w, self._content("loads", record))
+            if checked in self.checked_loads:
+                continue
+            self.checked_loads.add(checked)
             overlapping = self.overlapping.get((id(record), lds))
             if overlapping is None:
                 overlapping = self.overlapping[(id(record), lds)] = tuple(_overlapping_loads(record, lds))

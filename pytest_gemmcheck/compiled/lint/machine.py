@@ -191,6 +191,27 @@ def _same_step_bases(a: Lanes, b: Lanes) -> tuple[int | None, int | None]:
     return int(a.values[0]), int(b.values[0])
 
 
+def _carry(name: str, a: Lanes, b: Lanes) -> bool | None:
+    """The carry (``add_u32``) or borrow (``sub_u32``) of two scalars. A folded loop counter
+    ``x + s*J`` never wraps (the assumption of :mod:`.affine`), so its sum with a constant carries
+    only where ``x`` plus it does, and a constant no larger than ``x`` never borrows from it:
+    a 64-bit counter's high word stays known through the loop."""
+    x, y = a.scalar(), b.scalar()
+    if x is not None and y is not None:
+        return x + y > MASK32 if name == "add_u32" else x < y
+
+    def folded(v: Lanes) -> int | None:
+        return int(v.values[0]) if v.has_affine and v.fuzz == 0 else None
+
+    if name == "add_u32":
+        base, constant = (folded(a), y) if y is not None else (folded(b), x)
+        if base is not None and constant is not None and base + constant <= MASK32:
+            return False
+    elif y is not None and folded(a) is not None and folded(a) >= y:
+        return False
+    return None
+
+
 def _signed(a: np.ndarray) -> np.ndarray:
     return np.where(a >= 0x80000000, a - (1 << 32), a)
 
@@ -1014,8 +1035,7 @@ class WaveState:
         if scalar:
             value = result.scalar()
             if name in ("add_u32", "sub_u32"):
-                a, b = sources[0].scalar(), sources[1].scalar()
-                self.scc = None if a is None or b is None else (a + b > MASK32 if name == "add_u32" else a < b)
+                self.scc = _carry(name, sources[0], sources[1])
             elif name in _KEEPS_SCC:
                 pass
             elif name in _SCC_OVERFLOW:

@@ -167,6 +167,22 @@ def test_path_engine_on_request(write, example_asm, capsys):
     assert capsys.readouterr().out.strip().endswith("16 error(s), 0 warning(s) in 1 kernel(s)")
 
 
+def test_a_folded_64_bit_counter_keeps_its_high_word():
+    # s[12:13] += 2 in a loop folded to 14 + 72 J: the low word never wraps (the assumption of
+    # affine.py), so no carry reaches the high word, and a compare of the pair stays decidable
+    state = WaveState(64)
+    state.sgpr[12], state.sgpr[13] = Affine(14, 72, symbol=1), 0
+    run(state, "s_add_u32 s12, s12, 2", "s_addc_u32 s13, s13, 0")
+    assert state.sgpr[12] == Affine(16, 72, symbol=1) and state.sgpr_value(13) == 0
+    run(state, "s_sub_u32 s20, s12, 16", "s_subb_u32 s21, s13, 0")  # 16 + 72 J >= 16: no borrow
+    assert state.sgpr[20] == Affine(0, 72, symbol=1) and state.sgpr_value(21) == 0
+    run(state, "s_sub_u32 s22, s12, 17", "s_subb_u32 s23, s13, 0")  # borrows at J = 0 only: not known
+    assert state.sgpr_value(23) is None
+    state.sgpr[24] = Affine(0xFFFFFFFF, 72, symbol=1)
+    run(state, "s_add_u32 s24, s24, 2", "s_addc_u32 s25, s13, 0")  # carries at J = 0: not known
+    assert state.sgpr_value(25) is None
+
+
 def test_vector_lanes_stay_affine_through_a_folded_counter():
     state = run(WaveState(64), "s_mov_b64 exec, -1")
     state.sgpr[12] = Affine(1, 12, symbol=1)
