@@ -335,7 +335,7 @@ class KernelAnalysis:
         self.outcome.merged = group.merged
         self.memo = {key: taken for table in group.memo for key, taken in table}
         self.stopped: dict[int, list[tuple[tuple, Walk]]] = {}  # by wave: (the branch's key, the walk stopped there)
-        self.overlapping: dict[tuple, tuple] = {}  # (id of a wave's phase record, read bytes) -> its loads there
+        self.overlapping: dict[tuple, tuple] = {}  # (a wave's phase record's loads, read bytes) -> its loads there
         self.checked_writes: set[tuple] = set()  # the records (and pairs of them) checked for DS writes
         # the read/load pairs checked in this phase: another combination of end states pairs the
         # same records again, and only its trace would differ (the first one is reported)
@@ -1066,13 +1066,14 @@ class KernelAnalysis:
         for w, record in enumerate(records):
             if w == v or not record.loads:
                 continue
-            checked = (how, v, read, lds, self._content("issued", issued), w, self._content("loads", record))
+            loads = self._content("loads", record)
+            checked = (how, v, read, lds, self._content("issued", issued), w, loads)
             if checked in self.checked_loads:
                 continue
             self.checked_loads.add(checked)
-            overlapping = self.overlapping.get((id(record), lds))
+            overlapping = self.overlapping.get((loads, lds))
             if overlapping is None:
-                overlapping = self.overlapping[(id(record), lds)] = tuple(_overlapping_loads(record, lds))
+                overlapping = self.overlapping[(loads, lds)] = tuple(_overlapping_loads(record, lds))
             if not overlapping:
                 continue
             pair = self._pair(v, before[v].barrier, w, before[w].barrier, _apart(before[v].at_barrier(), before[w].at_barrier()))

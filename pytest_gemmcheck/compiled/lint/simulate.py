@@ -381,8 +381,21 @@ def ds_ranges(state: WaveState, inst: Instruction) -> Ranges | None:
         offsets = [_offset(inst, "offset0") * unit, _offset(inst, "offset1") * unit]
     else:
         offsets = [_offset(inst)]
-    starts = np.concatenate([base + off for off in offsets]) if len(base) else np.array([], dtype=np.int64)
-    return _merge(starts, size)
+    key = (inst, base.tobytes())
+    ranges = _DS_RANGES.get(key)
+    if ranges is None:
+        starts = np.concatenate([base + off for off in offsets]) if len(base) else np.array([], dtype=np.int64)
+        ranges = _merge(starts, size)
+        if len(_DS_RANGES) >= _DS_RANGES_KEPT:
+            _DS_RANGES.clear()
+        _DS_RANGES[key] = ranges
+    return ranges
+
+
+# a wave reaches one access with the same addresses in every state of a loop and under every
+# decision: the sorted, merged bytes are worked out once
+_DS_RANGES: dict[tuple, Ranges] = {}
+_DS_RANGES_KEPT = 1 << 16
 
 
 def simulate(kernel: Kernel, geometry: Geometry, choices: BranchChoices, limits: Limits) -> list[WaveTrace]:
