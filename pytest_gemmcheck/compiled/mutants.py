@@ -433,6 +433,7 @@ def run_mutants(text: str, path: str = "<text>", *, time_limit: float = 30.0, or
     lines = text.splitlines()
     chosen = [m for m in found if m.effect in effects and (kinds is None or m.kind in kinds)
               and (select is None or select(m))]
+    paths_base = None
     for m in chosen:
         shift = m.line if m.replacement is None else None
         start = time.perf_counter()
@@ -457,8 +458,9 @@ def run_mutants(text: str, path: str = "<text>", *, time_limit: float = 30.0, or
             m.outcome = "missed"
         if oracle and m.effect == "in scope" and m.outcome != "caught" and m.kind.startswith(("delete vmcnt", "vmcnt", "delete s_barrier")):
             paths = lint_text("\n".join(m.apply(lines)) + "\n", path, Options(engine="paths", time_limit=time_limit))
-            extra = _signature(paths, "error", shift) - _signature(
-                lint_text(text, path, Options(engine="paths", time_limit=time_limit)), "error", None)
+            if paths_base is None:  # the original by the path engine, once
+                paths_base = lint_text(text, path, Options(engine="paths", time_limit=time_limit))
+            extra = _signature(paths, "error", shift) - _signature(paths_base, "error", None)
             m.oracle = f"paths engine: {len(extra)} new error(s)" if extra else "paths engine: no new error"
     return {"path": path, "baseline": _counts(base), "baseline_exit": exit_status([base]),
             "baseline_seconds": round(base_seconds, 3), "mutants": chosen, "all": len(found)}

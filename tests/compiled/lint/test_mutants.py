@@ -148,3 +148,13 @@ def test_numeric_local_labels_are_followed():
     by = {(m.line, m.kind): m.effect for m in found}
     assert by[(8, "delete vmcnt")] == "in scope"
     assert (6, "delete s_barrier") not in by  # the next barrier comes before any read
+
+
+def test_the_path_engine_judges_the_misses_of_a_racy_kernel(example_asm):
+    # the racy tail's own race hides what some mutants add: the oracle lints each of those with
+    # the path engine too (the original by it once), and says whether it finds a new error
+    result = run_mutants(example_asm["fp8_tail_gemm_racy_k256"], time_limit=60, oracle=True,
+                         effects=("in scope",), kinds=("delete vmcnt", "vmcnt+1", "delete s_barrier"))
+    misses = [m for m in result["mutants"] if m.outcome != "caught"]
+    assert misses and all(m.oracle.startswith("paths engine: ") for m in misses)
+    assert all(m.oracle == "" for m in result["mutants"] if m.outcome == "caught")
