@@ -868,7 +868,12 @@ class KernelAnalysis:
     # ---- hazards between waves, at a rendezvous ----------------------------------------------
     def _check_phase(self, group: Group, waves: list[WaveAbs], records: list[PhaseRecord], trace: tuple) -> None:
         before = group.waves
+        # a read against the phase's loads depends on the records alone: once per content of them
+        loads = tuple(self._content("loads", record) for record in records)
         for v, record in enumerate(records):
+            against_loads = ("concurrent", v, self._content("snapshots", record), loads)
+            concurrent = against_loads not in self.checked_loads
+            self.checked_loads.add(against_loads)
             for (read, lds), issued in record.reads.items():
                 for seen in group.visible:
                     if seen.wave == v:
@@ -898,11 +903,14 @@ class KernelAnalysis:
                         if severity == "error" and apart and retired:
                             severity = "latent"
                         self._cross(severity, read, seen.site, v, seen.wave, shared, "visible", cover, pair, trace, group)
-                self._against_phase_loads(records, v, read, lds, issued, "concurrent", trace, group,
-                                          "s_waitcnt lgkmcnt(0) + s_barrier in wave {v} between its read and wave {w}'s load")
-        for v, read, lds, issued in group.reads:
-            self._against_phase_loads(records, v, read, lds, issued, "in-flight", trace, group,
-                                      "s_waitcnt lgkmcnt(0) in wave {v} before its barrier at line {line}")
+                if concurrent:
+                    self._against_phase_loads(records, v, read, lds, issued, "concurrent", trace, group,
+                                              "s_waitcnt lgkmcnt(0) + s_barrier in wave {v} between its read and wave {w}'s load")
+        if ("in-flight", loads) not in self.checked_loads:
+            self.checked_loads.add(("in-flight", loads))
+            for v, read, lds, issued in group.reads:
+                self._against_phase_loads(records, v, read, lds, issued, "in-flight", trace, group,
+                                          "s_waitcnt lgkmcnt(0) in wave {v} before its barrier at line {line}")
         self._check_writes(group, records, trace)
 
     def _check_writes(self, group: Group, records: list[PhaseRecord], trace: tuple) -> None:
@@ -976,6 +984,7 @@ class KernelAnalysis:
         if number is None:
             content = (frozenset(held) if part == "issued" else frozenset(held.loads) if part == "loads"
                        else frozenset(held.writes) if part == "writes"
+                       else frozenset((read, frozenset(issued)) for read, issued in held.reads.items()) if part == "snapshots"
                        else (frozenset(held.reads), frozenset(held.prior.items())))
             number = self.overlapping[key] = self.contents.setdefault((part, content), len(self.contents))
         return number
