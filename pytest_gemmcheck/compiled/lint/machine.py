@@ -191,6 +191,24 @@ def _same_step_bases(a: Lanes, b: Lanes) -> tuple[int | None, int | None]:
     return int(a.values[0]), int(b.values[0])
 
 
+_SWAPS = frozenset({"swap_b32", "permlane16_swap_b32", "permlane32_swap_b32"})
+
+
+def _moved(into: Lanes, source: Lanes, lanes: np.ndarray, from_lanes: np.ndarray) -> Lanes:
+    """``into`` with its ``lanes`` taken from ``source``'s ``from_lanes`` (affine parts included)."""
+    values, known = into.values.copy(), into.known.copy()
+    values[lanes], known[lanes] = source.values[from_lanes], source.known[from_lanes]
+    if into.step is None and source.step is None:
+        return Lanes(values, known)
+    width = len(values)
+    step = into.step.copy() if into.step is not None else np.zeros(width, dtype=np.int64)
+    affine = into.affine.copy() if into.affine is not None else np.zeros(width, dtype=bool)
+    step[lanes] = source.step[from_lanes] if source.step is not None else 0
+    affine[lanes] = source.affine[from_lanes] if source.affine is not None else False
+    carrier = into if into.has_affine else source
+    return Lanes(values, known, step, affine, carrier.symbol, carrier.fuzz)
+
+
 def _carry(name: str, a: Lanes, b: Lanes) -> bool | None:
     """The carry (``add_u32``) or borrow (``sub_u32``) of two scalars. A folded loop counter
     ``x + s*J`` never wraps (the assumption of :mod:`.affine`), so its sum with a constant carries
@@ -843,6 +861,38 @@ class WaveState:
             self.scc = None
         return modelled
 
+    def _swap(self, name: str, ops: tuple[str, ...]) -> bool:
+        """``v_swap_b32`` and gfx950's ``v_permlane16_swap_b32`` / ``v_permlane32_swap_b32``,
+        which write both their operands: the permlanes swap rows 1 and 3 of the first with rows 0
+        and 2 of the second (16-lane rows), or its lanes 32-63 with the second's lanes 0-31. A
+        permlane is modelled with every lane of a 64-lane wave active only; otherwise, and for
+        values folded with different loops, both registers become unknown."""
+        first, second = (decode(ops[0]), decode(ops[1])) if len(ops) > 1 else (None, None)
+        if not (isinstance(first, Reg) and isinstance(second, Reg) and first.kind == second.kind == "v"
+                and first.count == second.count == 1):
+            for text in ops[:2]:
+                self.clobber(text)
+            return False
+        a, b = self.read(ops[0]).broadcast(self.width), self.read(ops[1]).broadcast(self.width)
+        folded = {(v.symbol, v.fuzz) for v in (a, b) if v.has_affine}
+        permlane = name != "swap_b32"
+        if len(folded) > 1 or (permlane and (self.width != 64 or self.exec_mask != MASK64)):
+            for text in ops[:2]:
+                self.clobber(text)
+            self._mark_vector(ops[1], False)
+            return False
+        if permlane:
+            rows = 16 if name == "permlane16_swap_b32" else 32
+            theirs = np.arange(64).reshape(-1, 2 * rows)[:, :rows].ravel()  # rows 0 and 2, or lanes 0-31
+            mine = theirs + rows  # rows 1 and 3, or lanes 32-63
+            a, b = _moved(a, b, mine, theirs), _moved(b, a, theirs, mine)
+        else:
+            a, b = b, a
+        self.write(ops[0], a)
+        self.write(ops[1], b)
+        self._mark_vector(ops[1], False)
+        return True
+
     def _conjunction(self, site: int, a: tuple | None, b: tuple | None) -> tuple | None:
         """``a & b`` of masks of two different compares (a bounds check on rows and one on
         columns, and-ed into one exec) as ``X' & U`` for a new unknown ``X'`` named by the ``and``,
@@ -1048,6 +1098,8 @@ class WaveState:
         ops = inst.operands
         if name.startswith("cmp_") or name.startswith("cmpx_"):
             return self._vector_compare(name, inst)
+        if name in _SWAPS:
+            return self._swap(name, ops)
         if name == "cndmask_b32":
             if inst.mnemonic.endswith("_e64") and len(ops) > 3:
                 select = self.read_scalar64(ops[3])

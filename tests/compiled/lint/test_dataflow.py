@@ -183,6 +183,37 @@ def test_a_folded_64_bit_counter_keeps_its_high_word():
     assert state.sgpr_value(25) is None
 
 
+def _lanes(start):
+    return Lanes(np.arange(start, start + 64, dtype=np.int64), np.ones(64, dtype=bool))
+
+
+@pytest.mark.parametrize("swap, first, second", [
+    # rows 1 and 3 of the first with rows 0 and 2 of the second (16-lane rows)
+    ("v_permlane16_swap_b32_e32 v1, v2",
+     [*range(0, 16), *range(100, 116), *range(32, 48), *range(132, 148)],
+     [*range(16, 32), *range(116, 132), *range(48, 64), *range(148, 164)]),
+    # lanes 32-63 of the first with lanes 0-31 of the second
+    ("v_permlane32_swap_b32_e32 v1, v2", [*range(0, 32), *range(100, 132)], [*range(32, 64), *range(132, 164)]),
+    ("v_swap_b32 v1, v2", list(range(100, 164)), list(range(64))),
+])
+def test_lane_swaps_write_both_registers(swap, first, second):
+    state = run(WaveState(64), "s_mov_b64 exec, -1")
+    state.vgpr[1], state.vgpr[2] = _lanes(0), _lanes(100)
+    assert state.execute(parse_instruction(swap))
+    assert state.vgpr[1].known.all() and state.vgpr[1].values.tolist() == first
+    assert state.vgpr[2].known.all() and state.vgpr[2].values.tolist() == second
+
+
+def test_a_permlane_swap_under_a_partial_exec_leaves_neither_register_known():
+    # which lanes move when some are inactive is not modelled: both operands are written, so
+    # neither may keep its old value (an address computed from the second would be stale)
+    state = run(WaveState(64), "s_mov_b32 exec_lo, -1", "s_mov_b32 exec_hi, 0")
+    state.vgpr[1], state.vgpr[2] = _lanes(0), _lanes(100)
+    assert not state.execute(parse_instruction("v_permlane32_swap_b32_e32 v1, v2"))
+    assert not state.vgpr.get(1, Lanes.unknown(64)).known[:32].any()
+    assert not state.vgpr.get(2, Lanes.unknown(64)).known[:32].any()
+
+
 def test_vector_lanes_stay_affine_through_a_folded_counter():
     state = run(WaveState(64), "s_mov_b64 exec, -1")
     state.sgpr[12] = Affine(1, 12, symbol=1)
