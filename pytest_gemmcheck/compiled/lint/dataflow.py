@@ -341,6 +341,7 @@ class KernelAnalysis:
         # same records again, and only its trace would differ (the first one is reported)
         self.checked_loads: set[tuple] = set()
         self.contents: dict = {}  # what records (runs under other decisions) hold, one number per distinct content
+        self.content_numbers: dict[tuple, int] = {}  # (part, id of what holds it) -> its content's number
         runs: list[list] = [[] for _ in group.waves]  # per wave: (decisions it read, finals, record)
         while pending:
             decisions = pending.pop()
@@ -979,14 +980,11 @@ class KernelAnalysis:
         """One number for each distinct content of a record's part (or of a read's snapshots) in
         this phase: runs of a wave under other decisions often record the same, and a pair
         checked once needs no second check."""
-        key = ("content", part, id(held))
-        number = self.overlapping.get(key)
+        key = (part, id(held))
+        number = self.content_numbers.get(key)
         if number is None:
-            content = (frozenset(held) if part == "issued" else frozenset(held.loads) if part == "loads"
-                       else frozenset(held.writes) if part == "writes"
-                       else frozenset((read, frozenset(issued)) for read, issued in held.reads.items()) if part == "snapshots"
-                       else (frozenset(held.reads), frozenset(held.prior.items())))
-            number = self.overlapping[key] = self.contents.setdefault((part, content), len(self.contents))
+            content = (part, _CONTENTS[part](held))
+            number = self.content_numbers[key] = self.contents.setdefault(content, len(self.contents))
         return number
 
     def _pair_of(self, before: list[WaveAbs], v: int, w: int) -> str:
@@ -1124,6 +1122,16 @@ class KernelAnalysis:
 
 
 # ---- state helpers ----------------------------------------------------------------------------
+
+# what each part of a phase record holds, as a value to compare (see KernelAnalysis._content)
+_CONTENTS = {
+    "issued": frozenset,  # a read's snapshots of its wave's issue counts
+    "snapshots": lambda record: frozenset((read, frozenset(issued)) for read, issued in record.reads.items()),
+    "reads": lambda record: (frozenset(record.reads), frozenset(record.prior.items())),
+    "loads": lambda record: frozenset(record.loads),
+    "writes": lambda record: frozenset(record.writes),
+}
+
 
 def _is_anywhere(lds: Ranges) -> bool:
     """Whether ``lds`` stands for a read of unknown address."""

@@ -191,22 +191,23 @@ def _same_step_bases(a: Lanes, b: Lanes) -> tuple[int | None, int | None]:
     return int(a.values[0]), int(b.values[0])
 
 
-_SWAPS = frozenset({"swap_b32", "permlane16_swap_b32", "permlane32_swap_b32"})
+def _partners(rows: int) -> tuple[np.ndarray, np.ndarray]:
+    """A permlane swap of ``rows``-lane groups: the lane each lane trades with, and the lanes
+    (rows 1 and 3, or lanes 32-63) the first operand takes from the second."""
+    taken = np.arange(64).reshape(-1, 2 * rows)[:, rows:].ravel()
+    partner = np.arange(64)
+    partner[taken], partner[taken - rows] = taken - rows, taken
+    return partner, np.isin(np.arange(64), taken)
 
 
-def _moved(into: Lanes, source: Lanes, lanes: np.ndarray, from_lanes: np.ndarray) -> Lanes:
-    """``into`` with its ``lanes`` taken from ``source``'s ``from_lanes`` (affine parts included)."""
-    values, known = into.values.copy(), into.known.copy()
-    values[lanes], known[lanes] = source.values[from_lanes], source.known[from_lanes]
-    if into.step is None and source.step is None:
-        return Lanes(values, known)
-    width = len(values)
-    step = into.step.copy() if into.step is not None else np.zeros(width, dtype=np.int64)
-    affine = into.affine.copy() if into.affine is not None else np.zeros(width, dtype=bool)
-    step[lanes] = source.step[from_lanes] if source.step is not None else 0
-    affine[lanes] = source.affine[from_lanes] if source.affine is not None else False
-    carrier = into if into.has_affine else source
-    return Lanes(values, known, step, affine, carrier.symbol, carrier.fuzz)
+_PERMLANES = {"permlane16_swap_b32": _partners(16), "permlane32_swap_b32": _partners(32)}
+
+
+def _rearranged(lanes: Lanes, order: np.ndarray) -> Lanes:
+    """``lanes`` with lane i holding lane ``order[i]``'s value (affine parts included)."""
+    if lanes.step is None:
+        return Lanes(lanes.values[order], lanes.known[order])
+    return Lanes(lanes.values[order], lanes.known[order], lanes.step[order], lanes.affine[order], lanes.symbol, lanes.fuzz)
 
 
 def _carry(name: str, a: Lanes, b: Lanes) -> bool | None:
@@ -221,13 +222,10 @@ def _carry(name: str, a: Lanes, b: Lanes) -> bool | None:
     def folded(v: Lanes) -> int | None:
         return int(v.values[0]) if v.has_affine and v.fuzz == 0 else None
 
-    if name == "add_u32":
-        base, constant = (folded(a), y) if y is not None else (folded(b), x)
-        if base is not None and constant is not None and base + constant <= MASK32:
-            return False
-    elif y is not None and folded(a) is not None and folded(a) >= y:
-        return False
-    return None
+    base, constant = (folded(a), y) if y is not None or name == "sub_u32" else (folded(b), x)
+    if base is None or constant is None:
+        return None
+    return False if (base + constant <= MASK32 if name == "add_u32" else base >= constant) else None
 
 
 def _signed(a: np.ndarray) -> np.ndarray:
@@ -868,30 +866,25 @@ class WaveState:
         permlane is modelled with every lane of a 64-lane wave active only; otherwise, and for
         values folded with different loops, both registers become unknown."""
         first, second = (decode(ops[0]), decode(ops[1])) if len(ops) > 1 else (None, None)
-        if not (isinstance(first, Reg) and isinstance(second, Reg) and first.kind == second.kind == "v"
-                and first.count == second.count == 1):
+        modelled = (isinstance(first, Reg) and isinstance(second, Reg) and first.kind == second.kind == "v"
+                    and first.count == second.count == 1)
+        if modelled:
+            a, b = self.read(ops[0]).broadcast(self.width), self.read(ops[1]).broadcast(self.width)
+            modelled = len({(v.symbol, v.fuzz) for v in (a, b) if v.has_affine}) <= 1 and (
+                name == "swap_b32" or (self.width == 64 and self.exec_mask == MASK64))
+        if not modelled:
             for text in ops[:2]:
                 self.clobber(text)
-            return False
-        a, b = self.read(ops[0]).broadcast(self.width), self.read(ops[1]).broadcast(self.width)
-        folded = {(v.symbol, v.fuzz) for v in (a, b) if v.has_affine}
-        permlane = name != "swap_b32"
-        if len(folded) > 1 or (permlane and (self.width != 64 or self.exec_mask != MASK64)):
-            for text in ops[:2]:
-                self.clobber(text)
-            self._mark_vector(ops[1], False)
-            return False
-        if permlane:
-            rows = 16 if name == "permlane16_swap_b32" else 32
-            theirs = np.arange(64).reshape(-1, 2 * rows)[:, :rows].ravel()  # rows 0 and 2, or lanes 0-31
-            mine = theirs + rows  # rows 1 and 3, or lanes 32-63
-            a, b = _moved(a, b, mine, theirs), _moved(b, a, theirs, mine)
+        elif name == "swap_b32":
+            self.write(ops[0], b)
+            self.write(ops[1], a)
         else:
-            a, b = b, a
-        self.write(ops[0], a)
-        self.write(ops[1], b)
-        self._mark_vector(ops[1], False)
-        return True
+            partner, taken = _PERMLANES[name]
+            self.write(ops[0], select_lanes(taken, _rearranged(b, partner), a))
+            self.write(ops[1], select_lanes(~taken, _rearranged(a, partner), b))
+        if len(ops) > 1:
+            self._mark_vector(ops[1], False)
+        return modelled
 
     def _conjunction(self, site: int, a: tuple | None, b: tuple | None) -> tuple | None:
         """``a & b`` of masks of two different compares (a bounds check on rows and one on
@@ -1098,7 +1091,7 @@ class WaveState:
         ops = inst.operands
         if name.startswith("cmp_") or name.startswith("cmpx_"):
             return self._vector_compare(name, inst)
-        if name in _SWAPS:
+        if name == "swap_b32" or name in _PERMLANES:
             return self._swap(name, ops)
         if name == "cndmask_b32":
             if inst.mnemonic.endswith("_e64") and len(ops) > 3:
