@@ -261,13 +261,20 @@ def _why(kernel: Kernel, h: dataflow.Hazard) -> str:
         return (f"Wave {w} refills the bytes wave {v} reads at line {read} with the load at line {load}, issued before "
                 f"its last barrier and still in flight; wave {v} reads them expecting what they held before (it "
                 f"issues its own part of that load only later): the refill may overtake the read.")
-    if h.how == "visible":
+    if h.how in ("visible", "visible-offset"):
         text = (f"Wave {w} still had the load at line {load} in flight when it passed its last barrier, and wave {v} "
                 f"reads the bytes it writes at line {read} before any later rendezvous: s_barrier is a rendezvous, "
                 f"not a completion wait.")
         if h.severity == "latent":
             text += (f" Wave {w} does retire the load before its next barrier, but that barrier pairs with another "
-                     f"of wave {v}'s: the waves run a barrier phase apart, and only elapsed time orders the read.")
+                     f"of wave {v}'s: the waves run a barrier phase apart. The load was in flight at wave {w}'s "
+                     f"barrier before that one too, so a whole barrier phase lies between its issue and the read: "
+                     f"only that elapsed time orders the read.")
+        elif h.how == "visible-offset":
+            text += (f" Wave {w} retires the load before its next barrier, which pairs with a later barrier of wave "
+                     f"{v}'s (the waves run a barrier phase apart), but it issued the load in the barrier phase that "
+                     f"ended at this rendezvous: the offset adds no elapsed time, and the read is as unordered as one behind a "
+                     f"barrier with no wait.")
         return text
     if h.how == "after-end":
         return (f"Wave {w} issues the load at line {load} after its last barrier and ends without waiting for it; wave "

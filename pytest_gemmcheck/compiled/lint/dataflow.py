@@ -129,6 +129,9 @@ class Visible:
     passed: int = 0  # the wave's count of that barrier (see WaveAbs.passed)
     after_end: int | None = None  # issued in the last phase of a wave that ended: its issue count
     count: int = 0  # the issue count of the wave's latest instance of the load
+    # in flight at the wave's barrier before this one too (not issued in the phase that ended here,
+    # on any path): a whole barrier phase of the workgroup lies between its issue and what follows
+    carried: bool = False
 
 
 @dataclass
@@ -416,8 +419,10 @@ class KernelAnalysis:
                     w.final = frozenset(record.loads)
             waves, shift = _relative_counts(waves)
             waves = [self._forget_dead(w) for w in waves]
+            fresh = [{(site, lds) for site, lds, _ in record.loads} for record in records]
             visible = frozenset(
-                Visible(w.wave, site, lds, younger, *w.at_barrier(), _final_count(w, site, lds), w.issued.get(site, 0))
+                Visible(w.wave, site, lds, younger, *w.at_barrier(), _final_count(w, site, lds), w.issued.get(site, 0),
+                        (site, lds) not in fresh[w.wave])
                 for w in waves for (site, lds), younger in w.vm.items()
             )
             reads = frozenset(
@@ -900,10 +905,15 @@ class KernelAnalysis:
                     pair = self._pair(v, before[v].barrier, seen.wave, seen.barrier, apart)
                     cover = f"s_waitcnt vmcnt({seen.younger}) in wave {seen.wave} before its barrier at line {self._line(seen.barrier)}"
                     for severity in _weights(issued, seen.site, seen.count):
-                        # a load the read does not mean to see, issued before it: a refill that may overtake it
+                        # a load the read does not mean to see, issued before it: a refill that may overtake it.
+                        # Retired by its wave before a barrier that pairs with a later one of the reader's:
+                        # latent where a whole barrier phase lies between the load's issue and the read (HTI's
+                        # offset), an error where the load was issued in the phase that ended here (as behind a
+                        # barrier with no wait: the offset adds no elapsed time)
+                        how = "visible"
                         if severity == "error" and apart and retired:
-                            severity = "latent"
-                        self._cross(severity, read, seen.site, v, seen.wave, shared, "visible", cover, pair, trace, group)
+                            severity, how = ("latent", how) if seen.carried else (severity, "visible-offset")
+                        self._cross(severity, read, seen.site, v, seen.wave, shared, how, cover, pair, trace, group)
                 if concurrent:
                     self._against_phase_loads(records, v, read, lds, issued, "concurrent", trace, group,
                                               "s_waitcnt lgkmcnt(0) + s_barrier in wave {v} between its read and wave {w}'s load")
