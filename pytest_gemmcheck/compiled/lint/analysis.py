@@ -89,6 +89,7 @@ def lint_kernel(module: AsmModule, kernel: Kernel, options: Options = Options(),
     notes: list[str] = []
     unresolved: dict[int, tuple[str, set[int]]] = {}
     unexplored = 0
+    cut: dict[str, None] = {}  # why traces stopped short of the wave's end (in order, once each)
     for choices, traces in _scenarios(kernel, geometry, options, deadline):
         if choices is None:
             unexplored = traces
@@ -97,6 +98,7 @@ def lint_kernel(module: AsmModule, kernel: Kernel, options: Options = Options(),
             break
         scenario = _scenario_text(choices)
         _note_traces(kernel, traces, notes, unresolved)
+        cut.update((trace.notes[-1], None) for trace in traces if trace.end != "endpgm" and trace.notes)
         for hazard in find_hazards(WaveSet.of(traces)):
             grouped.setdefault((hazard.read.inst.line, hazard.severity), []).append((hazard, scenario))
     findings = [_finding(kernel, items) for items in grouped.values()]
@@ -122,6 +124,11 @@ def lint_kernel(module: AsmModule, kernel: Kernel, options: Options = Options(),
         findings.append(Finding(severity="unchecked", kind="not-followed", kernel=kernel.name, line=0, instruction="",
                                 why=f"{unexplored} branch scenario(s) were left unexplored after --max-scenarios "
                                 f"{options.max_scenarios}: what only they reach was not checked"))
+    if finished and cut:
+        shown = list(cut)
+        findings.append(Finding(severity="unchecked", kind="not-followed", kernel=kernel.name, line=0, instruction="",
+                                why="a wave's trace stopped before its end (" + "; ".join(shown[:3])
+                                + (f"; and {len(shown) - 3} more" if len(shown) > 3 else "") + ")"))
     findings.sort(key=_order)
     return findings, notes, finished
 

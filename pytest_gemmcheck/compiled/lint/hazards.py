@@ -124,10 +124,15 @@ def _hazards_of_read(waves: WaveSet, v: WaveTables, read: Event) -> list[Hazard]
             retired_before = j  # D ordered before R when it retires before R in program order
             issued_after = read_done  # R ordered before D when D is issued after R retires
         else:
+            if w.trace.end != "endpgm" and last_barrier >= len(w.barriers):
+                # w's trace was cut (time or visit limit, an indirect branch) before this rendezvous:
+                # what it did up to there is not known, and the kernel is reported unchecked for it
+                continue
             # the latest rendezvous both waves reach: a wave that ended takes part in no later one
             k = min(last_barrier, len(w.barriers) - 1)
             retired_before = w.barriers[k] if k >= 0 else -1
-            reachable = next_barrier < len(v.barriers) and next_barrier < len(w.barriers)
+            # a wave whose trace was cut still reaches its later barriers (an ended one does not)
+            reachable = next_barrier < len(w.barriers) and (next_barrier < len(v.barriers) or v.trace.end != "endpgm")
             issued_after = w.barriers[next_barrier] if reachable else NEVER
         first = bisect.bisect_left(w.dma_completion, retired_before)
         for index in range(first, len(w.dmas)):

@@ -243,6 +243,7 @@ class WaveSimulator:
         while True:
             if pc >= len(instructions):
                 self.trace.end = "fell-off"
+                self.trace.notes.append(f"wave {self.wave}: ran past the kernel's last instruction without s_endpgm")
                 break
             inst = instructions[pc]
             occurrence = visits[pc]

@@ -2,8 +2,9 @@
 
 import pytest
 
-from pytest_gemmcheck.compiled.lint import lint_text
-from pytest_gemmcheck.compiled.lint.simulate import parse_waitcnt
+from pytest_gemmcheck.compiled.lint import Options, lint_text
+from pytest_gemmcheck.compiled.lint.command import exit_status
+from pytest_gemmcheck.compiled.lint.simulate import Limits, parse_waitcnt
 from pytest_gemmcheck.compiled.lint.asm import parse_instruction
 
 
@@ -216,3 +217,39 @@ def test_partial_last_wave(asm_kernel, snippets):
 )
 def test_waitcnt_fields(text, expected):
     assert parse_waitcnt(parse_instruction(text)) == expected
+
+
+# Waves 2 and 3 spin in a loop of 40 trips before they wait for their load: a visit limit cuts
+# their traces there, before the wait and the barrier the other waves pair with.
+SPIN = """\ts_cmp_lt_u32 s10, 2
+\ts_cbranch_scc1 .LBB0_9
+\ts_mov_b32 s20, 0
+.LBB0_8:
+\ts_add_u32 s20, s20, 1
+\ts_cmp_lt_u32 s20, 40
+\ts_cbranch_scc1 .LBB0_8
+.LBB0_9:
+"""
+
+
+def test_path_engine_reports_a_cut_trace_as_unchecked_not_as_races(asm_kernel, snippets):
+    body = snippets["load_a"] + SPIN + "\ts_waitcnt vmcnt(0)\n\ts_barrier\n" + snippets["read_next_a"]
+    whole = lint_text(asm_kernel(body), options=Options(engine="paths"))
+    assert whole.findings == []
+    cut = lint_text(asm_kernel(body), options=Options(engine="paths", limits=Limits(max_visits=8)))
+    # wave 1 reads wave 2's slice after a barrier wave 2's cut trace never reached: not an error
+    # (its wait and barrier are past the cut), and not a pass either
+    assert cut.errors == [] and cut.warnings == []
+    [unchecked] = cut.unchecked
+    assert unchecked.kind == "not-followed" and "stopped at line" in unchecked.why and "after 8 visits" in unchecked.why
+    assert exit_status([cut]) == 3
+
+
+def test_path_engine_pairs_a_cut_readers_later_barriers(asm_kernel, snippets):
+    # waves 2 and 3 read, then spin past the visit limit: their traces end before the barrier
+    # that orders their reads before the refill. They still reach it: the refill is no warning
+    published = snippets["load_a"] + "\ts_waitcnt vmcnt(0)\n\ts_barrier\n" + snippets["read_next_a"]
+    body = published + SPIN + "\ts_waitcnt lgkmcnt(0)\n\ts_barrier\n" + snippets["load_a"] + "\ts_waitcnt vmcnt(0)\n"
+    assert lint_text(asm_kernel(body), options=Options(engine="paths")).findings == []
+    cut = lint_text(asm_kernel(body), options=Options(engine="paths", limits=Limits(max_visits=8)))
+    assert cut.warnings == [] and cut.errors == [] and [f.kind for f in cut.unchecked] == ["not-followed"]
