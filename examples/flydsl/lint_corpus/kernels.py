@@ -303,6 +303,25 @@ def runtime_tail(racy: bool = False, arch: str = "gfx950") -> str:
     return _kernel("runtime_tail_racy" if racy else "runtime_tail", body, 4, arch)
 
 
+def selected_tail(racy: bool = False, arch: str = "gfx950") -> str:
+    """A two-stage ring's tail whose stage base is selected on a kernel argument's parity, as LLVM
+    writes it in MLA decode: ``s_bitcmp0``, a mask by ``s_cselect_b64``, ``s_and_b64`` of it with
+    exec, and ``s_cselect_b32`` of the two bases. Stage 0 is loaded first, stage 1 second; the
+    fixed tail waits ``vmcnt(0)`` before its barrier, the racy one ``vmcnt(1)``: stage 1 is still
+    in flight, and the waves that select it read it too early."""
+    body = "\ts_mov_b32 s23, 0\n" + _tile_part("0", "A") + "\ts_add_u32 s23, s23, 0x1000\n" + _tile_part("0x1000", "A")
+    body += f"\ts_waitcnt vmcnt({1 if racy else 0}) ; [wait tail]\n" + """\ts_barrier
+\ts_bitcmp0_b32 s19, 0
+\ts_cselect_b64 s[26:27], -1, 0
+\ts_and_b64 s[28:29], s[26:27], exec
+\ts_cselect_b32 s25, 0, 0x1000
+\tv_add_u32_e32 v6, s25, v5
+\tds_read_b128 v[8:11], v6
+\ts_waitcnt lgkmcnt(0)
+"""
+    return _kernel("selected_tail_racy" if racy else "selected_tail", body, 4, arch)
+
+
 def pipelined_loop(racy: bool = False, arch: str = "gfx950") -> str:
     """An attention-like software pipeline over a runtime number of K/V tiles (``s16``, at least
     1) with one wait per iteration: tile 0 is issued before the loop, each iteration issues tile
@@ -406,6 +425,8 @@ def corpus(arch: str = "gfx950") -> dict[str, str]:
         "phase_offset_seed": phase_offset_seed(arch),
         "runtime_tail": runtime_tail(arch=arch),
         "runtime_tail_racy": runtime_tail(racy=True, arch=arch),
+        "selected_tail": selected_tail(arch=arch),
+        "selected_tail_racy": selected_tail(racy=True, arch=arch),
         "pipelined_loop": pipelined_loop(arch=arch),
         "pipelined_loop_racy": pipelined_loop(racy=True, arch=arch),
         "scratch_address": scratch_address(arch),

@@ -301,6 +301,8 @@ class KernelAnalysis:
         self.targets = set(kernel.labels.values())
         self.live = live_in(kernel)
         self.loops = _loops(kernel)
+        self.address_live: list[int] | None = None  # live_in(addresses_only=True), when a select needs it
+        self.selects: dict[int, bool] = {}  # by pc: whether the select there is decided (_decides_an_address)
         self.single_defs = _single_definitions(kernel)
         self.compares: dict[int, int | None] = {}
         self.paired: set[tuple] = set()  # the read/load pairs of a phase's loads already recorded
@@ -347,6 +349,8 @@ class KernelAnalysis:
         self.content_numbers: dict[tuple, int] = {}  # (part, id of what holds it) -> its content's number
         runs: list[list] = [[] for _ in group.waves]  # per wave: (decisions it read, finals, record)
         while pending:
+            if time.monotonic() > self.deadline:  # many short runs: the walks' own checks may never come
+                raise OutOfTime
             decisions = pending.pop()
             try:
                 finals, records = self._run_phase(group, decisions, runs)
@@ -393,7 +397,8 @@ class KernelAnalysis:
 
     def _rendezvous(self, group: Group, decisions: dict, finals: list[list[WaveAbs]], records: list[PhaseRecord]):
         decided = [
-            f"branch line {self.code[pc].line} {'taken' if taken else 'not taken'}"
+            f"select line {self.code[pc].line} {'SCC 1' if taken else 'SCC 0'}" if self.code[pc].mnemonic in _SELECTS
+            else f"branch line {self.code[pc].line} {'taken' if taken else 'not taken'}"
             for (pc, _, _), taken in sorted(decisions.items(), key=lambda item: item[0][:2])
         ]
         split = self._split_decisions(decisions)
@@ -491,7 +496,8 @@ class KernelAnalysis:
         outcomes: dict[int, set[bool]] = {}
         for (pc, _, _), taken in decisions.items():
             outcomes.setdefault(pc, set()).add(taken)
-        return tuple(f"waves at different iterations took the branch at line {self.code[pc].line} differently"
+        return tuple(f"waves at different iterations took the {'select' if self.code[pc].mnemonic in _SELECTS else 'branch'} "
+                     f"at line {self.code[pc].line} differently"
                      for pc, seen in sorted(outcomes.items()) if len(seen) > 1)
 
     def _barrier_words(self, waves: list[WaveAbs]) -> str:
@@ -499,6 +505,8 @@ class KernelAnalysis:
         for w in waves:
             if not w.ended:
                 lines.setdefault(self.code[w.barrier].line, []).append(w.wave)
+        if not lines:
+            return "the end of every wave"
         if len(lines) == 1:
             return f"barrier line {next(iter(lines))}"
         return "barriers " + ", ".join(f"line {line} (waves {wave_list(ws)})" for line, ws in sorted(lines.items()))
@@ -630,24 +638,10 @@ class KernelAnalysis:
                         continue
                     taken = _condition(wave.regs, name[len("s_cbranch_"):])
                     if taken is None:
-                        visit = visits.get(wave.pc, 0)
-                        visits[wave.pc] = visit + 1
-                        if _uniform(wave.regs, name) and visit < SHARED_VISITS:
-                            live = self.live[wave.pc]
-                            key = (wave.pc, visit, wave.regs.uniform_key(lambda i: is_live(live, "s", i)))
-                            taken = self._decision(key, decisions)
-                            if taken is None:
-                                visits[wave.pc] = visit
-                                heapq.heappush(heap, (wave.pc, False, next(order), wave, visits))
-                                raise NeedDecision(key, Walk(heap, finals, seen, record, read, steps, next(order)))
-                            if forks is not None and key not in read:
-                                visits[wave.pc] = visit
-                                fork = Walk(heap + [(wave.pc, False, next(order), wave, visits)], finals, seen, record,
-                                            read, steps, next(order))
-                                forks.append((key, fork.resumed()))
-                                visits[wave.pc] = visit + 1
-                            read[key] = taken
-                        else:
+                        walk_state = (heap, finals, seen, record, read, steps, order)
+                        taken = self._shared(wave, visits, decisions, walk_state, forks) if _uniform(wave.regs, name) \
+                            else _no_visit(visits, wave.pc)
+                        if taken is None:  # both ways: the wave's own paths, parked to be joined there
                             heapq.heappush(heap, (wave.pc, True, next(order), wave, visits))
                             break
                     self._assume(wave, name, taken, target)
@@ -669,10 +663,58 @@ class KernelAnalysis:
                     wave.pc += 1
                     _keep(finals, wave)
                     break
+                if name in _SELECTS and wave.regs.scc is None and not wave.regs.scc_nonuniform \
+                        and self._decides_an_address(wave.pc) and _selects_known_values(wave.regs, inst):
+                    # a uniform select between two known values that an LDS address depends on (a
+                    # tail's stage base on its trip count's parity): decided for every wave alike,
+                    # as a branch on that SCC would be
+                    taken = self._shared(wave, visits, decisions, (heap, finals, seen, record, read, steps, order), forks)
+                    if taken is not None:
+                        wave.regs.scc = taken
                 if not wave.regs.execute(inst):
                     self.outcome.incomplete.setdefault(inst.line, inst.text)
                 wave.pc += 1
         return list(finals.values()), record, read
+
+    def _decides_an_address(self, pc: int) -> bool:
+        """Whether the select at ``pc`` writes a register an LDS address is computed from, outside
+        an innermost loop: there a choice per iteration (its selects on the iteration's bounds)
+        would keep the loop from folding, and a join of the two values is what folding needs."""
+        if pc not in self.selects:
+            if self.address_live is None:
+                self.address_live = live_in(self.kernel, addresses_only=True)
+            innermost = [(head, end) for head, end in self.loops
+                         if not any((h, e) != (head, end) and head <= h and e <= end for h, e in self.loops)]
+            _, defs, _ = uses_and_defs(self.code[pc])
+            after = self.address_live[pc + 1] if pc + 1 < len(self.code) else 0
+            self.selects[pc] = bool(defs & after) and not any(head <= pc <= end for head, end in innermost)
+        return self.selects[pc]
+
+    def _shared(self, wave: WaveAbs, visits: dict, decisions: dict, walk_state: tuple, forks: list | None) -> bool | None:
+        """How the phase's uniform decisions take the condition at ``wave.pc`` (a branch or a
+        select on a uniform SCC), for the first :data:`SHARED_VISITS` visits of it; None past them.
+        Undecided, the wave's walk stops here (:class:`NeedDecision`: the phase is run once per
+        choice, and the walk resumed); decided, the walk as it stands is kept in ``forks`` the
+        first time, to go on from under the other choice."""
+        heap, finals, seen, record, read, steps, order = walk_state
+        visit = visits.get(wave.pc, 0)
+        visits[wave.pc] = visit + 1
+        if visit >= SHARED_VISITS:
+            return None
+        live = self.live[wave.pc]
+        key = (wave.pc, visit, wave.regs.uniform_key(lambda i: is_live(live, "s", i)))
+        taken = self._decision(key, decisions)
+        if taken is None:
+            visits[wave.pc] = visit
+            heapq.heappush(heap, (wave.pc, False, next(order), wave, visits))
+            raise NeedDecision(key, Walk(heap, finals, seen, record, read, steps, next(order)))
+        if forks is not None and key not in read:
+            visits[wave.pc] = visit
+            fork = Walk(heap + [(wave.pc, False, next(order), wave, visits)], finals, seen, record, read, steps, next(order))
+            forks.append((key, fork.resumed()))
+            visits[wave.pc] = visit + 1
+        read[key] = taken
+        return taken
 
     def _assume(self, wave: WaveAbs, branch: str, taken: bool, target: int) -> None:
         """What a decided SCC branch says: after ``s_cmp_eq`` / ``s_cmp_lg`` right before it (and
@@ -1317,6 +1359,27 @@ def _consistent(waves: list[WaveAbs], shared: set[int]) -> bool:
 
 def _bound_base(value) -> int:
     return value if isinstance(value, int) else value.base
+
+
+_SELECTS = frozenset({"s_cselect_b32", "s_cselect_b64"})
+
+
+def _no_visit(visits: dict, pc: int) -> None:
+    """A branch decided by each wave on its own: counted as a visit all the same."""
+    visits[pc] = visits.get(pc, 0) + 1
+    return None
+
+
+def _selects_known_values(regs: WaveState, inst) -> bool:
+    """Whether a select's two sources are known and differ: only then does deciding SCC tell more
+    than their join."""
+    if len(inst.operands) < 3:
+        return False
+    if inst.mnemonic == "s_cselect_b64":
+        a, b = regs.read_scalar64(inst.operands[1]), regs.read_scalar64(inst.operands[2])
+    else:
+        a, b = regs.read(inst.operands[1]).scalar(), regs.read(inst.operands[2]).scalar()
+    return a is not None and b is not None and a != b
 
 
 def _uniform(regs: WaveState, branch: str) -> bool:

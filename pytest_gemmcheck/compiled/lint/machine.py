@@ -1151,6 +1151,10 @@ class WaveState:
             for part in range(2):
                 self.write(ops[0], self.read(ops[1], part=part), part=part)
             return True
+        if name == "pk_mov_b32":
+            return self._pk_mov(inst)
+        if name in ("lshlrev_b64", "lshrrev_b64", "ashrrev_i64"):
+            return self._shift64(name, inst)
         if name == "swap_b32":
             a, b = self.read(ops[0]), self.read(ops[1])
             self.write(ops[0], b)
@@ -1281,6 +1285,52 @@ class WaveState:
         self.write(ops[0], Lanes(lo, known.copy()), part=0)
         self.write(ops[0], Lanes(hi, known.copy()), part=1)
         self.clobber(ops[1])
+        return True
+
+    def _pk_mov(self, inst: Instruction) -> bool:
+        """``v_pk_mov_b32 vdst[2], src0[2], src1[2] op_sel:[a,b]``: the low dword is src0's dword
+        ``a``, the high one src1's dword ``b`` (LLVM's 64-bit copy is ``op_sel:[0,1]`` of one source;
+        ``op_sel:[1,0]`` moves a window one dword along a chain of pairs)."""
+        ops = inst.operands
+        if len(ops) < 3:
+            return False
+        selected = inst.modifier("op_sel")
+        try:
+            picks = [int(x) for x in selected.strip("[]").split(",")] if selected else [0, 0]
+        except ValueError:
+            return False
+        picks = (picks + [0, 0])[:2]
+        # both sources are read before the destination (often one of them) is written; the high
+        # dword of a constant is not guessed at (how a packed operand extends it is not modelled)
+        halves = [Lanes.unknown(1) if isinstance(decode(src), Const) and pick else self.read(src, part=pick)
+                  for src, pick in zip(ops[1:3], picks)]
+        for part, value in enumerate(halves):
+            self.write(ops[0], value, part=part)
+        return True
+
+    def _shift64(self, name: str, inst: Instruction) -> bool:
+        """``v_lshlrev_b64 vdst[2], shift, src[2]`` and the right shifts: the 64-bit source shifted
+        by the low 6 bits of the shift, per lane."""
+        ops = inst.operands
+        if len(ops) < 3:
+            return False
+        shift = self.read(ops[1]).broadcast(self.width)
+        if isinstance(decode(ops[2]), Const):
+            return False  # how a 32-bit constant extends to 64 bits is not modelled
+        lo, hi = (self.read(ops[2], part=p).broadcast(self.width) for p in range(2))
+        known = shift.known & lo.known & hi.known
+        results = []
+        for low, high, amount in zip(lo.values, hi.values, shift.values):
+            value, amount = (int(high) << 32) | int(low), int(amount) & 63
+            if name == "lshlrev_b64":
+                value <<= amount
+            elif name == "lshrrev_b64":
+                value >>= amount
+            else:
+                value = (value - (1 << 64) if value >> 63 else value) >> amount
+            results.append(value & 0xFFFFFFFFFFFFFFFF)
+        self.write(ops[0], Lanes(np.array([r & MASK32 for r in results], dtype=U32), known.copy()), part=0)
+        self.write(ops[0], Lanes(np.array([r >> 32 for r in results], dtype=U32), known.copy()), part=1)
         return True
 
     def _lshl_add_u64(self, inst: Instruction) -> bool:

@@ -214,6 +214,35 @@ def test_a_permlane_swap_under_a_partial_exec_leaves_neither_register_known():
     assert not state.vgpr.get(2, Lanes.unknown(64)).known[:32].any()
 
 
+@pytest.mark.parametrize("move, low, high", [
+    ("v_pk_mov_b32 v[4:5], v[2:3], v[2:3] op_sel:[0,1]", 0, 100),  # LLVM's 64-bit copy
+    ("v_pk_mov_b32 v[4:5], v[2:3], v[6:7] op_sel:[1,0]", 100, 200),  # a window one dword along
+    ("v_pk_mov_b32 v[2:3], v[2:3], v[6:7] op_sel:[1,0]", 100, 200),  # in place: sources read first
+    ("v_pk_mov_b32 v[4:5], v[2:3], v[6:7]", 0, 200),
+])
+def test_a_packed_move_takes_each_dword_its_op_sel_names(move, low, high):
+    state = run(WaveState(64), "s_mov_b64 exec, -1")
+    state.vgpr[2], state.vgpr[3], state.vgpr[6], state.vgpr[7] = _lanes(0), _lanes(100), _lanes(200), _lanes(300)
+    assert state.execute(parse_instruction(move))
+    dest = int(move.split("v[")[1].split(":")[0])
+    assert state.vgpr[dest].values.tolist() == list(range(low, low + 64))
+    assert state.vgpr[dest + 1].values.tolist() == list(range(high, high + 64))
+
+
+def test_64_bit_vector_shifts():
+    state = run(WaveState(64), "s_mov_b64 exec, -1", "v_mov_b32_e32 v2, 0x80000003", "v_mov_b32_e32 v3, 1")
+    run(state, "v_lshlrev_b64 v[4:5], 9, v[2:3]", "v_lshrrev_b64 v[6:7], 1, v[2:3]", "v_ashrrev_i64 v[8:9], 4, v[4:5]")
+    value = (1 << 32) | 0x80000003
+    shifted = (value << 9) & (2**64 - 1)
+    assert (state.vgpr[4].values[0], state.vgpr[5].values[0]) == (shifted & 0xFFFFFFFF, shifted >> 32)
+    assert (state.vgpr[6].values[0], state.vgpr[7].values[0]) == ((value >> 1) & 0xFFFFFFFF, value >> 33)
+    assert (state.vgpr[8].values[0], state.vgpr[9].values[0]) == ((shifted >> 4) & 0xFFFFFFFF, shifted >> 36)
+    assert state.vgpr[4].known.all() and state.vgpr[9].known.all()
+    state.vgpr[3] = Lanes.unknown(64)
+    run(state, "v_lshlrev_b64 v[4:5], 9, v[2:3]")
+    assert not state.vgpr[5].known.any()
+
+
 def test_vector_lanes_stay_affine_through_a_folded_counter():
     state = run(WaveState(64), "s_mov_b64 exec, -1")
     state.sgpr[12] = Affine(1, 12, symbol=1)
@@ -431,3 +460,30 @@ def test_the_paths_engine_stops_at_the_time_limit_unchecked(asm_kernel, snippets
                        options=Options(engine="paths", time_limit=0))
     assert report.unfinished == ["k"]
     assert [f.kind for f in report.findings] == ["unfinished"] and exit_status([report]) == 3
+
+
+def test_selects_that_no_lds_address_depends_on_are_joined_not_decided(asm_kernel, snippets):
+    # twenty uniform selects on an unknown SCC (an unsigned division's corrections) whose values
+    # feed only a global offset: deciding each both ways would run the phase 2**20 times. Only a
+    # select an LDS address is computed from is decided
+    corrections = "".join(f"\ts_cmp_lt_u32 s16, {k}\n\ts_cselect_b32 s17, 1, 2\n\ts_add_u32 s18, s18, s17\n"
+                          for k in range(20))
+    body = (ARGUMENT + "\ts_mov_b32 s18, 0\n" + corrections + "\tbuffer_load_dword v9, v4, s[4:7], s18 offen\n"
+            + snippets["load_a"] + "\ts_waitcnt vmcnt(0)\n\ts_barrier\n" + snippets["read_next_a"])
+    report = lint_text(asm_kernel(body))
+    assert report.findings == [] and report.unfinished == []
+    racy = lint_text(asm_kernel(body.replace("\ts_waitcnt vmcnt(0)\n\ts_barrier\n", "\ts_barrier\n")))
+    assert [f.severity for f in racy.findings] == ["error"]
+    assert not any(step.startswith("select line") for step in racy.findings[0].trace)
+
+
+def test_a_select_inside_an_innermost_loop_is_joined(lint_corpus):
+    # the pipelined loop's reads moved by a select on the tile against a kernel argument: a choice
+    # per iteration would keep the loop from folding. Joined, the two offsets make the address
+    # unknown, and with the next tile in flight the reads are unchecked, never a pass
+    moved = "\ts_cmp_lt_u32 s12, s17\n\ts_cselect_b32 s26, 0, 0x40\n\tv_add_u32_e32 v6, s26, v6\n\tds_read_b128 v[8:11], v6\n"
+    text = lint_corpus.pipelined_loop().replace("\tds_read_b128 v[8:11], v6\n", moved)
+    report = lint_text(text)
+    assert report.unfinished == [] and report.errors == []
+    assert {f.kind for f in report.unchecked} == {"unresolved-address"}
+    assert all(not step.startswith("select line") for f in report.findings for step in f.trace)

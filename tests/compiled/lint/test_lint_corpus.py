@@ -7,8 +7,8 @@ import pytest
 from pytest_gemmcheck.compiled.lint import Options, lint_text
 from pytest_gemmcheck.compiled.lint.command import exit_status
 
-CLEAN = ("attention_causal_window", "bf16_gemm", "fp4_prologue", "runtime_tail", "pipelined_loop", "scratch_address",
-         "epilogue")
+CLEAN = ("attention_causal_window", "bf16_gemm", "fp4_prologue", "runtime_tail", "selected_tail", "pipelined_loop",
+         "scratch_address", "epilogue")
 UNHURRIED = Options(time_limit=900.0)
 
 
@@ -75,6 +75,18 @@ def test_runtime_tail_is_safe_by_counters_and_its_racy_twin_is_not_a_pass(lint_c
     assert exit_status([racy]) == 3
 
 
+def test_a_stage_base_selected_on_a_uniform_parity_is_decided_both_ways(lint_corpus):
+    # the select between the two stage bases runs once per choice of its SCC, for every wave
+    # alike: the waves that select stage 1 read it while it is in flight (an error, where a join
+    # of the two bases would leave the address unknown and the read unchecked), stage 0 is clean
+    racy = linted(lint_corpus.selected_tail(racy=True))
+    [error] = racy.findings
+    assert (error.severity, error.instruction) == ("error", "ds_read_b128 v[8:11], v6")
+    assert error.lds == [(0x1000, 0x2000)] and [load.line for load in error.loads] == [26]
+    assert "select line 30 SCC 0" in error.trace
+    assert exit_status([racy]) == 1
+
+
 def test_pipelined_loop_with_one_wait_per_iteration(lint_corpus):
     fixed = linted(lint_corpus.pipelined_loop())
     assert fixed.findings == [] and exit_status([fixed]) == 0
@@ -138,6 +150,7 @@ MUTANTS = {
     ("bf16_gemm", "prologue"): None,
     # an address the lint cannot compute with a load in flight: not checked, never a pass
     ("runtime_tail", "tail"): "unchecked",
+    ("selected_tail", "tail"): "error",
     ("pipelined_loop", "loop"): "error",
     ("pipelined_loop", "reads-done"): "warning",
     ("scratch_address", "reload"): "unchecked",
