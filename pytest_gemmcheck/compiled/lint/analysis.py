@@ -191,7 +191,10 @@ def _merged_hint(merged: list[str]) -> str:
 
 def _dataflow_finding(kernel: Kernel, items: list[dataflow.Hazard]) -> Finding:
     code = kernel.instructions
-    first = next((h for h in items if h.reader != h.writer), items[0])
+    # the same finding whatever order the analysis met its pairs in (set orders vary by run)
+    items = sorted(items, key=lambda h: (h.reader == h.writer, h.reader, h.writer, h.load, h.lds, h.how, h.trace,
+                                         h.barriers, h.cover))
+    first = items[0]
     loads: dict[int, LoadRef] = {}
     lds: list[tuple[int, int]] = []
     for hazard in items:
