@@ -301,8 +301,7 @@ class KernelAnalysis:
         self.targets = set(kernel.labels.values())
         self.live = live_in(kernel)
         self.loops = _loops(kernel)
-        self.address_live: list[int] | None = None  # live_in(addresses_only=True), when a select needs it
-        self.selects: dict[int, bool] = {}  # by pc: whether the select there is decided (_decides_an_address)
+        self.selects: dict[int, bool] | None = None  # by pc: whether the select there is decided (_decides_an_address)
         self.single_defs = _single_definitions(kernel)
         self.compares: dict[int, int | None] = {}
         self.paired: set[tuple] = set()  # the read/load pairs of a phase's loads already recorded
@@ -638,9 +637,11 @@ class KernelAnalysis:
                         continue
                     taken = _condition(wave.regs, name[len("s_cbranch_"):])
                     if taken is None:
-                        walk_state = (heap, finals, seen, record, read, steps, order)
-                        taken = self._shared(wave, visits, decisions, walk_state, forks) if _uniform(wave.regs, name) \
-                            else _no_visit(visits, wave.pc)
+                        if _uniform(wave.regs, name):
+                            taken = self._shared(wave, visits, decisions, (heap, finals, seen, record, read, steps, order),
+                                                 forks)
+                        else:
+                            visits[wave.pc] = visits.get(wave.pc, 0) + 1
                         if taken is None:  # both ways: the wave's own paths, parked to be joined there
                             heapq.heappush(heap, (wave.pc, True, next(order), wave, visits))
                             break
@@ -680,14 +681,17 @@ class KernelAnalysis:
         """Whether the select at ``pc`` writes a register an LDS address is computed from, outside
         an innermost loop: there a choice per iteration (its selects on the iteration's bounds)
         would keep the loop from folding, and a join of the two values is what folding needs."""
-        if pc not in self.selects:
-            if self.address_live is None:
-                self.address_live = live_in(self.kernel, addresses_only=True)
+        if self.selects is None:  # first asked: every select's answer at once
+            live = live_in(self.kernel, addresses_only=True)
             innermost = [(head, end) for head, end in self.loops
                          if not any((h, e) != (head, end) and head <= h and e <= end for h, e in self.loops)]
-            _, defs, _ = uses_and_defs(self.code[pc])
-            after = self.address_live[pc + 1] if pc + 1 < len(self.code) else 0
-            self.selects[pc] = bool(defs & after) and not any(head <= pc <= end for head, end in innermost)
+
+            def decided(at: int) -> bool:
+                _, defs, _ = uses_and_defs(self.code[at])
+                after = live[at + 1] if at + 1 < len(self.code) else 0
+                return bool(defs & after) and not any(head <= at <= end for head, end in innermost)
+
+            self.selects = {at: decided(at) for at, inst in enumerate(self.code) if inst.mnemonic in _SELECTS}
         return self.selects[pc]
 
     def _shared(self, wave: WaveAbs, visits: dict, decisions: dict, walk_state: tuple, forks: list | None) -> bool | None:
@@ -1362,12 +1366,6 @@ def _bound_base(value) -> int:
 
 
 _SELECTS = frozenset({"s_cselect_b32", "s_cselect_b64"})
-
-
-def _no_visit(visits: dict, pc: int) -> None:
-    """A branch decided by each wave on its own: counted as a visit all the same."""
-    visits[pc] = visits.get(pc, 0) + 1
-    return None
 
 
 def _selects_known_values(regs: WaveState, inst) -> bool:
