@@ -475,9 +475,13 @@ def summary(result: dict) -> dict:
         row[m.outcome] = row.get(m.outcome, 0) + 1
     scoped = [m for m in ms if m.effect == "in scope" and "lgkmcnt" not in m.kind]
     caught = sum(m.outcome == "caught" for m in scoped)
+    # what `gemmcheck lint --fail-on-latent` fails: a new latent finding too
+    failing = sum(m.outcome in ("caught", "latent") for m in scoped)
     false_errors = [m for m in ms if m.effect != "in scope" and m.outcome == "caught"]
     return {"table": table, "in_scope": len(scoped), "caught": caught,
-            "score": round(caught / len(scoped), 3) if scoped else None, "false_errors": len(false_errors)}
+            "score": round(caught / len(scoped), 3) if scoped else None,
+            "caught_or_latent": failing, "score_failing_on_latent": round(failing / len(scoped), 3) if scoped else None,
+            "false_errors": len(false_errors)}
 
 
 def format_result(result: dict, verbose: bool = True) -> str:
@@ -491,6 +495,9 @@ def format_result(result: dict, verbose: bool = True) -> str:
         out.append(f"  {key:<28} " + ", ".join(f"{k} {row[k]}" for k in ("caught", "latent", "warned", "unchecked", "missed") if k in row))
     score = "n/a (no in-scope vmcnt/barrier mutant)" if s["score"] is None else f"{s['caught']}/{s['in_scope']} = {s['score']:.1%}"
     out.append(f"  mutation score (in-scope vmcnt and barrier mutants caught as errors): {score}")
+    if s["caught_or_latent"] > s["caught"]:
+        out.append(f"  with --fail-on-latent (errors or latent findings): {s['caught_or_latent']}/{s['in_scope']} = "
+                   f"{s['score_failing_on_latent']:.1%}")
     if s["false_errors"]:
         out.append(f"  new errors on equivalent or out-of-scope mutants (false errors): {s['false_errors']}")
     if verbose:

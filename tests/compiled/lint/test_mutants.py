@@ -12,7 +12,7 @@ import functools
 
 import pytest
 
-from pytest_gemmcheck.compiled.mutants import mutants, program, run_mutants, summary, waitcnt_fields
+from pytest_gemmcheck.compiled.mutants import format_result, mutants, program, run_mutants, summary, waitcnt_fields
 
 FIXED = ("fp8_tail_gemm_fixed_k512", "ring_loop_fixed")
 
@@ -158,3 +158,17 @@ def test_the_path_engine_judges_the_misses_of_a_racy_kernel(example_asm):
     misses = [m for m in result["mutants"] if m.outcome != "caught"]
     assert misses and all(m.oracle.startswith("paths engine: ") for m in misses)
     assert all(m.oracle == "" for m in result["mutants"] if m.outcome == "caught")
+
+
+def test_the_score_with_fail_on_latent_counts_latent_mutants(lint_corpus):
+    # the HTI kernel with its loop drained: deleting the prologue's wait leaves a tile in flight
+    # across the extra barrier of the lagging group, read by the leading one a whole phase after
+    # its issue (latent, not an error); --fail-on-latent would fail it, and the second score says so
+    result = run_mutants(lint_corpus.bf16_gemm(hti=True, loop_wait=0), effects=("in scope",),
+                         kinds=("delete vmcnt", "vmcnt+1", "delete s_barrier"))
+    outcomes = {(m.line, m.kind): m.outcome for m in result["mutants"]}
+    assert outcomes[(28, "delete vmcnt")] == "latent"
+    totals = summary(result)
+    assert totals["caught_or_latent"] == totals["caught"] + sum(o == "latent" for o in outcomes.values())
+    assert totals["caught_or_latent"] == totals["in_scope"]
+    assert "with --fail-on-latent (errors or latent findings)" in format_result(result)
