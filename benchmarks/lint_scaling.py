@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT / "tests" / "flydsl" / "data"
+DATA = ROOT / "tests" / "compiled" / "data"
 CORPUS = ROOT / "examples" / "flydsl" / "lint_corpus" / "kernels.py"
 
 CHILD = """
