@@ -53,12 +53,13 @@ from .asm import Instruction, Kernel
 from .findings import wave_list
 from .liveness import SCC, is_live, live_in, scc_live, uses_and_defs
 from .machine import Affine, Lanes, WaveState, contradicts, join_lanes
-from .operands import MASK32, VCC_LO, Reg, decode
+from .operands import M0, MASK32, VCC_LO, Reg, decode
 from .simulate import Geometry, Ranges, classify, dma_ranges, dma_size, ds_ranges, initial_state, merge_ranges, overlap, parse_waitcnt
 from .targets import Target
 
 PERIOD = 12  # a folded loop's state stands for iterations 12 apart: stage counts 1, 2, 3, 4, 6, 12 stay exact
 SHARED_VISITS = 2  # visits of a scalar branch in one phase decided for all waves alike
+SELECT_REACH = 64  # instructions after a select searched for an LDS address computed from it
 STATES_PER_BRANCH = 4 * PERIOD  # states of one shape at a branch within a phase before they are joined
 # states of any shape at a branch within a phase before each new one is joined into one state of
 # that branch, queues and issue counts included: a run of branches on exec masks that each issue a
@@ -678,21 +679,32 @@ class KernelAnalysis:
         return list(finals.values()), record, read
 
     def _decides_an_address(self, pc: int) -> bool:
-        """Whether the select at ``pc`` writes a register an LDS address is computed from, outside
-        an innermost loop: there a choice per iteration (its selects on the iteration's bounds)
-        would keep the loop from folding, and a join of the two values is what folding needs."""
+        """Whether the select at ``pc`` is decided: an LDS address (a DS access's, or M0) is computed
+        from its result in the straight-line code after it, and no innermost loop holds it. Inside
+        one, a choice per iteration (its selects on the iteration's bounds) would keep the loop from
+        folding, where a join of the two values is what folding needs; a select whose value reaches
+        an address only through a chain of unknowns (an unsigned division's corrections) would
+        multiply the runs for nothing."""
         if self.selects is None:  # first asked: every select's answer at once
-            live = live_in(self.kernel, addresses_only=True)
             innermost = [(head, end) for head, end in self.loops
                          if not any((h, e) != (head, end) and head <= h and e <= end for h, e in self.loops)]
-
-            def decided(at: int) -> bool:
-                _, defs, _ = uses_and_defs(self.code[at])
-                after = live[at + 1] if at + 1 < len(self.code) else 0
-                return bool(defs & after) and not any(head <= at <= end for head, end in innermost)
-
-            self.selects = {at: decided(at) for at, inst in enumerate(self.code) if inst.mnemonic in _SELECTS}
+            self.selects = {at: not any(head <= at <= end for head, end in innermost) and self._feeds_an_address(at)
+                            for at, inst in enumerate(self.code) if inst.mnemonic in _SELECTS}
         return self.selects[pc]
+
+    def _feeds_an_address(self, pc: int) -> bool:
+        """Whether an LDS address is computed from what the instruction at ``pc`` writes before the
+        next label or branch (SCC included: ``s_and_b64`` of a selected mask, then a select on it)."""
+        _, tainted, _ = uses_and_defs(self.code[pc])
+        for at in range(pc + 1, min(pc + 1 + SELECT_REACH, len(self.code))):
+            inst = self.code[at]
+            if at in self.targets or inst.mnemonic.startswith(("s_branch", "s_cbranch", "s_setpc", "s_endpgm")):
+                return False
+            uses, defs, seeds = uses_and_defs(inst)
+            if seeds & tainted or (defs >> M0) & 1 and uses & tainted:
+                return True
+            tainted = tainted | defs if uses & tainted else tainted & ~defs
+        return False
 
     def _shared(self, wave: WaveAbs, visits: dict, decisions: dict, walk_state: tuple, forks: list | None) -> bool | None:
         """How the phase's uniform decisions take the condition at ``wave.pc`` (a branch or a

@@ -87,10 +87,8 @@ def uses_and_defs(inst: Instruction) -> tuple[int, int, int]:
     return uses, defs, seeds
 
 
-def live_in(kernel: Kernel, *, addresses_only: bool = False) -> list[int]:
-    """For each instruction, the registers that may be read at or after it before being written
-    to decide an LDS address or control flow; with ``addresses_only``, an LDS address alone (a DS
-    instruction's address, M0)."""
+def live_in(kernel: Kernel) -> list[int]:
+    """For each instruction, the registers that may be read at or after it before being written."""
     code = kernel.instructions
     n = len(code)
     successors: list[tuple[int, ...]] = []
@@ -106,10 +104,6 @@ def live_in(kernel: Kernel, *, addresses_only: bool = False) -> list[int]:
         else:
             successors.append((i + 1,))
     facts = [uses_and_defs(inst) for inst in code]
-    always = 1 << M0 if addresses_only else _ALWAYS
-    if addresses_only:
-        facts = [(uses, defs, _ds_address(inst) if inst.mnemonic.startswith("ds_") else 0)
-                 for inst, (uses, defs, _) in zip(code, facts)]
     live = [0] * (n + 1)
     changed = True
     while changed:
@@ -121,7 +115,7 @@ def live_in(kernel: Kernel, *, addresses_only: bool = False) -> list[int]:
                     out |= live[s]
             uses, defs, seeds = facts[i]
             # an instruction whose result matters makes what it reads matter (faint variables)
-            value = seeds | (uses if defs & out or not defs else 0) | (out & ~defs) | always
+            value = seeds | (uses if defs & out or not defs else 0) | (out & ~defs) | _ALWAYS
             if value != live[i]:
                 live[i] = value
                 changed = True

@@ -465,7 +465,7 @@ def test_the_paths_engine_stops_at_the_time_limit_unchecked(asm_kernel, snippets
 def test_selects_that_no_lds_address_depends_on_are_joined_not_decided(asm_kernel, snippets):
     # twenty uniform selects on an unknown SCC (an unsigned division's corrections) whose values
     # feed only a global offset: deciding each both ways would run the phase 2**20 times. Only a
-    # select an LDS address is computed from is decided
+    # select an LDS address is computed from, right after it, is decided
     corrections = "".join(f"\ts_cmp_lt_u32 s16, {k}\n\ts_cselect_b32 s17, 1, 2\n\ts_add_u32 s18, s18, s17\n"
                           for k in range(20))
     body = (ARGUMENT + "\ts_mov_b32 s18, 0\n" + corrections + "\tbuffer_load_dword v9, v4, s[4:7], s18 offen\n"
