@@ -27,7 +27,8 @@ DS reads and writes may sit among them. It errs only towards "may change":
   (a barrier) no LDS-DMA load and no DS write is issued before it on any path. The mutant may
   break something else (a register read of a global load), not an ordering the lint checks;
 * **in scope**: everything else. The mutation score is caught / in scope over the ``vmcnt`` and
-  barrier mutants. An in-scope mutant that is missed is not proven racy (the load it leaves in
+  barrier mutants; beside it, where latent mutants make it differ, what ``gemmcheck lint
+  --fail-on-latent`` would fail (a new error or latent finding). An in-scope mutant that is missed is not proven racy (the load it leaves in
   flight may be one no other wave reads), so ``--oracle`` also lints those with the
   path-enumerating engine.
 
