@@ -28,9 +28,9 @@ DS reads and writes may sit among them. It errs only towards "may change":
   break something else (a register read of a global load), not an ordering the lint checks;
 * **in scope**: everything else. The mutation score is caught / in scope over the ``vmcnt`` and
   barrier mutants; beside it, where latent mutants make it differ, what ``gemmcheck lint
-  --fail-on-latent`` would fail (a new error or latent finding). An in-scope mutant that is missed is not proven racy (the load it leaves in
-  flight may be one no other wave reads), so ``--oracle`` also lints those with the
-  path-enumerating engine.
+  --fail-on-latent`` would fail (a new error or latent finding). An in-scope mutant that is
+  missed is not proven racy (the load it leaves in flight may be one no other wave reads), so
+  ``--oracle`` also lints those with the path-enumerating engine.
 
 Every ``vmcnt`` mutant retires less, so an in-scope one can only open a read-before-load race
 (error); an ``lgkmcnt`` mutant leaves DS reads in flight (refill warnings at most) or DS writes

@@ -1329,9 +1329,13 @@ class WaveState:
             else:
                 value = (value - (1 << 64) if value >> 63 else value) >> amount
             results.append(value & 0xFFFFFFFFFFFFFFFF)
-        self.write(ops[0], Lanes(np.array([r & MASK32 for r in results], dtype=U32), known.copy()), part=0)
-        self.write(ops[0], Lanes(np.array([r >> 32 for r in results], dtype=U32), known.copy()), part=1)
+        self._write_u64(ops[0], results, known)
         return True
+
+    def _write_u64(self, dest: str, values: list[int], known: np.ndarray) -> None:
+        """A 64-bit vector result, one value per lane, into the two dwords of ``dest``."""
+        self.write(dest, Lanes(np.array([v & MASK32 for v in values], dtype=U32), known.copy()), part=0)
+        self.write(dest, Lanes(np.array([v >> 32 for v in values], dtype=U32), known.copy()), part=1)
 
     def _lshl_add_u64(self, inst: Instruction) -> bool:
         ops = inst.operands  # vdst[2], src0[2], shift, src2[2]
@@ -1344,7 +1348,6 @@ class WaveState:
         a = (a_hi.values.astype(object) << 32) + a_lo.values
         c = (c_hi.values.astype(object) << 32) + c_lo.values
         total = [((int(x) << (int(s) & 7)) + int(y)) & 0xFFFFFFFFFFFFFFFF for x, s, y in zip(a, shift.values, c)]
-        self.write(ops[0], Lanes(np.array([t & MASK32 for t in total], dtype=U32), known.copy()), part=0)
-        self.write(ops[0], Lanes(np.array([t >> 32 for t in total], dtype=U32), known.copy()), part=1)
+        self._write_u64(ops[0], total, known)
         return True
 
