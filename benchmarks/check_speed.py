@@ -1,8 +1,8 @@
 """How fast one launch's check is, as ratios measured in one run.
 
-    python benchmarks/check_speed.py                 # on a GPU: 16384x7168 bf16, one stored copy
-    python benchmarks/check_speed.py --sweep         # also a table of launch configurations (< 90 s on an H200)
-    python benchmarks/check_speed.py --m 64 --n 512  # anything smaller; without a GPU this is
+    python -m benchmarks.check_speed                 # on a GPU: 16384x7168 bf16, one stored copy
+    python -m benchmarks.check_speed --sweep         # also a table of launch configurations (< 90 s on an H200)
+    python -m benchmarks.check_speed --m 64 --n 512  # anything smaller; without a GPU this is
                                                      # the default, run by Triton's interpreter
 
 The fused check reads out, ref and the stored copy once: 3 * M * N * element bytes. The
@@ -56,18 +56,18 @@ if not ON_GPU:
     # Triton reads the flag when it is imported and on the first launch: set it first
     os.environ["TRITON_INTERPRET"] = "1"
 
-from pytest_gemmcheck.checking import rule, checksum as checksums, torch_backend as check  # noqa: E402
+from gemmcheck_dev import cuda_timing  # noqa: E402
+from gemmcheck_dev.results import print_header  # noqa: E402
 from pytest_gemmcheck.case import identity  # noqa: E402
+from pytest_gemmcheck.checking import rule, checksum as checksums, torch_backend as check  # noqa: E402
 from pytest_gemmcheck.checking.triton import fused_check  # noqa: E402
 from pytest_gemmcheck.checking.triton.plan import block_shape  # noqa: E402
 from pytest_gemmcheck.checking.triton.run import Run  # noqa: E402
 from pytest_gemmcheck.checking.triton.runtime import RUNTIME  # noqa: E402
 
-import gpu_timing  # noqa: E402  (this folder: scripts run from it)
-
 DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
 TOL = rule.Tolerance()
-GEMM_MS = 0.384  # fp8 GEMM 16384x7168x2048 on an H200 (benchmarks/results/h200-run1.log)
+GEMM_MS = 0.384  # fp8 GEMM 16384x7168x2048 on an H200 (benchmarks/results/h200/2026-11-29-all-parts.log)
 HARNESS_BUDGET = 1.6  # the whole launch (poison fill + GEMM + check + record) within this x the GEMM
 SWEEP_DEADLINE_S = 70  # --sweep starts no block shape after this, so that the run ends within 90 s
 
@@ -95,7 +95,7 @@ def device_seconds(enqueue, repeat: int) -> float:
     """GPU time per call of ``enqueue`` (kernels only): ``repeat`` calls back to back between two
     CUDA events, after a warm-up call (which compiles); in the interpreter, wall time."""
     if ON_GPU:
-        return gpu_timing.device_seconds(enqueue, repeat)
+        return cuda_timing.device_seconds(enqueue, repeat)
     enqueue()
     return seconds_per_call(enqueue, max(1, repeat // 4), warmup=0)
 
@@ -257,7 +257,8 @@ def compare_configs(texts, out, ref, rowmax, tile, read_bytes, copy_bandwidth, r
         wall, device, again = (statistics.median(walls[text]), statistics.median(devices[text]),
                                statistics.median(repeats[text]))
         print(f"{text:>14s} {wall * 1e3:9.3f} {read_bytes / wall / copy_bandwidth:10.1%} {device * 1e3:9.3f} "
-              f"{read_bytes / device / copy_bandwidth:10.1%} {again * 1e3:14.3f} {moved / again / copy_bandwidth:10.1%}")
+              f"{read_bytes / device / copy_bandwidth:10.1%} {again * 1e3:14.3f} "
+              f"{moved / again / copy_bandwidth:10.1%}")
 
 
 def main(argv=None) -> int:
@@ -271,6 +272,7 @@ def main(argv=None) -> int:
     parser.add_argument("--sweep", action="store_true", help="also time the fused kernel's launch configurations")
     parser.add_argument("--configs", default="", help="also compare these configurations, e.g. 4x256x4@6,16x128x4@4")
     args = parser.parse_args(argv)
+    print_header("benchmarks.check_speed", argv)
 
     device = torch.device("cuda" if ON_GPU else "cpu")
     dtype = DTYPES[args.dtype]
@@ -352,7 +354,8 @@ def main(argv=None) -> int:
           f"({bad / base:.2f}x the clean one)")
 
     fill = seconds_per_call(lambda: broken.fill_(float("nan")), args.repeat)
-    for name in ("fused check (Triton)", "fused check + checksum, no copy", "fused check + checksum, queued (case.run)"):
+    for name in ("fused check (Triton)", "fused check + checksum, no copy",
+                 "fused check + checksum, queued (case.run)"):
         launch = GEMM_MS / 1e3 + fill + timings[name][0]
         print(f"harness with {name}: poison fill {fill * 1e3:.3f} ms + GEMM {GEMM_MS:.3f} ms + check "
               f"{timings[name][0] * 1e3:.3f} ms = {launch * 1e3:.3f} ms = {launch / (GEMM_MS / 1e3):.2f}x the GEMM "
@@ -383,8 +386,8 @@ def main(argv=None) -> int:
     device_ratio = read_bytes / timings["fused check (Triton)"][1] / copy_bandwidth
     assert_close_s = timings["torch.testing.assert_close"][0]
     print(f"\nsame numbers as the torch path (clean, NaN block, check + checksum): {agree}")
-    print(f"fused check with a copy, one call: {ratio:.1%} of copy bandwidth by wall time, {device_ratio:.1%} by device "
-          f"time; {assert_close_s / base:.1f}x faster than assert_close")
+    print(f"fused check with a copy, one call: {ratio:.1%} of copy bandwidth by wall time, {device_ratio:.1%} by "
+          f"device time; {assert_close_s / base:.1f}x faster than assert_close")
     summed_bytes = read_bytes * 2 // 3
     single = timings["fused check + checksum, no copy"]
     print(f"fused check + checksum, one call: {summed_bytes / single[0] / copy_bandwidth:.1%} of copy bandwidth by "

@@ -6,7 +6,7 @@ arm alike), ``python -c pass`` beside ``gemmcheck --version``, ``--help``, ``his
 launches made through the real store. Prints min and median per arm and the min above ``python
 -c pass``. Targets: ``--version`` no more than 0.15 s above it, ``history`` no more than 0.5 s.
 
-    python benchmarks/cli_startup.py [--rounds 9] [--launches 10000]
+    python -m benchmarks.cli_startup [--rounds 9] [--launches 10000]
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from gemmcheck_dev.results import print_header
 
 TARGETS_S = {"--version": 0.15, "history": 0.5}
 
@@ -62,6 +64,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--launches", type=int, default=10_000)
     args = parser.parse_args()
+    print_header("benchmarks.cli_startup")
     gemmcheck = [sys.executable, "-m", "pytest_gemmcheck"]
     with tempfile.TemporaryDirectory() as folder:
         database = Path(folder) / "history.db"

@@ -1,7 +1,7 @@
 """How fast the dashboard answers over a large history: ``gemmcheck history``, ``compare`` and
 ``coverage`` (and the report page's data) over 1M launch rows, on SQLite and on PostgreSQL.
 
-    python benchmarks/dashboard_speed.py [--pg URL] [--cases 100] [--runs 100] [--launches 100]
+    python -m benchmarks.dashboard_speed [--pg URL] [--cases 100] [--runs 100] [--launches 100]
 
 Fills a fresh database per backend through the recorder's own write path (cases x runs
 results of ``--launches`` launches each: 1M launch rows by default, half the runs tagged main
@@ -19,20 +19,18 @@ import time
 import uuid
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from sqlalchemy import create_engine, text
+from sqlalchemy.engine import make_url
 
-from sqlalchemy import create_engine, text  # noqa: E402
-from sqlalchemy.engine import make_url  # noqa: E402
-
-from pytest_gemmcheck.records.result import CaseResult, LaunchRecord  # noqa: E402
-from pytest_gemmcheck.history.engine import create, upgrade  # noqa: E402
-from pytest_gemmcheck.history.selection import Selection  # noqa: E402
-from pytest_gemmcheck.history.store import HistoryStore, RunInfo  # noqa: E402
-from pytest_gemmcheck.reporting.compare import Side, compare_table  # noqa: E402
-from pytest_gemmcheck.reporting.coverage import coverage_tables  # noqa: E402
-from pytest_gemmcheck.reporting.history_table import history_table  # noqa: E402
-from pytest_gemmcheck.reporting.report_page import build_report  # noqa: E402
+from gemmcheck_dev.results import print_header
+from pytest_gemmcheck.history.engine import create, upgrade
+from pytest_gemmcheck.history.selection import Selection
+from pytest_gemmcheck.history.store import HistoryStore, RunInfo
+from pytest_gemmcheck.records.result import CaseResult, LaunchRecord
+from pytest_gemmcheck.reporting.compare import Side, compare_table
+from pytest_gemmcheck.reporting.coverage import coverage_tables
+from pytest_gemmcheck.reporting.history_table import history_table
+from pytest_gemmcheck.reporting.report_page import build_report
 
 TARGET_S = 0.5
 STACKS = [{"fingerprint": f"bench{i}", "host": "bench", "gpu_arch": arch, "gpu_name": "bench GPU", "torch": "2.11"}
@@ -109,6 +107,7 @@ def main(argv=None) -> int:
     parser.add_argument("--runs", type=int, default=100)
     parser.add_argument("--launches", type=int, default=100, help="launches per result")
     args = parser.parse_args(argv)
+    print_header("benchmarks.dashboard_speed", argv)
     questions = {
         "history": lambda engine: history_table(engine, Selection()),
         "history --kernel kernel1 --quant ptpc": lambda engine: history_table(

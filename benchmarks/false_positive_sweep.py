@@ -2,7 +2,8 @@
 
 Runs the example's independent CPU kernels (tiled, quantized operands, scales where real
 kernels apply them; fp32 forward-K and fp64 reverse-K) over the shapes of
-tests/checking/test_rule.py and prints, per mode:
+gemmcheck_dev/correct_kernel_sweep.py, those tests/checking/test_rule.py asserts, and prints, per
+mode:
 
   worst |err| / rowmax      largest error of any element as a fraction of its row's largest |ref|
   margin                    rtol / that, i.e. how many times the error could grow before the
@@ -10,29 +11,23 @@ tests/checking/test_rule.py and prints, per mode:
   floor needed              the smallest --gemmcheck-floor that still gives 0 wrong elements
                             with rtol=0.05 (how much stricter the rule could be on this evidence)
 
-    python benchmarks/false_positive_sweep.py
+    python -m benchmarks.false_positive_sweep
 """
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import torch
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "examples" / "cpu"))
-sys.path.insert(0, str(ROOT / "tests"))
-
-from kernels import tiled_gemm  # noqa: E402
-from test_false_positives import IMPLEMENTATIONS, MODES, SHAPES  # noqa: E402
-
-from pytest_gemmcheck.case.case import Case, CaseContext  # noqa: E402
-from pytest_gemmcheck.checking.torch_backend import row_max  # noqa: E402
-from pytest_gemmcheck.config.table import Settings  # noqa: E402
+from examples.cpu.kernels import tiled_gemm
+from gemmcheck_dev.correct_kernel_sweep import IMPLEMENTATIONS, MODES, SHAPES
+from gemmcheck_dev.results import print_header
+from pytest_gemmcheck.case.case import Case, CaseContext
+from pytest_gemmcheck.checking.torch_backend import row_max
+from pytest_gemmcheck.config.table import Settings
 
 
 def main() -> None:
+    print_header("benchmarks.false_positive_sweep")
     rtol = 0.05
     print(f"{'quant':<11}{'impl':<14}{'shapes':>7}{'worst |err|/rowmax':>20}{'margin':>9}{'floor needed':>14}")
     for quant in MODES:

@@ -9,7 +9,7 @@ accumulation, row-wise and block-wise; a Triton fp8 GEMM) over shapes up to K=16
   plain-|ref|   elements a plain 5%-of-|ref| rule would flag (why the floor exists)
   floor needed  the smallest --gemmcheck-floor with 0 wrong elements at rtol=0.05
 
-    python benchmarks/gpu_accuracy.py [--json FILE]
+    python -m benchmarks.gpu_accuracy [--json FILE]
 """
 
 from __future__ import annotations
@@ -21,13 +21,10 @@ from pathlib import Path
 
 import torch
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "examples" / "gpu"))
-
-from pytest_gemmcheck.case.case import Case, CaseContext  # noqa: E402
-from pytest_gemmcheck.checking.torch_backend import Tolerance, check_launch, row_max  # noqa: E402
-from pytest_gemmcheck.config.table import Settings  # noqa: E402
+from gemmcheck_dev.results import print_header
+from pytest_gemmcheck.case.case import Case, CaseContext
+from pytest_gemmcheck.checking.torch_backend import Tolerance, check_launch, row_max
+from pytest_gemmcheck.config.table import Settings
 
 SHAPES = [(4096, 7168, 256), (4096, 7168, 1024), (2048, 4096, 4096), (1024, 2048, 8192), (512, 1024, 16384),
           (777, 1000, 2048)]
@@ -35,7 +32,7 @@ RTOL = 0.05
 
 
 def kernels():
-    import torch_gemms
+    from examples.gpu import torch_gemms
 
     def scaled(fast, scales_of):
         def run(x, out):
@@ -50,7 +47,7 @@ def kernels():
     if torch_gemms.scaled_mm_unavailable("blockscale") is None:
         found += [("scaled_mm blockscale", "blockscale", scaled(False, torch_gemms.blockscale_scales))]
     try:
-        from triton_fp8_gemm import fp8_ptpc_gemm
+        from examples.gpu.triton_fp8_gemm import fp8_ptpc_gemm
 
         found.append(("triton fp8 ptpc", "ptpc", lambda x, out: fp8_ptpc_gemm(x.a, x.b, x.a_scale, x.b_scale, out)))
     except Exception as exc:  # noqa: BLE001 - reported, not fatal
@@ -80,11 +77,13 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--json")
     args = parser.parse_args(argv)
+    print_header("benchmarks.gpu_accuracy", argv)
     if not torch.cuda.is_available():
         print("no GPU: nothing to measure")
         return 0
     rows = []
-    print(f"{'kernel':<28}{'shape':<18}{'wrong':>7}{'|err|/rowmax':>14}{'margin':>8}{'plain-|ref|':>13}{'floor needed':>14}")
+    print(f"{'kernel':<28}{'shape':<18}{'wrong':>7}{'|err|/rowmax':>14}{'margin':>8}{'plain-|ref|':>13}"
+          f"{'floor needed':>14}")
     for name, quant, kernel in kernels():
         for m, n, k in SHAPES:
             try:

@@ -1,8 +1,8 @@
-"""GPU measurements for the GPU path (issue 5), one part per command; benchmarks/gpu_run.sh
-runs them all on the GPU machine. Each part prints its table and merges its numbers into one
-JSON file under its own key (so a part that fails or times out loses only itself).
+"""GPU measurements beside the launch cost, one part per command; benchmarks/gpu_run.sh runs them
+all on the GPU machine. Each part prints its table and merges its numbers into one JSON file under
+its own key (so a part that fails or times out loses only itself).
 
-    python benchmarks/gpu_measure.py --json results.json PART [--budget-s S] [FILES...]
+    python -m benchmarks.gpu_measure --json results.json PART [--budget-s S] [FILES...]
 
 Parts:
 
@@ -16,31 +16,30 @@ Parts:
   racy-sweep         the cp.async tail GEMM (examples/gpu/racy_gemm.cu): variants x stress x
                      (stages, block_k, K) x slack, bad launches of each; then >= 1000 launches of
                      the fixed twin idle and under each stressor
-  overhead           --gemmcheck-repeat=100 on the fp8 GEMM at 16384x7168x2048 against 100 bare
-                     launches plus one reference computation, as a ratio
   junit-summary      outcome of every test in the given JUnit XML files (the example suites idle
                      and under each stressor, run by gpu_run.sh)
   throughput-summary launches per second from the given JSON-lines logs of
-                     benchmarks/gpu_throughput_cases.py under pytest-xdist -n 1 and -n 2
+                     gemmcheck_dev/launch_rate_cases.py under pytest-xdist -n 1 and -n 2
+
+What a checked launch costs (``--gemmcheck-repeat=100`` against bare launches, and the rest) is
+``python -m benchmarks.launch_cost``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import platform
 import subprocess
 import sys
-import statistics
 import threading
 import time
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
+from gemmcheck_dev.results import merge_json, print_header
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "examples" / "gpu"))
 
 STRESS_KINDS = ("none", "copy", "compute")
 
@@ -53,12 +52,6 @@ def _device():
     if not torch.cuda.is_available():
         raise SystemExit("no CUDA GPU: the GPU measurements need one")
     return torch.device("cuda", torch.cuda.current_device())
-
-
-def _sync():
-    import torch
-
-    torch.cuda.synchronize()
 
 
 class Deadline:
@@ -226,8 +219,7 @@ def part_stress(args) -> dict:
 
 
 def part_racy_sweep(args) -> dict:
-    import racy_gemm
-
+    from examples.gpu import racy_gemm
     from pytest_gemmcheck.case.cache import LruCache
 
     reason = racy_gemm.unavailable_reason()
@@ -264,7 +256,8 @@ def part_racy_sweep(args) -> dict:
     # and under each stressor), then the grid and the background's shape while time lasts
     twin = [one("fixed", 2, 32, 256, 0, kind, 1000) for kind in STRESS_KINDS]
     jobs = [(variant, stages, block_k, k, slack, kind, repeats[variant], (m, n))
-            for stages, block_k, k in configs for slack in slacks for kind in STRESS_KINDS for variant in ("racy", "fixed")]
+            for stages, block_k, k in configs for slack in slacks for kind in STRESS_KINDS
+            for variant in ("racy", "fixed")]
     jobs += [(variant, 2, 32, 256, slack, kind, 20, (4096, 7168))
              for slack in (0, 2048, 4096) for kind in STRESS_KINDS for variant in ("racy", "fixed")]
     done = 0
@@ -280,7 +273,8 @@ def part_racy_sweep(args) -> dict:
     band = _hiding_band(rows)
     print("slack settings where the racy variant is clean idle and bad under stress: "
           + (", ".join(f"stages={s} block_k={b} K={k} slack={sl} ({kinds})" for s, b, k, sl, kinds in band) or "none"))
-    print("fixed twin, >= 1000 launches each: " + "; ".join(f"{r['stress_kind']}: {r['bad']}/{r['launches']} bad" for r in twin))
+    print("fixed twin, >= 1000 launches each: "
+          + "; ".join(f"{r['stress_kind']}: {r['bad']}/{r['launches']} bad" for r in twin))
     return {"rows": rows, "fixed_twin_1000": twin, "hides_idle_shows_under_stress": band, "truncated": truncated}
 
 
@@ -299,111 +293,6 @@ def _hiding_band(rows: list[dict]) -> list[tuple]:
         if bad.get("none") == 0 and caught:
             band.append((*key, "+".join(caught)))
     return band
-
-
-def part_overhead(args) -> dict:
-    """Harness time for 100 checked launches against 100 bare launches plus one reference."""
-    import torch
-    import torch_gemms
-
-    from pytest_gemmcheck.case.case import Case, CaseContext
-    from pytest_gemmcheck.config.table import Settings
-    from pytest_gemmcheck.case.reference import compute_reference
-
-    device = _device()
-    m, n, k, repeat = 16384, 7168, 2048, 100
-    if torch_gemms.scaled_mm_unavailable("ptpc") is None:
-        kernel_name = "torch_scaled_mm"
-
-        def make_launch(x):
-            scales = torch_gemms.ptpc_scales(x)
-            return lambda out: torch_gemms.scaled_mm(x, scales, out)
-    else:
-        import triton_fp8_gemm
-
-        kernel_name = "triton_fp8_ptpc_gemm"
-
-        def make_launch(x):
-            return lambda out: triton_fp8_gemm.fp8_ptpc_gemm(x.a, x.b, x.a_scale, x.b_scale, out)
-
-    def new_case(repeat_count, record, repeat_check="checksum"):
-        return Case(CaseContext(Settings(repeat=repeat_count, repeat_check=repeat_check), record=record), kernel_name,
-                    m=m, n=n, k=k, quant="ptpc", fp8=torch_gemms.fp8_flavour(), device=device)
-
-    warm = new_case(3, lambda result: None)  # compiles whatever the check and kernel compile
-    x = warm.inputs()
-    launch = make_launch(x)
-    warm.run(launch)
-    new_case(3, lambda result: None, "full").run(launch)
-
-    out = torch.empty((m, n), dtype=torch.bfloat16, device=device)
-    for _ in range(5):
-        launch(out)
-    _sync()
-    start = time.perf_counter()
-    for _ in range(repeat):
-        launch(out)
-    _sync()
-    bare_s = time.perf_counter() - start
-
-    start = time.perf_counter()
-    for _ in range(repeat):
-        launch(out)
-        _sync()
-    bare_synced_s = time.perf_counter() - start
-
-    start = time.perf_counter()
-    compute_reference(x)
-    _sync()
-    reference_s = time.perf_counter() - start
-
-    # both ways of checking a repeated launch, interleaved round by round (a shared GPU drifts)
-    times: dict[str, list[float]] = {"checksum": [], "full": []}
-    records: dict[str, list[dict]] = {"checksum": [], "full": []}
-    for _ in range(3):
-        for how in ("checksum", "full"):
-            timed = new_case(repeat, lambda result, how=how: records[how].append(result.to_dict()), how)
-            x2 = timed.inputs()  # made before the clock starts, as in a test
-            launch2 = make_launch(x2)
-            _sync()
-            start = time.perf_counter()
-            timed.run(launch2)
-            _sync()
-            times[how].append(time.perf_counter() - start)
-    harness = {how: statistics.median(seconds) for how, seconds in times.items()}
-    ratios = {how: seconds / (bare_s + reference_s) for how, seconds in harness.items()}
-
-    def numbers(result):
-        return [{key: value for key, value in launch.items() if key not in ("elapsed_s", "pid", "index")}
-                for launch in result["launches"]]
-
-    same_numbers = all(numbers(a) == numbers(b) for a, b in zip(records["checksum"], records["full"]))
-    element = 2  # bf16 out
-    repeat_bytes = 2 * m * n * element  # the repeat pass: one read of out, one write of the next buffer
-    full_bytes = 3 * m * n * element  # the full check's read of out and the bf16 reference, and the fill
-    report = {
-        "kernel": kernel_name, "shape": [m, n, k], "repeat": repeat,
-        "bare_s": round(bare_s, 4), "bare_synced_s": round(bare_synced_s, 4), "reference_s": round(reference_s, 4),
-        "harness_s": round(harness["checksum"], 4), "ratio": round(ratios["checksum"], 3),
-        "harness_full_s": round(harness["full"], 4), "ratio_full": round(ratios["full"], 3),
-        "ms_per_launch_bare": round(1000 * bare_s / repeat, 4),
-        "ms_per_launch_harness": round(1000 * (harness["checksum"] - reference_s) / repeat, 4),
-        "ms_per_launch_harness_full": round(1000 * (harness["full"] - reference_s) / repeat, 4),
-        "bytes_per_launch_checked": repeat_bytes, "bytes_per_launch_full": full_bytes,
-        "bad_launches": sum(1 for launch in records["checksum"][-1]["launches"] if launch["kinds"]),
-        "same_numbers_both_ways": same_numbers,
-        "target_ratio": 1.35,
-    }
-    print(f"{kernel_name} ptpc {m}x{n}x{k}: bare {repeat} launches {bare_s * 1000:.1f} ms "
-          f"({report['ms_per_launch_bare']} ms each; {bare_synced_s * 1000:.1f} ms synchronising each), "
-          f"reference {reference_s * 1000:.1f} ms; medians of 3 interleaved rounds")
-    for how, words in (("checksum", "repeats by checksum (default)"), ("full", "every launch in full")):
-        moved = repeat_bytes if how == "checksum" else full_bytes
-        print(f"  harness --gemmcheck-repeat={repeat}, {words:30}: {harness[how] * 1000:.1f} ms -> ratio "
-              f"{ratios[how]:.2f}; the check and fill move {moved / 1e6:.0f} MB per launch")
-    print(f"  checksum / full harness: {harness['checksum'] / harness['full']:.2f}; target ratio <= 1.35 for the "
-          f"default; {report['bad_launches']} bad launches; the same numbers both ways, launch by launch: {same_numbers}")
-    return report
 
 
 def part_junit_summary(args) -> dict:
@@ -499,23 +388,9 @@ PARTS = {
     "digests": part_digests,
     "stress": part_stress,
     "racy-sweep": part_racy_sweep,
-    "overhead": part_overhead,
     "junit-summary": part_junit_summary,
     "throughput-summary": part_throughput_summary,
 }
-
-
-def merge_into(path: Path, key: str, value) -> None:
-    data = {}
-    if path.exists():
-        try:
-            data = json.loads(path.read_text())
-        except ValueError:
-            data = {"unreadable_previous": path.read_text()[:2000]}
-    data[key] = value
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data, indent=1, default=str))
-    os.replace(tmp, path)
 
 
 def main(argv=None) -> int:
@@ -525,11 +400,12 @@ def main(argv=None) -> int:
     parser.add_argument("--json", type=Path, required=True, help="JSON file the part's numbers are merged into")
     parser.add_argument("--budget-s", type=float, default=None, help="stop starting new work after this long")
     args = parser.parse_args(argv)
+    print_header("benchmarks.gpu_measure", argv)
     start = time.perf_counter()
     value = PARTS[args.part](args)
     if isinstance(value, dict):
         value["part_seconds"] = round(time.perf_counter() - start, 2)
-    merge_into(args.json, args.part, value)
+    merge_json(args.json, args.part, value)
     return 0
 
 

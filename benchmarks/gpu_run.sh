@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
-# Everything GPU-related for the GPU path (issue 5), in one call on a GPU machine, from the
-# repository root:
+# Everything GPU-related, in one call on a GPU machine, from the repository root:
 #
 #     OUT=/some/folder bash benchmarks/gpu_run.sh
 #
-# Writes two files to $OUT (default benchmarks/out): gpu_run.log (every part's output) and
-# gpu_results.json (their numbers, one key per part). Each part runs on its own, under its own
-# time limit, and a failing part is logged and skipped. The whole run is sized for about five
-# minutes on one H200 and never runs past GPU_RUN_BUDGET_S (default 480 s): a part gets at most
-# what is left of it, and a part with too little left is skipped and logged.
+# Writes two files to $OUT (default benchmarks/out): gpu_run.log (every part's output, after a
+# header of machine, GPU, commit, date and command; kept as benchmarks/results/<machine>/
+# DATE-TOPIC.log) and gpu_results.json (their numbers, one key per part). Each part runs on its
+# own, under its own time limit, and a failing part is logged and skipped. The whole run is sized
+# for about five minutes on one H200 and never runs past GPU_RUN_BUDGET_S (default 540 s): a part
+# gets at most what is left of it, and a part with too little left is skipped and logged.
 #
 # Parts, in order:
 #   environment   versions and the GPU's identity
@@ -17,27 +17,31 @@
 #   examples      the GPU example suites (examples/gpu) idle, then under each stressor
 #   racy-sweep    the cp.async tail GEMM: variants x stress x settings, bad-launch counts, and
 #                 >= 1000 launches of the fixed twin idle and under each stressor
+#   (what a checked launch costs, the views of python -m benchmarks.launch_cost:)
 #   overhead      --gemmcheck-repeat=100 on the fp8 GEMM at 16384x7168x2048 vs bare launches, repeats
-#                 checked by checksum (the default) and every launch in full, interleaved
+#                 checked by checksum (the default) and every launch in full, interleaved (view ratio)
 #   overhead-shapes  a checked launch against a bare one, torch.matmul bf16 256^3 ... 8192^3 and ptpc
 #                 torch._scaled_mm 16384x7168x2048 at repeat=100: bare, checked, ratio, host us per launch
-#                 (benchmarks/overhead_shapes.py)
-#   breakdown     a launch's phases on the GPU against case.run's time (benchmarks/harness_breakdown.py)
-#   host-overhead the host's share, piece by piece, and a profile of case.run (benchmarks/host_overhead.py)
+#                 (view shapes)
+#   breakdown     a launch's phases on the GPU against case.run's time (view breakdown)
+#   host-overhead the host's share, piece by piece, and a profile of case.run (view host)
 #   host-profile-1024  the same profile of 200 launches at bf16 1024^3, where the host bounds a launch
-#   host-floor    the fewest host calls a checked launch could make, against a bare launch (benchmarks/host_floor.py)
-#   loop-breakdown  the launch loop's host time per launch, step by step, and what a run pays once (benchmarks/loop_breakdown.py)
-#   gpu-busy      how busy a checked run of 100 keeps the GPU at ptpc and 1024^3, against bare launches (benchmarks/gpu_busy.py)
-#   run-costs     a checked run's cost once per run and per launch, at 256^3, 1024^3 and ptpc (benchmarks/run_costs.py);
+#   host-floor    the fewest host calls a checked launch could make, against a bare launch (view floor)
+#   loop-breakdown  the launch loop's host time per launch, step by step, and what a run pays once (view loop)
+#   gpu-busy      how busy a checked run of 100 keeps the GPU at ptpc and 1024^3, against bare launches
+#                 (view gpu-busy)
+#   run-costs     a checked run's cost once per run and per launch, at 256^3, 1024^3 and ptpc (view run-costs);
 #                 run-profile-ptpc: the same with a profile of ptpc's case.run; run-profile-short: a profile
 #                 of a run of 3 launches at 1024^3, what is paid once per run; run-profile-1024: of
 #                 runs of 100 launches there
-#   two-gpus      launches per second with pytest-xdist -n 2 vs -n 1 (only with >= 2 GPUs)
-#   accuracy      how far correct GPU GEMMs stray from the reference (benchmarks/gpu_accuracy.py)
-#   check-speed   the fused check against copy bandwidth and assert_close (benchmarks/check_speed.py)
+#   (and the rest:)
+#   two-gpus      launches per second with pytest-xdist -n 2 vs -n 1 (only with >= 2 GPUs;
+#                 gemmcheck_dev/launch_rate_cases.py)
+#   accuracy      how far correct GPU GEMMs stray from the reference (benchmarks.gpu_accuracy)
+#   check-speed   the fused check against copy bandwidth and assert_close (benchmarks.check_speed)
 #   guards        what a launch may not touch (examples/gpu/test_gpu_guards.py: a cp.async GEMM
 #                 writing one row past out, one scribbling on b), the guards' cost against the
-#                 fused check's (benchmarks/guard_cost.py), and the plugin's reliability tests
+#                 fused check's (benchmarks.guard_cost), and the plugin's reliability tests
 #   repeat-tests  repeated launches checked by checksum against full checks of the same bits,
 #                 launch by launch, on the racy cp.async GEMM and its fixed twin (tests/checking/triton/test_repeat.py)
 #   pipeline-tests  the loop queued ahead against the loop that checks every launch in full, launch by
@@ -48,16 +52,17 @@
 #   sanitize      the GPU sanitizer suite (examples/gpu/test_gpu_sanitize.py), its results as JSON
 #   search        gemmcheck.search over block-wise torch._scaled_mm: the K region at 4096x7168, the
 #                 smallest failing m x n x k, probes and seconds, and a sweep of every K to check
-#                 them against (benchmarks/search_scaled_mm.py; needs hypothesis)
+#                 them against (benchmarks.search_scaled_mm; needs hypothesis)
 #   hang          last, as it takes its process's GPU with it: a kernel that never ends, failed
 #                 as hung by --gemmcheck-launch-timeout=5, the GPU's next case skipped, the
 #                 process ended (a stack dump at 30 s if it is stuck anywhere)
 #
 # GPU_RUN_PARTS="accuracy check-speed" runs only the parts whose names start with those words.
 #
-# The plugin does not need to be installed: the repository root goes first on PYTHONPATH, and
-# when no installed copy registers the plugin a dist-info of its entry points goes beside it. No history database is
-# written (--gemmcheck-no-record where the plugin has it), so SQLAlchemy is not needed.
+# The plugin does not need to be installed: the repository root goes first on PYTHONPATH (the
+# benchmarks run as python -m benchmarks.NAME, their helpers come from gemmcheck_dev/), and when no
+# installed copy registers the plugin a dist-info of its entry points goes beside it. No history
+# database is written (--gemmcheck-no-record), so SQLAlchemy is not needed.
 
 set -u
 cd "$(dirname "$0")/.."
@@ -116,8 +121,11 @@ run_part() {
     return 0
 }
 
-MEASURE=("$PY" benchmarks/gpu_measure.py --json "$JSON")
+MEASURE=("$PY" -m benchmarks.gpu_measure --json "$JSON")
+COST=("$PY" -m benchmarks.launch_cost)
 
+COMMAND="${GPU_RUN_PARTS:+GPU_RUN_PARTS=\"$GPU_RUN_PARTS\" }bash benchmarks/gpu_run.sh"
+"$PY" -m gemmcheck_dev.results "$COMMAND" >> "$LOG" 2>&1  # machine, GPU, commit, date and command
 log "gpu_run.sh in $ROOT, output to $OUT"
 nvidia-smi >> "$LOG" 2>&1 || rocm-smi >> "$LOG" 2>&1 || log "no nvidia-smi or rocm-smi"
 GPUS=$("$PY" -c "import torch; print(torch.cuda.device_count() if torch.cuda.is_available() else 0)" 2>>"$LOG")
@@ -126,7 +134,6 @@ log "visible GPUs: $GPUS"
 
 # The plugin's entry point: a checkout is not installed, so a dist-info naming it goes on
 # PYTHONPATH, and every pytest started here (pytester's subprocesses included) loads it.
-PLUGIN_ARGS=()
 if ! "$PY" -c "
 import sys
 from importlib import metadata
@@ -138,30 +145,15 @@ sys.exit(0 if any(e.name == 'gemmcheck' for e in metadata.entry_points(group='py
     chmod a+rx "$WORK" "$WORK/site"  # the tests run some sessions as an unprivileged user
     export PYTHONPATH="$WORK/site:$PYTHONPATH"
 fi
-HELP=$("$PY" -m pytest "${PLUGIN_ARGS[@]}" --help 2>>"$LOG")
-has_option() { grep -q -- "$1" <<< "$HELP"; }
-COMMON=(-p no:cacheprovider -rA -q "${PLUGIN_ARGS[@]}")
-has_option --gemmcheck-no-record && COMMON+=(--gemmcheck-no-record)
-if has_option --gemmcheck-stress && has_option --gemmcheck-devices; then
-    USE_SHIM=0
-else
-    USE_SHIM=1
-    export PYTHONPATH="$ROOT/benchmarks:$PYTHONPATH"
-    log "the plugin lacks --gemmcheck-stress/--gemmcheck-devices: using benchmarks/gpu_pytest_shim.py"
-fi
-# stress_flags KIND / device_flags SPEC: pytest arguments for a background load, for GPUs per
-# worker (with the shim, its environment variables carry KIND and SPEC)
-stress_flags() { if [ $USE_SHIM -eq 0 ]; then echo "--gemmcheck-stress=$1"; else echo "-p gpu_pytest_shim"; fi; }
-device_flags() { if [ $USE_SHIM -eq 0 ]; then echo "--gemmcheck-devices=$1"; else echo "-p gpu_pytest_shim"; fi; }
+COMMON=(-p no:cacheprovider -rA -q --gemmcheck-no-record)
 
 run_part environment 40 "${MEASURE[@]}" environment
 run_part digests 40 "${MEASURE[@]}" digests
 run_part stress 40 "${MEASURE[@]}" stress
 
 for kind in none copy compute; do
-    # shellcheck disable=SC2046  # the flags are words on purpose
-    run_part "examples stress=$kind" 90 env GEMMCHECK_SHIM_STRESS="$kind" \
-        "$PY" -m pytest examples/gpu "${COMMON[@]}" $(stress_flags "$kind") --junitxml="$WORK/examples_$kind.xml"
+    run_part "examples stress=$kind" 90 \
+        "$PY" -m pytest examples/gpu "${COMMON[@]}" --gemmcheck-stress="$kind" --junitxml="$WORK/examples_$kind.xml"
 done
 run_part "examples summary" 20 "${MEASURE[@]}" junit-summary "$WORK"/examples_none.xml "$WORK"/examples_copy.xml "$WORK"/examples_compute.xml
 
@@ -169,26 +161,27 @@ sweep_budget=$(( $(left) - 90 ))  # keeps a minute and a half for the overhead p
 [ $sweep_budget -gt 100 ] && sweep_budget=100
 [ $sweep_budget -lt 0 ] && sweep_budget=0
 run_part racy-sweep $(( sweep_budget + 40 )) "${MEASURE[@]}" racy-sweep --budget-s "$sweep_budget"
-run_part overhead 75 "${MEASURE[@]}" overhead
-run_part overhead-shapes 240 "$PY" benchmarks/overhead_shapes.py
-run_part breakdown 90 "$PY" benchmarks/harness_breakdown.py
-run_part host-overhead 90 "$PY" benchmarks/host_overhead.py
-run_part host-profile-1024 90 "$PY" benchmarks/host_overhead.py --shape 1024x1024x1024 --launches 200 --profile-rows 50
-run_part host-floor 60 "$PY" benchmarks/host_floor.py
-run_part loop-breakdown 60 "$PY" benchmarks/loop_breakdown.py
-run_part gpu-busy 60 "$PY" benchmarks/gpu_busy.py ptpc
-run_part "gpu-busy 1024" 40 "$PY" benchmarks/gpu_busy.py 1024
-run_part run-costs 120 "$PY" benchmarks/run_costs.py --shapes 256,1024,ptpc
-run_part run-profile-ptpc 60 "$PY" benchmarks/run_costs.py --shapes ptpc --rounds 1 --profile-rows 45
-run_part run-profile-short 60 "$PY" benchmarks/run_costs.py --shapes 1024 --repeat 3 --rounds 3 --profile-rows 60 --profile-runs 20
-run_part run-profile-1024 60 "$PY" benchmarks/run_costs.py --shapes 1024 --rounds 1 --profile-rows 70 --profile-runs 5
+run_part overhead 75 "${COST[@]}" ratio --json "$JSON"
+run_part overhead-shapes 240 "${COST[@]}" shapes
+run_part breakdown 90 "${COST[@]}" breakdown
+run_part host-overhead 90 "${COST[@]}" host
+run_part host-profile-1024 90 "${COST[@]}" host --shape 1024x1024x1024 --launches 200 --profile-rows 50
+run_part host-floor 60 "${COST[@]}" floor
+run_part loop-breakdown 60 "${COST[@]}" loop
+run_part gpu-busy 60 "${COST[@]}" gpu-busy ptpc
+run_part "gpu-busy 1024" 40 "${COST[@]}" gpu-busy 1024
+run_part run-costs 120 "${COST[@]}" run-costs --shapes 256,1024,ptpc
+run_part run-profile-ptpc 60 "${COST[@]}" run-costs --shapes ptpc --rounds 1 --profile-rows 45
+run_part run-profile-short 60 "${COST[@]}" run-costs --shapes 1024 --repeat 3 --rounds 3 --profile-rows 60 \
+    --profile-runs 20
+run_part run-profile-1024 60 "${COST[@]}" run-costs --shapes 1024 --rounds 1 --profile-rows 70 --profile-runs 5
 
 if [ "$GPUS" -ge 2 ]; then
     for workers in 1 2; do
         rm -f "$WORK/n$workers.jsonl"
-        # shellcheck disable=SC2046
-        run_part "two-gpus -n $workers" 120 env GEMMCHECK_THROUGHPUT_LOG="$WORK/n$workers.jsonl" GEMMCHECK_SHIM_DEVICES=0,1 \
-            "$PY" -m pytest benchmarks/gpu_throughput_cases.py "${COMMON[@]}" $(device_flags 0,1) -n "$workers" --gemmcheck-repeat=50
+        run_part "two-gpus -n $workers" 120 env GEMMCHECK_THROUGHPUT_LOG="$WORK/n$workers.jsonl" \
+            "$PY" -m pytest gemmcheck_dev/launch_rate_cases.py "${COMMON[@]}" --gemmcheck-devices=0,1 -n "$workers" \
+            --gemmcheck-repeat=50
     done
     run_part "two-gpus summary" 20 "${MEASURE[@]}" throughput-summary "$WORK/n1.jsonl" "$WORK/n2.jsonl"
 else
@@ -196,14 +189,14 @@ else
 fi
 
 run_part guards 90 "$PY" -m pytest examples/gpu/test_gpu_guards.py "${COMMON[@]}"
-run_part guard-cost 60 "$PY" benchmarks/guard_cost.py --sweep
+run_part guard-cost 60 "$PY" -m benchmarks.guard_cost --sweep
 if "$PY" -c "import sqlalchemy, alembic" 2>>"$LOG"; then
     run_part guard-tests 150 "$PY" -m pytest tests/reliability -q -p no:cacheprovider -x -n 4
 fi
 
-run_part accuracy 90 "$PY" benchmarks/gpu_accuracy.py --json "$OUT/gpu_accuracy.json"
-run_part check-speed 90 "$PY" benchmarks/check_speed.py
-run_part check-speed-sweep 100 "$PY" benchmarks/check_speed.py --sweep
+run_part accuracy 90 "$PY" -m benchmarks.gpu_accuracy --json "$OUT/gpu_accuracy.json"
+run_part check-speed 90 "$PY" -m benchmarks.check_speed
+run_part check-speed-sweep 100 "$PY" -m benchmarks.check_speed --sweep
 # the fused check's equality tests on real atomics and many programs, then a recorded run of the
 # GPU examples (needs SQLAlchemy and Alembic: carried as wheels) and its dashboard
 run_part repeat-tests 120 "$PY" -m pytest tests/checking/triton/test_repeat.py -q -p no:cacheprovider -x
@@ -212,15 +205,15 @@ run_part pipeline-tests 240 "$PY" -m pytest tests/case/test_pipeline.py tests/re
 run_part fused-check-tests 150 "$PY" -m pytest tests/checking/triton/test_fused_check.py tests/checking/triton/test_fused_case.py -q -p no:cacheprovider -x
 if "$PY" -c "import sqlalchemy, alembic" 2>>"$LOG"; then
     run_part recorded-examples 60 "$PY" -m pytest examples/gpu/test_gpu_torch.py -q -p no:cacheprovider \
-        "${PLUGIN_ARGS[@]}" --gemmcheck-repeat=5 --gemmcheck-db="$WORK/history.db"
+        --gemmcheck-repeat=5 --gemmcheck-db="$WORK/history.db"
     run_part dashboard 20 "$PY" -m pytest_gemmcheck.cli --db "$WORK/history.db" history
     run_part stack 20 "$PY" -c "import sqlite3; c = sqlite3.connect('$WORK/history.db'); print(c.execute('select * from stack').fetchall()); print(c.execute('select distinct host, device, device_uuid from launch').fetchall())"
     # a case's launches over 4 fresh processes (and, with 2 GPUs, over both), one recorded result
-    run_part processes 90 "$PY" -m pytest examples/gpu/test_gpu_torch.py -q -p no:cacheprovider "${PLUGIN_ARGS[@]}" \
+    run_part processes 90 "$PY" -m pytest examples/gpu/test_gpu_torch.py -q -p no:cacheprovider \
         -k "ptpc and 2048" --gemmcheck-repeat=16 --gemmcheck-processes=4 --gemmcheck-devices=all --gemmcheck-db="$WORK/proc.db"
     run_part processes-rows 20 "$PY" -c "import sqlite3; c = sqlite3.connect('$WORK/proc.db'); print('results, launches, processes, gpus per result:', c.execute('select r.id, count(*), count(distinct l.pid), count(distinct l.device_uuid) from launch l join result r on r.id = l.result_id group by r.id').fetchall())"
     if [ "$GPUS" -ge 2 ]; then
-        run_part xdist-devices 90 "$PY" -m pytest examples/gpu/test_gpu_torch.py -q -p no:cacheprovider "${PLUGIN_ARGS[@]}" \
+        run_part xdist-devices 90 "$PY" -m pytest examples/gpu/test_gpu_torch.py -q -p no:cacheprovider \
             -n 2 --gemmcheck-devices=0,1 --gemmcheck-repeat=5 --gemmcheck-db="$WORK/xdist.db"
         run_part xdist-devices-rows 20 "$PY" -c "import sqlite3; c = sqlite3.connect('$WORK/xdist.db'); print('runs:', c.execute('select count(*) from run').fetchall(), 'launches per worker pid and GPU:', c.execute('select pid, device, device_uuid, count(*) from launch group by pid, device, device_uuid').fetchall())"
     fi
@@ -231,7 +224,7 @@ fi
 run_part sanitize 240 "$PY" -m pytest examples/gpu/test_gpu_sanitize.py "${COMMON[@]}" --gemmcheck-json="$OUT/sanitize.json"
 
 if "$PY" -c "import hypothesis" 2>>"$LOG"; then
-    run_part search 420 "$PY" benchmarks/search_scaled_mm.py --json "$OUT/search_scaled_mm.json" --budget 150
+    run_part search 420 "$PY" -m benchmarks.search_scaled_mm --json "$OUT/search_scaled_mm.json" --budget 150
 elif wanted search; then
     log "=== search: skipped (no hypothesis)"
 fi

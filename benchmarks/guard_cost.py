@@ -2,7 +2,7 @@
 guard kernel, or with torch ops compared with their pristine copies; the canary around ``out``
 counted), against the fused check of the same launch.
 
-    python benchmarks/guard_cost.py [--shape 16384x7168x2048] [--quant ptpc] [--rounds 50] [--sweep]
+    python -m benchmarks.guard_cost [--shape 16384x7168x2048] [--quant ptpc] [--rounds 50] [--sweep]
 
 Both are timed as case.run queues them, interleaved round by round: GPU time between CUDA
 events, and the host's time to queue and read them. Prints each and the ratio. ``--sweep``
@@ -16,19 +16,16 @@ import argparse
 import statistics
 import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+import torch
 
-import torch  # noqa: E402
-
-from pytest_gemmcheck.case.case import Case, CaseContext  # noqa: E402
-from pytest_gemmcheck.case.guards import ROW_WIDTH, GuardedBuffer, InputGuard, LaunchWatch  # noqa: E402
-from pytest_gemmcheck.checking.graphs import GraphAtSecondUse  # noqa: E402
-from pytest_gemmcheck.checking.backends import select_checker  # noqa: E402
-from pytest_gemmcheck.checking.torch_backend import row_max  # noqa: E402
-from pytest_gemmcheck.config.table import Settings  # noqa: E402
+from gemmcheck_dev.results import print_header
+from pytest_gemmcheck.case.case import Case, CaseContext
+from pytest_gemmcheck.case.guards import ROW_WIDTH, GuardedBuffer, InputGuard, LaunchWatch
+from pytest_gemmcheck.checking.backends import select_checker
+from pytest_gemmcheck.checking.graphs import GraphAtSecondUse
+from pytest_gemmcheck.checking.torch_backend import row_max
+from pytest_gemmcheck.config.table import Settings
 
 
 def main(argv=None) -> int:
@@ -38,8 +35,9 @@ def main(argv=None) -> int:
     parser.add_argument("--rounds", type=int, default=50)
     parser.add_argument("--sweep", action="store_true")
     args = parser.parse_args(argv)
+    print_header("benchmarks.guard_cost", argv)
     if not torch.cuda.is_available():
-        print("guard_cost.py: needs a GPU")
+        print("no GPU: nothing to measure")
         return 0
     m, n, k = (int(v) for v in args.shape.split("x"))
     case = Case(CaseContext(Settings()), "guard_cost", m=m, n=n, k=k, quant=args.quant)
@@ -111,11 +109,12 @@ def main(argv=None) -> int:
     back_to_back = start.elapsed_time(stop) / 1000 / args.rounds
     inputs = sum(t.numel() * t.element_size() for t in watch.inputs.live.values())
     print(f"{args.quant} {m}x{n}x{k}: inputs {inputs / 1e6:.1f} MB (read once per launch for their checksums; "
-          f"compared with their copies by the torch ops: {2 * inputs / 1e6:.1f} MB); out {m * n * ref.element_size() / 1e6:.1f} MB; median of {args.rounds} interleaved rounds")
+          f"compared with their copies by the torch ops: {2 * inputs / 1e6:.1f} MB); "
+          f"out {m * n * ref.element_size() / 1e6:.1f} MB; median of {args.rounds} interleaved rounds")
     for name, (gpu, host) in times.items():
         print(f"   {name:<17} GPU {1e3 * statistics.median(gpu):.3f} ms   wall {1e3 * statistics.median(host):.3f} ms")
-    print(f"   guards, queued back to back: GPU {1e3 * back_to_back:.3f} ms each, {inputs / back_to_back / 1e9:.0f} GB/s "
-          f"read")
+    print(f"   guards, queued back to back: GPU {1e3 * back_to_back:.3f} ms each, "
+          f"{inputs / back_to_back / 1e9:.0f} GB/s read")
     wall = {name: statistics.median(host) for name, (_, host) in times.items()}
     print(f"   guards / fused check (wall): {wall['guards'] / wall['fused check']:.2f}; "
           f"guards without the graph / with it (wall): {wall['guards, no graph'] / wall['guards']:.2f}")

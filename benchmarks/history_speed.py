@@ -1,12 +1,12 @@
 """How fast the history is: recording, querying, and what recording costs a session.
 
-    python benchmarks/history_speed.py [--pg URL] [--launches 100000] [--query-launches 1000000]
+    python -m benchmarks.history_speed [--pg URL] [--launches 100000] [--query-launches 1000000]
 
 Prints, measured in this one run:
   1. launches recorded per second, through the recorder's own write path (batches of 64
      results, one transaction each), into SQLite and into PostgreSQL (when reachable);
   2. the time of a per-case history query (the baseline lookup of a verdict, and the
-     dashboard's per-case summary) over a table of 1M launch rows;
+     dashboard's history of one kernel, `gemmcheck history --kernel`) over a table of 1M launch rows;
   3. the record overhead: a pytest session's wall time with recording against the same session
      with --gemmcheck-no-record, alternating, min of 3 each, as a ratio.
 """
@@ -23,17 +23,19 @@ import time
 import uuid
 from pathlib import Path
 
+from sqlalchemy import create_engine, text
+from sqlalchemy.engine import make_url
+
+from gemmcheck_dev.results import print_header
+from pytest_gemmcheck.history.engine import create, upgrade
+from pytest_gemmcheck.history.queries import case_history
+from pytest_gemmcheck.history.recorder import BATCH_RESULTS
+from pytest_gemmcheck.history.selection import Selection
+from pytest_gemmcheck.history.store import HistoryStore, RunInfo
+from pytest_gemmcheck.records.result import CaseResult, LaunchRecord
+from pytest_gemmcheck.reporting.history_table import history_table
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from sqlalchemy import create_engine, text  # noqa: E402
-from sqlalchemy.engine import make_url  # noqa: E402
-
-from pytest_gemmcheck.history.engine import create, upgrade  # noqa: E402
-from pytest_gemmcheck.history.queries import case_history, case_summaries  # noqa: E402
-from pytest_gemmcheck.history.store import HistoryStore, RunInfo  # noqa: E402
-from pytest_gemmcheck.history.recorder import BATCH_RESULTS  # noqa: E402
-from pytest_gemmcheck.records.result import CaseResult, LaunchRecord  # noqa: E402
 
 STACK = {"fingerprint": "bench0000", "host": "bench", "gpu_arch": "sm_90", "gpu_name": "bench GPU", "torch": "2.x"}
 
@@ -49,7 +51,8 @@ def make_results(count: int, launches_each: int, cases: int, bad_every: int = 50
                 record.add_kind("wrong")
                 record.wrong, record.wrong_rows = 512, 16
             launches.append(record)
-        results.append(CaseResult(key=f"case{i % cases:06d}", kernel=f"kernel{i % 10}", m=4096, n=7168, k=256 * (1 + i % cases),
+        results.append(CaseResult(key=f"case{i % cases:06d}", kernel=f"kernel{i % 10}", m=4096, n=7168,
+                                  k=256 * (1 + i % cases),
                                   quant="ptpc", tile="256x256", out_dtype="bfloat16", params={"fuse": False},
                                   fp8="e4m3fn", seed=0, device="cuda:0", deterministic=True, rtol=0.05, floor=1.0,
                                   launches=launches, verdict="pass", stack=STACK))
@@ -104,10 +107,12 @@ def session_seconds(args: list[str], cwd: Path) -> float:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--pg", default=os.environ.get("GEMMCHECK_TEST_PG", "postgresql+psycopg://postgres@127.0.0.1:5432/test"))
+    parser.add_argument("--pg", default=os.environ.get("GEMMCHECK_TEST_PG",
+                                                       "postgresql+psycopg://postgres@127.0.0.1:5432/test"))
     parser.add_argument("--launches", type=int, default=100_000)
     parser.add_argument("--query-launches", type=int, default=1_000_000)
     args = parser.parse_args(argv)
+    print_header("benchmarks.history_speed", argv)
 
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
@@ -135,7 +140,7 @@ def main(argv=None) -> int:
                 summary_timings = []
                 for _ in range(3):
                     start = time.perf_counter()
-                    case_summaries(engine, kernel="kernel2")
+                    history_table(engine, Selection(kernels=("kernel2",)))  # gemmcheck history --kernel kernel2
                     summary_timings.append(time.perf_counter() - start)
                 with engine.connect() as connection:
                     rows = connection.execute(text("SELECT count(*) FROM launch")).scalar()

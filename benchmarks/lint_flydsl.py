@@ -1,10 +1,10 @@
 """The LDS-race lint on the kernels of a FlyDSL checkout: compile each, compile-only, and lint it.
 
-    python benchmarks/lint_flydsl.py PATH [--arch gfx950 --arch gfx942] [--kernel NAME ...]
+    python -m benchmarks.lint_flydsl PATH [--arch gfx950 --arch gfx942] [--kernel NAME ...]
         [--keep-asm DIR] [--json FILE] [--timeout SECONDS] [--time-limit SECONDS] [--device-libs DIR]
 
 PATH is a FlyDSL source checkout (the directory holding ``kernels/``); its kernels are built by
-the default configurations of ``benchmarks/flydsl_builders.py`` with the installed FlyDSL, for
+the default configurations of ``gemmcheck_dev/flydsl_kernel_builders.py`` with the installed FlyDSL, for
 each ``--arch`` (default gfx950 and gfx942), without a GPU. Every compiled kernel is linted by
 ``python -m pytest_gemmcheck.compiled.lint`` in a child process of its own, so its wall time and
 peak resident memory (``os.wait4``'s ``ru_maxrss`` of that child: the interpreter and numpy
@@ -31,13 +31,12 @@ import tempfile
 import time
 from pathlib import Path
 
+from gemmcheck_dev.flydsl_kernel_builders import BUILDERS
+from pytest_gemmcheck.compiled.flydsl.compile import compile_spec, find_linker
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
-from benchmarks.flydsl_builders import BUILDERS  # noqa: E402
-from pytest_gemmcheck.compiled.flydsl.compile import compile_spec, find_linker  # noqa: E402
-
-SPEC = str(ROOT / "benchmarks" / "flydsl_builders.py") + ":spec"
+SPEC = str(ROOT / "gemmcheck_dev" / "flydsl_kernel_builders.py") + ":spec"
 STATUS = {0: "pass", 1: "errors", 3: "unchecked"}
 
 
@@ -207,7 +206,7 @@ def main(argv=None) -> int:
     if not (Path(args.path) / "kernels").is_dir():
         parser.error(f"{args.path} holds no kernels/ directory")
     args.arch = args.arch or ["gfx950", "gfx942"]
-    print(f"# python benchmarks/lint_flydsl.py {' '.join(argv if argv is not None else sys.argv[1:])}")
+    print(f"# python -m benchmarks.lint_flydsl {' '.join(argv if argv is not None else sys.argv[1:])}")
     print(f"# lint: each kernel in its own child process, --time-limit {args.time_limit:g}, killed after {args.timeout:g} s;"
           " seconds = the child's wall time (interpreter start included), peak MB = its maximum RSS")
     print(HEADER, flush=True)

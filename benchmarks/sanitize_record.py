@@ -1,11 +1,12 @@
 """Record what compute-sanitizer prints on real kernels, for the parser's test data and the docs.
 
-    python benchmarks/sanitize_record.py --out DIR          # on an NVIDIA GPU machine
+    python -m benchmarks.sanitize_record --out DIR          # on an NVIDIA GPU machine
 
 Runs each workload below once under each tool that should see something (and under every tool
-for the clean ones), as ``compute-sanitizer --tool T python3 THIS --workload W``, and writes the
-sanitizer's text (stdout and stderr apart), its XML report where the tool can write one, the
-exit status and the seconds taken to DIR, with an index (``index.json``). The workloads:
+for the clean ones), as ``compute-sanitizer --tool T python3 -m benchmarks.sanitize_record
+--workload W`` from the repository root, and writes the sanitizer's text (stdout and stderr
+apart), its XML report where the tool can write one, the exit status and the seconds taken to
+DIR, with an index (``index.json``). The workloads:
 
 * ``tail-racy-256`` / ``tail-fixed-256`` (and ``-1024``): one launch of the cp.async ptpc GEMM
   of examples/gpu/racy_gemm.cu at 512x512xK with its idle-safe slack; the racy variant pre-reads
@@ -31,7 +32,10 @@ import sys
 import time
 from pathlib import Path
 
+from gemmcheck_dev.results import print_header
+
 ROOT = Path(__file__).resolve().parents[1]
+CHILD = [sys.executable, "-m", "benchmarks.sanitize_record"]  # a workload's process, run from ROOT
 M = N = 512
 
 _OOB = r"""
@@ -103,8 +107,7 @@ def _tail(variant: str, k: int, lineinfo: bool) -> None:
     import numpy as np
     import torch
 
-    sys.path.insert(0, str(ROOT / "examples" / "gpu"))
-    import racy_gemm
+    from examples.gpu import racy_gemm
 
     g = torch.Generator(device="cpu").manual_seed(0)
     a = (torch.randn(M, k, generator=g) * 0.5).to(torch.float8_e4m3fn).cuda()
@@ -133,8 +136,7 @@ def _idle12() -> None:
     the fixed twin's output: which settings pass 12/12 on an idle GPU."""
     import torch
 
-    sys.path.insert(0, str(ROOT / "examples" / "gpu"))
-    import racy_gemm
+    from examples.gpu import racy_gemm
 
     for k in (256, 1024):
         g = torch.Generator(device="cpu").manual_seed(0)
@@ -178,7 +180,8 @@ def workload(name: str) -> None:
         n = 1024
         src = torch.empty(n, device="cuda")
         dst = torch.zeros(n, device="cuda")
-        cupy.RawKernel(_UNINIT, "copy")((4,), (256,), (np.uint64(src.data_ptr()), np.uint64(dst.data_ptr()), np.int32(n)))
+        cupy.RawKernel(_UNINIT, "copy")((4,), (256,),
+                                        (np.uint64(src.data_ptr()), np.uint64(dst.data_ptr()), np.int32(n)))
     elif name == "idle12":
         _idle12()
     elif name == "matmul":
@@ -205,10 +208,10 @@ def _record_one(tool: str, tool_name: str, flags: list[str], work: str, stem: st
     cmd = [tool, "--tool", tool_name, *flags]
     if xml:
         cmd += ["--xml", "--save", str(out_dir / f"{stem}.xml")]
-    cmd += [sys.executable, __file__, "--workload", work]
+    cmd += [*CHILD, "--workload", work]
     began = time.perf_counter()
     try:
-        done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
+        done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout, cwd=ROOT)
         rc, stdout, stderr = done.returncode, done.stdout, done.stderr
     except subprocess.TimeoutExpired as exc:
         rc, stdout, stderr = "timeout", str(exc.stdout or ""), str(exc.stderr or "")
@@ -246,12 +249,12 @@ def record(out_dir: Path, timeout: float) -> None:
         for xml in ((False, True) if (work, tool_name) in XML_RUNS else (False,)):
             stem = f"{tool_name}__{work}" + ("__xml" if xml else "")
             index["runs"].append(_record_one(tool, tool_name, [], work, stem, xml, out_dir, env, timeout))
-    done = subprocess.run([sys.executable, __file__, "--workload", "idle12"], capture_output=True, text=True, env=env)
+    done = subprocess.run([*CHILD, "--workload", "idle12"], capture_output=True, text=True, env=env, cwd=ROOT)
     (out_dir / "idle12.txt").write_text(done.stdout + done.stderr)
     # the same one launch, bare, for the sanitizer's cost
     for work in ("tail-racy-256", "matmul"):
         began = time.perf_counter()
-        subprocess.run([sys.executable, __file__, "--workload", work], env=env, capture_output=True)
+        subprocess.run([*CHILD, "--workload", work], env=env, capture_output=True, cwd=ROOT)
         index["runs"].append({"workload": work, "tool": None, "seconds": round(time.perf_counter() - began, 2)})
     (out_dir / "index.json").write_text(json.dumps(index, indent=1))
 
@@ -264,9 +267,11 @@ def main() -> None:
     parser.add_argument("--second", action="store_true", help="the report modes, filters and limits")
     parser.add_argument("--only", help="with --second: only the runs whose workload has this prefix")
     args = parser.parse_args()
-    if args.workload:
+    if args.workload:  # a child under the sanitizer: its output is the record, nothing else
         workload(args.workload)
-    elif args.out and args.second:
+        return
+    print_header("benchmarks.sanitize_record")
+    if args.out and args.second:
         record_second(args.out, args.timeout, args.only)
     elif args.out:
         record(args.out, args.timeout)

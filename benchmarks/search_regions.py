@@ -1,8 +1,8 @@
-"""gemmcheck.search's cost on the CPU kernels of its tests (tests/searching/regions.py), each
-wrong on one region: probes and seconds to the first failing probe (found), and in all (shrunk,
-with the boundary walked), over a few seeds.
+"""gemmcheck.search's cost on the CPU kernels of its tests (gemmcheck_dev/search_region_kernels.py),
+each wrong on one region: probes and seconds to the first failing probe (found), and in all
+(shrunk, with the boundary walked), over a few seeds.
 
-    python benchmarks/search_regions.py [--seeds N]
+    python -m benchmarks.search_regions [--seeds N]
 
 Single-threaded torch (the probes are small GEMMs); nothing recorded (db=None).
 """
@@ -11,15 +11,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 import torch
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-import pytest_gemmcheck as gc  # noqa: E402
-from tests.searching import regions  # noqa: E402
+import pytest_gemmcheck as gc
+from gemmcheck_dev import search_region_kernels as regions
+from gemmcheck_dev.results import print_header
 
 REGIONS = [  # (region, kernel name, make_launch, axes)
     ("m % 128 == 64", "tail", regions.tail_of_half_a_tile,
@@ -36,6 +33,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=3)
     args = parser.parse_args(argv)
+    print_header("benchmarks.search_regions", argv)
     torch.set_num_threads(1)
     print(f"{'region':<30} {'seed':>4} {'found at':>9} {'s':>6} {'probes':>7} {'launches':>8} {'s':>6}  smallest")
     for name, kernel, make_launch, axes in REGIONS:

@@ -18,7 +18,7 @@ and seconds to shrink). ``--emulate`` runs the same searches on the CPU over a k
 wrong where the H200 one was (K of two or three 128-blocks), with m and n scaled down by 8:
 the script's own check where there is no GPU.
 
-    python benchmarks/search_scaled_mm.py [--json FILE] [--budget SECONDS] [--examples N]
+    python -m benchmarks.search_scaled_mm [--json FILE] [--budget SECONDS] [--examples N]
                                           [--repeat N] [--seed N] [--emulate]
 
 Needs torch, hypothesis and (on the GPU) triton; no SQLAlchemy (db=None).
@@ -34,18 +34,15 @@ from pathlib import Path
 
 import torch
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "examples" / "gpu"))
-
-import pytest_gemmcheck as gc  # noqa: E402
+import pytest_gemmcheck as gc
+from gemmcheck_dev.results import print_header
 
 KERNEL = "torch_scaled_mm_blockwise"
 STEP = 128  # block-wise scales are per 128 elements of K (and 128 rows of B): shapes in whole blocks
 
 
 def scaled_mm_launch(case, x):
-    import torch_gemms
+    from examples.gpu import torch_gemms
 
     scales = torch_gemms.blockscale_scales(x)  # in the layouts _scaled_mm takes, made once per probe
     return lambda out: torch_gemms.scaled_mm(x, scales, out)
@@ -134,6 +131,7 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=int, default=0, help="the searches' seed")
     parser.add_argument("--emulate", action="store_true", help="a CPU kernel wrong where the H200's was")
     args = parser.parse_args(argv)
+    print_header("benchmarks.search_scaled_mm", argv)
 
     if args.emulate:
         make_launch, device, fp8 = emulated_launch, "cpu", "e4m3fn"
@@ -142,7 +140,7 @@ def main(argv=None) -> int:
         if not torch.cuda.is_available():
             print("needs a CUDA GPU (or --emulate)", file=sys.stderr)
             return 2
-        import torch_gemms
+        from examples.gpu import torch_gemms
 
         unavailable = torch_gemms.scaled_mm_unavailable("blockscale")
         if unavailable:

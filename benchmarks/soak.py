@@ -1,6 +1,6 @@
 """Load on the history: does every launch row arrive exactly once, with no lock error?
 
-    python benchmarks/soak.py [--workers 4] [--cases 200] [--launches 20] [--sessions 4]
+    python -m benchmarks.soak [--workers 4] [--cases 200] [--launches 20] [--sessions 4]
                               [--pg URL | --no-pg]
 
 1. One pytest-xdist session (``-n WORKERS``; default 8, or 4 on a machine of fewer than 8
@@ -27,6 +27,8 @@ import threading
 import time
 import uuid
 from pathlib import Path
+
+from gemmcheck_dev.results import print_header
 
 ROOT = Path(__file__).resolve().parent.parent
 PG_DEFAULT = os.environ.get("GEMMCHECK_TEST_PG", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
@@ -161,6 +163,7 @@ def main() -> int:
     parser.add_argument("--pg", default=PG_DEFAULT, help=f"PostgreSQL server URL (default {PG_DEFAULT})")
     parser.add_argument("--no-pg", action="store_true", help="SQLite only")
     args = parser.parse_args()
+    print_header("benchmarks.soak")
 
     folder = suite_folder(args.cases)
     findings = []
@@ -175,10 +178,11 @@ def main() -> int:
                 drop()
         print(f"one session, -n {args.workers}, {args.cases} cases x {args.launches} launches:")
         for found in findings:
-            print(f"  {found['backend']:<10} exit {found['exit']}, results {found['results']}/{args.cases}, launch rows "
-                  f"{found['launch rows']}/{found['expected launch rows']} (doubled {found['doubled']}, missing "
-                  f"{found['missing']}, short results {found['short results']}), runs not complete "
-                  f"{found['not complete']}, lock errors {found['lock_errors']}, {found['wall_s']:.1f} s")
+            print(f"  {found['backend']:<10} exit {found['exit']}, results {found['results']}/{args.cases}, "
+                  f"launch rows {found['launch rows']}/{found['expected launch rows']} "
+                  f"(doubled {found['doubled']}, missing {found['missing']}, short results {found['short results']}), "
+                  f"runs not complete {found['not complete']}, lock errors {found['lock_errors']}, "
+                  f"{found['wall_s']:.1f} s")
         shared = concurrent_sessions(folder, args.sessions, args.cases, args.launches)
         findings.append(shared)
         print(f"{args.sessions} sessions at once on one SQLite file, {args.cases} cases x {args.launches} launches "

@@ -7,7 +7,7 @@ database and once in one where ``.gemmcheck/history.db`` exists (made by a real 
 ran one case). Prints min and median per arm, the time added (min on - min off) and the ratio.
 The target: no more than 50 ms added.
 
-    python benchmarks/startup.py [--rounds 9] [--tests 200] [--mode collect|run]
+    python -m benchmarks.startup [--rounds 9] [--tests 200] [--mode collect|run]
 
 To measure another revision, put its checkout first on PYTHONPATH: the child processes import
 the plugin from there.
@@ -25,6 +25,8 @@ import tempfile
 import textwrap
 import time
 from pathlib import Path
+
+from gemmcheck_dev.results import print_header
 
 TARGET_MS = 50.0
 
@@ -85,6 +87,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="pytest --collect-only (default), or run the plain tests")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)
+    print_header("benchmarks.startup", argv)
 
     with tempfile.TemporaryDirectory(prefix="gemmcheck-startup-") as root:
         folders = make_folders(Path(root), args.tests)

@@ -5,24 +5,11 @@ two K orders, over 20+ shapes per mode including non-tile multiples and K up to 
 import pytest
 import torch
 
+from gemmcheck_dev.correct_kernel_sweep import IMPLEMENTATIONS, MODES, SHAPES
 from kernels import tiled_gemm
 from pytest_gemmcheck.checking import rule, torch_backend as check
 from pytest_gemmcheck.case.case import Case, CaseContext
 from pytest_gemmcheck.config.table import Settings
-
-# (m, n, k): powers of two, odd sizes, skinny and wide, K from 32 to 8192
-SHAPES = [
-    (64, 64, 32), (128, 128, 128), (256, 128, 256), (128, 256, 512), (96, 160, 1024),
-    (100, 130, 2048), (1, 256, 4096), (256, 1, 4096), (17, 33, 8192), (64, 96, 8192),
-    (200, 72, 96), (72, 200, 160), (129, 127, 384), (255, 257, 640), (33, 300, 1280),
-    (300, 33, 1536), (48, 112, 2560), (112, 48, 3072), (160, 96, 6144), (8, 512, 7168),
-    (128, 64, 8192), (3, 5, 64),
-]
-MODES = ["bf16", "fp8", "ptpc", "blockscale", "mxfp8"]
-IMPLEMENTATIONS = {
-    "fp32-forward": dict(acc=torch.float32, reverse_k=False),
-    "fp64-reverse": dict(acc=torch.float64, reverse_k=True),
-}
 
 
 def _worst_over_shapes(quant, impl):

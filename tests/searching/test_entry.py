@@ -10,7 +10,7 @@ import pytest
 import pytest_gemmcheck as gc
 from pytest_gemmcheck.errors import CaseError
 
-import regions
+from gemmcheck_dev import search_region_kernels as regions
 
 SMALL = dict(n=(64, 256, 64), k=(128, 512, 128))
 

@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from gemmcheck_dev import search_region_kernels
 from pytest_gemmcheck.pytest_session.search_in_test import calls_search
 
-REGIONS = Path(__file__).with_name("regions.py").read_text()
+REGIONS = Path(search_region_kernels.__file__).read_text()  # written as regions.py for the sessions
 
 SUITE = textwrap.dedent("""
     import pytest

@@ -35,7 +35,7 @@ _KEPT = 48
 # The pass reads one tensor and writes another, and prefers taller blocks than the full check:
 # 32 rows x 256 bytes took 0.137 ms (82% of copy bandwidth) against 0.156 ms for the full
 # check's 16 rows, timed in turn in one run on an H200 (benchmarks/check_speed.py --configs,
-# benchmarks/results/h200-run30-repeat-configs.log).
+# benchmarks/results/h200/2026-12-01-repeat-pass-configs.log).
 GPU_CONFIG = LaunchConfig(block_m=32)
 
 
