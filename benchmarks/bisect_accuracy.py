@@ -15,7 +15,7 @@ inequality, finding one of M candidates with accuracy a needs I >= a log2(M) - 1
 precisely P(wrong) >= (log2 M - 1 - I) / log2(M - 1). So n launches reach an accuracy of at
 most 1 - (log2 M - 1 - n I*) / log2(M - 1), whatever the method.
 
-    .venv/bin/python benchmarks/bisect_accuracy.py [--trials 20]
+    .venv/bin/python -m benchmarks.bisect_accuracy [--trials 20]
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import argparse
 import math
 import time
 
-from pytest_gemmcheck.bisect.simulate import Scenario, bayes, commit_of, plain
+from gemmcheck_dev.bisect_simulation import Scenario, bayes, commit_of, plain
 
 SCENARIOS = [
     ("10% per launch", Scenario(commits=64, culprit=37, rate=0.10), "launch"),

@@ -1,6 +1,6 @@
-"""Mutation testing of the LDS-race lint on assembly files: pytest_gemmcheck.compiled.mutants.
+"""Mutation testing of the LDS-race lint on assembly files: gemmcheck_dev/mutants.py.
 
-    python benchmarks/lint_mutants.py FILE.s [...] [--in-scope-only] [--ordering-only] [--oracle] [--json FILE]
+    python -m benchmarks.lint_mutants FILE.s [...] [--in-scope-only] [--ordering-only] [--oracle] [--json FILE]
 
 Each wait's vmcnt or lgkmcnt part is deleted or raised by one, each barrier that LDS reads follow
 is deleted; every mutant is linted and reported as caught (a new error), latent, warned,
@@ -9,11 +9,8 @@ see the module's documentation). Prints the mutation score per file.
 """
 
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from pytest_gemmcheck.compiled.mutants import main  # noqa: E402
+from gemmcheck_dev.mutants import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -1,6 +1,6 @@
 """The LDS-race lint's cost, dataflow engine against the path-enumerating one, in one run.
 
-    python benchmarks/lint_scaling.py [--cap SECONDS]
+    python -m benchmarks.lint_scaling [--cap SECONDS]
 
 Every kernel of examples/flydsl/lint_corpus and the committed example assembly is linted by each
 engine in a fresh child process, which reports its own time and peak memory (the process's

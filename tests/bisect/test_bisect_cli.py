@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
+from gemmcheck_dev.bisect_simulation import Scenario, bayes, commit_of, plain
 from pytest_gemmcheck.bisect.model import GOOD, Budget, Observation, Posterior, search
-from pytest_gemmcheck.bisect.simulate import Scenario, bayes, commit_of, plain
 
 TRIALS = 20
 

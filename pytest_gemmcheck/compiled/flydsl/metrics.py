@@ -8,7 +8,7 @@ metadata LLVM prints (``amdhsa.kernels``) and fall back to the kernel descriptor
 from __future__ import annotations
 
 from ..lint.asm import Kernel, parse
-from ..lint.simulate import is_dma
+from ..lint.instructions import is_dma
 
 # metric -> what a message calls it
 METRIC_NAMES = {

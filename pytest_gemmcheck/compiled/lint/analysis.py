@@ -5,7 +5,7 @@ Two engines share the parser, the register model and the findings:
 * ``dataflow`` (the default, :mod:`.dataflow`): a fixed point over the workgroup's barrier
   phases. Its cost grows with the code, it ends on every kernel (or at ``time_limit``), and it
   says what it could not check.
-* ``paths`` (:mod:`.simulate` and :mod:`.hazards`): every wave simulated along concrete paths,
+* ``paths`` (:mod:`.paths` and :mod:`.hazards`): every wave simulated along concrete paths,
   loops unrolled ``loop_unroll`` times, up to ``max_scenarios`` branch scenarios. It enumerates
   paths, so it serves as the brute-force reference the dataflow engine is tested against on
   small kernels, and as the baseline of ``benchmarks/lint_scaling.py``.
@@ -18,12 +18,14 @@ import time
 from collections import deque
 from dataclasses import dataclass, replace
 
-from . import dataflow
+from . import dataflow, phase_states
 from .asm import AsmModule, Kernel, parse
 from .findings import SEVERITIES, Finding, LintReport, LoadRef
 from .hazards import Hazard, WaveSet, find_hazards
-from .simulate import BranchChoices, Geometry, Limits, WaveTrace, merge_ranges, simulate
+from .lds_ranges import merge_ranges
+from .paths import BranchChoices, Limits, WaveTrace, simulate
 from .targets import target_of
+from .workgroup import Geometry
 
 # Targets whose work-item ids arrive packed in v0 (x | y << 10 | z << 20).
 _PACKED_ID_ARCHS = ("gfx90a", "gfx940", "gfx941", "gfx942", "gfx950", "gfx12")
@@ -143,7 +145,7 @@ _KINDS = {"error": "read-before-load-retires", "latent": "read-across-phase-offs
 _DS_KINDS = {"error": "ds-write-races-read", "warning": "ds-write-overtakes-read"}
 
 
-def _kind(hazard: dataflow.Hazard) -> str:
+def _kind(hazard: phase_states.Hazard) -> str:
     return (_DS_KINDS if hazard.how.startswith("ds-") else _KINDS)[hazard.severity]
 
 
@@ -152,7 +154,7 @@ def lint_kernel_dataflow(module: AsmModule, kernel: Kernel, options: Options, de
     geometry = geometry_of(module, kernel, options)
     outcome = dataflow.analyse(kernel, geometry, target_of(module.arch), deadline)
     code = kernel.instructions
-    grouped: dict[tuple[int, str], list[dataflow.Hazard]] = {}
+    grouped: dict[tuple[int, str], list[phase_states.Hazard]] = {}
     for hazard in outcome.hazards:
         grouped.setdefault((code[hazard.read].line, hazard.severity, _kind(hazard)), []).append(hazard)
     findings = [_dataflow_finding(kernel, items) for items in grouped.values()]
@@ -176,7 +178,7 @@ def lint_kernel_dataflow(module: AsmModule, kernel: Kernel, options: Options, de
     return findings, incomplete, outcome.finished
 
 
-def _incomplete_hint(outcome: dataflow.Outcome) -> str:
+def _incomplete_hint(outcome: phase_states.Outcome) -> str:
     if not outcome.incomplete:
         return ""
     lines = ", ".join(str(line) for line in sorted(outcome.incomplete)[:4])
@@ -189,7 +191,7 @@ def _merged_hint(merged: list[str]) -> str:
     return " It was found in a state the analysis approximated (" + "; ".join(merged) + "): it may be an over-report."
 
 
-def _dataflow_finding(kernel: Kernel, items: list[dataflow.Hazard]) -> Finding:
+def _dataflow_finding(kernel: Kernel, items: list[phase_states.Hazard]) -> Finding:
     code = kernel.instructions
     # the same finding whatever order the analysis met its pairs in (set orders vary by run)
     items = sorted(items, key=lambda h: (h.reader == h.writer, h.reader, h.writer, h.load, h.lds, h.how, h.trace,
@@ -227,7 +229,7 @@ def _dataflow_finding(kernel: Kernel, items: list[dataflow.Hazard]) -> Finding:
     )
 
 
-def _widest_cover(first: dataflow.Hazard, items: list[dataflow.Hazard]) -> str:
+def _widest_cover(first: phase_states.Hazard, items: list[phase_states.Hazard]) -> str:
     """The wait that orders every load of the finding: the smallest vmcnt among its pairs' covers
     (one pair's youngest load may leave older ones of the same read behind it)."""
     covers = [h.cover for h in items if h.severity == first.severity and h.how == first.how]
@@ -238,7 +240,7 @@ def _widest_cover(first: dataflow.Hazard, items: list[dataflow.Hazard]) -> str:
 _VMCNT = re.compile(r"vmcnt\((\d+)\)")
 
 
-def _why(kernel: Kernel, h: dataflow.Hazard) -> str:
+def _why(kernel: Kernel, h: phase_states.Hazard) -> str:
     code = kernel.instructions
     read, load = code[h.read].line, code[h.load].line
     v, w = h.reader, h.writer

@@ -94,7 +94,7 @@ def run_lint(args) -> int:
     """Run the lint for parsed arguments; print the report; return the exit status."""
     from .analysis import Options, lint_file
     from .findings import format_json, format_text
-    from .simulate import Limits
+    from .paths import Limits
 
     bad = [f"{flag} must be {rule}, got {value!r}" for flag, value, ok, rule in (
         ("--loop-unroll", args.loop_unroll, args.loop_unroll >= 1, "at least 1"),

@@ -24,7 +24,8 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass, field
 
-from .simulate import Event, Ranges, WaveTrace, overlap
+from .lds_ranges import Ranges, overlap
+from .paths import Event, WaveTrace
 
 NEVER = 1 << 62  # position of a completion that no wait provides
 

@@ -7,7 +7,8 @@ import pytest
 from pytest_gemmcheck.compiled.lint import affine, lint_text
 from pytest_gemmcheck.compiled.lint.asm import parse_instruction
 from pytest_gemmcheck.compiled.lint.command import exit_status, main
-from pytest_gemmcheck.compiled.lint.machine import Affine, Lanes, WaveState
+from pytest_gemmcheck.compiled.lint.semantics import WaveState
+from pytest_gemmcheck.compiled.lint.values import Affine, Lanes
 
 ARGUMENT = "\ts_load_dword s16, s[0:1], 0x10\n\ts_waitcnt lgkmcnt(0)\n"  # s16: a kernel argument, unknown
 BARE_RACE = "{load_a}\ts_barrier\n{read_next_a}"
@@ -402,7 +403,8 @@ def test_a_uniform_branch_after_a_guarded_gather_is_taken_alike_by_every_wave(as
 
 
 def test_a_loop_whose_registers_alternate_is_folded_two_iterations_apart():
-    from pytest_gemmcheck.compiled.lint.dataflow import PERIOD, _alternates, _fold_registers
+    from pytest_gemmcheck.compiled.lint.lattice import alternates, fold_registers
+    from pytest_gemmcheck.compiled.lint.phase_states import PERIOD
 
     def iteration(counter: int, **sgprs: int) -> WaveState:
         state = WaveState(64)
@@ -413,32 +415,32 @@ def test_a_loop_whose_registers_alternate_is_folded_two_iterations_apart():
 
     # a two-stage ring that swaps its LDS bases (s7, s14) while its counter s13 grows by one
     ring = [iteration(k, s7=(8704, 46720)[k % 2], s14=(46720, 8704)[k % 2]) for k in (1, 2, 3)]
-    assert _alternates(ring[2], ring[0], ring[1])
-    _fold_registers(ring[2], ring[0], ring[1], symbol=1, period=2)
+    assert alternates(ring[2], ring[0], ring[1])
+    fold_registers(ring[2], ring[0], ring[1], symbol=1, period=2)
     assert ring[2].sgpr[13] == Affine(3, 2, symbol=1)
     # a stage computed from the counter alternates nothing: the period stays, k mod 3 exact
     counted = [iteration(k, s20=k % 3) for k in (1, 2, 3)]
-    assert not _alternates(counted[2], counted[0], counted[1])
+    assert not alternates(counted[2], counted[0], counted[1])
     assert PERIOD % 3 == 0
     # and a register that changes otherwise (not back to its value two iterations before) neither
-    assert not _alternates(iteration(3, s7=5), iteration(1, s7=1), iteration(2, s7=2 ** 20))
+    assert not alternates(iteration(3, s7=5), iteration(1, s7=1), iteration(2, s7=2 ** 20))
 
 
 def test_an_issue_count_is_forgotten_once_no_instance_can_pair():
-    from pytest_gemmcheck.compiled.lint.dataflow import WaveAbs, _relative_counts
+    from pytest_gemmcheck.compiled.lint.phase_states import WaveAbs, relative_counts
 
     def wave(index: int, count: int, in_flight: bool) -> WaveAbs:
         return WaveAbs(index, 10, WaveState(64), vm={(5, ((0, 64),)): 0} if in_flight else {}, issued={5: count})
 
     # every wave issued load 5 three times and none is in flight: the next instance pairs alike
     # whatever the count, so states that differ only in it are one
-    settled, shift = _relative_counts([wave(0, 3, False), wave(1, 3, False)])
+    settled, shift = relative_counts([wave(0, 3, False), wave(1, 3, False)])
     assert [w.issued for w in settled] == [{}, {}] and shift == {5: 3}
     # one still in flight: "issued" stays told apart from "never"
-    pending, shift = _relative_counts([wave(0, 3, True), wave(1, 3, False)])
+    pending, shift = relative_counts([wave(0, 3, True), wave(1, 3, False)])
     assert [w.issued for w in pending] == [{5: 1}, {5: 1}] and shift == {5: 2}
     # waves at different counts keep the difference
-    apart, _ = _relative_counts([wave(0, 4, False), wave(1, 3, False)])
+    apart, _ = relative_counts([wave(0, 4, False), wave(1, 3, False)])
     assert [w.issued for w in apart] == [{5: 2}, {5: 1}]
 
 

@@ -1,7 +1,7 @@
 """Mutation testing of the lint on the committed compiled corpus (tests/compiled/data).
 
 Every wait and barrier of the race-free kernels is weakened in turn by
-pytest_gemmcheck.compiled.mutants; each mutant that may leave an LDS-DMA load in flight where it
+gemmcheck_dev/mutants.py; each mutant that may leave an LDS-DMA load in flight where it
 stood (a vmcnt part deleted or raised by one), or that deletes a barrier after LDS-DMA loads and
 before LDS reads, must be an error. The counter analysis that sorts the mutants is checked on
 its own (no lint runs for it), then the lint runs on the in-scope mutants only.
@@ -12,7 +12,7 @@ import functools
 
 import pytest
 
-from pytest_gemmcheck.compiled.mutants import format_result, mutants, program, run_mutants, summary, waitcnt_fields
+from gemmcheck_dev.mutants import format_result, mutants, program, run_mutants, summary, waitcnt_fields
 
 FIXED = ("fp8_tail_gemm_fixed_k512", "ring_loop_fixed")
 

@@ -38,7 +38,7 @@ in flight at a barrier (an error where another wave reads their bytes after it);
 listed, not scored. Equivalent and out-of-scope mutants are linted too: a new error on one of
 those is a false error of the lint.
 
-    python -m pytest_gemmcheck.compiled.mutants FILE.s [...] [--json FILE] [--oracle] [--time-limit S]
+    python -m benchmarks.lint_mutants FILE.s [...] [--json FILE] [--oracle] [--time-limit S]
         [--in-scope-only] [--ordering-only] [--quiet]
 """
 
@@ -47,15 +47,14 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import sys
 import time
 from dataclasses import asdict, dataclass, field
 
-from .lint.asm import parse_instruction
-from .lint.simulate import VMEM_PREFIXES
-from .lint.simulate import is_dma as _is_dma_instruction
-from .lint.simulate import waitcnt_fields as _waitcnt_operand_fields
-from .lint.targets import Target
+from pytest_gemmcheck.compiled.lint.asm import parse_instruction
+from pytest_gemmcheck.compiled.lint.instructions import VMEM_PREFIXES
+from pytest_gemmcheck.compiled.lint.instructions import is_dma as _is_dma_instruction
+from pytest_gemmcheck.compiled.lint.instructions import waitcnt_fields as _waitcnt_operand_fields
+from pytest_gemmcheck.compiled.lint.targets import Target
 
 _GFX9 = Target("gfx9")
 VM_MAX, LGKM_MAX = _GFX9.vm_limit, _GFX9.lgkm_limit
@@ -422,8 +421,8 @@ def run_mutants(text: str, path: str = "<text>", *, time_limit: float = 30.0, or
                 effects: tuple[str, ...] = ("equivalent", "out of scope", "in scope"),
                 kinds: tuple[str, ...] | None = None, select=None, found: list[Mutant] | None = None) -> dict:
     """Lint ``text`` and each of its mutants; the result as a dict (see :func:`summary`)."""
-    from .lint import Options, lint_text
-    from .lint.command import exit_status
+    from pytest_gemmcheck.compiled.lint import Options, lint_text
+    from pytest_gemmcheck.compiled.lint.command import exit_status
 
     options = Options(time_limit=time_limit)
     start = time.perf_counter()
@@ -513,7 +512,7 @@ def format_result(result: dict, verbose: bool = True) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m pytest_gemmcheck.compiled.mutants",
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.lint_mutants",
                                      description="Mutation testing of the LDS-race lint: weaken each wait and barrier, lint each mutant.")
     parser.add_argument("files", nargs="+")
     parser.add_argument("--json", default=None, help="write every mutant and its outcome as JSON")
@@ -538,7 +537,3 @@ def main(argv: list[str] | None = None) -> int:
             json.dump([{**{k: v for k, v in r.items() if k != "mutants"}, "summary": summary(r),
                         "mutants": [asdict(m) for m in r["mutants"]]} for r in results], handle, indent=2)
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

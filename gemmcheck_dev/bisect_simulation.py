@@ -1,4 +1,4 @@
-"""Simulated histories for the model's tests and benchmarks/bisect_accuracy.py: commits 0..N-1,
+"""Simulated histories for the bisect model's tests and benchmarks/bisect_accuracy.py: commits 0..N-1,
 commit 0 good, commit N-1 bad, the culprit's commits and later ones bad at a rate, probes
 sampled from a seeded RNG (no git, no database, no processes). A probe stops at its first bad
 unit, as ``gemmcheck bisect``'s do (``--gemmcheck-stop-on-bad``)."""
@@ -8,7 +8,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from .model import GOOD, Budget, Observation, Outcome, search
+from pytest_gemmcheck.bisect.model import GOOD, Budget, Observation, Outcome, search
 
 
 @dataclass(frozen=True)

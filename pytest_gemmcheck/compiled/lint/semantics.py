@@ -1,0 +1,58 @@
+"""One wave's register state with the integer semantics of the SALU/VALU instructions.
+
+Addresses of LDS accesses come out of this model, so it implements the integer and bitwise
+operations compilers use for address arithmetic (:mod:`.scalar_semantics`,
+:mod:`.vector_semantics`) and leaves the rest unknown; beside the values, which of them may differ
+between waves (:mod:`.uniformity`).
+"""
+
+from __future__ import annotations
+
+from .asm import Instruction
+from .opcodes import DATA_PREFIXES, INTEGER_RESULT, NO_DEST_PREFIXES
+from .operands import EXEC_LO, VCC_LO
+from .registers import RegisterFile
+from .scalar_semantics import execute_scalar
+from .uniformity import track_uniformity
+from .vector_semantics import execute_vector
+
+
+class WaveState(RegisterFile):
+    """Registers, exec mask and SCC of one wave, with the instruction semantics."""
+
+    def execute(self, inst: Instruction) -> bool:
+        """Apply an instruction's effect on registers. False when it is not modelled: it then
+        makes the registers it writes unknown, and an integer result the model should know is lost."""
+        name = inst.base
+        ops = inst.operands
+        track_uniformity(self, inst)
+        if name.startswith("s_") and execute_scalar(self, name[2:], ops, inst.index):
+            return True
+        if name.startswith("v_") and execute_vector(self, name[2:], inst):
+            return True
+        return self._clobber_destinations(inst)
+
+    def _clobber_destinations(self, inst: Instruction) -> bool:
+        """What an unmodelled instruction writes becomes unknown; False where it computes an integer
+        the model should know (an address may depend on it), True where its results are data the
+        model does not track by design."""
+        name = inst.mnemonic
+        if name.startswith(NO_DEST_PREFIXES) or "lds" in inst.modifiers:
+            return True
+        modelled = name.startswith(DATA_PREFIXES) or not (
+            name.startswith("s_") or INTEGER_RESULT.search(inst.base) is not None
+        )
+        if name.startswith("v_cmpx"):
+            self.write_sgpr64(EXEC_LO, None)
+        elif name.startswith("v_cmp") and name.endswith("_e32"):
+            self.write_sgpr64(VCC_LO, None)
+            return True
+        if inst.operands:
+            self.clobber(inst.operands[0])
+        if ("_co_" in name or "div_scale" in name or "mad_u64" in name or "mad_i64" in name) and len(inst.operands) > 1:
+            self.clobber(inst.operands[1])
+        if ("_co_" in name or "addc" in name or "subb" in name) and name.endswith("_e32"):
+            self.write_sgpr64(VCC_LO, None)
+        if name.startswith("s_"):
+            self.scc = None
+        return modelled
