@@ -1,14 +1,16 @@
 """When a case's launches stop: after a fixed count, or (``--gemmcheck-repeat=auto``) once the
-bad-launch rate's upper bound is below the target or the time budget runs out; and, with
-``--gemmcheck-stop-on-bad``, at the first bad launch. A stopping rule that depends only on what
-was seen leaves the likelihood of the count unchanged: k bad in n launches counts as k/n."""
+bad-launch rate's upper bound is below the target, its lower bound above it (more launches
+cannot show a kernel that is bad on every launch to be below the target), or the time budget
+runs out; and, with ``--gemmcheck-stop-on-bad``, at the first bad launch. A stopping rule that
+depends only on what was seen leaves the likelihood of the count unchanged: k bad in n launches
+counts as k/n."""
 
 from __future__ import annotations
 
 import time
 
 from ..config.table import AUTO, MAX_REPEAT, Settings
-from ..judging.stats import format_percent, rate_upper_bound
+from ..judging.stats import format_percent, rate_lower_bound, rate_upper_bound
 
 
 class StoppingRule:
@@ -21,7 +23,7 @@ class StoppingRule:
         self.target_rate = settings.target_rate
         self.budget = settings.budget
         self.stop_on_bad = settings.stop_on_bad
-        self.reason = ""  # "target", "budget", or the words of another early stop
+        self.reason = ""  # "target", "above", "budget", or the words of another early stop
         self.stopped_on_bad = False
         self._started = time.monotonic()
 
@@ -38,12 +40,16 @@ class StoppingRule:
         return self.auto or index < self.limit
 
     def enough(self, bad: int, launches: int) -> bool:
-        """An automatic rule, before the next launch: whether the rate's bound reached the target
-        or the time ran out (``reason`` says which). A fixed count never stops here."""
+        """An automatic rule, before the next launch: whether the rate's upper bound reached the
+        target, its lower bound passed it, or the time ran out (``reason`` says which). A fixed
+        count never stops here."""
         if not self.auto or launches < 1:
             return False
         if rate_upper_bound(bad, launches) < self.target_rate:
             self.reason = "target"
+            return True
+        if rate_lower_bound(bad, launches) > self.target_rate:
+            self.reason = "above"
             return True
         if time.monotonic() - self._started >= self.budget:
             self.reason = "budget"
@@ -73,13 +79,19 @@ class StoppingRule:
         if not (self.auto or self.stopped_on_bad):
             return ""
         bound, target = rate_upper_bound(bad, launches), self.target_rate
+        after = f"stopped after {launches:,} launch{'es' if launches != 1 else ''}"
         if self.reason == "target":
             if bound < target:
-                return (f"stopped after {launches:,} launches: rate < {format_percent(bound)} reached the target "
-                        f"{format_percent(target)}")
-            return (f"stopped after {launches:,} launches, when the running count reached the target "
-                    f"{format_percent(target)}; the final count shows the rate only below {format_percent(bound)}")
+                return f"{after}: rate < {format_percent(bound)} reached the target {format_percent(target)}"
+            return (f"{after}, when the running count reached the target {format_percent(target)}; the final "
+                    f"count shows the rate only below {format_percent(bound)}")
+        if self.reason == "above":
+            low = rate_lower_bound(bad, launches)
+            if low > target:
+                return f"{after}: rate > {format_percent(low)}, above the target {format_percent(target)}"
+            return (f"{after}, when the running count put the rate above the target {format_percent(target)}; "
+                    f"the final count shows it only above {format_percent(low)}")
         if self.reason == "budget":
-            return (f"stopped after {launches:,} launches: the {self.budget:g} s budget ran out with the "
-                    f"rate shown only below {format_percent(bound)} (target {format_percent(target)})")
+            return (f"{after}: the {self.budget:g} s budget ran out with the rate shown only below "
+                    f"{format_percent(bound)} (target {format_percent(target)})")
         return self.reason

@@ -74,15 +74,21 @@ def rate_upper_bound(bad: int, launches: int, confidence: float = 0.95) -> float
     return hi
 
 
+def rate_lower_bound(bad: int, launches: int, confidence: float = 0.95) -> float:
+    """One-sided Clopper-Pearson lower bound on the bad-launch rate, by symmetry with the upper
+    one: 1/1 is above 5%, 20/20 above 86%; 0 with no bad launch."""
+    if launches <= 0 or bad <= 0:
+        return 0.0
+    return max(0.0, 1.0 - rate_upper_bound(launches - bad, launches, confidence))
+
+
 def rate_interval(bad: int, launches: int, confidence: float = 0.95) -> tuple[float, float]:
     """Two-sided Clopper-Pearson interval of the bad-launch rate: 12/12 is 74-100%, 0/12 is
-    0-26% (each end at half the missing confidence; the lower end by symmetry)."""
+    0-26% (each end at half the missing confidence)."""
     if launches <= 0:
         return 0.0, 1.0
     one_sided = 1.0 - (1.0 - confidence) / 2
-    high = rate_upper_bound(bad, launches, one_sided)
-    low = 1.0 - rate_upper_bound(launches - bad, launches, one_sided)
-    return max(0.0, low), high
+    return rate_lower_bound(bad, launches, one_sided), rate_upper_bound(bad, launches, one_sided)
 
 
 def format_interval(low: float, high: float) -> str:

@@ -314,12 +314,12 @@ def test_repeat_auto_stops_when_the_bound_reaches_the_target(suite):
                                  "    stopped after 59 launches: rate < 4.95% reached the target 5*"])
 
 
-def test_repeat_auto_reports_a_budget_that_ran_out(suite, monkeypatch):
-    monkeypatch.setenv("BAD_LAUNCHES", "1")
+def test_repeat_auto_reports_a_budget_that_ran_out(suite):
+    # clean: 0.01% takes 29,956 clean launches to show, more than 0.3 s holds
     result = suite.runpytest("--gemmcheck-repeat=auto", "--gemmcheck-budget=0.3", "--gemmcheck-target-rate=0.0001",
                              "--gemmcheck-no-record")
-    result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*stopped after * launches: the 0.3 s budget ran out with the rate shown only below *"])
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*stopped after * launches: the 0.3 s budget ran out with the rate shown*"])
 
 
 def test_processes_4_gives_one_result_with_4_process_ids(suite):

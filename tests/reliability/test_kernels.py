@@ -249,6 +249,19 @@ def test_auto_says_a_raising_kernel_stopped_it(make_case):
     assert results[0].stopped == "stopped at launch 5: it raised"
 
 
+@pytest.mark.parametrize("target, launches, words", [(0.01, 1, "1 launch: rate > 5.00%, above the target 1.00%"),
+                                                     (0.2, 2, "2 launches: rate > 22.4%, above the target 20.0%")])
+def test_auto_stops_a_kernel_bad_on_every_launch_once_its_rate_is_shown_above_the_target(make_case, target, launches,
+                                                                                          words):
+    """1/1 bad shows the rate above 5%, 2/2 above 22% (95%): more launches cannot bring it below
+    the target (before: it launched until the budget ran out, 4,895 of 4,895 bad)."""
+    settings = Settings(repeat="auto", target_rate=target, budget=20)
+    result, failure = run(make_case, lambda x: (lambda out: bf16_matmul(x, out) or out.mul_(1.1)), settings=settings,
+                          repeat="auto")
+    assert len(result.launches) == len(result.bad_launches) == launches
+    assert result.stopped == f"stopped after {words}" and result.stopped in failure
+
+
 def test_inputs_print_as_shapes_not_values(make_case):
     """A traceback with locals (-l) shows a case's inputs as what they are, not 10^6 numbers."""
     text = repr(make_case("k", m=4096, n=64, k=64, quant="ptpc", device="cpu").inputs())
