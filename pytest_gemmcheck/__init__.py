@@ -19,6 +19,7 @@ _LAZY = {
     "QuantMode": "pytest_gemmcheck.case.quant",
     "register_quant_mode": "pytest_gemmcheck.case.quant",
     "compute_reference": "pytest_gemmcheck.case.reference",
+    "named": "pytest_gemmcheck.case.reference_identity",
     "CaseError": "pytest_gemmcheck.errors",
     "GemmcheckFailure": "pytest_gemmcheck.errors",
     "LaunchError": "pytest_gemmcheck.errors",

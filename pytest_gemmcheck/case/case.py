@@ -7,6 +7,7 @@ import json
 import math
 import weakref
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Callable
 
 import torch
@@ -19,8 +20,10 @@ from ..judging.baseline import CLEAN, Baseline
 from ..judging.conclude import conclude
 from .cache import LruCache
 from .identity import case_key, dtype_name, out_dtype as parse_out_dtype, parse_tile
+from .kept_inputs import KeptInputs, input_checksums
 from .quant import Inputs, fp8_flavour, quant_mode
 from .reference import ProtectedReference, compute_reference
+from .reference_identity import reference_identity, reference_name
 from ..records.result import CaseResult, CompiledResult
 from .runner import LaunchLoop
 from .sanitized import inputs_by_copy, launch_once, not_launched
@@ -39,32 +42,36 @@ def _parsed(name: str, value) -> float:
 
 
 def usable_device(device) -> torch.device:
-    """``device`` as torch names it, when this process can run a case there: the CPU, or a GPU it
-    sees; else a CaseError that says why."""
+    """``device`` as torch places tensors there, when this process can run a case there: the
+    CPU as ``cpu`` (a CPU tensor's device has no index: ``cpu:0`` is not equal to it), a GPU with
+    its index (``cuda`` is the current GPU, as a tensor made on ``cuda`` says); else a CaseError
+    that says why. Every comparison of devices, the inputs' cache key and the records then see
+    one name for one device."""
     try:
         chosen = torch.device(device)
     except (RuntimeError, TypeError, ValueError) as exc:
         raise CaseError(f"device={device!r} is not a device: {str(exc).splitlines()[0]}") from None
     if chosen.type == "cpu":
-        return chosen
+        return torch.device("cpu")
     if chosen.type != "cuda":
         raise CaseError(f"device={device!r}: a case runs on the CPU or a GPU ('cuda', 'cuda:1'), not on {chosen.type}")
     count = torch.cuda.device_count() if torch.cuda.is_available() else 0
     if not count:
         raise CaseError(f"device={device!r}: this process sees no GPU")
-    if chosen.index is not None and chosen.index >= count:
+    if chosen.index is None:
+        return torch.device("cuda", torch.cuda.current_device())
+    if chosen.index >= count:
         raise CaseError(f"device={device!r}: this process sees {count} GPU{'s' if count != 1 else ''} "
                         f"(cuda:0 to cuda:{count - 1})")
     return chosen
 
 
 def memory_of(device: torch.device) -> int:
-    """Bytes of memory ``device`` has in all (the host's for the CPU)."""
+    """Bytes of memory ``device`` (a usable_device) has in all (the host's for the CPU)."""
     import os
 
     if device.type == "cuda":
-        return torch.cuda.get_device_properties(device.index if device.index is not None else
-                                                torch.cuda.current_device()).total_memory
+        return torch.cuda.get_device_properties(device.index).total_memory
     return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
 
 
@@ -114,13 +121,6 @@ class CaseContext:
     sanitize: Callable[[Case], list] | None = None
     sanitize_shape: tuple[int, int, int] | None = None  # the test's marker's
     sanitizing: bool = False  # a sanitizer child: only the target case launches, once, unchecked
-
-
-def reference_name(reference) -> str | None:
-    """A case's own reference function by name (module and qualified name), as its key holds it."""
-    if reference is None:
-        return None
-    return f"{getattr(reference, '__module__', '') or ''}.{getattr(reference, '__qualname__', type(reference).__name__)}"
 
 
 def _non_finite(value, path: str) -> str | None:
@@ -188,6 +188,8 @@ class Case:
         if reference is not None and not callable(reference):
             raise CaseError(f"reference must be a callable reference(inputs) -> [m, n] tensor, got {reference!r}")
         self.reference_fn = reference
+        # what it computes, for the key and the reference cache: two references never share them
+        self.reference_key = None if reference is None else reference_identity(reference)
         if deterministic is not None and not isinstance(deterministic, bool):
             raise CaseError(f"deterministic must be True, False or None (from the test's marker, else "
                             f"--gemmcheck-nondeterministic), got {deterministic!r}")
@@ -218,7 +220,7 @@ class Case:
             "fp8": self.fp8.name if self.fp8 else None,
             # a case's own reference says what is right: a case of its own (absent otherwise, so
             # that keys made before the override existed still hold)
-            **({"reference": reference_name(self.reference_fn)} if self.reference_fn is not None else {}),
+            **({"reference": self.reference_key} if self.reference_fn is not None else {}),
         }
 
     @property
@@ -233,8 +235,29 @@ class Case:
         return (self.quant, self.m, self.n, self.k, self.seed, self.fp8.name if self.fp8 else None, str(self.device))
 
     def inputs(self) -> Inputs:
-        """Seeded operands: same seed, same bytes, on any machine and device."""
-        return self.context.inputs_cache.get(self._inputs_key(), self._make_inputs)
+        """Seeded operands: same seed, same bytes, on any machine and device. The session's own,
+        proved as they were made, or put back so, each time they are handed out (kept_inputs.py):
+        what a test did to them never reaches a later case."""
+        if self.context.sanitizing:  # a sanitizer child: no kernel of the harness's proves them
+            return self.context.inputs_cache.get(self._inputs_key(), self._make_inputs)
+        return self._kept_inputs().inputs
+
+    def _kept_inputs(self) -> KeptInputs:
+        key = self._inputs_key()
+        kept = self.context.inputs_cache.get(key, self._keep_inputs)
+        if kept.changed() and not kept.restore(self._make_inputs):  # reshaped in place: made anew
+            self.context.inputs_cache.discard(lambda cached: cached == key)
+            kept = self.context.inputs_cache.get(key, self._keep_inputs)
+        return kept
+
+    def _keep_inputs(self) -> KeptInputs:
+        """Inputs made, kept with their proof: pristine copies on the CPU (a memcmp), checksums on
+        a GPU (by the guard kernel where the check is fused)."""
+        inputs = self._make_inputs()
+        if inputs.a.device.type != "cuda":
+            return KeptInputs(inputs)
+        fused = select_checker(self.context.settings.check_backend, inputs.a).name == "triton"
+        return KeptInputs(inputs, checksums=partial(input_checksums, fused=fused))
 
     def _make_inputs(self) -> Inputs:
         if self.context.sanitizing:  # no kernel of the harness's beside the kernel under the sanitizer
@@ -270,7 +293,7 @@ class Case:
         """The harness's own reference, proved unchanged since it was made (on a GPU by the check
         backend's checksum: the fused one reads it once, where the torch one costs hundreds of
         small ops); made again if it was changed."""
-        key = self._inputs_key() + (dtype_name(self.out_dtype), reference_name(self.reference_fn))
+        key = self._inputs_key() + (dtype_name(self.out_dtype), self.reference_key)
         cache = self.context.reference_cache
         protected = cache.get(key, self._make_reference)
         backend = self.context.settings.check_backend
@@ -293,9 +316,14 @@ class Case:
 
     def _own_reference(self) -> torch.Tensor:
         """The case's ``reference(inputs)``, checked and rounded to the output dtype like the built-in one."""
-        with torch.no_grad():
-            ref = self.reference_fn(self.inputs())
         name = reference_name(self.reference_fn)
+        kept = None if self.context.sanitizing else self._kept_inputs()
+        with torch.no_grad():
+            ref = self.reference_fn(self.inputs() if kept is None else kept.inputs)
+        if kept is not None and kept.changed():  # what it returned was made from other inputs
+            kept.restore(self._make_inputs)
+            raise CaseError(f"reference {name} of {self!r} changed the inputs it was given; it must leave them as "
+                            "they are (work on a copy: x.a.float() is one)")
         if not isinstance(ref, torch.Tensor) or tuple(ref.shape) != (self.m, self.n) or not ref.is_floating_point():
             got = (f"shape {list(ref.shape)}, dtype {dtype_name(ref.dtype)}" if isinstance(ref, torch.Tensor)
                    else type(ref).__name__)

@@ -127,3 +127,45 @@ def test_a_change_to_the_harness_reference_during_the_launches_is_a_case_error()
         run(context, launch_of)
     right, failure, _ = run(context, correct, kernel="after")
     assert failure is None and right.bad_launches == []
+
+
+# --- a case's own reference: identified by what it computes -------------------------------------
+
+EPILOGUE_SUITE = """
+    import functools
+
+    import pytest
+    import torch
+
+    def ref(x, act):
+        y = x.a.float() @ x.b.float().t()
+        return torch.relu(y) if act == "relu" else torch.abs(y)
+
+    @pytest.mark.parametrize("act", {order!r})
+    def test_epilogue(gemmcheck, act):
+        case = gemmcheck.case("fused_epi", m=128, n=128, k=256, reference={reference})
+        x = case.inputs()
+        case.run(lambda out: out.copy_(torch.relu(x.a.float() @ x.b.float().t()).to(out.dtype)))
+"""
+
+
+@pytest.mark.parametrize("reference", ["lambda x: ref(x, act)", "functools.partial(ref, act=act)"])
+@pytest.mark.parametrize("order", [["abs", "relu"], ["relu", "abs"]])
+def test_parametrized_references_of_one_session_are_cases_of_their_own(pytester, order, reference):
+    """The relu kernel passes against the relu reference and fails against the abs one, in
+    either order, each recorded under a key of its own (before: the first reference judged
+    both, and both results shared one key)."""
+    import textwrap
+
+    pytester.makepyfile(test_epilogue=textwrap.dedent(EPILOGUE_SUITE).format(order=order, reference=reference))
+    pytester.makeconftest("""
+        def pytest_gemmcheck_result(result):
+            with open("keys.txt", "a") as keys:
+                keys.write(result.key + "\\n")
+    """)
+    result = pytester.runpytest("-p", "no:cacheprovider", "--gemmcheck-repeat=12", "-rA")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["PASSED test_epilogue.py::test_epilogue[[]relu[]]*",
+                                 "FAILED test_epilogue.py::test_epilogue[[]abs[]]*"], consecutive=False)
+    keys = (pytester.path / "keys.txt").read_text().split()
+    assert len(keys) == 2 and len(set(keys)) == 2
