@@ -17,7 +17,7 @@ from ..records.sanitize import RAN
 from ..errors import GemmcheckFailure, LaunchError, LaunchHung
 from .baseline import Baseline
 from .message import failure_message
-from .verdict import PASS, Verdict, failing_launches, judge
+from .verdict import PASS, Verdict, failing_launches, judge, unmet_requirements
 
 # frames in the plugin are the launch loop's, not the kernel's (named as the modules' own __file__ is)
 _PACKAGE = str(Path(__file__).parent.parent) + os.sep
@@ -37,10 +37,14 @@ def conclude(result: CaseResult, settings, baseline_for: Callable[[CaseResult], 
     regression does not fail: this run becomes the baseline instead, and the result says so
     (``result.baseline["accepted"]``; its verdict stays what the old baseline made it). A pass
     gets a message only when there is something it must not hide: a sanitizer run that did not
-    run to a report."""
+    run to a report. A requirement the session made and the result did not meet
+    (--gemmcheck-require-sanitize, and the sanitized launch could not run) fails the test as
+    that, first in its message, and leaves the verdict what the launches say: a step that could
+    not run found nothing about the kernel."""
     baseline = baseline_for(result)
     verdict = judge(result, baseline, alpha=settings.alpha, worst_factor=settings.worst_factor,
-                    static_policy=settings.static, require_sanitize=getattr(settings, "require_sanitize", False))
+                    static_policy=settings.static)
+    unmet = unmet_requirements(result, require_sanitize=settings.require_sanitize)
     result.verdict = verdict.kind
     result.baseline = {"source": baseline.source, "description": baseline.description,
                        "launches": baseline.evidence.launches, "bad_launches": baseline.evidence.bad}
@@ -51,14 +55,23 @@ def conclude(result: CaseResult, settings, baseline_for: Callable[[CaseResult], 
         verdict.lines.append("accepted: --gemmcheck-accept makes this run the case's golden, so the test does not fail")
     unchecked = any(run.status != RAN for run in result.sanitize)
     result.message = failure_message(result, verdict) if verdict.kind != PASS or unchecked else ""
+    if unmet:
+        result.message = _unmet_words(result, verdict, unmet) + "\n" + result.message
     failure: GemmcheckFailure | None = None
     if raised is not None:
         failure = _launch_error(raised, result.launches[-1].index, planned or len(result.launches), result.message)
     elif failing:
         failure = LaunchError(result.message)
-    elif verdict.failed and not accepted:
+    elif (verdict.failed and not accepted) or unmet:
         failure = GemmcheckFailure(result.message)
     return Conclusion(verdict, failure)
+
+
+def _unmet_words(result: CaseResult, verdict: Verdict, unmet: list[str]) -> str:
+    """'gemmcheck: gemm bf16 128x64x64: requirement not met (the launches' verdict: pass)' and a
+    line per requirement."""
+    lines = [f"gemmcheck: {result.label}: requirement not met (the launches' verdict: {verdict.kind})"]
+    return "\n".join(lines + [f"  {text}" for text in unmet])
 
 
 def _launch_error(raised: BaseException, index: int, planned: int, message: str) -> LaunchError:

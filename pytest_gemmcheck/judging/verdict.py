@@ -17,7 +17,9 @@ A compute-sanitizer run that reported an error-severity hazard on the kernel und
 regression whatever the launches said: one sanitized launch proves a race that any number of
 clean launches only make unlikely. Its warnings are stated, never failed on. A sanitizer run
 that did not run to a report (skipped: no toolkit, a CPU or ROCm device; timed out; failed) is
-stated in the evidence, never taken as clean; ``require_sanitize`` makes it a regression.
+stated in the evidence, never taken as clean, and is no finding about the kernel: under
+``require_sanitize`` it is an unmet requirement (``unmet_requirements``), which fails the test
+(judging/conclude.py) while the verdict stays what the launches say.
 
 Verdicts: regression (fails the test) > improved (better beyond chance: passes, says how to
 accept) > known-bad (a bad rate that holds: accepted by a golden, or as bad as the history
@@ -69,8 +71,7 @@ class Verdict:
 
 
 def judge(result: CaseResult, baseline: Baseline = CLEAN, *, alpha: float = DEFAULTS.alpha,
-          worst_factor: float = DEFAULTS.worst_factor, static_policy: str = DEFAULTS.static,
-          require_sanitize: bool = False) -> Verdict:
+          worst_factor: float = DEFAULTS.worst_factor, static_policy: str = DEFAULTS.static) -> Verdict:
     if isinstance(result, CompiledResult):
         return judge_static(result, baseline, static_policy)
     current = Evidence.of(result)
@@ -78,7 +79,7 @@ def judge(result: CaseResult, baseline: Baseline = CLEAN, *, alpha: float = DEFA
     failing = failing_launches(result)
     reasons = [failing_words(failing)] if failing else []
     lines = [f"current: {current.describe()}", f"baseline: {_baseline_words(baseline)}"]
-    sanitizer_reasons, sanitizer_lines = judge_sanitizer(result, require_sanitize)
+    sanitizer_reasons, sanitizer_lines = judge_sanitizer(result)
     reasons += sanitizer_reasons
 
     deff_now, deff_base = design_effect(current.per_process), design_effect(base.per_process)
@@ -151,11 +152,11 @@ def judge(result: CaseResult, baseline: Baseline = CLEAN, *, alpha: float = DEFA
     return Verdict(PASS, [], p_value, lines)
 
 
-def judge_sanitizer(result: CaseResult, require: bool = False) -> tuple[list[str], list[str]]:
+def judge_sanitizer(result: CaseResult) -> tuple[list[str], list[str]]:
     """The compute-sanitizer runs of a result: (reasons it is a regression, lines of evidence).
     An error-severity hazard is a reason whatever the launches said, with its summary line and
     first reports as evidence; warnings are evidence only; a run that was skipped, timed out or
-    failed is said, and under ``require`` (--gemmcheck-require-sanitize) it is a reason too."""
+    failed is said, never a reason: it found nothing about the kernel."""
     reasons, lines = [], []
     for run in result.sanitize:
         if run.has_hazard:
@@ -165,15 +166,22 @@ def judge_sanitizer(result: CaseResult, require: bool = False) -> tuple[list[str
                 lines.append(f"compute-sanitizer {run.tool}, its first error report{'s' if len(first) > 1 else ''}:")
                 lines += [f"  {text}" for text in first]
         elif run.status != RAN:
-            if require:
-                reasons.append(f"compute-sanitizer {run.summary()} (--gemmcheck-require-sanitize: the launch must be "
-                               "sanitized)")
-            else:
-                lines.append(f"compute-sanitizer {run.summary()}: not checked, not passed")
+            lines.append(f"compute-sanitizer {run.summary()}: not checked, not passed")
         else:
             lines.append(f"compute-sanitizer {run.summary()}" + (" (warnings are reported, not failed on)"
                                                                  if run.warnings else ""))
     return reasons, lines
+
+
+def unmet_requirements(result: CaseResult, *, require_sanitize: bool = False) -> list[str]:
+    """What the session required of a result's checking and did not get: under
+    ``require_sanitize`` (--gemmcheck-require-sanitize), each sanitizer run that did not run to a
+    report. A failure of the requirement, not a finding about the kernel: the test fails, the
+    verdict stays the launches'."""
+    if not require_sanitize or isinstance(result, CompiledResult):
+        return []
+    return [f"compute-sanitizer {run.summary()} (--gemmcheck-require-sanitize: the launch must be sanitized)"
+            for run in result.sanitize if run.status != RAN]
 
 
 def failing_launches(result: CaseResult) -> list:

@@ -1,6 +1,7 @@
 """compute-sanitizer runs in the verdict: an error-severity hazard fails a case whatever its
 launches said, warnings are stated and never fail, a run that did not run to a report is
-stated (never a silent pass) and fails under require_sanitize. Results built by hand with
+stated (never a silent pass) and, under require_sanitize, fails the test as an unmet
+requirement with the verdict left as the launches say. Results built by hand with
 SanitizerRun records, judged directly and through conclude()."""
 
 import dataclasses
@@ -9,7 +10,7 @@ import types
 from pytest_gemmcheck.config.table import Settings
 from pytest_gemmcheck.judging.baseline import Baseline, Evidence
 from pytest_gemmcheck.judging.conclude import conclude
-from pytest_gemmcheck.judging.verdict import KNOWN_BAD, PASS, REGRESSION, judge
+from pytest_gemmcheck.judging.verdict import KNOWN_BAD, PASS, REGRESSION, judge, unmet_requirements
 from pytest_gemmcheck.records.result import CaseResult, LaunchRecord
 from pytest_gemmcheck.records.sanitize import (ERROR, RACE_HAZARD, RAN, SKIPPED, TIMED_OUT, WARNING, Access,
                                                SanitizerFinding, SanitizerRun)
@@ -67,17 +68,19 @@ def test_warnings_are_reported_never_failed():
                line.endswith("(warnings are reported, not failed on)") for line in verdict.lines), verdict.lines
 
 
-def test_a_run_that_did_not_report_is_said_and_fails_only_when_required():
+def test_a_run_that_did_not_report_is_said_never_judged_and_unmet_only_when_required():
     verdict = judge(result_with([SKIPPED_RUN, TIMED_OUT_RUN]))
     assert verdict.kind == PASS
     assert ("compute-sanitizer racecheck: skipped: no compute-sanitizer on a CPU device: not checked, not passed"
             in verdict.lines)
     assert "compute-sanitizer memcheck: timed out: killed after 600 s: not checked, not passed" in verdict.lines
-    required = judge(result_with([SKIPPED_RUN]), require_sanitize=True)
-    assert required.kind == REGRESSION
-    assert required.reasons == ["compute-sanitizer racecheck: skipped: no compute-sanitizer on a CPU device "
-                                "(--gemmcheck-require-sanitize: the launch must be sanitized)"]
-    assert judge(result_with([CLEAN_RUN]), require_sanitize=True).kind == PASS
+    assert unmet_requirements(result_with([SKIPPED_RUN])) == []
+    assert unmet_requirements(result_with([SKIPPED_RUN, TIMED_OUT_RUN, CLEAN_RUN]), require_sanitize=True) == [
+        "compute-sanitizer racecheck: skipped: no compute-sanitizer on a CPU device (--gemmcheck-require-sanitize: "
+        "the launch must be sanitized)",
+        "compute-sanitizer memcheck: timed out: killed after 600 s (--gemmcheck-require-sanitize: the launch must be "
+        "sanitized)"]
+    assert unmet_requirements(result_with([CLEAN_RUN, HAZARD_RUN]), require_sanitize=True) == []
 
 
 def _settings(**changes):
@@ -94,10 +97,30 @@ def test_conclude_states_a_skip_in_the_message_of_a_pass_and_fails_it_when_requi
     clean = result_with([CLEAN_RUN])
     conclude(clean, _settings(), lambda r: Baseline())
     assert clean.message == ""
+
+
+
+def test_an_unmet_requirement_fails_the_test_and_leaves_the_verdict_to_the_launches():
+    """A sanitizer that could not run found nothing about the kernel: a correct kernel's verdict
+    stays a pass (the history never reads 'regression' for it), and the test fails as what it is."""
     required = result_with([SKIPPED_RUN])
     conclusion = conclude(required, _settings(require_sanitize=True), lambda r: Baseline())
-    assert required.verdict == REGRESSION and conclusion.failure is not None
-    assert "--gemmcheck-require-sanitize" in str(conclusion.failure)
+    assert required.verdict == PASS and not required.failed and conclusion.verdict.reasons == []
+    message = str(conclusion.failure)
+    assert message.splitlines()[:3] == [
+        "gemmcheck: tail_gemm ptpc 512x512x256 tile 128x128: requirement not met (the launches' verdict: pass)",
+        "  compute-sanitizer racecheck: skipped: no compute-sanitizer on a CPU device (--gemmcheck-require-sanitize: "
+        "the launch must be sanitized)",
+        "gemmcheck: tail_gemm ptpc 512x512x256 tile 128x128: pass"]
+    assert "0/12 launches bad" in message and required.message == message
+    # bad launches are judged as ever, and the requirement is said with them
+    bad = result_with([SKIPPED_RUN], bad=2)
+    conclusion = conclude(bad, _settings(require_sanitize=True), lambda r: Baseline())
+    assert bad.verdict == REGRESSION and "(the launches' verdict: regression)" in str(conclusion.failure)
+    # a hazard is a finding: a regression, required or not
+    hazard = result_with([HAZARD_RUN])
+    conclude(hazard, _settings(require_sanitize=True), lambda r: Baseline())
+    assert hazard.verdict == REGRESSION and "requirement not met" not in hazard.message
 
 
 def test_the_failure_message_carries_the_hazard_and_its_first_reports():
