@@ -4,8 +4,12 @@ smallest failing configuration and its evidence.
 
 Under ``--gemmcheck-processes=N`` each probe is spread over N fresh processes, as a case's
 launches are: the test runs here, and each probe runs the test again in N children, which
-find the configuration to probe in an environment variable and run only that one. The test
-is therefore not handed to the children as a whole (``calls_search``).
+find the configuration to probe in an environment variable and run only that one (a child
+whose make_launch skips it writes the reason to a file named there). The test is therefore not
+handed to the children as a whole (``calls_search``).
+
+A search whose every configuration was skipped by make_launch checked nothing: its test is
+skipped, with the first reason.
 """
 
 from __future__ import annotations
@@ -13,11 +17,13 @@ from __future__ import annotations
 import dis
 import json
 import os
+import tempfile
+from pathlib import Path
 from typing import Any, Callable
 
 from ..errors import CaseError, GemmcheckFailure
 from ..searching.engine import Outcome
-from ..searching.entry import Request, example_folder, probe_here, probing, request, run
+from ..searching.entry import Request, example_folder, probe_here, refuse_unmet, request, run
 from ..searching.result import Probe, SearchResult, config_text
 from ..searching.space import Config
 
@@ -65,14 +71,18 @@ def search_in_test(session, context, kernel: str, make_launch: Callable, *, db=S
         context = _unrecorded(context)
     # the example database is written where the history is: not under --gemmcheck-no-record
     examples_kept = db is not None and not settings.no_record
-    context = probing(context)
     req = request(context, kernel, make_launch, **arguments)
     if is_child():
         return _probe_in_child(context, req)
     probe = _spread(session, context, req) if settings.processes > 1 else probe_here(context, req)
-    result = run(req, probe, database=example_folder(session.config.rootpath) if examples_kept else None)
+    result = run(req, probe, settings, database=example_folder(session.config.rootpath) if examples_kept else None)
     if result.minimal is not None and not settings.accept:  # accepting: this run's results become the goldens
         raise GemmcheckFailure(result.summary())
+    if result.skipped and not result.probes:
+        import pytest
+
+        pytest.skip(f"gemmcheck.search {kernel}: make_launch skipped every configuration tried "
+                    f"({len(result.skipped)}), the first: {result.skipped[0]['reason']}")
     return result
 
 
@@ -83,7 +93,8 @@ def _unrecorded(context):
 
 
 def _probe_in_child(context, req: Request) -> SearchResult:
-    """In a probe's child: the one configuration its parent asked for, launched here and left
+    """In a probe's child: the one configuration its parent asked for, launched here with the
+    settings its parent gave (its share of the launches, stopping at a bad one or not) and left
     unjudged (the parent judges the processes' launches together)."""
     import dataclasses
 
@@ -98,14 +109,18 @@ def _probe_in_child(context, req: Request) -> SearchResult:
     if asked["search"] != _digest(req):  # another search of the same test
         return result
     config = req.space.from_dict(asked["config"])
-    outcome = probe_here(context, dataclasses.replace(req, repeat=None))(config)  # its share: --gemmcheck-repeat
+    probe = probe_here(context, dataclasses.replace(req, repeat=None))  # its share: --gemmcheck-repeat
+    outcome = probe(config, stop_on_bad=context.settings.stop_on_bad)
+    if outcome.skipped is not None:
+        Path(asked["skipped"]).write_text(outcome.skipped)
+        return result
     result.probes.append(Probe(config=req.space.as_dict(config), result=outcome.result,
                                failing=bool(outcome.result.bad_launches), seconds=0.0, phase="search",
                                note=outcome.note))
     return result
 
 
-def _spread(session, context, req: Request) -> Callable[[Config], Outcome]:
+def _spread(session, context, req: Request) -> Callable[..., Outcome]:
     """Probes over --gemmcheck-processes fresh processes: the children's launches merged into
     one result, judged and recorded here, as a spread case's are."""
     import dataclasses
@@ -119,24 +134,31 @@ def _spread(session, context, req: Request) -> Callable[[Config], Outcome]:
     config = session.config
     search = _digest(req)
 
-    def probe(configuration: Config) -> Outcome:
+    def probe(configuration: Config, launches: int | None = None, stop_on_bad: bool = True) -> Outcome:
         values = req.space.as_dict(configuration)
         key = Case(context, req.kernel, **values, **req.case_kwargs).key
-        env = {PROBE_ENV: json.dumps({"search": search, "config": values})}
-        try:
-            children, _ = run_children(context.nodeid, settings, command=child_command(config, context.nodeid),
-                                       invocation_dir=config.invocation_params.dir, devices=devices, env=env)
-        except ChildFailure as exc:
-            raise GemmcheckFailure(f"gemmcheck: --gemmcheck-processes={settings.processes}: probing "
-                                   f"{config_text(values)}: {exc}") from None
+        asked = dataclasses.replace(settings, stop_on_bad=stop_on_bad,
+                                    repeat=launches if launches is not None else settings.repeat)
+        with tempfile.TemporaryDirectory(prefix="gemmcheck-probe-") as folder:
+            skipped = Path(folder) / "skipped"
+            env = {PROBE_ENV: json.dumps({"search": search, "config": values, "skipped": str(skipped)})}
+            try:
+                children, _ = run_children(context.nodeid, asked, command=child_command(config, context.nodeid),
+                                           invocation_dir=config.invocation_params.dir, devices=devices, env=env)
+            except ChildFailure as exc:
+                raise GemmcheckFailure(f"gemmcheck: --gemmcheck-processes={settings.processes}: probing "
+                                       f"{config_text(values)}: {exc}") from None
+            if skipped.exists():
+                return Outcome(None, skipped=skipped.read_text())
         merged = [result for result in aggregate(children) if result.key == key]
         if not merged:
             raise GemmcheckFailure(f"gemmcheck: --gemmcheck-processes={settings.processes}: the processes probing "
                                    f"{config_text(values)} ran no such case")
         result = merged[0]
         result.nodeid = context.nodeid
-        conclude(result, settings, context.baseline_for)
+        conclude(result, asked, context.baseline_for)
         context.record(result)
+        refuse_unmet(req, values, result, asked)
         return Outcome(result)
 
     return probe

@@ -6,17 +6,25 @@ launch timeout, check backend...) and ``stop_on_bad``: it stops at its first bad
 probe only asks whether the configuration fails. Its result is judged and recorded as any case
 of the session is. ``make_launch(case, inputs)`` gives the launch; when it raises, the probe's
 one launch raises the same exception: a failing probe, with the kernel's traceback as its
-evidence, since compiling or specialising for a shape is where many kernels fail.
+evidence, since compiling or specialising for a shape is where many kernels fail. A
+``pytest.skip()`` (or ``unittest.SkipTest``) from make_launch leaves the configuration out of the
+search, as Hypothesis's ``assume`` does, with its reason.
+
+A probe whose result leaves a requirement of the session unmet (``--gemmcheck-require-sanitize``,
+and its sanitized launch could not run) stops the search with that failure: a configuration that
+could not be checked as required is neither failing nor passing, and no shape is reported.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import numbers
+import sys
+import unittest
 from pathlib import Path
 from typing import Any, Callable
 
-from ..errors import CaseError
+from ..errors import CaseError, GemmcheckFailure
 from .engine import Outcome, Search
 from .result import SearchResult, config_text
 from .space import Config, Space, parse_space
@@ -90,12 +98,7 @@ def request(context, kernel: str, make_launch: Callable, *, m, n, k, quant="bf16
 def _corners(axis) -> tuple[int, int, int]:
     """The lowest value, the next one and the highest: a quant mode's rules on a shape (K a
     multiple of 32, say) show on them, whatever the step."""
-    return axis.lo, min(axis.lo + axis.step, axis.hi), axis.hi
-
-
-def probing(context):
-    """The session's case context with ``stop_on_bad``: a probe asks only whether it fails."""
-    return dataclasses.replace(context, settings=dataclasses.replace(context.settings, stop_on_bad=True))
+    return axis.lo, axis.values[min(1, len(axis.values) - 1)], axis.hi
 
 
 def _raising(exc: Exception) -> Callable:
@@ -107,27 +110,67 @@ def _raising(exc: Exception) -> Callable:
     return launch
 
 
-def probe_here(context, req: Request) -> Callable[[Config], Outcome]:
-    """Probes run in this process: ``case.run`` of each configuration."""
+def skip_reason(exc: BaseException) -> str | None:
+    """The reason of a skip make_launch raised (``pytest.skip``, ``unittest.SkipTest``), else None.
+    pytest's exception is looked up only where pytest is loaded: a script imports no pytest."""
+    outcomes = sys.modules.get("_pytest.outcomes")
+    if isinstance(exc, unittest.SkipTest) or (outcomes is not None and isinstance(exc, outcomes.Skipped)):
+        return str(exc) or type(exc).__name__
+    return None
+
+
+def probe_here(context, req: Request) -> Callable[..., Outcome]:
+    """Probes run in this process: ``case.run`` of each configuration, ``launches`` of them
+    (default the search's repeat), stopping at the first bad one unless ``stop_on_bad`` is off."""
     from ..case.case import Case
 
-    def probe(config: Config) -> Outcome:
+    def probe(config: Config, launches: int | None = None, stop_on_bad: bool = True) -> Outcome:
         values = req.space.as_dict(config)
-        case = Case(context, req.kernel, **values, **req.case_kwargs)
+        settings = dataclasses.replace(context.settings, stop_on_bad=stop_on_bad)
+        case = Case(dataclasses.replace(context, settings=settings), req.kernel, **values, **req.case_kwargs)
         inputs = case.inputs()
         note = ""
         try:
             launch = req.make_launch(case, inputs)
-        except Exception as exc:  # how kernels fail too: compiling or specialising for the shape
-            note = f"make_launch raised {type(exc).__name__}"
+        except BaseException as exc:  # pytest's skip is a BaseException
+            skipped = skip_reason(exc)
+            if skipped is not None:
+                return Outcome(None, skipped=skipped)
+            if not isinstance(exc, Exception):
+                raise
+            note = f"make_launch raised {type(exc).__name__}"  # how kernels fail too: compiling for the shape
             launch = _raising(exc)
         else:
             if not callable(launch):
                 raise CaseError(f"make_launch(case, inputs) must return the launch, a callable launch(out); for "
                                 f"{config_text(values)} it returned {launch!r}")
-        return Outcome(case.run(launch, repeat=req.repeat, check=False), note)
+        result = case.run(launch, repeat=launches if launches is not None else req.repeat, check=False)
+        refuse_unmet(req, values, result, context.settings)
+        return Outcome(result, note)
 
     return probe
+
+
+def refuse_unmet(req: Request, values: dict, result, settings) -> None:
+    """A probe whose result leaves a requirement unmet stops the search, with the requirement's
+    failure (never a failing configuration)."""
+    from ..judging.verdict import unmet_requirements
+
+    unmet = unmet_requirements(result, require_sanitize=settings.require_sanitize)
+    if unmet:
+        raise GemmcheckFailure(
+            f"gemmcheck.search {req.kernel}: stopped at its probe of {config_text(values)}: "
+            + "; ".join(unmet) + ". A configuration that could not be checked as required is neither failing nor "
+            "passing: no shape is reported")
+
+
+def launches_of(req: Request, settings) -> int:
+    """The launches of a probe that runs them all: the search's repeat, else the session's
+    (``auto``: the default count)."""
+    from ..config.table import DEFAULTS
+
+    repeat = req.repeat if req.repeat is not None else settings.repeat
+    return repeat if isinstance(repeat, int) else DEFAULTS.repeat
 
 
 def case_record(case_kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -158,23 +201,22 @@ def operand_bytes(quant: str) -> int:
 
 
 def example_folder(rootdir: Path) -> Path:
-    """The example database's folder, beside the default history under the rootdir."""
-    from ..history.location import DEFAULT_PATH, make_folder
+    """The example database's folder, beside the default history under the rootdir (made when
+    something is stored: examples.py)."""
+    from ..history.location import DEFAULT_PATH
 
-    folder = Path(rootdir) / DEFAULT_PATH.parent
-    make_folder(folder)
-    return folder / EXAMPLES_FOLDER
+    return Path(rootdir) / DEFAULT_PATH.parent / EXAMPLES_FOLDER
 
 
-def run(req: Request, probe: Callable[[Config], Outcome], *, database: Path | None) -> SearchResult:
+def run(req: Request, probe: Callable[..., Outcome], settings, *, database: Path | None) -> SearchResult:
     return Search(kernel=req.kernel, space=req.space, probe=probe, operand_bytes=operand_bytes,
                   examples=req.examples, seed=req.seed, budget=req.budget, database=database,
-                  case=case_record(req.case_kwargs)).run()
+                  case=case_record(req.case_kwargs), repeat=launches_of(req, settings), alpha=settings.alpha).run()
 
 
 def search_in_session(context, rootdir: Path | None, kernel: str, make_launch: Callable, **arguments) -> SearchResult:
     """A script session's search (``Session.search``): its probes are the session's cases;
     ``rootdir``: where the example database lives, None for none (nothing recorded)."""
-    context = probing(context)
     req = request(context, kernel, make_launch, **arguments)
-    return run(req, probe_here(context, req), database=example_folder(rootdir) if rootdir is not None else None)
+    return run(req, probe_here(context, req), context.settings,
+               database=example_folder(rootdir) if rootdir is not None else None)

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import numbers
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
@@ -27,35 +29,52 @@ def _whole(value) -> bool:
 
 @dataclass(frozen=True)
 class Axis:
-    """m, n or k: the multiples of ``step`` from ``lo`` to ``hi``."""
+    """m, n or k: its values, ascending. A range (``(lo, hi, step)``: the multiples of ``step``
+    from ``lo`` to ``hi``) is never listed: an axis of 10^8 values costs what one of ten does,
+    each value found from its index. A list is the values given."""
 
     name: str
-    lo: int
-    hi: int
-    step: int
+    values: range | tuple[int, ...]
 
     @property
-    def values(self) -> range:
-        return range(self.lo, self.hi + 1, self.step)
+    def lo(self) -> int:
+        return self.values[0]
+
+    @property
+    def hi(self) -> int:
+        return self.values[-1]
+
+    @property
+    def step(self) -> int | None:
+        """The step of a range; None for a list of values."""
+        return self.values.step if isinstance(self.values, range) else None
 
     @property
     def fixed(self) -> bool:
-        return self.lo == self.hi
+        return len(self.values) == 1
+
+    def holds(self, value) -> bool:
+        """Whether ``value`` is one of the axis's values (a whole number, never 128.0 or True)."""
+        return _whole(value) and value in self.values
 
     def index(self, value: int) -> int:
-        return (value - self.lo) // self.step
+        return self.values.index(value)
 
-    def spec(self) -> list[int]:
-        return [self.lo, self.hi, self.step]
+    def spec(self) -> list[int] | dict[str, list[int]]:
+        if isinstance(self.values, range):
+            return [self.lo, self.hi, self.step]
+        return {"values": list(self.values)}
 
 
 def parse_axis(name: str, value) -> Axis:
-    """``(lo, hi, step)``, or one whole number for an axis that does not vary."""
+    """``(lo, hi, step)``, a list of values, or one whole number for an axis that does not vary."""
     if _whole(value):
         value = (value, value, value)
-    if not isinstance(value, (tuple, list)) or len(value) != 3 or not all(_whole(v) for v in value):
-        raise CaseError(f"{name}={value!r}: expected (lo, hi, step) of whole numbers, or one whole number for a "
-                        f"fixed {name}")
+    if isinstance(value, list):
+        return Axis(name, _listed(name, value))
+    if not isinstance(value, tuple) or len(value) != 3 or not all(_whole(v) for v in value):
+        raise CaseError(f"{name}={value!r}: expected (lo, hi, step) of whole numbers, a list of the values to try, "
+                        f"or one whole number for a fixed {name}")
     lo, hi, step = (int(v) for v in value)
     if lo < 1 or step < 1:
         raise CaseError(f"{name}={tuple(value)!r}: lo and step must be >= 1")
@@ -64,7 +83,53 @@ def parse_axis(name: str, value) -> Axis:
     if lo % step or hi % step:
         raise CaseError(f"{name}={tuple(value)!r}: lo and hi must be multiples of the step {step} (every {name} "
                         "the search tries is one)")
-    return Axis(name, lo, hi, step)
+    return Axis(name, range(lo, hi + 1, step))
+
+
+def _listed(name: str, values: list) -> range | tuple[int, ...]:
+    """A list of values: whole numbers >= 1, none twice, tried in ascending order."""
+    if not values:
+        raise CaseError(f"{name}=[]: expected a non-empty list of the values to try")
+    for value in values:
+        if not _whole(value) or value < 1:
+            raise CaseError(f"{name}: {value!r} is not a whole number >= 1")
+    if len(set(values)) != len(values):
+        raise CaseError(f"{name} lists {next(v for v in values if values.count(v) > 1)!r} twice")
+    if len(values) == 1:
+        return range(int(values[0]), int(values[0]) + 1, int(values[0]))  # one value: a fixed axis
+    return tuple(sorted(int(v) for v in values))
+
+
+class Residues(Sequence):
+    """The values ``q * period + r`` (``r`` one of ``residues``) from ``lo`` to ``hi``, ascending,
+    found from their index: the tile edges of an axis and a step either side of each, without
+    listing them (an axis of 10^8 values has millions)."""
+
+    def __init__(self, period: int, residues: Iterable[int], lo: int, hi: int):
+        self.period, self.residues = period, tuple(sorted(set(residues)))
+        self.first, self.lo, self.hi = self._count_below(lo), lo, hi
+        self.length = max(0, self._count_below(hi + 1) - self.first)
+
+    def _count_below(self, value: int) -> int:
+        """How many values of the whole sequence, from 0 up, are below ``value``."""
+        quotient, remainder = divmod(value, self.period)
+        return quotient * len(self.residues) + sum(1 for r in self.residues if r < remainder)
+
+    def __len__(self) -> int:
+        return self.length
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return tuple(self[i] for i in range(*index.indices(self.length)))
+        if index < 0:
+            index += self.length
+        if not 0 <= index < self.length:
+            raise IndexError(index)
+        quotient, position = divmod(self.first + index, len(self.residues))
+        return quotient * self.period + self.residues[position]
+
+    def __contains__(self, value) -> bool:
+        return _whole(value) and self.lo <= value <= self.hi and value % self.period in self.residues
 
 
 def parse_choices(name: str, values) -> tuple:
@@ -147,15 +212,14 @@ class Space:
         """The configuration ``as_dict`` gave; CaseError for one outside this space."""
         try:
             for name in NUMERIC:
-                axis = self.axis(name)
-                if data[name] not in axis.values:
+                if not self.axis(name).holds(data[name]):
                     raise ValueError(f"{name}={data[name]!r} is not one of {name}'s values")
             quant = self.quants.index(data["quant"])
             given = data.get("params") or {}
             if set(given) != {name for name, _ in self.params}:
                 raise ValueError(f"params {sorted(given)} are not {[name for name, _ in self.params]}")
-            params = tuple(_index_of(values, given[name]) for name, values in self.params)
-        except (KeyError, ValueError) as exc:
+            params = tuple(index_of(values, given[name]) for name, values in self.params)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise CaseError(f"{data!r} is not a configuration of this search: {exc}") from None
         return Config(data["m"], data["n"], data["k"], quant, params)
 
@@ -183,28 +247,28 @@ class Space:
                 config.m, config.n, config.k, config.params)
 
     # --- the values each axis prefers ------------------------------------------------------
-    def landmarks(self, name: str) -> tuple[int, ...]:
+    def landmarks(self, name: str) -> Sequence[int]:
         """The values of m, n or k meaningful to a kernel, ascending: Hypothesis draws from them
         half the time and shrinks toward them. Along m and n, tile edges and one step either
-        side (a full last tile, and last tiles one step over or short); along k, the first few K
-        blocks (the pipeline's depth and one past it) and powers of two."""
+        side (a full last tile, and last tiles one step over or short; powers of two without a
+        tile); along k, the first few K blocks (the pipeline's depth and one past it) and powers
+        of two. A list of values has none: each value was chosen."""
         axis = self.axis(name)
-        edges = self._edges(axis)
+        step = axis.step
+        if step is None:
+            return ()
+        top = axis.hi + step  # an edge one step past the last value still marks it
+        powers = [1 << bit for bit in range(top.bit_length())]
         if name == "k":
-            return tuple(v for v in axis.values if v in edges)
-        return tuple(v for v in axis.values if v in edges or v - axis.step in edges or v + axis.step in edges)
-
-    def _edges(self, axis: Axis) -> set[int]:
-        """Tile edges along m and n (multiples of the tile; powers of two without one); along k the
-        first K blocks of ``step`` and powers of two."""
-        top = axis.hi + axis.step  # an edge one step past the last value still marks it
-        powers = {1 << bit for bit in range(top.bit_length())}
-        if axis.name == "k":
-            return {axis.step * blocks for blocks in PIPELINE_BLOCKS} | powers
+            return tuple(sorted({v for v in (*(step * blocks for blocks in PIPELINE_BLOCKS), *powers)
+                                 if v in axis.values}))
         if self.tile is None:
-            return powers
-        edge = self.tile[0] if axis.name == "m" else self.tile[1]
-        return set(range(edge, top + 1, edge))
+            return tuple(sorted({v for p in powers for v in (p - step, p, p + step) if v in axis.values}))
+        # a value is a multiple of the tile's edge, or a step from one, exactly when it is one
+        # of these residues modulo lcm(edge, step): every value is a multiple of the step
+        edge = self.tile[0] if name == "m" else self.tile[1]
+        period = math.lcm(edge, step)
+        return Residues(period, (0, step % period, (period - step) % period), max(axis.lo, period - step), axis.hi)
 
     # --- identity -------------------------------------------------------------------------
     def spec(self) -> dict[str, Any]:
@@ -221,7 +285,8 @@ class Space:
         return hashlib.sha256(text.encode()).digest()[:16]
 
 
-def _index_of(values: Iterable, value) -> int:
+def index_of(values: Iterable, value) -> int:
+    """The index of ``value`` among ``values``, compared as JSON (so that 1 is not True)."""
     text = json.dumps(value, sort_keys=True)
     for index, candidate in enumerate(values):
         if json.dumps(candidate, sort_keys=True) == text:

@@ -4,11 +4,12 @@ runs."""
 
 import json
 import sqlite3
+import unittest
 
 import pytest
 
 import pytest_gemmcheck as gc
-from pytest_gemmcheck.errors import CaseError
+from pytest_gemmcheck.errors import CaseError, GemmcheckFailure
 
 from gemmcheck_dev import search_region_kernels as regions
 
@@ -19,12 +20,17 @@ def config(m, n, k, quant="bf16", params=None):
     return {"m": m, "n": n, "k": k, "quant": quant, "params": params or {}}
 
 
+def edge(boundary: dict) -> dict:
+    """An axis's boundary without its evidence."""
+    return {key: value for key, value in boundary.items() if key != "evidence"}
+
+
 def test_wrong_when_m_is_half_a_tile_past_an_edge(tmp_path):
     found = gc.search("tail", regions.tail_of_half_a_tile, m=(128, 1024, 64), tile="128x128", repeat=4, db=None,
                       **SMALL)
     assert found.minimal == config(192, 64, 128)
     assert str(found) == 'gemmcheck.case("tail", m=192, n=64, k=128, quant="bf16", tile="128x128")'
-    assert found.boundary["m"] == {"fails": 192, "passes": 256, "below": 128, "above": 256, "fails_up_to": 192}
+    assert edge(found.boundary["m"]) == {"fails": 192, "passes": 256, "below": 128, "above": 256, "fails_up_to": 192}
     assert all(probe.failing == (probe.config["m"] % 128 == 64) for probe in found.probes)
     assert found.failing and all(c["m"] % 128 == 64 for c in found.failing)
     first = next(index for index, probe in enumerate(found.probes, 1) if probe.failing)
@@ -38,12 +44,18 @@ def test_wrong_when_k_spans_fewer_than_three_steps_on_some_launches():
     found = gc.search("short_k", regions.short_k, m=(64, 256, 64), n=(64, 256, 64), k=(64, 1024, 64), repeat=4,
                       db=None)
     assert found.minimal == config(64, 64, 64)
-    assert found.boundary["k"] == {"fails": 64, "passes": 320, "below": None, "above": 320, "fails_up_to": 256}
+    assert edge(found.boundary["k"]) == {"fails": 64, "passes": 320, "below": None, "above": 320, "fails_up_to": 256}
     for probe in found.probes:
         # wrong only on the third launch: a probe that fails has three launches, the last one bad
         assert probe.failing == (probe.config["k"] <= 256)
-        assert probe.launches == (3 if probe.failing else 4)
-        assert [launch.index for launch in probe.result.bad_launches] == ([3] if probe.failing else [])
+        if probe.phase != "evidence":
+            assert probe.launches == (3 if probe.failing else 4)
+            assert [launch.index for launch in probe.result.bad_launches] == ([3] if probe.failing else [])
+    # 1 launch in 3 is told from k=320's clean launches by 12 more launches of k=64 (5/15 bad) and 17 more
+    # of k=320 (0/21): one-sided Fisher p = C(15, 5)/C(36, 5) = 0.008, under 0.05 shared among six sides
+    evidence = found.boundary["k"]["evidence"]
+    assert evidence["fails"] == [5, 15] and (evidence["above"]["bad"], evidence["above"]["launches"]) == (0, 21)
+    assert [(p.config["k"], p.launches) for p in found.probes if p.phase == "evidence"] == [(64, 12), (320, 17)]
     assert "k: fails at every" not in found.summary() and "k: k=64 up to k=256 fails; k=320 passes" in found.summary()
 
 
@@ -51,8 +63,8 @@ def test_wrong_for_one_params_value():
     found = gc.search("split", regions.split_four, m=(64, 512, 64), n=(64, 256, 64), k=(128, 512, 128),
                       params={"split": [1, 2, 4], "swizzle": [False, True]}, repeat=2, db=None)
     assert found.minimal == config(64, 64, 128, params={"split": 4, "swizzle": False})
-    assert found.boundary["params"]["split"] == {"fails": 4, "passes": 1}
-    assert found.boundary["params"]["swizzle"] == {"fails": False, "passes": None}  # fails either way
+    assert edge(found.boundary["params"]["split"]) == {"fails": 4, "passes": 1, "other": 1}
+    assert edge(found.boundary["params"]["swizzle"]) == {"fails": False, "passes": None, "other": None}  # fails either way
     assert all(probe.failing == (probe.config["params"]["split"] == 4) for probe in found.probes)
     assert str(found).endswith('params={"split": 4, "swizzle": False})')
 
@@ -181,6 +193,7 @@ def test_the_result_travels_as_a_dict():
     (dict(m=(60, 1024, 64)), "m=(60, 1024, 64): lo and hi must be multiples of the step 64"),
     (dict(k=(128, 1000, 128)), "k=(128, 1000, 128): lo and hi must be multiples of the step 128"),
     (dict(n=(64, 1024)), "n=(64, 1024): expected (lo, hi, step)"),
+    (dict(m=[64, 128.5]), "m: 128.5 is not a whole number >= 1"),
     (dict(n=(0, 64, 64)), "lo and step must be >= 1"),
     (dict(m="64"), "m='64': expected (lo, hi, step)"),
     (dict(quant=["bf16", "nope"]), "quant='nope' is not a known quant mode"),
@@ -212,3 +225,46 @@ def test_make_launch_must_be_callable_and_give_a_launch():
         gc.search("kern", None, m=64, n=64, k=128, db=None)
     with pytest.raises(CaseError, match=r"make_launch\(case, inputs\) must return the launch.*m=64, n=64, k=128"):
         gc.search("kern", lambda case, x: None, m=64, n=64, k=128, db=None)
+
+
+@pytest.mark.parametrize("skip", [pytest.skip, lambda reason: (_ for _ in ()).throw(unittest.SkipTest(reason))],
+                         ids=["pytest.skip", "unittest.SkipTest"])
+def test_make_launch_that_skips_leaves_the_configuration_out(skip):
+    def make_launch(case, x):
+        if case.m == 192:
+            skip("no kernel for m=192")
+        return regions.tail_of_half_a_tile(case, x)
+
+    try:
+        found = gc.search("tail", make_launch, m=(128, 1024, 64), tile="128x128", repeat=2, db=None, **SMALL)
+    except pytest.skip.Exception as exc:
+        pytest.fail(f"the whole search was skipped: {exc}")
+    assert found.minimal == config(320, 64, 128)  # the bug at the next configuration is still found
+    assert edge(found.boundary["m"]) == {"fails": 320, "passes": 384, "below": 256, "above": 384, "fails_up_to": 320}
+    assert {entry["reason"] for entry in found.skipped} == {"no kernel for m=192"}
+    assert {entry["config"]["m"] for entry in found.skipped} == {192}
+    assert not any(probe.config["m"] == 192 for probe in found.probes)  # no case ran for it, nothing recorded
+    assert "skipped by make_launch, left out of the search:" in found.summary()
+    assert 'm=192, n=64, k=128, quant="bf16": no kernel for m=192' in found.summary()
+
+
+def test_a_list_of_values_is_searched_as_those_values():
+    found = gc.search("tail", regions.tail_of_half_a_tile, m=[128, 256, 64], n=64, k=128, repeat=2, db=None)
+    assert {probe.config["m"] for probe in found.probes} <= {64, 128, 256}  # never 192, as (128, 256, 64) would be
+    assert found.minimal == config(64, 64, 128) and found.space["m"] == {"values": [64, 128, 256]}
+    assert edge(found.boundary["m"]) == {"fails": 64, "passes": 128, "below": None, "above": 128, "fails_up_to": 64}
+
+
+def test_a_required_sanitizer_that_cannot_run_stops_the_search_as_that():
+    """On the CPU no compute-sanitizer can run: no configuration fails for it, the search stops
+    with the requirement's failure, and every probe's verdict is what its launches say."""
+    results = []
+    with gc.session(db=None, sanitize="racecheck", require_sanitize=True, on_result=results.append) as session:
+        with pytest.raises(GemmcheckFailure) as raised:
+            session.search("clean", regions.correct, m=(64, 256, 64), n=64, k=128, repeat=2)
+    message = str(raised.value)
+    assert message.startswith('gemmcheck.search clean: stopped at its probe of m=64, n=64, k=128, quant="bf16": '
+                              "compute-sanitizer racecheck: skipped: ")
+    assert "(--gemmcheck-require-sanitize: the launch must be sanitized)" in message
+    assert "no shape is reported" in message and "smallest failing" not in message
+    assert [result.verdict for result in results] == ["pass"]

@@ -116,8 +116,8 @@ def test_a_bad_marker_value_is_a_usage_error(pytester):
             pass
     """))
     done = pytester.runpytest("-p", "no:cacheprovider", "--gemmcheck-no-record")
-    done.assert_outcomes(errors=1)
-    assert "@pytest.mark.gemmcheck(search_examples=...): expected a whole number of examples >= 1, got 0" in done.stdout.str()
+    assert done.ret == pytest.ExitCode.USAGE_ERROR  # at collection, before any test runs
+    assert "@pytest.mark.gemmcheck(search_examples=...): expected a whole number of examples >= 1, got 0" in done.stderr.str()
 
 
 def test_processes_spread_each_probe(pytester, monkeypatch):
@@ -133,12 +133,16 @@ def test_processes_spread_each_probe(pytester, monkeypatch):
                               "--gemmcheck-json=out.json")
     done.assert_outcomes(failed=1)
     assert 'gemmcheck.case("spread", m=192, n=64, k=128, quant="bf16")' in done.stdout.str()
-    results = {result["m"]: result for result in json.loads((pytester.path / "out.json").read_text())["results"]}
+    results: dict[int, list] = {}
+    for result in json.loads((pytester.path / "out.json").read_text())["results"]:
+        results.setdefault(result["m"], []).append(result)
     assert set(results) == {128, 192}
-    passing = results[128]["launches"]
-    assert results[128]["verdict"] == "pass" and len({launch["pid"] for launch in passing}) == 2
+    (passing,), (failing, evidence) = results[128], results[192]
+    assert passing["verdict"] == "pass" and len({launch["pid"] for launch in passing["launches"]}) == 2
     # the first process's bad launch: no second process started (stop on bad)
-    assert results[192]["verdict"] == "regression" and len(results[192]["launches"]) == 1
+    assert failing["verdict"] == "regression" and len(failing["launches"]) == 1
+    # the smallest failing configuration's launches to the end, as evidence for its boundary: over both processes
+    assert len(evidence["launches"]) == 12 and len({launch["pid"] for launch in evidence["launches"]}) == 2
 
 
 def test_only_a_test_that_calls_the_fixtures_search_itself_runs_in_this_process():
@@ -161,3 +165,53 @@ def test_only_a_test_that_calls_the_fixtures_search_itself_runs_in_this_process(
 
     assert calls_search(searches) and calls_search(searches_in_a_closure)
     assert not calls_search(matches) and not calls_search(through_a_helper) and not calls_search(None)
+
+
+def test_a_skip_in_make_launch_leaves_its_configuration_out_of_the_search(pytester):
+    pytester.makepyfile(regions=REGIONS, test_skips=textwrap.dedent("""
+        import pytest
+        from regions import tail_of_half_a_tile
+
+        def skip_small(case, x):
+            if case.m < 192:
+                pytest.skip(f"no kernel for m={case.m}")
+            return tail_of_half_a_tile(case, x)
+
+        def test_some_skipped(gemmcheck):
+            gemmcheck.search("tail", skip_small, m=(64, 512, 64), n=64, k=128, repeat=2)
+
+        def test_all_skipped(gemmcheck):
+            gemmcheck.search("none", lambda case, x: pytest.skip("no kernel here"), m=(64, 256, 64), n=64, k=128)
+    """))
+    pytester.syspathinsert()
+    done = pytester.runpytest("-p", "no:cacheprovider", "--gemmcheck-no-record", "-rs")
+    done.assert_outcomes(failed=1, skipped=1)
+    text = done.stdout.str()
+    # the bug past the skipped configurations is found; they are said, never probed
+    assert 'gemmcheck.case("tail", m=192, n=64, k=128, quant="bf16")' in text
+    assert "2 configurations skipped by make_launch, left out of the search:" in text
+    assert 'm=64, n=64, k=128, quant="bf16": no kernel for m=64' in text
+    assert "gemmcheck.search none: make_launch skipped every configuration tried (4), the first: no kernel here" in text
+
+
+def test_a_required_sanitizer_that_cannot_run_is_no_failing_shape(pytester):
+    """On the CPU the sanitizer is skipped: the test fails for the requirement, and a correct
+    kernel's probes stay passes in the results and the history."""
+    pytester.makepyfile(regions=REGIONS, test_required=textwrap.dedent("""
+        from regions import correct
+
+        def test_required(gemmcheck):
+            gemmcheck.search("clean", correct, m=(64, 256, 64), n=64, k=128, repeat=2)
+    """))
+    pytester.syspathinsert()
+    done = pytester.runpytest("-p", "no:cacheprovider", "--gemmcheck-sanitize=racecheck",
+                              "--gemmcheck-require-sanitize", "--gemmcheck-json=out.json")
+    done.assert_outcomes(failed=1)
+    text = done.stdout.str()
+    assert "gemmcheck.search clean: stopped at its probe of m=64, n=64, k=128" in text
+    assert "(--gemmcheck-require-sanitize: the launch must be sanitized)" in text
+    assert "smallest failing configuration" not in text
+    verdicts = [result["verdict"] for result in json.loads((pytester.path / "out.json").read_text())["results"]]
+    assert verdicts == ["pass"]
+    with sqlite3.connect(pytester.path / ".gemmcheck" / "history.db") as connection:
+        assert connection.execute("select verdict from result").fetchall() == [("pass",)]

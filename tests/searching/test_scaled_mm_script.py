@@ -25,7 +25,10 @@ def test_the_script_finds_the_emulated_k_region_and_writes_its_figures(tmp_path,
     by_name = {search["name"]: search for search in figures["searches"]}
     fixed = by_name["k at 256x512"]
     assert fixed["failing_k"] == [256, 384] and fixed["minimal"]["k"] == 256
-    assert fixed["boundary"]["k"] == {"fails": 256, "passes": 128, "below": 128, "above": 512, "fails_up_to": 384}
+    k = fixed["boundary"]["k"]
+    assert {name: k[name] for name in ("fails", "passes", "below", "above", "fails_up_to")} == {
+        "fails": 256, "passes": 128, "below": 128, "above": 512, "fails_up_to": 384}
+    assert k["evidence"]["below"]["established"] and k["evidence"]["above"]["established"]
     assert by_name["sweep k at 256x512"]["failing_k"] == [256, 384]
     assert by_name["sweep k at 256x512"]["passing_k"] == [128, 512, 640, 768, 896, 1024]
     everywhere = by_name["m, n, k"]
