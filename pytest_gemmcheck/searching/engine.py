@@ -64,7 +64,7 @@ class Search:
     budget: float | None = None  # seconds for the whole search
     database: Path | None = None  # the example database's directory; None: none
     case: dict = field(default_factory=dict)  # the probes' other case keywords (part of the database key)
-    repeat: int = DEFAULTS.repeat  # launches of a probe that runs them all (the smallest failing one's second)
+    repeat: int = DEFAULTS.repeat  # a probe's launches, when it runs them all: what evidence is counted in
     alpha: float = DEFAULTS.alpha  # of the test that a boundary is more than luck
 
     def __post_init__(self):
@@ -93,9 +93,6 @@ class Search:
         probed."""
         probes = self.probes_of.get(config)
         return None if probes is None else any(probe.failing for probe in probes)
-
-    def failing(self, config: Config) -> bool:
-        return self.state(config) is True
 
     def more(self, config: Config, launches: int, *, stop_on_bad: bool) -> None:
         """Another probe of a configuration already probed: ``launches`` more, as evidence."""

@@ -157,6 +157,10 @@ class SearchResult:
             return "\n".join(lines + ["  no failing configuration found"])
         probe = self.minimal_probe
         lines += ["  smallest failing configuration:", f"    {self.case_line()}"]
+        own = [probe for probe in self.probes if probe.config == self.minimal]
+        if len(own) > 1:  # run to the end too, as the evidence its boundary is weighed against
+            bad = sum(probe.bad_launches for probe in own)
+            lines.append(f"    {bad}/{sum(probe.launches for probe in own)} of its launches bad, over {len(own)} probes")
         lines += [f"  {line}" for line in self.boundary_lines()]
         lines.append(f"  its evidence{f' ({probe.note})' if probe.note else ''}:")
         evidence = probe.result.message or f"{probe.bad_launches}/{probe.launches} launches bad"

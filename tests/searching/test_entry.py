@@ -57,6 +57,7 @@ def test_wrong_when_k_spans_fewer_than_three_steps_on_some_launches():
     assert evidence["fails"] == [5, 15] and (evidence["above"]["bad"], evidence["above"]["launches"]) == (0, 21)
     assert [(p.config["k"], p.launches) for p in found.probes if p.phase == "evidence"] == [(64, 12), (320, 17)]
     assert "k: fails at every" not in found.summary() and "k: k=64 up to k=256 fails; k=320 passes" in found.summary()
+    assert "    5/15 of its launches bad, over 2 probes" in found.summary().splitlines()
 
 
 def test_wrong_for_one_params_value():
