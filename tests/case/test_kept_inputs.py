@@ -102,15 +102,16 @@ def test_a_reference_that_changes_its_inputs_is_a_case_error(context):
 
 
 @pytest.mark.parametrize("fused", [False, True], ids=["torch", "fused"])
-def test_a_gpus_proof_by_checksums_sees_one_flipped_bit(monkeypatch, fused):
-    """The GPU's way, here on the CPU: checksums taken when made, taken again at each hand-out
-    (the fused check's guard kernel under Triton's interpreter), and the bits made again."""
+def test_a_gpus_proof_by_checksums_sees_one_flipped_bit(request, fused):
+    """The GPU's way (on the CPU without one): checksums taken when made, taken again at each
+    hand-out (by the fused check's guard kernel: compiled on a GPU, else under Triton's
+    interpreter), and the bits made again."""
     if fused:
-        monkeypatch.setenv("TRITON_INTERPRET", "1")
+        request.getfixturevalue("fused_anywhere")
         sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "checking" / "triton"))
         pytest.importorskip("test_fused_check")  # loads the fused check under the interpreter, off the GPU
-    make = partial(quant_mode("ptpc").make_inputs, 32, 48, 64, seed=0, device=torch.device("cpu"),
-                   fp8=fp8_flavour("e4m3fn"))
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    make = partial(quant_mode("ptpc").make_inputs, 32, 48, 64, seed=0, device=device, fp8=fp8_flavour("e4m3fn"))
     kept = KeptInputs(make(), checksums=partial(input_checksums, fused=fused))
     assert not kept.changed()
     before = kept.inputs.b_scale.clone()
