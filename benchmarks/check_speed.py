@@ -61,8 +61,8 @@ from gemmcheck_dev.results import print_header  # noqa: E402
 from pytest_gemmcheck.case import identity  # noqa: E402
 from pytest_gemmcheck.checking import rule, checksum as checksums, torch_backend as check  # noqa: E402
 from pytest_gemmcheck.checking.triton import fused_check  # noqa: E402
-from pytest_gemmcheck.checking.triton.plan import block_shape  # noqa: E402
-from pytest_gemmcheck.checking.triton.run import Run  # noqa: E402
+from pytest_gemmcheck.checking.triton.plan import main_plan  # noqa: E402
+from pytest_gemmcheck.checking.triton.output_check import OutputCheck  # noqa: E402
 from pytest_gemmcheck.checking.triton.runtime import RUNTIME  # noqa: E402
 
 DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
@@ -142,8 +142,8 @@ def naive(out, ref, copy):
 def enqueuer(out, ref, rowmax, tile, copies, config=None, checksum=False):
     """The fused check's kernels for these tensors, as a function that launches them and does
     not wait (scratch allocated once, outside the timing)."""
-    run = Run(out, ref, rowmax.to(torch.float32).contiguous(), TOL, tile, list(copies),
-              config or fused_check.LaunchConfig(), checksum=checksum)
+    run = OutputCheck(out, ref, rowmax.to(torch.float32).contiguous(), TOL, tile, list(copies),
+                      config or fused_check.LaunchConfig(), checksum=checksum)
     return lambda: run.enqueue(row_scale=True)
 
 
@@ -206,12 +206,12 @@ def sweep(out, ref, rowmax, read_bytes, copy_bandwidth, repeat, started) -> None
                 break
             rows.append((seconds, block_m, block_n, warps, programs_per_sm))
     rows.sort()
+    plan = main_plan(out.shape[0], out.shape[1], element, default, out.device)
     print(f"\n{'block rows':>10s} {'block cols':>10s} {'warps':>5s} {'progs/SM':>8s} {'device ms':>9s} "
           f"{'of copy bw':>10s}")
     for seconds, block_m, block_n, warps, programs_per_sm in rows:
-        is_default = (block_m, block_n, warps, programs_per_sm) == (
-            block_shape(element, default, out.shape[0], out.shape[1]) + (default.num_warps,
-                                                                         default.programs_per_sm))
+        is_default = (block_m, block_n, warps, programs_per_sm) == (plan.block_m, plan.block_n, plan.num_warps,
+                                                                     default.programs_per_sm)
         print(f"{block_m:10d} {block_n:10d} {warps:5d} {programs_per_sm:8d} {seconds * 1e3:9.3f} "
               f"{read_bytes / seconds / copy_bandwidth:10.1%}{'  <- the current default' if is_default else ''}")
     if skipped:

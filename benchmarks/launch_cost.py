@@ -411,7 +411,7 @@ def host_view(args) -> int:
     from pytest_gemmcheck.checking.graphs import capture
     from pytest_gemmcheck.checking.triton import fused_check
     from pytest_gemmcheck.checking.triton.facts import reference_facts
-    from pytest_gemmcheck.checking.triton.run import Run
+    from pytest_gemmcheck.checking.triton.output_check import OutputCheck
     from pytest_gemmcheck.config.table import Settings
 
     m, n, k = (int(part) for part in args.shape.lower().split("x"))
@@ -424,7 +424,7 @@ def host_view(args) -> int:
     tol = rule.Tolerance()
     fused_check.start_check(out, ref, rowmax, tol, None, checksum=True).result()  # compiles
 
-    run = Run(out, ref, rowmax, tol, None, [], fused_check.LaunchConfig(), checksum=True)
+    run = OutputCheck(out, ref, rowmax, tol, None, [], fused_check.LaunchConfig(), checksum=True)
     run.enqueue(True)
     values = run.read(run.take_copy())
     event = torch.cuda.Event(enable_timing=True)
@@ -433,10 +433,10 @@ def host_view(args) -> int:
         "out.fill_(nan) enqueue": host_us(lambda: out.fill_(float("nan"))),
         "torch.matmul enqueue": host_us(lambda: torch.matmul(x.a, x.b.t(), out=out)),
         "cuda event record": host_us(event.record),
-        "_Run(...) (plan, scratch)": host_us(
-            lambda: Run(out, ref, rowmax, tol, None, [], fused_check.LaunchConfig(), checksum=True)),
-        "_Run.enqueue (2 kernel launches)": host_us(lambda: run.enqueue(True)),
-        "start_check (validate + _Run + enqueue)": host_us(
+        "OutputCheck(...) (plan, scratch)": host_us(
+            lambda: OutputCheck(out, ref, rowmax, tol, None, [], fused_check.LaunchConfig(), checksum=True)),
+        "OutputCheck.enqueue (2 kernel launches)": host_us(lambda: run.enqueue(True)),
+        "start_check (validate + OutputCheck + enqueue)": host_us(
             lambda: fused_check.start_check(out, ref, rowmax, tol, None, checksum=True)),
         "start_check, Triton's own launch path": host_us(lambda: triton_path(
             lambda: fused_check.start_check(out, ref, rowmax, tol, None, checksum=True))),
@@ -446,8 +446,8 @@ def host_view(args) -> int:
             lambda: capture(lambda: run.launch_kernels(True), out.device)),
         "reference facts, GPU time included (once per case)": host_us(
             lambda: (reference_facts(ref, rowmax.clone(), tol.floor), torch.cuda.synchronize())),
-        "_Run.read (tolist, decode)": host_us(lambda: run.read(None)),
-        "_Run.accuracy (numbers to stats)": host_us(lambda: run.accuracy(values)),
+        "OutputCheck.read (tolist, decode)": host_us(lambda: run.read(None)),
+        "OutputCheck.accuracy (numbers to stats)": host_us(lambda: run.accuracy(values)),
     }
     for name, value in rows.items():
         print(f"{name:<45} {value:8.1f} us")

@@ -12,8 +12,8 @@ import triton
 
 from .kernels import INTERPRETED, _facts_kernel
 from .launch import diagnose, launch
-from .plan import multiprocessors
 from .runtime import RUNTIME
+from .target import PROGRAM_WARPS, target_of
 
 _FACTS_KEPT = 4  # references whose facts are kept, the oldest dropped first
 
@@ -34,13 +34,14 @@ def reference_facts(ref: torch.Tensor, rowmax: torch.Tensor, floor: float) -> to
     m, n = ref.shape
     row_sq = RUNTIME.allocate(m, torch.float64, ref.device)
     outside = RUNTIME.allocate(m, torch.int32, ref.device)
-    if INTERPRETED:
+    target = target_of(ref.device)
+    if target.interpreted:
         block_m, block_n, programs = min(64, triton.next_power_of_2(m)), min(1024, max(16, triton.next_power_of_2(n))), 1
     else:
         block_m, block_n = 16, 256
-        programs = max(1, min(-(-m // block_m), 4 * multiprocessors(ref.device)))
+        programs = max(1, min(-(-m // block_m), 4 * target.multiprocessors))
     launch(_facts_kernel, programs, (ref, rowmax, row_sq, outside, m, n, *ref.stride(), float(floor)),
-           dict(BLOCK_M=block_m, BLOCK_N=block_n), 4, interpreted=INTERPRETED)
+           dict(BLOCK_M=block_m, BLOCK_N=block_n), PROGRAM_WARPS, interpreted=INTERPRETED)
     diagnose("_facts_kernel", interpreted=INTERPRETED)
     outside_rows = outside.sum() if floor >= 1.0 else outside.new_zeros(())
     facts = torch.stack([row_sq.sum(), outside_rows.to(torch.float64)])

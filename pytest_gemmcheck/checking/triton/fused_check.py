@@ -19,10 +19,11 @@ its interpreter (``TRITON_INTERPRET=1``: CPU tensors, numpy) or compile for the 
 flag before importing triton for the interpreter.
 
 The other modules, each with one job: :mod:`.kernels` (the kernels and the layouts they share
-with the host), :mod:`.plan` (blocks, tasks and grid), :mod:`.run` (one check's scratch,
-launches and result), :mod:`.facts` (what is worked out once per reference), :mod:`.replay`
-(checks replayed as CUDA graphs), :mod:`.launch` (launching compiled kernels directly) and
-:mod:`.runtime` (the process-wide caches and knobs, ``RUNTIME``).
+with the host), :mod:`.target` (the GPU or interpreter launches are planned for), :mod:`.plan`
+(blocks, tasks and grid), :mod:`.output_check` (one output's check: scratch, launches and
+result), :mod:`.facts` (what is worked out once per reference), :mod:`.replay` (checks replayed
+as CUDA graphs), :mod:`.launch` (launching compiled kernels directly) and :mod:`.runtime` (the
+process-wide caches and knobs, ``RUNTIME``).
 """
 
 from __future__ import annotations
@@ -33,9 +34,10 @@ from .. import checksum as checksums
 from .. import torch_backend as torch_check
 from ..rule import AccuracyStats, DiffStats, Tolerance
 from .kernels import INTERPRETED, R_CHECKSUM, R_OUTSIDE
+from .output_check import OutputCheck
 from .plan import LaunchConfig
 from .replay import Replay, replay_for
-from .run import Run
+from .target import target_of
 
 __all__ = ["LaunchConfig", "PendingCheck", "prepare_check", "start_check", "check_launch",
            "check_launch_and_checksum", "compare_copies", "checksum", "start_checksum_and_fill",
@@ -45,9 +47,7 @@ _INT32_MAX = 2**31 - 1
 
 
 def _require_device(t: torch.Tensor) -> None:
-    if t.device.type == "cpu" and not INTERPRETED:
-        raise RuntimeError("the fused check runs CPU tensors only in the Triton interpreter: set "
-                           "TRITON_INTERPRET=1 before pytest_gemmcheck.checking.triton.fused_check is imported")
+    target_of(t.device)  # raises for a CPU tensor outside the interpreter
 
 
 def _validate(out, ref, rowmax, copies) -> None:
@@ -83,25 +83,25 @@ class PendingCheck:
     not to apply and the check runs again dividing per element). The tensors must stay
     unchanged until then."""
 
-    def __init__(self, run: Run | None, done=None, replay: Replay | None = None, tensors=()):
-        self._run = run
+    def __init__(self, check: OutputCheck | None, done=None, replay: Replay | None = None, tensors=()):
+        self._check = check
         self._done = done  # the torch path's numbers, for what the kernels leave to it
         self._replay = replay
-        self._tensors = tensors  # (out, ref, rowmax) of a replayed check: its Run keeps none
+        self._tensors = tensors  # (out, ref, rowmax) of a replayed check: its OutputCheck keeps none
         self._copied = None  # the result's copy to the host: (pinned buffer, event after it)
         self._started = False
         # floor >= 1 puts every |ref| within its row's scale (rowmax being the row's largest
         # |ref|): then no element needs a division of its own
-        self._row_scale = run is not None and run.tol.floor >= 1.0 and run.accuracy_on
+        self._row_scale = check is not None and check.tol.floor >= 1.0 and check.accuracy_on
 
     def start(self) -> PendingCheck:
-        if self._run is not None and not self._started:
+        if self._check is not None and not self._started:
             self._started = True
             if self._replay is not None and self._row_scale:
                 self._replay.enqueue(*self._tensors)
             else:
-                self._run.enqueue(self._row_scale)
-            self._copied = self._run.take_copy()
+                self._check.enqueue(self._row_scale)
+            self._copied = self._check.take_copy()
         return self
 
     def result(self) -> tuple[AccuracyStats, list[DiffStats], int | None]:
@@ -109,16 +109,16 @@ class PendingCheck:
         if it was not started."""
         if self._done is None:
             self.start()
-            run = self._run
-            values = run.read(self._copied)
+            check = self._check
+            values = check.read(self._copied)
             if self._row_scale and values[R_OUTSIDE.value] > 0:  # rowmax is not ref's row maximum: again, in full
                 if self._replay is not None:
-                    run = self._replay.eager_run(*self._tensors)
-                run.enqueue(False)
-                values = run.read(run.take_copy())
-            self._done = (run.accuracy(values) if run.accuracy_on else None, run.diffs(values),
-                          int(values[R_CHECKSUM.value]) if run.checksum else None)
-            self._run = None  # its scratch can go
+                    check = self._replay.eager_check(*self._tensors)
+                check.enqueue(False)
+                values = check.read(check.take_copy())
+            self._done = (check.accuracy(values) if check.accuracy_on else None, check.diffs(values),
+                          int(values[R_CHECKSUM.value]) if check.checksum else None)
+            self._check = None  # its scratch can go
         return self._done
 
 
@@ -155,8 +155,8 @@ def prepare_check(
     config = config or LaunchConfig()
     if replay and not copies and out.device.type == "cuda" and not INTERPRETED:
         entry = replay_for(out, ref, rowmax, tol, tile, config, checksum)
-        return PendingCheck(entry.run, replay=entry, tensors=(out, ref, rowmax))
-    return PendingCheck(Run(out, ref, rowmax, tol, tile, copies, config, checksum=checksum))
+        return PendingCheck(entry.check, replay=entry, tensors=(out, ref, rowmax))
+    return PendingCheck(OutputCheck(out, ref, rowmax, tol, tile, copies, config, checksum=checksum))
 
 
 def start_check(out: torch.Tensor, ref: torch.Tensor, rowmax: torch.Tensor, tol: Tolerance,
@@ -214,9 +214,9 @@ def compare_copies(out: torch.Tensor, copies, rowmax: torch.Tensor, tile: tuple[
     if m == 0 or n == 0 or _too_large(m, n, tile, 1 + len(copies)):
         return [torch_check.compare(out, copy, rowmax, tile) for copy in copies]
     _require_device(out)
-    run = Run(out, out, rowmax.to(torch.float32).contiguous(), Tolerance(), tile, copies, config or LaunchConfig(),
-               accuracy=False)
-    return PendingCheck(run).result()[1]
+    check = OutputCheck(out, out, rowmax.to(torch.float32).contiguous(), Tolerance(), tile, copies,
+                        config or LaunchConfig(), accuracy=False)
+    return PendingCheck(check).result()[1]
 
 
 def checksum(t: torch.Tensor) -> int:

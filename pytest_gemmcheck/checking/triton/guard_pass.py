@@ -18,12 +18,12 @@ from .. import checksum
 from ..checksum import word_view
 from .kernels import INTERPRETED, _mix32
 from .launch import launch
-from .plan import main_plan, multiprocessors
+from .plan import main_plan
 from .repeat import checksum_tasks, pass_config
+from .target import PROGRAM_WARPS, target_of
 
 _BLOCK = checksum.WORDS_LANES  # words per program and step (4 KB of 32-bit words): a lane's weight is fixed
 _PROGRAMS_PER_SM = 8  # in all, shared among the slots (each input, and the guard regions)
-_WARPS = 4  # of the guard kernel on its own
 SLOTS = 5  # four inputs and the guard regions
 # result[0], result[1]: canary elements changed before and after out; result[2 + i]: input i's checksum
 RESULT_WIDTH = 2 + SLOTS - 1
@@ -179,7 +179,8 @@ def _guard_arguments(inputs: list[torch.Tensor], block: torch.Tensor, guard_nume
 
 
 def _programs(device: torch.device) -> int:
-    return SLOTS if INTERPRETED else max(SLOTS, _PROGRAMS_PER_SM * multiprocessors(device))
+    target = target_of(device)
+    return SLOTS if target.interpreted else max(SLOTS, _PROGRAMS_PER_SM * target.multiprocessors)
 
 
 def queue_watch(inputs: list[torch.Tensor], block: torch.Tensor, guard_numel: int, after_offset: int, canary: int,
@@ -207,7 +208,7 @@ def queue_guards(inputs: list[torch.Tensor], block: torch.Tensor, guard_numel: i
     arguments, ends, bits = _guard_arguments(inputs, block, guard_numel, after_offset, canary, result,
                                              _programs(block.device))
     launch(_guard_kernel, ends[-1], (*arguments, *ends[:-1]),
-           dict(A_BITS=bits[0], B_BITS=bits[1], C_BITS=bits[2], D_BITS=bits[3], BLOCK=_BLOCK), _WARPS,
+           dict(A_BITS=bits[0], B_BITS=bits[1], C_BITS=bits[2], D_BITS=bits[3], BLOCK=_BLOCK), PROGRAM_WARPS,
            interpreted=INTERPRETED)
 
 

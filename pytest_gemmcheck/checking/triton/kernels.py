@@ -1,6 +1,6 @@
 """The check's Triton kernels, and the layouts of the memory they share with the host: the
 per-program partial results (``P_*``) and the result vector (``R_*``, with one ``D_*`` record
-per detector). :mod:`.run` launches them, :mod:`.facts` the one that reads a reference.
+per detector). :mod:`.output_check` launches them, :mod:`.facts` the one that reads a reference.
 
 The kernels of one check, on one stream:
 

@@ -28,6 +28,7 @@ from .kernels import CHECKSUM_GROUP, INTERPRETED, _checksum_fold, _checksum_lane
 from .launch import diagnose, launch
 from .plan import LaunchConfig, main_plan
 from .runtime import RUNTIME
+from .target import target_of
 
 # pairs kept per process, the oldest dropped first: case.run uses one per ring position (up to 8)
 # and, through fused_check.checksum, one for its reference and one per output it proves again
@@ -166,7 +167,7 @@ class ChecksumFill:
 
 def pass_config(out: torch.Tensor) -> LaunchConfig:
     """The blocks a checksum pass over ``out`` takes by default: GPU_CONFIG's on a GPU."""
-    return GPU_CONFIG if out.device.type == "cuda" and not INTERPRETED else LaunchConfig()
+    return LaunchConfig() if target_of(out.device).interpreted else GPU_CONFIG
 
 
 def checksum_fill_for(out: torch.Tensor, fill: torch.Tensor | None, config: LaunchConfig | None = None) -> ChecksumFill:

@@ -49,7 +49,10 @@ class Runtime:
         # A stand-in for graphs.capture, (launches, device) -> a graph to replay (the tests'
         # fake); None: graphs.capture itself.
         self.capture: Callable | None = None
-
+        # A stand-in for the target a device's launches are planned for, device -> target.Target
+        # (the AMD tests plan an MI300's launches over CPU tensors with it); None: the device's
+        # own (target.target_of).
+        self.target_for: Callable | None = None
 
     def kept(self, store: dict, key, make: Callable[[], object], limit: int):
         """``store``'s entry for ``key``, made by ``make()`` at its first use; the store keeps the

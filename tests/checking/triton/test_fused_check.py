@@ -568,6 +568,9 @@ import triton
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
 from pytest_gemmcheck.checking.triton import kernels, plan
+from pytest_gemmcheck.checking.triton.target import Target
+
+HOPPER = Target("cuda", "sm_90", 32, 132)
 
 def compile_kernel(kernel, types, constexprs, aligned, num_warps=8):
     names = list(inspect.signature(kernel.fn).parameters)
@@ -600,7 +603,7 @@ for dtype, bits, vec, copies, row_scale, checksum, even in [
         ("fp32", 32, 4, 2, False, False, False), ("bf16", 16, 8, 0, True, True, False),
         ("bf16", 16, 8, 0, True, True, True)]:
     config = plan.LaunchConfig()
-    block_m, block_n = plan.block_shape(bits // 8, config, 4096, 4096)
+    block_m, block_n = plan.block_shape(bits // 8, config, 4096, 4096, HOPPER)
     constexprs = dict(ACCURACY=True, ROW_SCALE=row_scale, NUM_COPIES=copies, CHECKSUM=checksum, BITS=bits,
                       BLOCK_M=block_m, BLOCK_N=block_n, VEC=vec, EVEN=even, **unit)
     aligned = [n for n in inspect.signature(kernels._check_kernel.fn).parameters if n.endswith("_ptr") or n == "N"
@@ -609,7 +612,7 @@ for dtype, bits, vec, copies, row_scale, checksum, even in [
     loads = re.findall(r"ld\.global[\w.:]*\.v4\.b32", compiled.asm["ptx"])
     # 16-byte loads: before the loop and in it (the next block), and in the slow paths that
     # read a task again (the accuracy numbers in full; each copy's largest differences)
-    vectors = block_m * block_n * bits // 8 // (config.num_warps * 32 * 16)  # per thread, tensor and block
+    vectors = block_m * block_n * bits // 8 // (HOPPER.threads(config.num_warps) * 16)  # per thread, tensor and block
     assert len(loads) == vectors * (2 * (2 + copies) + 2 + 2 * copies), (dtype, len(loads))
     spilled, registers = resources(compiled)
     # four programs of four warps per multiprocessor: 65536 registers / (4 * 128 threads)
@@ -667,8 +670,8 @@ def test_checksum_sees_every_single_change_and_swaps():
         assert checksums.checksum(flipped.view(8, 300)) != checksums.checksum(wide)
 
 
-class FakeRun:
-    """What Replay uses of a Run: its launches, recorded with the tensors lent at the time."""
+class FakeOutputCheck:
+    """What Replay uses of an OutputCheck: its launches, recorded with the tensors lent at the time."""
 
     def __init__(self):
         self.out = self.ref = self.rowmax = None
@@ -703,7 +706,7 @@ def test_replay_captures_at_the_second_check_or_falls_back(monkeypatch, capture)
     from pytest_gemmcheck.checking.triton.replay import Replay
 
     monkeypatch.setattr(RUNTIME, "capture", fake_capture)
-    run = FakeRun()
+    run = FakeOutputCheck()
     entry = Replay(run)
     out = torch.zeros(2, 2)
     for _ in range(4):

@@ -1,6 +1,6 @@
-"""One check's work on the GPU: its scratch memory, the launches of the kernels of
-:mod:`.kernels` over it in order, the copy of the result vector to pinned host memory, and the
-reading of that vector back into the check's numbers.
+"""One output's check on the GPU (:class:`OutputCheck`): its scratch memory, the launches of
+the kernels of :mod:`.kernels` over it in order, the copy of the result vector to pinned host
+memory, and the reading of that vector back into the check's numbers.
 """
 
 from __future__ import annotations
@@ -17,10 +17,11 @@ from .kernels import (COPIES_PER_PASS, D_ELEMENTS, D_ROW_IDS, D_ROWS, D_TILE_IDS
 from .launch import diagnose, launch
 from .plan import LaunchConfig, main_plan, tile_plan
 from .runtime import RUNTIME
+from .target import PROGRAM_WARPS
 
 
-class Run:
-    """The kernels' launches for one check, over scratch whose size does not depend on N:
+class OutputCheck:
+    """The kernels' launches for one output's check, over scratch whose size does not depend on N:
     per-row counts per detector and column chunk, per-tile counts, one row of partial results
     per program and pass, and the result vector."""
 
@@ -91,13 +92,14 @@ class Run:
                     m, n, *out.stride(), *ref.stride(), *strides, *tol,
                     tiles.row_blocks, plan.col_chunks, self.tile_m, self.tile_n, self.tile_cols, self.tile_total,
                     int(accuracy), int(row_scale and accuracy), len(group), int(tiles.row_atomics),
-                ), dict(BITS=bits, BLOCK_M=tiles.block_m, BLOCK_N=tiles.block_n), 4, interpreted=INTERPRETED)
+                ), dict(BITS=bits, BLOCK_M=tiles.block_m, BLOCK_N=tiles.block_n), PROGRAM_WARPS,
+                       interpreted=INTERPRETED)
                 diagnose("_tile_kernel", interpreted=INTERPRETED)
         launch(_finalize_kernel, self.detectors, (
             self.partial, plan.programs, self.row_counts, self.tile_counts, self.facts, self.result,
             m, plan.col_chunks, self.tile_total,
         ), dict(HAS_TILE=self.tile is not None, BLOCK=self.config.finalize_block,
-                SCAN_BLOCK=8 * self.config.finalize_block), 4, interpreted=INTERPRETED)
+                SCAN_BLOCK=8 * self.config.finalize_block), PROGRAM_WARPS, interpreted=INTERPRETED)
         diagnose("_finalize_kernel", interpreted=INTERPRETED)
 
     def take_copy(self):
