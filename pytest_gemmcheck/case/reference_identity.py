@@ -7,8 +7,8 @@ function, by everything that decides what it computes: its code (bytecode, const
 code nested in them, the names it reads), its defaults, and the values it closes over; a
 ``functools.partial`` by its function, arguments and keywords. Values count by what they are,
 never by where they sit in memory: numbers, strings, bytes, None, containers of them, dtypes,
-devices (by their type: where a case runs is no part of its key), enums, modules, classes and
-functions, each by the same rules. A value with no such identity (a tensor, any other object)
+devices (by their type: where a case runs is no part of its key), modules, and functions by the
+same rules; classes and enums by their name where their module holds them by it. A value with no such identity (a tensor, any other object)
 cannot be told apart from another one: the reference is refused, and
 ``pytest_gemmcheck.named("name", fn)`` names it instead.
 
@@ -72,7 +72,8 @@ def reference_name(reference) -> str | None:
         return reference.name
     if isinstance(reference, functools.partial):
         return f"partial({reference_name(reference.func)})"
-    return f"{getattr(reference, '__module__', '') or ''}.{getattr(reference, '__qualname__', type(reference).__name__)}"
+    qualname = getattr(reference, "__qualname__", type(reference).__name__)
+    return f"{getattr(reference, '__module__', '') or ''}.{qualname}"
 
 
 def reference_identity(reference) -> str:
@@ -96,16 +97,17 @@ class _Unestablished(Exception):
     """A value with no stable identity; its text says which and where."""
 
 
-def _importable(function) -> bool:
-    """Whether ``function`` is what its module's attribute of its qualified name holds."""
-    if not isinstance(function, (types.FunctionType, types.BuiltinFunctionType)):
+def _importable(named_thing) -> bool:
+    """Whether a function or class is what its module's attribute of its qualified name holds:
+    then that name is one thing in any process."""
+    if not isinstance(named_thing, (types.FunctionType, types.BuiltinFunctionType, type)):
         return False
-    found: Any = sys.modules.get(getattr(function, "__module__", None) or "")
-    for part in getattr(function, "__qualname__", "").split("."):
+    found: Any = sys.modules.get(getattr(named_thing, "__module__", None) or "")
+    for part in getattr(named_thing, "__qualname__", "").split("."):
         found = getattr(found, part, None)
         if found is None:
             return False
-    return found is function
+    return found is named_thing
 
 
 class _Renderer:
@@ -129,7 +131,7 @@ class _Renderer:
             self.depth -= 1
 
     def _value(self, value, where: str):
-        if isinstance(value, enum.Enum):
+        if isinstance(value, enum.Enum) and _importable(type(value)):
             return ["enum", _qualified(type(value)), value.name]
         if value is None or isinstance(value, (bool, int, str)):
             return value
@@ -153,7 +155,7 @@ class _Renderer:
             return ["device", value.type]
         if isinstance(value, types.ModuleType):
             return ["module", value.__name__]
-        if isinstance(value, type):
+        if isinstance(value, type) and _importable(value):  # a class made in a function has no name of its own
             return ["class", _qualified(value)]
         if isinstance(value, types.CodeType):
             return self.code(value, where)
@@ -166,15 +168,21 @@ class _Renderer:
         if isinstance(value, types.FunctionType):
             return self.function(value, where)
         if isinstance(value, types.MethodType):
-            return ["method", self.value(value.__self__, f"the object {where or 'it'} is bound to".replace("  ", " ")),
+            return ["method", self.value(value.__self__, f"the object {where or 'it'} is bound to"),
                     self.value(value.__func__, where)]
         if isinstance(value, (types.BuiltinFunctionType, types.MethodDescriptorType, types.WrapperDescriptorType,
                               types.ClassMethodDescriptorType, types.MethodWrapperType)):
             owner = getattr(value, "__self__", None)
             if owner is not None and not isinstance(owner, (types.ModuleType, type)):
-                raise _Unestablished(f"an object of type {type(owner).__qualname__}, the object {where or 'it'} is bound to")
+                raise _Unestablished(f"an object of type {type(owner).__qualname__}, "
+                                     f"the object {where or 'it'} is bound to")
             return ["builtin", getattr(value, "__module__", None) or "", getattr(value, "__qualname__", "")]
-        what = "a tensor" if isinstance(value, torch.Tensor) else f"an object of type {type(value).__qualname__}"
+        if isinstance(value, type):
+            what = f"the class {value.__qualname__}, which its module does not hold by that name"
+        elif isinstance(value, torch.Tensor):
+            what = "a tensor"
+        else:
+            what = f"an object of type {type(value).__qualname__}"
         raise _Unestablished(f"{what}, {where}" if where else what)
 
     def function(self, function: types.FunctionType, where: str):

@@ -65,7 +65,8 @@ def test_partials_are_told_apart_by_their_arguments(order):
 
 def test_two_lambdas_on_one_line_differ():
     relu, absolute = lambda x: epilogue(x, "relu"), lambda x: epilogue(x, "abs")  # noqa: E731
-    assert relu.__qualname__ == absolute.__qualname__ and relu.__code__.co_firstlineno == absolute.__code__.co_firstlineno
+    assert relu.__qualname__ == absolute.__qualname__
+    assert relu.__code__.co_firstlineno == absolute.__code__.co_firstlineno
     assert reference_identity(relu) != reference_identity(absolute)
     assert [failed for _, failed in verdicts([absolute, relu])] == [True, False]
 
@@ -156,6 +157,7 @@ def unnamed():
         (Epilogue().relu, "an object of type unnamed.<locals>.Epilogue, the object it is bound to"),
         (functools.partial(epilogue, act=Epilogue()), "an object of type unnamed.<locals>.Epilogue, keywords"),
         (lambda x: nested, "nested more than 32 deep"),
+        (lambda x: Epilogue()(x), "the class unnamed.<locals>.Epilogue, which its module does not hold by that name"),
     ]
 
 
