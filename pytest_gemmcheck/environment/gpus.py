@@ -139,3 +139,10 @@ def gpu_identity(device) -> dict[str, Any]:
             identity["uuid"] = identity["uuid"] or row.get("uuid")
             identity["pci_bus_id"] = identity["pci_bus_id"] or row.get("pci_bus_id")
     return identity
+
+
+def native_fp8(arch: str | None) -> str:
+    """The fp8 flavour a GPU's own fp8 instructions take: ``e4m3fnuz`` (bias 8, no negative
+    zero) on AMD gfx940-gfx942 (MI300), ``e4m3fn`` on NVIDIA, AMD gfx950 (MI350/MI355X) and the
+    CPU (``arch`` None)."""
+    return "e4m3fnuz" if (arch or "").startswith("gfx94") else "e4m3fn"

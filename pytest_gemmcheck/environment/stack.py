@@ -41,6 +41,17 @@ def _driver_version() -> str | None:
     return None
 
 
+def _rocm_version(environ=os.environ) -> str | None:
+    """The ROCm release installed ("7.0.2-56"), from rocm-core's version file under $ROCM_PATH
+    (else /opt/rocm): torch.version.hip is HIP's own version, which several releases share."""
+    path = os.path.join(environ.get("ROCM_PATH") or "/opt/rocm", ".info", "version")
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read().strip() or None
+    except OSError:
+        return None
+
+
 def gpu_arch(props) -> str:
     """'sm_90' on NVIDIA, 'gfx942' (without feature suffixes) on AMD. CUDA builds of torch
     have a gcnArchName too (holding the device's name), so it counts only on ROCm."""
@@ -68,6 +79,8 @@ def _base_info() -> dict:
         info["torch"] = torch.__version__
         info["cuda"] = torch.version.cuda
         info["hip"] = getattr(torch.version, "hip", None)
+        if info["hip"]:  # a field of ROCm stacks alone: NVIDIA stacks keep their fingerprints
+            info["rocm"] = _rocm_version()
         if torch.cuda.is_available():
             props = torch.cuda.get_device_properties(torch.cuda.current_device())
             info["gpu_name"] = props.name

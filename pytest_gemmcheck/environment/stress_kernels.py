@@ -4,9 +4,9 @@ Each program walks the buffer with a grid-sized stride, so the grid can be a few
 SM however large the buffer is. That is the point: a kernel with one block per 1024 elements
 (torch's own copy and elementwise kernels) occupies every SM slot until its last block is
 dispatched, so a GEMM launched on another stream waits behind it instead of running beside
-it. A grid of a few programs per SM leaves most of each SM to the kernel under test, which
-then runs *concurrently* with the load: its loads queue behind the copy's in L2 and DRAM, and
-its warps share issue slots with the elementwise loop.
+it. A grid of a few programs per SM (an AMD compute unit) leaves most of each SM to the kernel
+under test, which then runs *concurrently* with the load: its loads queue behind the copy's in
+L2 and DRAM, and its warps share issue slots with the elementwise loop.
 
 Imported only when a GPU stressor starts (or by the tests, under Triton's interpreter).
 """
@@ -17,7 +17,8 @@ import triton
 import triton.language as tl
 
 # Elements per program per step, and warps per program: 32 fp32 elements in flight per thread
-# keep enough bytes outstanding per SM for DRAM bandwidth with two programs per SM.
+# keep enough bytes outstanding per SM for DRAM bandwidth with two programs per SM. On AMD CDNA
+# a warp is a wavefront of 64 threads: 16 elements per thread, 8 wavefronts per compute unit.
 BLOCK = 4096
 NUM_WARPS = 4
 # Fused multiply-adds per element in the compute loop: about 16 flops per byte moved, enough

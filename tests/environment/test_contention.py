@@ -305,6 +305,114 @@ def test_amdsmi_reads_process_lists_old_and_new():
     assert old.utilization(GPU) is None
 
 
+# --- amdsmi as ROCm documents it: tests/environment/amdsmi_standin.py -------------------------
+
+def amd_gpu(processes=(), activity=3):
+    """An MI300X as the stand-in reports it; this process holds it, as amdsmi lists it."""
+    return {"bdf": "0000:19:00.0", "serial": 0x18AD4D6E4E2C7B2F, "device_id": 0x74A1, "gfx_activity": activity,
+            "processes": processes if callable(processes) else
+            [{"pid": os.getpid(), "name": "pytest", "mem": 1 << 28}, *processes]}
+
+
+# what gpus.gpu_identity gives on ROCm: torch's PCI fields spelled as nvidia-smi spells them
+ROCM_GPU = {"device": "cuda:0", "uuid": None, "pci_bus_id": "00000000:19:00.0"}
+
+
+def test_amdsmi_finds_the_gpu_by_torchs_bus_id_in_the_libraries_spelling():
+    import amdsmi_standin
+
+    monitor = contention.AmdSmiMonitor(amdsmi_standin.make([amd_gpu(), {**amd_gpu(), "bdf": "0000:2a:00.0"}]))
+    handle = monitor._handle(ROCM_GPU)
+    assert isinstance(handle, amdsmi_standin.amdsmi_processor_handle)
+    assert monitor.amdsmi.amdsmi_get_gpu_device_bdf(handle) == "0000:19:00.0"
+
+
+def test_amdsmi_finds_the_gpu_by_its_uuid_when_the_bus_id_is_not_known_or_not_its_spelling():
+    import amdsmi_standin
+
+    library = amdsmi_standin.make([{**amd_gpu(), "bdf": "0000:05:00.0", "serial": 7}, amd_gpu()])
+    library.amdsmi_init()
+    uuid = library.amdsmi_get_gpu_device_uuid(library.amdsmi_get_processor_handles()[1])
+    monitor = contention.AmdSmiMonitor(library)
+    assert monitor._handle({"uuid": uuid.upper(), "pci_bus_id": None})._device["bdf"] == "0000:19:00.0"
+    # a domain beyond the 4 hex digits amdsmi parses: its format error, then the UUID
+    far = {"uuid": uuid, "pci_bus_id": "00010000:19:00.0"}
+    assert contention.AmdSmiMonitor(library)._handle(far)._device["bdf"] == "0000:19:00.0"
+    with pytest.raises(contention.MonitorError, match=r"amdsmi found no GPU by PCI bus id 00010000:19:00.0 "
+                                                      r"\(Wrong BDF format: 10000:19:00.0.\) or UUID GPU-9"):
+        contention.AmdSmiMonitor(library).processes({"uuid": "GPU-9", "pci_bus_id": "00010000:19:00.0"})
+
+
+def test_amdsmi_snapshots_leave_this_process_out_and_read_unknown_names_and_activity():
+    import amdsmi_standin
+
+    others = [{"pid": 4242, "name": "N/A", "mem": 1 << 30}, {"pid": 4243, "name": "vllm", "mem": 5}]
+    monitor = contention.AmdSmiMonitor(amdsmi_standin.make([amd_gpu(others, activity=None)]))
+    taken = contention.snapshot(monitor, ROCM_GPU)
+    assert taken == {"processes": [{"pid": 4242, "name": None, "memory": 1 << 30},
+                                   {"pid": 4243, "name": "vllm", "memory": 5}], "utilization": None}
+    alone = contention.AmdSmiMonitor(amdsmi_standin.make([amd_gpu(activity=2)]))
+    assert contention.snapshot(alone, ROCM_GPU) == {"processes": [], "utilization": 2}
+    assert contention.is_idle(contention.snapshot(alone, ROCM_GPU))
+
+
+def test_amdsmi_errors_leave_the_snapshot_unknown_and_say_why():
+    import amdsmi_standin
+
+    denied = amdsmi_standin.make([amd_gpu()], failing={"amdsmi_get_gpu_process_list":
+                                                       amdsmi_standin.AMDSMI_STATUS_NO_PERM})
+    taken = contention.snapshot(contention.AmdSmiMonitor(denied), ROCM_GPU)
+    assert taken == {"unknown": "amdsmi could not list the GPU's processes: Error code:\n\t10 | "
+                                "AMDSMI_STATUS_NO_PERM - Permission Denied"}
+    no_activity = amdsmi_standin.make([amd_gpu()], failing={"amdsmi_get_gpu_activity":
+                                                            amdsmi_standin.AMDSMI_STATUS_NOT_FOUND})
+    assert contention.snapshot(contention.AmdSmiMonitor(no_activity), ROCM_GPU)["utilization"] is None
+
+
+def test_a_rocm_host_with_nvidia_ml_py_installed_gets_amdsmi(monkeypatch):
+    """pip's [gpu] extra installs nvidia-ml-py everywhere; on a ROCm host NVML does not start and
+    amdsmi is the monitor. amdsmi that cannot start either is named with NVML in the reason."""
+    import amdsmi_standin
+
+    monkeypatch.setitem(sys.modules, "pynvml", fake_pynvml(init_error="NVML Shared Library Not Found"))
+    monkeypatch.setitem(sys.modules, "amdsmi", amdsmi_standin.make([amd_gpu()]))
+    contention.default_monitor.cache_clear()
+    try:
+        assert contention.default_monitor().name == "amdsmi"
+        contention.default_monitor.cache_clear()
+        monkeypatch.setitem(sys.modules, "amdsmi", amdsmi_standin.make(
+            [amd_gpu()], init_error=amdsmi_standin.AMDSMI_STATUS_DRIVER_NOT_LOADED))
+        assert contention.default_monitor().reason == (
+            "nvml did not start: NVML Shared Library Not Found; amdsmi did not start: Error code:\n\t34 | "
+            "AMDSMI_STATUS_DRIVER_NOT_LOADED - Driver not loaded")
+    finally:
+        contention.default_monitor.cache_clear()
+
+
+def test_a_case_on_an_amd_gpu_waits_for_idle_and_records_who_was_there(monkeypatch):
+    """contention.start and finish with amdsmi: another process leaves during the wait; one
+    starts before the end."""
+    import amdsmi_standin
+    import torch
+
+    states = [[{"pid": 4242, "name": "train", "mem": 1}]] * 2 + [[]] * 4 + [[{"pid": 4300, "name": "late", "mem": 1}]]
+    taken = []
+
+    def processes():
+        state = states[min(len(taken), len(states) - 1)]
+        taken.append(state)
+        return [{"pid": os.getpid(), "name": "pytest", "mem": 1}, *state]
+    monitor = contention.AmdSmiMonitor(amdsmi_standin.make([amd_gpu(processes, activity=0)]))
+    synchronized = []
+    monkeypatch.setattr(torch.cuda, "synchronize", synchronized.append)
+    watch = contention.start(torch.device("cuda", 0), ROCM_GPU, wait_s=5, monitor=monitor, **FAST)
+    assert synchronized == [torch.device("cuda", 0)] and watch.idle is True
+    taken.extend([None] * 10)  # the end snapshot sees the late process
+    record = watch.finish()
+    assert record["monitor"] == "amdsmi" and record["contended"] is True
+    assert record["note"].startswith("waited ") and "1 other process on the GPU at the end: pid 4300 late" in record["note"]
+
+
 def test_the_default_monitor_says_why_there_is_none(monkeypatch):
     monkeypatch.setitem(sys.modules, "amdsmi", None)  # None in sys.modules: the import fails
     monkeypatch.setitem(sys.modules, "pynvml", None)

@@ -247,6 +247,42 @@ def test_stress_kernels_in_the_triton_interpreter():
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
 
 
+def test_a_workload_on_an_amd_gpu_runs_the_triton_loops():
+    """--gemmcheck-stress on a ROCm torch: its GPU is a "cuda" device whose compute units size
+    the grid, and the load is the Triton persistent loops (compiled for gfx942 and gfx950 by
+    tests/checking/triton/test_amd_compile.py), on a stream of the highest priority. Run with
+    torch.cuda's device calls standing in for an MI300X, and the loops in Triton's
+    interpreter."""
+    pytest.importorskip("triton")
+    code = (
+        "import torch\n"
+        "from types import SimpleNamespace\n"
+        "from pytest_gemmcheck.environment import stress\n"
+        "torch.version.hip = '7.0.51831'\n"
+        "mi300x = SimpleNamespace(name='AMD Instinct MI300X', gcnArchName='gfx942:sramecc+:xnack-',\n"
+        "                         multi_processor_count=304, warp_size=64)\n"
+        "streams = []\n"
+        "class Stream:\n"
+        "    def __init__(self, device, priority): streams.append(priority)\n"
+        "    def wait_stream(self, other): pass\n"
+        "    def synchronize(self): pass\n"
+        "torch.cuda.get_device_properties = lambda device: mi300x\n"
+        "torch.cuda.mem_get_info = lambda device: (192 << 30, 192 << 30)\n"
+        "torch.cuda.Stream = Stream\n"
+        "torch.cuda.current_stream = lambda device=None: None\n"
+        "work = stress.Workload('copy', torch.device('cpu'), buffer_bytes=4 << 20)\n"
+        "assert work.engine == 'triton persistent copy loop, 608 programs', work.engine\n"
+        "assert streams == [-1], streams\n"
+        "work.buffers[0].copy_(torch.arange(work.buffers[0].numel(), dtype=torch.float32))\n"
+        "work.launch()\n"
+        "assert torch.equal(work.buffers[0], work.buffers[1]), 'copy'\n"
+        "print('ok')\n"
+    )
+    env = dict(os.environ, TRITON_INTERPRET="1")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
+
+
 # --- devices: choosing a GPU per worker ----------------------------------------------------
 
 @pytest.mark.parametrize("spec,expected", [
