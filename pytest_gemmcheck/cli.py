@@ -11,6 +11,7 @@ assembly lint.
     gemmcheck bisect --good REV --bad REV (--test NODEID | --case KEY) [--confidence P] [--budget N|Ns] [-- COMMAND]
     gemmcheck explain CASE [--alpha A]
     gemmcheck lint FILE.s
+    gemmcheck selftest [--device DEVICE] [--record]
 
 ``--db`` goes before or after the command. The database is ``--db`` (a SQLAlchemy URL or a
 SQLite path), else ``$GEMMCHECK_DB``, else the nearest ``.gemmcheck/history.db`` in the
@@ -38,6 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     from . import __version__
     from .bisect.bisect_cli import add_bisect_parser
     from .reporting.commands import add_commands
+    from .selftest import add_selftest_parser
 
     parser = argparse.ArgumentParser(prog="gemmcheck", description="pytest-gemmcheck's history and tools")
     parser.add_argument("--version", action="version", version=f"gemmcheck {__version__}")
@@ -46,6 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     add_commands(commands)
     add_bisect_parser(commands)
+    add_selftest_parser(commands)
     try:  # the assembly lint is an optional part of the package
         from .compiled.lint.command import add_lint_parser
     except ImportError:

@@ -29,7 +29,7 @@ LAYERS = (
     ("pytest_session",),
 )
 RANK = {name: rank for rank, names in enumerate(LAYERS) for name in names}
-ENTRY_POINTS = {"__init__", "__main__", "api", "cli", "plugin", "hookspecs"}
+ENTRY_POINTS = {"__init__", "__main__", "api", "cli", "plugin", "hookspecs", "selftest"}
 
 
 def _room(module: str) -> str:
@@ -115,7 +115,8 @@ def _imported_by(code: str, *, whole_names: bool = False) -> set[str]:
     return set(names) if whole_names else {name.split(".")[0] for name in names}
 
 
-@pytest.mark.parametrize("argv", [["--version"], ["--help"], ["history", "--help"], ["lint", "--help"]])
+@pytest.mark.parametrize("argv", [["--version"], ["--help"], ["history", "--help"], ["lint", "--help"],
+                                  ["selftest", "--help"]])
 def test_the_command_line_starts_light(argv):
     """gemmcheck --version and --help (of any command) import no pytest, torch, SQLAlchemy,
     Alembic, Triton or numpy."""
