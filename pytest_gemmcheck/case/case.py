@@ -85,9 +85,10 @@ def _size_words(count: float) -> str:
 
 def check_fits(m: int, n: int, k: int, *, operand_bytes: int, out_bytes: int, device: torch.device) -> None:
     """A case whose tensors cannot fit its device is refused before anything is allocated: its
-    operands and their pristine copies (the guards'), the reference, the two output buffers and
-    the copy consistency keeps."""
-    needed = 2 * (m + n) * k * operand_bytes + 4 * m * n * out_bytes
+    operands and their pristine copies (the guards', and on the CPU the cache's: kept_inputs.py),
+    the reference, the two output buffers and the copy consistency keeps."""
+    operand_copies = 3 if device.type == "cpu" else 2
+    needed = operand_copies * (m + n) * k * operand_bytes + 4 * m * n * out_bytes
     total = memory_of(device)
     if needed > total:
         raise CaseError(f"a {m}x{n}x{k} case needs {_size_words(needed)} of {_size_words(total)} on {device} "
@@ -194,6 +195,9 @@ class Case:
             raise CaseError(f"deterministic must be True, False or None (from the test's marker, else "
                             f"--gemmcheck-nondeterministic), got {deterministic!r}")
         self._handed_out: list[weakref.ref] = []  # copies reference() gave
+        # the inputs this case handed out, again at each call: its test, its guards and its
+        # reference read the same tensors even where the session's cache cannot hold them (too large)
+        self._kept: KeptInputs | None = None
         if deterministic is None:
             deterministic = context.deterministic
         if deterministic is None:
@@ -244,10 +248,11 @@ class Case:
 
     def _kept_inputs(self) -> KeptInputs:
         key = self._inputs_key()
-        kept = self.context.inputs_cache.get(key, self._keep_inputs)
+        kept = self._kept if self._kept is not None else self.context.inputs_cache.get(key, self._keep_inputs)
         if kept.changed() and not kept.restore(self._make_inputs):  # reshaped in place: made anew
             self.context.inputs_cache.discard(lambda cached: cached == key)
             kept = self.context.inputs_cache.get(key, self._keep_inputs)
+        self._kept = kept
         return kept
 
     def _keep_inputs(self) -> KeptInputs:
@@ -268,6 +273,7 @@ class Case:
         """Drop this case's inputs and references from the session's caches: made anew for the
         next case that needs them (a launch changed them)."""
         key = self._inputs_key()
+        self._kept = None
         self.context.inputs_cache.discard(lambda cached: cached == key)
         self.context.reference_cache.discard(lambda cached: cached[:len(key)] == key)
 

@@ -171,3 +171,15 @@ def test_on_a_gpu_inputs_changed_after_the_launches_are_put_back(backend):
     x.b.view(torch.uint8)[-1, -1] ^= 1
     bad, given = run(context, correct, kernel="next", quant="ptpc", **shape)
     assert bad == 0 and given is x
+
+
+def test_inputs_too_large_for_the_cache_are_still_one_set_per_case():
+    """The test's kernel, the guards and the reference read the same tensors: a kernel that
+    writes into the inputs it was given is caught (before: the guards watched another set)."""
+    from pytest_gemmcheck.case.cache import LruCache
+
+    context = CaseContext(Settings(repeat=4), inputs_cache=LruCache(budget_bytes=1))
+    case = Case(context, "kern", m=32, n=48, k=64)
+    assert case.inputs() is case.inputs()
+    bad, _ = run(context, lambda x: (lambda out: bf16_matmul(x, out) or x.a[3:6].mul_(2)))
+    assert bad == 4
