@@ -117,7 +117,10 @@ def _settings(db, tag, goldens, options: dict[str, Any]) -> Settings:
     elif db is not _DEFAULT_DB:
         values["db"] = str(db)
     if tag is not None:
-        values["tag"] = str(tag)
+        try:
+            values["tag"] = BY_FIELD["tag"].parse(tag)
+        except ValueError as exc:
+            raise GemmcheckError(f"gemmcheck.session(tag=...): {exc} (the option {BY_FIELD['tag'].flag})") from None
     if goldens is not None:
         values["goldens"] = str(goldens)
     return Settings(**values)

@@ -94,6 +94,9 @@ def test_a_script_and_a_pytest_session_share_one_history(pytester, examples_dir,
     (dict(rtol="5%"), "gemmcheck.session(rtol='5%'): expected a relative tolerance"),
     (dict(repet=3), "gemmcheck.session() has no option 'repet'"),
     (dict(processes=4), "gemmcheck.session() has no option 'processes'"),
+    (dict(tag="x" * 100_000), "gemmcheck.session(tag=...): expected a label of at most 512 characters, got 100,000"),
+    (dict(tag="repro\x00"), "gemmcheck.session(tag=...): expected a label of printable characters, got 'repro\\x00': "
+                            "U+0000 is a control"),
 ])
 def test_a_bad_option_names_itself(options, words):
     with pytest.raises(GemmcheckError) as raised:

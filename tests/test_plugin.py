@@ -125,13 +125,20 @@ def test_marker_overrides_per_test(suite):
             result = case.run(lambda out: bf16_matmul(x, out))
             assert (len(result.launches), result.rtol, result.seed) == (3, 0.1, 5)
 
+    """))
+    suite.runpytest().assert_outcomes(passed=1)
+    # a key it does not take is a usage error at collection, before any test runs
+    suite.makepyfile(test_typo=textwrap.dedent("""
+        import pytest
+
         @pytest.mark.gemmcheck(repeats=3)
         def test_typo(gemmcheck):
             pass
     """))
     result = suite.runpytest()
-    result.assert_outcomes(passed=1, errors=1)
-    result.stdout.fnmatch_lines(["*@pytest.mark.gemmcheck got unknown argument(s) repeats; it takes repeat, processes, rtol*"])
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: test_typo.py::test_typo: @pytest.mark.gemmcheck got unknown argument(s) "
+                                 "repeats; it takes repeat, processes, rtol*"])
 
 
 def test_nondeterministic_option_turns_off_consistency_for_matching_kernels(suite):

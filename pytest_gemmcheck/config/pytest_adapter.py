@@ -78,9 +78,11 @@ def resolve(config: pytest.Config, environ=None) -> Settings:
 
 def marker_overrides(settings: Settings, node: pytest.Item) -> TestOverrides:
     """The test's ``@pytest.mark.gemmcheck(...)`` over the session's settings (in a child: its
-    parent applied them already); a bad key or value is a usage error."""
+    parent applied them already). A bad key or value was a usage error at collection; where it
+    was not checked then (an xdist worker) it fails the test in one line."""
     marker = node.get_closest_marker("gemmcheck")
     try:
         return apply_marker(settings, dict(marker.kwargs) if marker else {}, resolved=resolved_by_parent())
     except ValueError as exc:
-        raise pytest.UsageError(str(exc)) from None
+        problem = str(exc)
+    pytest.fail(f"{node.nodeid}: {problem}", pytrace=False)

@@ -160,6 +160,27 @@ def parse_text(text: str) -> str | None:
     return value or None
 
 
+# A label, not a document: 512 characters of up to 4 bytes each stay within the 2704 bytes of
+# PostgreSQL's btree index entry on run.tag, where a longer tag fails the run's first write.
+MAX_TAG = 512
+
+
+def parse_tag(text) -> str | None:
+    """A run's label: printable text (no control, bidi or other invisible character: it is shown
+    in terminals and tables) of at most MAX_TAG characters; empty is none."""
+    value = parse_text(text)
+    if value is None:
+        return None
+    shown = f"{value[:40]!r}{'...' if len(value) > 40 else ''}"
+    if len(value) > MAX_TAG:
+        raise ValueError(f"expected a label of at most {MAX_TAG} characters, got {len(value):,}: {shown}")
+    unprintable = next((char for char in value if not char.isprintable()), None)
+    if unprintable is not None:
+        raise ValueError(f"expected a label of printable characters, got {shown}: U+{ord(unprintable):04X} is a "
+                         "control, bidi or other invisible character")
+    return value
+
+
 def parse_flag(value) -> bool:
     if isinstance(value, bool):
         return value
@@ -189,23 +210,35 @@ def parse_patterns(text: str | list[str]) -> tuple[str, ...]:
     return tuple(item.strip() for item in items if item.strip())
 
 
+NO_TOOL = "none"
+_SANITIZE_WORDS = f"{NO_TOOL} (off) or a comma list of {', '.join(SANITIZER_TOOLS)}"
+
+
 def parse_sanitize(value) -> tuple[str, ...]:
     """``"racecheck, memcheck"`` (or a list of names) as the compute-sanitizer tools, in the order
-    given, each once; case and spaces do not matter; "none": no tool. Raises ValueError naming
-    the words that are no tool."""
-    if isinstance(value, str) and value.strip().lower() == "none":
-        return ()
+    given, each once; case and spaces do not matter; "none" alone: no tool. Raises ValueError
+    saying what is wrong with the value as given."""
     try:
         words = value.split(",") if isinstance(value, str) else list(value)
     except TypeError:
         words = [value]
     if not all(isinstance(word, str) for word in words):
-        raise ValueError(f"expected tool names ({', '.join(SANITIZER_TOOLS)}), got {value!r}")
+        raise ValueError(f"expected {_SANITIZE_WORDS}, got {value!r}")
     names = [word.strip().lower() for word in words]
-    bad = [word.strip() for word, name in zip(words, names) if name not in SANITIZER_TOOLS]
-    if bad or not any(names):
-        shown = ", ".join(repr(word) for word in bad) if bad else "nothing"
-        raise ValueError(f"expected a comma list of {', '.join(SANITIZER_TOOLS)}, got {shown}")
+    if names == [NO_TOOL]:
+        return ()
+    if NO_TOOL in names:
+        problem = f"'{NO_TOOL}' turns the sanitizer off, so it stands alone"
+    elif not any(names):
+        problem = "no tool name"
+    elif "" in names:
+        problem = "an empty name in the list"
+    else:
+        bad = [word.strip() for word, name in zip(words, names) if name not in SANITIZER_TOOLS]
+        problem = f"{', '.join(repr(word) for word in bad)} {'is no tool' if len(bad) == 1 else 'are no tools'}" \
+            if bad else ""
+    if problem:
+        raise ValueError(f"expected {_SANITIZE_WORDS}, got {value!r}: {problem}")
     return tuple(dict.fromkeys(names))
 
 
@@ -331,7 +364,8 @@ OPTIONS: tuple[Option, ...] = (
            "history database: a SQLAlchemy URL or a SQLite file path (default "
            ".gemmcheck/history.db under the rootdir; env GEMMCHECK_DB)", "URL|PATH", env="GEMMCHECK_DB",
            script=False, child=False),
-    Option("tag", parse_text, None, "a label stored with this run (a branch, a PR, a machine)", "TAG",
+    Option("tag", parse_tag, None, "a label stored with this run (a branch, a PR, a machine): printable, at most "
+           f"{MAX_TAG} characters", "TAG",
            script=False, child=False),
     Option("no-record", parse_flag, False, "check and judge, but write nothing to the history database",
            flag_only=True, script=False, child=False),
@@ -458,15 +492,20 @@ def command_argument(name: str, help: str | None = None) -> tuple[str, dict[str,
 MARKER_KEYS = tuple(option.field for option in OPTIONS if option.marker) + ("deterministic", "sanitize_shape")
 
 
+# An edge of a sanitized launch's shape: a smaller launch than the case's, so within what GPU
+# kernels index with 32-bit integers; a larger value is a typo, refused before anything runs.
+MAX_EDGE = 2 ** 31 - 1
+
+
 def parse_shape(value) -> tuple[int, int, int]:
-    """``(m, n, k)``: three whole numbers >= 1 (a sanitized launch's smaller shape)."""
+    """``(m, n, k)``: three whole numbers from 1 to MAX_EDGE (a sanitized launch's smaller shape)."""
     try:
         m, n, k = value
     except (TypeError, ValueError):
         raise ValueError(f"expected (m, n, k), got {value!r}") from None
     for size in (m, n, k):
-        if isinstance(size, bool) or not isinstance(size, numbers.Integral) or size < 1:
-            raise ValueError(f"expected (m, n, k) of whole numbers >= 1, got {value!r}")
+        if isinstance(size, bool) or not isinstance(size, numbers.Integral) or not 1 <= size <= MAX_EDGE:
+            raise ValueError(f"expected (m, n, k) of whole numbers from 1 to 2**31 - 1, got {value!r}")
     return int(m), int(n), int(k)
 
 

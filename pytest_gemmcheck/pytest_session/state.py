@@ -142,6 +142,25 @@ class GemmcheckSession:
         return self._stack
 
     # --- hooks (this object is registered as a plugin) ---------------------------------------
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        """Every test's ``@pytest.mark.gemmcheck(...)`` checked as it is collected: a bad key or
+        value is a usage error naming the test and the key, as a bad option value names the
+        option, before any test runs. An xdist worker, which cannot stop its controller
+        (pytest-xdist#1239: a usage error there is an INTERNALERROR), leaves it to the test's
+        setup, which fails in one line (pytest_adapter.marker_overrides)."""
+        from ..config.table import apply_marker
+
+        if is_xdist_worker(self.config):
+            return
+        for item in items:
+            marker = item.get_closest_marker("gemmcheck")
+            if marker is None:
+                continue
+            try:
+                apply_marker(self.settings, dict(marker.kwargs))
+            except ValueError as exc:
+                raise pytest.UsageError(f"{item.nodeid}: {exc}") from None
+
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call):
         """An xdist worker's setup report of a gemmcheck test says so: its controller, which runs

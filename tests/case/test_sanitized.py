@@ -139,7 +139,9 @@ def test_a_bad_sanitize_shape_names_itself(pytester):
             gemmcheck.case("gemm", m=64, n=64, k=64)
     """))
     result = pytester.runpytest("--gemmcheck-no-record")
-    result.stdout.fnmatch_lines(["*sanitize_shape=...): expected (m, n, k) of whole numbers >= 1, got (32, 0, 64)*"])
+    assert result.ret == pytest.ExitCode.USAGE_ERROR  # at collection, before any test runs
+    result.stderr.fnmatch_lines(["*sanitize_shape=...): expected (m, n, k) of whole numbers from 1 to 2**31 - 1, "
+                                 "got (32, 0, 64)*"])
 
 
 def test_require_sanitize_fails_a_case_whose_sanitized_launch_was_skipped(pytester, monkeypatch):
