@@ -256,9 +256,23 @@ def unknown_case_prefixes(engine: Engine, prefixes) -> list[str]:
     return [prefix for prefix in prefixes if not any(key.startswith(prefix) for key in keys)]
 
 
+def check_runs(engine: Engine, ids, option: str = "--run") -> None:
+    """A SelectionError naming ``option`` for a run id the history does not hold."""
+    wanted = sorted(set(ids))
+    if not wanted:
+        return
+    with engine.connect() as connection:
+        found = set(connection.scalars(select(run_table.c.id).where(run_table.c.id.in_(wanted))))
+    missing = [run_id for run_id in wanted if run_id not in found]
+    if missing:
+        raise SelectionError(f"{option} {missing[0]}: no recorded run has that id (gemmcheck runs lists them)")
+
+
 def check_selection(engine: Engine, selection: Selection, option: str = "--stack") -> None:
     """A SelectionError for what a selection names that the history does not have: a stack
-    field (a misspelt one would match nothing, silently), a case key prefix (``--case``)."""
+    field (a misspelt one would match nothing, silently), a run id (``--run``), a case key
+    prefix (``--case``)."""
+    check_runs(engine, selection.runs)
     with engine.connect() as connection:
         if selection.stack:
             check_stack_fields(connection, selection.stack, option)

@@ -85,14 +85,16 @@ def is_sqlite(url: URL) -> bool:
     return url.get_backend_name() == "sqlite"
 
 
-def create(url: URL) -> Engine:
-    """An engine for ``url``; SQLite files get their directory, WAL and busy timeout."""
+def create(url: URL, *, read_only: bool = False) -> Engine:
+    """An engine for ``url``; SQLite files get their directory, WAL and busy timeout.
+    ``read_only``: nothing on the way changes the file (no folder made, the journal mode left
+    as it is: switching a database to WAL writes into its header)."""
     try:
         if is_sqlite(url):
-            if url.database and url.database != ":memory:":
+            if url.database and url.database != ":memory:" and not read_only:
                 _make_folder(Path(url.database))
             engine = create_engine(url, connect_args={"timeout": BUSY_TIMEOUT_MS / 1000}, json_serializer=_json_text)
-            _tune_sqlite(engine)
+            _tune_sqlite(engine, wal=not read_only)
         else:
             engine = create_engine(url, pool_pre_ping=True, json_serializer=_json_text)
     except (NoSuchModuleError, ImportError) as exc:
@@ -114,14 +116,15 @@ def _json_text(value) -> str:
     return jsontext.dumps(value)
 
 
-def _tune_sqlite(engine: Engine) -> None:
+def _tune_sqlite(engine: Engine, *, wal: bool = True) -> None:
     @event.listens_for(engine, "connect")
     def on_connect(dbapi_connection, _record):
         # let SQLAlchemy's BEGIN (below) decide transactions, not the sqlite3 module
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
         cursor.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        cursor.execute("PRAGMA journal_mode = WAL")
+        if wal:  # a history is made in WAL mode and stays in it; a reader leaves a file's mode alone
+            cursor.execute("PRAGMA journal_mode = WAL")
         cursor.execute("PRAGMA synchronous = NORMAL")
         cursor.execute("PRAGMA foreign_keys = ON")
         cursor.close()
@@ -249,14 +252,18 @@ def open_database(url: URL, *, auto_upgrade: bool, for_writing: bool = False, re
     of sessions starting at once do not race (as MLflow does); an older schema is upgraded
     here when ``auto_upgrade`` (the embedded SQLite default), else refused with the command
     that upgrades it. ``for_writing``: a SQLite file must pass its quick check first;
-    ``read_only``: nothing is created or migrated (a database not at the head is refused)."""
-    engine = create(url)
+    ``read_only``: nothing is created, migrated or otherwise written (a database that is no
+    gemmcheck history at the head is refused, and left as it was). A history at the head that
+    lacks one of its tables is refused in one line, as a corrupt one is."""
+    engine = create(url, read_only=read_only)
     try:
         if for_writing:
             check_integrity(engine, url)
         current = check_not_newer(engine, url)
         head = head_revision()
-        if current is None and not auto_upgrade and not read_only:
+        if current is None and read_only:
+            raise DatabaseError(f"{safe_url(url)} {no_history_words(engine)}")
+        if current is None and not auto_upgrade:
             _, current = upgrade(engine, url, only_if_empty=True)
         if current != head:
             if read_only or not auto_upgrade:
@@ -264,10 +271,43 @@ def open_database(url: URL, *, auto_upgrade: bool, for_writing: bool = False, re
                 raise DatabaseError(f"{safe_url(url)} {state} (head {head}); run: gemmcheck db upgrade --db "
                                     f"'{safe_url(url)}'")
             upgrade(engine, url)
+        check_tables(engine, url)
     except BaseException:
         engine.dispose()
         raise
     return engine
+
+
+def _tables(engine: Engine) -> list[str]:
+    with _friendly(engine):
+        with engine.connect() as connection:
+            return sorted(inspect(connection).get_table_names())
+
+
+def is_empty(engine: Engine) -> bool:
+    """Whether the database holds no table at all (a new server database, a 0-byte file)."""
+    return not _tables(engine)
+
+
+def no_history_words(engine: Engine) -> str:
+    """Why a database without a schema revision is no history to read, in a few words."""
+    tables = _tables(engine)
+    if not tables:
+        return "is empty: no gemmcheck history (a pytest session with gemmcheck cases records one)"
+    shown = ", ".join(tables[:5]) + (f" and {len(tables) - 5} more" if len(tables) > 5 else "")
+    return f"is not a gemmcheck history (no schema revision; its tables: {shown}); it was left as it is"
+
+
+def check_tables(engine: Engine, url: URL) -> None:
+    """A DatabaseError, in one line, for a database at the head revision that lacks a table of
+    the schema (dropped by hand, or a copy of part of one): every question to it would fail."""
+    from .schema import metadata
+
+    missing = sorted(set(metadata.tables) - set(_tables(engine)))
+    if missing:
+        raise DatabaseError(f"{safe_url(url)} is a gemmcheck history without its {', '.join(missing)} "
+                            f"table{'s' if len(missing) > 1 else ''}; restore it from a copy, or move it aside to "
+                            "start a new history")
 
 
 @contextlib.contextmanager

@@ -46,7 +46,9 @@ def _line(record: dict) -> str:
 class FallbackFile:
     """The session's fallback file, made at its first entry: under the rootdir's .gemmcheck/, else
     (a folder the session cannot write) in the temp dir. Every entry is kept in memory as well, so
-    that a file that can no longer be written is made again whole in the next place."""
+    that a file that can no longer be written is made again whole in the next place, and one
+    deleted or replaced since it was last written (``.gemmcheck/`` removed mid-session) is made
+    again whole in its place."""
 
     def __init__(self, rootdir: Path, name: str, header: dict):
         self.places = [rootdir / ".gemmcheck", Path(tempfile.gettempdir())]
@@ -54,6 +56,7 @@ class FallbackFile:
         self.lines = [_line(header)]
         self.written = 0  # lines of self.lines in the file
         self.path: Path | None = None
+        self.identity: tuple[int, int] | None = None  # the file's (device, inode) when last written
         self.error: str | None = None  # why no place could hold it
 
     def add(self, uid: str, reason: str, result: CaseResult) -> None:
@@ -74,9 +77,13 @@ class FallbackFile:
                     folder = self.places.pop(0)
                     make_folder(folder)
                     self.path, self.written = folder / self.name, 0
-                with open(self.path, "a") as file:
+                elif self._identity() != self.identity:  # gone or replaced since: written again whole
+                    make_folder(self.path.parent)
+                    self.written = 0
+                with open(self.path, "a" if self.written else "w") as file:
                     file.writelines(self.lines[self.written:])
                 self.written = len(self.lines)
+                self.identity = self._identity()
                 self.error = None
                 return
             except OSError as exc:  # this place cannot hold it: the next one gets everything
@@ -84,6 +91,14 @@ class FallbackFile:
                 if self.path is not None:
                     _remove(self.path)
                 self.path = None
+
+
+    def _identity(self) -> tuple[int, int] | None:
+        try:
+            found = os.stat(self.path)
+        except OSError:
+            return None
+        return found.st_dev, found.st_ino
 
 
 def _remove(path: Path) -> None:

@@ -94,11 +94,13 @@ def open_history(url, *, writing: bool = False, read_only: bool = False, existin
     """An engine on the history database at ``url``, at the current schema. The upgrade rule:
     the embedded SQLite database is migrated here, a server database's older schema is refused
     with the command that upgrades it, and an empty one gets the schema (engine.open_database).
-    ``writing``: a SQLite file passes its quick check first; ``read_only``: nothing is created or
-    migrated; ``existing``: a SQLite file that is not there is a DatabaseError, never created."""
+    ``writing``: a SQLite file passes its quick check first; ``read_only``: nothing is created,
+    migrated or written but for marking dead runs (a database that is no gemmcheck history at the
+    current schema is refused and left byte for byte as it was), and a SQLite file must exist;
+    ``existing``: a SQLite file that is not there is a DatabaseError, never created."""
     from .engine import is_sqlite, open_database
 
-    if existing and is_sqlite(url) and not sqlite_path(url).exists():
+    if (existing or read_only) and is_sqlite(url) and not sqlite_path(url).exists():
         raise DatabaseError(f"no history database at {sqlite_path(url)}")
     return open_database(url, auto_upgrade=is_sqlite(url) and not read_only, for_writing=writing,
                          read_only=read_only)

@@ -11,10 +11,18 @@ refuses never takes the others with it, and after any failure the next results a
 again. What cannot be written goes at once, with why, to the fallback file (fallback.py), which
 ``gemmcheck db import`` loads. The run ends ``complete``, ``interrupted``, or ``unrecorded``
 (some of its results are only in the fallback file).
+
+A SQLite file deleted or replaced while the session runs (``git clean -xfd``, a test that
+removes ``.gemmcheck/``) would take every result written into it so far: SQLite goes on writing
+into the unlinked file. Before each batch and after the run's end the file at the path is
+checked to be the one the session opened (its device and inode); when it is not, this
+session's results, those written before too (kept for that), go to the fallback file, and the
+summary says why in its one line.
 """
 
 from __future__ import annotations
 
+import os
 import uuid
 from datetime import datetime, timezone
 from pathlib import Path
@@ -55,6 +63,9 @@ class Recorder:
         self.end_failure: str | None = None  # why the run's end could not be written
         self._fallback: fallback.FallbackFile | None = None
         self._run_info = None
+        self._file: tuple[Path, tuple[int, int]] | None = None  # a SQLite file's path and (device, inode)
+        self.written: list[tuple[str, CaseResult]] = []  # what went into that file, for when it is gone
+        self.lost: str | None = None  # why the database written into is no longer there
 
     @property
     def where(self) -> str:
@@ -90,6 +101,26 @@ class Recorder:
             self.run_id = self.store.begin_run(self.run_info(), started_at=self.started_at)
         except Exception as exc:  # a driver's error, said in one line that names the database
             raise DatabaseError(f"cannot write to {self.where}: {one_line(exc)}") from None
+        self._file = _file_identity(self.url)
+
+    def _check_file(self) -> None:
+        """Whether the SQLite file written into is still the one at its path; when it is gone or
+        replaced, every result of this session goes to the fallback file instead."""
+        if self._file is None or self.lost is not None:
+            return
+        path, identity = self._file
+        try:
+            now = os.stat(path)
+        except OSError:
+            self.lost = f"the database file {path} was deleted while the session ran"
+        else:
+            if (now.st_dev, now.st_ino) != identity:
+                self.lost = f"the database file {path} was replaced while the session ran"
+        if self.lost is not None:
+            self.recorded -= len(self.written)
+            for uid, result in self.written:
+                self._keep(uid, self.lost, result)
+            self.written = []
 
     def run_info(self):
         from .. import __version__
@@ -113,16 +144,19 @@ class Recorder:
         if not self.pending:
             return
         batch, self.pending = self.pending, []
+        self._check_file()
         try:
             self.open()
         except Exception as exc:  # no database this time: the batch is kept in the fallback file
             failed = {uid: one_line(exc) for uid, _ in batch}
         else:
-            failed = self.store.add_each(self.run_id, batch)
+            failed = {uid: self.lost for uid, _ in batch} if self.lost else self.store.add_each(self.run_id, batch)
         self.recorded += len(batch) - len(failed)
         for uid, result in batch:
             if uid in failed:
                 self._keep(uid, failed[uid], result)
+            elif self._file is not None:
+                self.written.append((uid, result))
 
     def _keep(self, uid: str, reason: str, result: CaseResult) -> None:
         self.unrecorded[uid] = reason
@@ -141,14 +175,15 @@ class Recorder:
         self.flush()
         ended = "interrupted" if interrupted else "complete"
         if self.require and self.unrecorded and exit_status == 0:
-            exit_status = RECORDING_FAILED
-        if self.run_id is not None:
+            exit_status = RECORDING_FAILED  # as the run's row records it
+        if self.run_id is not None and self.lost is None:
             try:
                 self.store.finish_run(self.run_id, "unrecorded" if self.unrecorded else ended, exit_status)
             except Exception as exc:  # the run would look interrupted: the fallback file says how it ended
                 self.end_failure = one_line(exc)
-                if self.require and exit_status == 0:
-                    exit_status = RECORDING_FAILED
+            self._check_file()  # gone since the last batch: its end and results went with it
+        if self.require and self.failed and exit_status == 0:  # the run's end, or the file, lost
+            exit_status = RECORDING_FAILED
         if self.failed:
             self._fallback_file().end(ended, exit_status)
         if self.store is not None:
@@ -168,7 +203,7 @@ class Recorder:
             text += f"{len(self.unrecorded)} of {total} results ({fallback.reasons_words(self.unrecorded.values())})"
         if self.end_failure is not None:
             text += ("; " if self.unrecorded else "") + f"the run's end ({self.end_failure})"
-        if self.run_id is not None and self.recorded:
+        if self.run_id is not None and self.recorded and self.lost is None:
             text += f"; run {self.run_id} has the other {self.recorded}"
         saved = self.saved_to
         if saved is not None:
@@ -176,3 +211,18 @@ class Recorder:
         elif self._fallback is not None:
             text += f"; and they could not be saved anywhere: {self._fallback.error}"
         return text
+
+
+def _file_identity(url) -> tuple[Path, tuple[int, int]] | None:
+    """A SQLite database's file and its (device, inode), to tell later whether it is still there."""
+    from .engine import is_sqlite
+    from .location import sqlite_path
+
+    if not is_sqlite(url):
+        return None
+    path = sqlite_path(url)
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return path, (found.st_dev, found.st_ino)

@@ -110,7 +110,11 @@ def parse_since(text: str, now: datetime | None = None) -> datetime:
     if match:
         amount, unit = int(match.group(1)), match.group(2)
         seconds = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}[unit]
-        return now - timedelta(seconds=amount * seconds)
+        try:
+            return now - timedelta(seconds=amount * seconds)
+        except OverflowError:  # before the year 1, or more days than a timedelta holds
+            raise SelectionError(f"--since {text!r}: an age back past the year 1; give a date such as "
+                                 "2026-11-01, or leave the option out to match everything") from None
     try:
         moment = datetime.fromisoformat(text.strip())
     except ValueError:

@@ -43,7 +43,7 @@ def conclude(result: CaseResult, settings, baseline_for: Callable[[CaseResult], 
     not run found nothing about the kernel."""
     baseline = baseline_for(result)
     verdict = judge(result, baseline, alpha=settings.alpha, worst_factor=settings.worst_factor,
-                    static_policy=settings.static)
+                    static_policy=settings.static, processes=getattr(settings, "processes", 1))
     unmet = unmet_requirements(result, require_sanitize=settings.require_sanitize)
     result.verdict = verdict.kind
     result.baseline = {"source": baseline.source, "description": baseline.description,

@@ -1,11 +1,14 @@
 """Words for results: the failure message of a case, and the phrases its summary line shares.
 
 Written to read like the tables kernel authors paste into PRs: "3/12 launches bad (launches
-2, 5, 9); worst 512 wrong elements in 16 rows, 1 tile of 64x64; max rel err 1.7".
+2, 5, 9); worst 512 wrong elements in 16 rows, 1 tile of 64x64; max rel err 1.7". The message
+is shown in a terminal: what the user chose in it (params, a kernel's exception) has its
+unprintable characters escaped (records/printable.py).
 """
 
 from __future__ import annotations
 
+from ..records.printable import printable
 from ..records.result import (BAD_OUTPUT, CHANGED_INPUT, HUNG, INCONSISTENT, NONFINITE, RAISED, UNWRITTEN, WRONG,
                            WROTE_OUTSIDE, CaseResult, CompiledResult, LaunchRecord)
 from ..records.sanitize import RAN
@@ -132,6 +135,10 @@ def launch_line(result: CaseResult, launch: LaunchRecord) -> str:
 
 
 def failure_message(result: CaseResult, verdict: Verdict, max_launch_lines: int = 12) -> str:
+    return printable(_message_lines(result, verdict, max_launch_lines), lines=True)
+
+
+def _message_lines(result: CaseResult, verdict: Verdict, max_launch_lines: int) -> str:
     accepted = " (accepted)" if result.baseline.get("accepted") else ""
     lines = [f"gemmcheck: {result.label}: {verdict.kind}{accepted}"]
     lines += [f"  {reason}" for reason in verdict.reasons]

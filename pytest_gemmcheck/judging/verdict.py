@@ -71,7 +71,10 @@ class Verdict:
 
 
 def judge(result: CaseResult, baseline: Baseline = CLEAN, *, alpha: float = DEFAULTS.alpha,
-          worst_factor: float = DEFAULTS.worst_factor, static_policy: str = DEFAULTS.static) -> Verdict:
+          worst_factor: float = DEFAULTS.worst_factor, static_policy: str = DEFAULTS.static,
+          processes: int = 1) -> Verdict:
+    """``processes``: the fresh processes the session spread the case over (--gemmcheck-processes);
+    the advice to use several is given only where it asked for one."""
     if isinstance(result, CompiledResult):
         return judge_static(result, baseline, static_policy)
     current = Evidence.of(result)
@@ -114,9 +117,12 @@ def judge(result: CaseResult, baseline: Baseline = CLEAN, *, alpha: float = DEFA
         if reasons and p_process is not None and p_process < alpha and current.processes > 1:
             reasons.append(f"at the process level too: {current.bad_processes}/{current.processes} processes bad "
                            f"against {base.bad_processes}/{base.processes}")
-    if current.processes <= 1 and current.launches:
+    if current.processes <= 1 and current.launches and processes <= 1:
         lines.append("note: the current evidence rests on a single process; races decided per process (at load or "
                      "JIT time) need several: --gemmcheck-processes=N")
+    elif current.processes <= 1 and current.launches:
+        lines.append(f"note: the current evidence rests on a single process of the {processes} asked for "
+                     "(--gemmcheck-processes): the others ran no launch")
 
     # error counts and failure kinds, against a baseline that has seen bad launches (against
     # one that has not, any bad launch is already a regression above)

@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from pathlib import Path
 
 from ..config.table import command_argument
 from ..errors import CommandError
-from ..history.location import DEFAULT_PATH, ENV_VAR, database_url, open_history, sqlite_path
-from .tables import Table
+from ..history.location import DEFAULT_PATH, ENV_VAR, database_url, nearest_default, open_history, sqlite_path
+from .tables import Table, emit
 
 COVERAGE_TABLES = ("matrix", "gaps")  # the names of coverage's tables, in JSON and for --table
 
@@ -27,9 +28,12 @@ def command_database_url(args):
 
 
 def _open_for_reading(args):
+    """The history, opened to be read: never created or migrated, and a file that is no gemmcheck
+    history at the current schema refused in one line and left as it was. The one write, marking
+    runs whose process died as interrupted, is made only on a history at the current schema."""
     from ..history.dead_runs import mark_dead_runs_interrupted
 
-    engine = open_history(command_database_url(args), existing=True)
+    engine = open_history(command_database_url(args), read_only=True)
     try:  # show runs whose process died as interrupted, not as still running
         mark_dead_runs_interrupted(engine)
     except Exception:  # a read-only database is still worth reading
@@ -79,7 +83,7 @@ def _print(args, *tables: Table) -> int:
     elif form == "csv" and len(tables) > 1:  # the command chose one with --table; this is a slip
         raise CommandError("--format csv writes one table")
     else:
-        print("\n\n".join(table.render(form) for table in tables))
+        emit("\n\n".join(table.render(form) for table in tables), form)
     return 0
 
 
@@ -155,7 +159,7 @@ def cmd_explain(args, engine) -> int:
         return 0
     verdict, factors = tables(case, attribution, counts)
     if args.format == "csv":  # one table: the value tests
-        print(factors.render("csv"))
+        emit(factors.render("csv"), "csv")
     else:
         print(f"{verdict.render(args.format)}\n\n{factors.render(args.format)}")
     return 0
@@ -163,18 +167,20 @@ def cmd_explain(args, engine) -> int:
 
 @_with_engine
 def cmd_report(args, engine) -> int:
+    from ..history.dashboard import check_runs
     from ..history.engine import safe_url
     from .report_page import write_report
 
-    path = write_report(engine, _checked_selection(args, engine), Path(args.html), database=safe_url(engine.url),
-                        run=args.show_run)
+    selection = _checked_selection(args, engine)
+    if args.show_run is not None:
+        check_runs(engine, [args.show_run], "--show-run")
+    path = write_report(engine, selection, Path(args.html), database=safe_url(engine.url), run=args.show_run)
     print(f"wrote {path}")
     return 0
 
 
 def cmd_db(args) -> int:
-    from ..history.engine import (DatabaseError, check_integrity, create, current_revision, head_revision, is_newer,
-                                  is_sqlite, newer_schema_words, safe_url, upgrade)
+    from ..history.engine import DatabaseError, check_integrity, create, is_sqlite, safe_url, upgrade
 
     if args.action == "import":
         return _import(args)
@@ -184,17 +190,10 @@ def cmd_db(args) -> int:
     if args.action == "current" and is_sqlite(url) and not sqlite_path(url).exists():
         # a question about a file must not create it
         raise DatabaseError(f"no history database at {sqlite_path(url)}")
-    engine = create(url)
+    engine = create(url, read_only=args.action == "current")  # a question about a file must not change it
     try:
         if args.action == "current":
-            current = current_revision(engine)
-            head = head_revision()
-            if is_newer(current):
-                print(f"{safe_url(url)}: {newer_schema_words(current)}")
-                return 0
-            state = "no gemmcheck schema" if current is None else f"revision {current}"
-            note = "up to date" if current == head else f"head is {head}: run gemmcheck db upgrade"
-            print(f"{safe_url(url)}: {state} ({note})")
+            print(_current_words(engine, url))
             return 0
         check_integrity(engine, url)  # a damaged file is not migrated further
         before, after = upgrade(engine, url)
@@ -202,6 +201,24 @@ def cmd_db(args) -> int:
         return 0
     finally:
         engine.dispose()
+
+
+def _current_words(engine, url) -> str:
+    """``db current``'s line: the schema revision and what to do about it. Another application's
+    database (tables, no revision) is a DatabaseError: not ours to upgrade."""
+    from ..history.engine import (DatabaseError, check_tables, current_revision, head_revision, is_empty, is_newer,
+                                  newer_schema_words, no_history_words, safe_url)
+
+    current, head = current_revision(engine), head_revision()
+    if is_newer(current):
+        return f"{safe_url(url)}: {newer_schema_words(current)}"
+    if current is None and not is_empty(engine):
+        raise DatabaseError(f"{safe_url(url)} {no_history_words(engine)}")
+    if current == head:
+        check_tables(engine, url)
+    state = "no gemmcheck schema" if current is None else f"revision {current}"
+    note = "up to date" if current == head else f"head is {head}: run gemmcheck db upgrade"
+    return f"{safe_url(url)}: {state} ({note})"
 
 
 def _import(args) -> int:
@@ -213,7 +230,10 @@ def _import(args) -> int:
 
     if not args.files:
         raise CommandError("db import needs the fallback files to load (.gemmcheck/unrecorded-*.jsonl)")
-    url = command_database_url(args)
+    if args.db or os.environ.get(ENV_VAR) or nearest_default(Path.cwd()):
+        url = command_database_url(args)
+    else:  # no history here (deleted while a session ran, as the file may say): the default one, made here
+        url = database_url(None, Path.cwd())
     store = HistoryStore(open_history(url, writing=True))
     status = 0
     try:
@@ -252,6 +272,16 @@ def _export_goldens(args, engine) -> int:
     return 0
 
 
+def _run_id(text: str) -> int:
+    """--run, --show-run: a run's id, a whole number from 1 to 2**63 - 1 (ASCII digits, as every
+    number here: int() would take '٣' and '1_0')."""
+    value = int(text) if re.fullmatch(r"\s*[0-9]{1,19}\s*", text) else 0
+    if not 1 <= value < 2 ** 63:
+        raise argparse.ArgumentTypeError(f"expected a run id, a whole number >= 1 (gemmcheck runs lists them), "
+                                         f"got {text!r}")
+    return value
+
+
 def _limit(text: str) -> int:
     """--limit: a whole number of rows, bounded so that every backend takes it."""
     try:
@@ -276,7 +306,7 @@ def _filters() -> argparse.ArgumentParser:
     group.add_argument("--stack", action="append", metavar="FIELD=GLOB", help="a stack field, e.g. torch=2.12*")
     group.add_argument("--tag", action="append", metavar="GLOB", help="the run's --gemmcheck-tag")
     group.add_argument("--revision", action="append", metavar="PREFIX", help="the run's git revision")
-    group.add_argument("--run", action="append", type=int, metavar="ID", help="a run id")
+    group.add_argument("--run", action="append", type=_run_id, metavar="ID", help="a run id")
     group.add_argument("--since", metavar="WHEN", help="runs started since: 7d, 12h, 30m, or 2026-11-01")
     return parent
 
@@ -334,7 +364,7 @@ def add_commands(commands) -> None:
 
     report = commands.add_parser("report", parents=[database_option(), _filters()], help="one self-contained HTML page")
     report.add_argument("--html", required=True, metavar="FILE", help="where to write the page")
-    report.add_argument("--show-run", type=int, metavar="ID",
+    report.add_argument("--show-run", type=_run_id, metavar="ID",
                         help="the run whose launches it shows (default: each case's latest run with a bad launch)")
     report.set_defaults(func=cmd_report)
 

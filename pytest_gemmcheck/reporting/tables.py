@@ -1,11 +1,14 @@
 """A table of the dashboard, and its forms: aligned text for a terminal, markdown for a PR,
 CSV and JSON for scripts. Every query command builds one and prints it in ``--format``.
 
-The text forms show ``rows`` (display words: "26–59%", "▃▂▁"); the machine forms are data,
-from ``records``: JSON the records themselves (typed values, fixed field names), CSV one row per
+The text forms show ``rows`` (display words: "26–59%", "▃▂▁"), every character that is not
+printable (an ANSI escape, a bidi control such as U+202E) shown as its escape, never sent to the
+terminal (records/printable.py). The machine forms are data, from ``records``: JSON the records
+themselves (typed values, fixed field names), CSV (RFC 4180, as Python's csv module writes it:
+CRLF between records, a field holding a comma, a quote or a line break quoted) one row per
 record with nested fields flattened to dotted columns ("sides.main.launches"), lists and
-``params`` as JSON text, None as an empty cell, no display glyph anywhere. Control characters
-in any text (an ANSI escape in a tag) are shown escaped, never sent to the terminal.
+``params`` as JSON text, None as an empty cell, no display glyph anywhere, and every value as
+it is, control characters too.
 """
 
 from __future__ import annotations
@@ -13,22 +16,15 @@ from __future__ import annotations
 import csv
 import io
 import math
-import re
+import sys
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
 from .. import jsontext
+from ..records.printable import printable
 
 FORMATS = ("table", "markdown", "json", "csv")
-# C0 and C1 controls and DEL; tab and newline too: a cell is one line
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-
-
-def printable(text: str) -> str:
-    """``text`` with control characters shown as escapes ('\\x1b[31m'), so that a value
-    from the history (a tag, a kernel name) cannot move the cursor or recolour a terminal."""
-    return _CONTROL.sub(lambda found: f"\\x{ord(found.group()):02x}", text)
 
 
 def params_text(params: dict) -> str:
@@ -114,19 +110,29 @@ class Table:
         return self.records if self.records is not None else [dict(zip(self.headers, row)) for row in self.rows]
 
     def csv(self) -> str:
-        """One table: a header of field names, a row per record, plain values."""
+        """One table: a header of field names, a row per record, plain values, each record ended
+        by CRLF (a line break inside a field is then always quoted: with a bare LF between
+        records Python's csv module leaves a field's lone CR unquoted, and a reader splits it)."""
         flat = [flatten(record) for record in self.machine_records()]
         columns: dict[str, None] = {}  # every record's fields, in the order first seen
         for record in flat:
             columns.update(dict.fromkeys(record))
+        if not columns:
+            return ""
         buffer = io.StringIO()
-        writer = csv.writer(buffer, lineterminator="\n")
-        writer.writerow([printable(column) for column in columns])
-        writer.writerows([[printable(plain(record.get(column))) for column in columns] for record in flat])
-        return buffer.getvalue().rstrip("\n")
+        writer = csv.writer(buffer)
+        writer.writerow(list(columns))
+        writer.writerows([[plain(record.get(column)) for column in columns] for record in flat])
+        return buffer.getvalue()
 
     def json(self) -> str:
         return jsontext.dumps(self.machine_records(), indent=1, default=json_value)
+
+
+def emit(text: str, form: str) -> None:
+    """A rendered table onto stdout: CSV as it is (every record, the last too, ends in CRLF),
+    the other forms with a line end."""
+    sys.stdout.write(text if form == "csv" else text + "\n")
 
 
 def json_value(value: Any) -> Any:

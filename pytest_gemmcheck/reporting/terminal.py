@@ -4,7 +4,9 @@ recorded and accepted.
 Each case reads as pytest's own reports do: a short first line (the verdict, the case, bad
 launches of all, the worst launch's figures), then the details indented under it (first, for a
 verdict other than a pass, what it was judged against: "vs 3/12 (golden): ..."), every line
-wrapped to fit an 80-column terminal.
+wrapped to fit an 80-column terminal. Text the user chose (a kernel name, params, a test id)
+is shown with its unprintable characters escaped (records/printable.py): a bidi control in a
+param cannot reorder the line.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import re
 import textwrap
 
+from ..records.printable import printable
 from ..records.result import CaseResult, CompiledResult
 from ..judging.message import (bad_launch_ids, rate_words, sanitizer_words, static_counts, static_source, worst,
                                worst_counts)
@@ -46,7 +49,7 @@ def baseline_line(result: CaseResult) -> str:
 def summary_line(result: CaseResult) -> str:
     """The case's first line, unwrapped: 'REGRESSION fused ptpc 64x64x128 tile 32x32: 3/12
     launches bad, worst 512 wrong, 92 differing'."""
-    head = f"{verdict_word(result):<{VERDICT_WIDTH}} {result.label}: "
+    head = f"{verdict_word(result):<{VERDICT_WIDTH}} {printable(result.label)}: "
     if isinstance(result, CompiledResult):
         return head + static_counts(result)
     text = head + f"{len(result.bad_launches)}/{len(result.launches)} launches bad"
@@ -80,7 +83,7 @@ def summary_details(result: CaseResult) -> list[str]:
                        "case's golden")
     if result.nodeid:
         details.append(result.nodeid)
-    return details
+    return [printable(detail) for detail in details]
 
 
 def summary_lines(result: CaseResult, width: int = WIDTH) -> list[str]:

@@ -372,7 +372,16 @@ def test_worst_counts_the_elements_off_the_consensus_too(pytester, examples_dir,
     assert page.count('<svg class="chart heatmap"') == 1 and "No launch had" not in page
 
 
-def test_control_characters_of_a_tag_are_shown_escaped(pytester, examples_dir, tmp_path, capsys):
+def test_control_and_bidi_characters_of_a_tag_are_escaped_in_text_and_kept_in_data(pytester, examples_dir, tmp_path,
+                                                                                    capsys):
+    """A tag as a history may hold it (written before tags were checked, or by a script of its
+    own): the terminal and markdown forms show its ANSI escape and its U+202E as escapes, so
+    they can neither recolour the terminal nor reorder the line; JSON and CSV are data and keep
+    them (CSV in a quoted field, read back whole by a CSV reader)."""
+    import csv
+    import io
+    import sqlite3
+
     shutil.copy(examples_dir / "cpu" / "kernels.py", pytester.path / "kernels.py")
     pytester.makepyfile(test_one=textwrap.dedent("""
         from kernels import bf16_matmul
@@ -383,15 +392,24 @@ def test_control_characters_of_a_tag_are_shown_escaped(pytester, examples_dir, t
             case.run(lambda out: bf16_matmul(x, out))
     """))
     db = tmp_path / "tags.db"
-    pytester.runpytest("-p", "no:cacheprovider", f"--gemmcheck-db={db}", "--gemmcheck-repeat=2",
-                       "--gemmcheck-tag=\x1b[31mred\x1b[0m").assert_outcomes(passed=1)
-    for form in ("table", "markdown", "csv", "json"):
+    pytester.runpytest("-p", "no:cacheprovider", f"--gemmcheck-db={db}", "--gemmcheck-repeat=2").assert_outcomes(
+        passed=1)
+    tag = "\x1b[31mred\x1b[0m,\r\n\u202egnp.exe"
+    with sqlite3.connect(db) as connection:
+        connection.execute("UPDATE run SET tag = ?", (tag,))
+    connection.close()
+    shown = "\\x1b[31mred\\x1b[0m,\\x0d\\x0a\\u202egnp.exe"
+    for form in ("table", "markdown"):
         status, out, _ = run(capsys, "runs", "--db", db, "--format", form)
-        assert status == 0 and "\x1b" not in out, form
-        assert ("\\u001b[31mred" if form == "json" else "\\x1b[31mred\\x1b[0m") in out, (form, out)
+        assert status == 0 and shown in out and not any(char in out for char in "\x1b\r\u202e"), (form, out)
+    status, out, _ = run(capsys, "runs", "--db", db, "--format", "json")
+    assert status == 0 and json.loads(out)[0]["tag"] == tag
+    status, out, _ = run(capsys, "runs", "--db", db, "--format", "csv")
+    header, row = list(csv.reader(io.StringIO(out, newline="")))
+    assert status == 0 and dict(zip(header, row))["tag"] == tag, out
     key = json.loads(run(capsys, "history", "--db", db, "--json")[1])[0]["key"]
     status, out, _ = run(capsys, "history", "--db", db, "--case", key)  # a case's runs show their tags
-    assert status == 0 and "\x1b" not in out and "\\x1b[31mred" in out
+    assert status == 0 and shown in out and "\u202e" not in out
 
 
 def test_goldens_export_keeps_a_reviewers_note_and_says_when_its_evidence_changed(ab_history, tmp_path, capsys):

@@ -52,6 +52,27 @@ def test_a_cpu_golden_says_the_cpu(tmp_path):
     assert GoldenStore(tmp_path).lookup(result_of([])).evidence.describe().endswith("on the CPU")
 
 
+@pytest.mark.parametrize("processes", [1, 2])
+def test_the_advice_to_spread_over_processes_is_given_only_where_the_session_asked_for_one(processes):
+    """Under --gemmcheck-processes=2 with --gemmcheck-stop-on-bad, the first process's bad launch
+    started no second: the evidence rests on one process, but advising --gemmcheck-processes=N
+    to a session that gave it is wrong; it says why there was one instead."""
+    from pytest_gemmcheck.config.table import Settings
+    from pytest_gemmcheck.judging.baseline import CLEAN
+    from pytest_gemmcheck.judging.conclude import conclude
+
+    result = result_of([["wrong"]], launches=1)
+    conclusion = conclude(result, Settings(processes=processes, stop_on_bad=True), lambda _: CLEAN)
+    assert conclusion.verdict.kind == REGRESSION
+    advice = "races decided per process (at load or JIT time) need several: --gemmcheck-processes=N"
+    if processes == 1:
+        assert advice in result.message
+    else:
+        assert "--gemmcheck-processes=N" not in result.message
+        assert "note: the current evidence rests on a single process of the 2 asked for (--gemmcheck-processes): " \
+               "the others ran no launch" in result.message
+
+
 # --- a kernel that raised --------------------------------------------------------------------------
 
 RAISED_ON_3 = [[], [], ["raised"]]

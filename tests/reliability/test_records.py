@@ -232,6 +232,48 @@ def test_a_file_that_is_no_fallback_is_one_line(tmp_path, capsys):
     assert [line.split(":")[0] for line in err.splitlines()] == ["gemmcheck db import"] * 2, err
 
 
+@pytest.mark.parametrize("removal", ["the folder", "the file, another made in its place"])
+def test_a_database_deleted_while_the_session_runs_keeps_every_result(with_kernels, leftovers, tmp_path, capsys,
+                                                                      removal):
+    """``git clean -xfd`` between two cases: SQLite would go on writing into the unlinked file,
+    and the summary would say 'recorded run 1 (2 results)' of results no file holds. They are
+    kept in the fallback file instead, said in the summary's one line, and import."""
+    remove = ('shutil.rmtree(".gemmcheck")' if removal == "the folder" else
+              'os.remove(".gemmcheck/history.db"); sqlite3.connect(".gemmcheck/history.db").close()')
+    with_kernels.makepyfile(test_cleaned=textwrap.dedent(f"""
+        import os, shutil, sqlite3
+        from kernels import bf16_matmul
+
+        def run(gemmcheck, kernel):
+            case = gemmcheck.case(kernel, m=16, n=16, k=32)
+            x = case.inputs()
+            case.run(lambda out: bf16_matmul(x, out))
+
+        def test_before(gemmcheck):
+            run(gemmcheck, "before")
+
+        def test_clean():
+            {remove}
+
+        def test_after(gemmcheck):
+            run(gemmcheck, "after")
+    """))
+    result = with_kernels.runpytest("-p", "no:cacheprovider", "--gemmcheck-repeat=2")
+    result.assert_outcomes(passed=3)
+    [line] = leftovers.lines(result.stdout.lines)
+    reason = "deleted" if removal == "the folder" else "replaced"
+    assert line.startswith("gemmcheck: NOT recorded to ") and "2 of 2 results" in line, line
+    assert f"(the database file {with_kernels.path / '.gemmcheck' / 'history.db'} was {reason} while the session " \
+           "ran)" in line, line
+    fallback = leftovers.saved_file(line)
+    assert sorted(entry["result"]["kernel"] for entry in leftovers.entries(fallback)) == ["after", "before"]
+    database = tmp_path / "restored.db"
+    status, out, _ = cli(capsys, "--db", database, "db", "import", fallback)
+    assert status == 0 and "imported 2 results" in out and "status complete" in out, out
+    status, out, _ = cli(capsys, "--db", database, "history", "--json")
+    assert sorted(row["kernel"] for row in json.loads(out)) == ["after", "before"]
+
+
 # --- item 10: passwords ----------------------------------------------------------------------
 
 PASSWORD = "c2VjcmV0==@:/%x"  # base64's '=', and every character a URL must encode
