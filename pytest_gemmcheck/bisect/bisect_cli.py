@@ -115,6 +115,7 @@ def _database(args) -> tuple[str, object]:
 def cmd_bisect(args) -> int:
     from ..history.engine import is_sqlite
     from ..history.location import open_history
+    from ..reporting.tables import emit
     from . import probe as probes
     from .model import GOOD, Observation, search
 
@@ -125,9 +126,7 @@ def cmd_bisect(args) -> int:
         raise CommandError("name the case: --case KEY or --test NODEID (or give the probe command after --)")
     try:
         repo = probes.toplevel(Path(args.repo).resolve())
-        good, bad = probes.resolve(repo, args.good), probes.resolve(repo, args.bad)
-        if not good or not bad:
-            raise probes.GitError(f"not a commit: {args.good if not good else args.bad}")
+        good, bad = probes.resolve(repo, args.good, "--good"), probes.resolve(repo, args.bad, "--bad")
         shas = probes.commits_between(repo, good, bad)
     except probes.GitError as exc:
         raise CommandError(str(exc)) from None
@@ -210,7 +209,7 @@ def cmd_bisect(args) -> int:
         current.dispose()
     report = build_report(outcome, repo, good, shas, unit=args.unit, confidence=args.confidence, budget=args.budget)
     form = "json" if getattr(args, "json", False) else args.format
-    print(render(report, form))
+    emit(render(report, form), form)
     return 0 if outcome.stopped == "confident" else 3
 
 
@@ -239,8 +238,9 @@ def build_report(outcome: Outcome, repo: Path, good: str, shas: list[str], *, un
         # the rates are estimates from what was counted: with nothing counted they would be the
         # prior's means, no measurement at all
         "units_counted": counted,
-        "rate_good": outcome.p_good if counted else None,
-        "rate_bad": outcome.p_bad if counted else None,
+        # with --good failing too there is no change point to give rates either side of
+        "rate_good": outcome.p_good if counted and outcome.stopped != "good-fails" else None,
+        "rate_bad": outcome.p_bad if counted and outcome.stopped != "good-fails" else None,
         "launches": outcome.launches,
         "seconds": round(outcome.seconds, 3),
         "probes": [{"revision": sha_of(o.position), "position": o.position + 1, "bad": o.bad, "units": o.units,
@@ -273,7 +273,13 @@ def render(report: dict, form: str) -> str:
         label = "good" if p["position"] == 0 else ("bad" if p["position"] == report["commits"] else str(p["position"]))
         counted = "skip" if p["source"] == "skip" else f"{p['bad']}/{p['units']}"
         rows.append([str(i), p["revision"][:12], label, counted, p["source"], p["top_after"][:12], _pct(p["mass_after"])])
-    if report["units_counted"]:
+    if report["stopped"] == "good-fails":
+        def counted_at(position: int) -> str:
+            probes = [p for p in report["probes"] if p["source"] != "skip" and p["position"] == position]
+            return f"{sum(p['bad'] for p in probes)}/{sum(p['units'] for p in probes)} bad"
+
+        rates = f"counted in {unit}: --good {counted_at(0)}, --bad {counted_at(report['commits'])}"
+    elif report["units_counted"]:
         rates = (f"counted in {unit}; rate before {_pct(report['rate_good'])}, from it on {_pct(report['rate_bad'])} "
                  f"(posterior means on either side of the most likely first bad revision)")
     else:

@@ -31,11 +31,21 @@ def git(repo: Path, *args: str, check: bool = True) -> str:
 
 
 def toplevel(path: Path) -> Path:
-    return Path(git(path, "rev-parse", "--show-toplevel"))
+    """The top folder of the git repository ``path`` is in; GitError in our words where there is none."""
+    if not path.is_dir():
+        raise GitError(f"--repo {path}: no such folder")
+    found = subprocess.run(["git", "-C", str(path), "rev-parse", "--show-toplevel"], capture_output=True, text=True)
+    if found.returncode != 0:
+        raise GitError(f"--repo {path}: not in a git repository (give the kernel repository's folder with --repo)")
+    return Path(found.stdout.strip())
 
 
-def resolve(repo: Path, rev: str) -> str:
-    return git(repo, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
+def resolve(repo: Path, rev: str, option: str) -> str:
+    """The commit ``rev`` names in ``repo``; GitError naming ``option`` where it names none."""
+    sha = git(repo, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}", check=False)
+    if not rev.strip() or not sha:
+        raise GitError(f"{option} {rev!r}: no such commit in {repo} (a branch, tag, commit id or HEAD~N)")
+    return sha
 
 
 def commits_between(repo: Path, good: str, bad: str) -> list[str]:
