@@ -1,4 +1,4 @@
-"""What the guards of each launch cost on a GPU (case/guards.py: the inputs' checksums taken by the
+"""What the guards of each launch cost on a GPU (launch/guards.py: the inputs' checksums taken by the
 guard kernel, or with torch ops compared with their pristine copies; the canary around ``out``
 counted), against the fused check of the same launch.
 
@@ -21,7 +21,7 @@ import torch
 
 from gemmcheck_dev.results import print_header
 from pytest_gemmcheck.case.case import Case, CaseContext
-from pytest_gemmcheck.case.guards import ROW_WIDTH, GuardedBuffer, InputGuard, LaunchWatch
+from pytest_gemmcheck.launch.guards import ROW_WIDTH, GuardedBuffer, InputGuard, LaunchWatch
 from pytest_gemmcheck.checking.backends import select_checker
 from pytest_gemmcheck.checking.graphs import GraphAtSecondUse
 from pytest_gemmcheck.checking.torch_backend import row_max

@@ -319,7 +319,7 @@ def device_ms(fn, repeat=BREAKDOWN_LAUNCHES) -> float:
 
 def breakdown_shape(name, quant, m, n, k, kernel_of) -> None:
     from pytest_gemmcheck.case.case import Case, CaseContext
-    from pytest_gemmcheck.case.guards import ROW_WIDTH, GuardedBuffer, InputGuard, LaunchWatch
+    from pytest_gemmcheck.launch.guards import ROW_WIDTH, GuardedBuffer, InputGuard, LaunchWatch
     from pytest_gemmcheck.checking import rule, torch_backend as check
     from pytest_gemmcheck.checking.backends import select_checker
     from pytest_gemmcheck.config.table import Settings
@@ -693,31 +693,32 @@ def wrap(owner, name, label, spent, calls) -> None:
 
 def wrap_loop_steps(spent, calls) -> None:
     """Each named step of the launch loop, timed per call (the steps nest)."""
-    from pytest_gemmcheck.case import guards, runner
+    from pytest_gemmcheck.launch import guards, loop as launch_loop
     from pytest_gemmcheck.checking import consensus
 
     for name in LOOP_STEPS:
-        wrap(runner.LaunchLoop, name, None, spent, calls)
-    wrap(runner, "replay", None, spent, calls)
-    wrap(runner.LaunchRecord, "numbered", None, spent, calls)
+        wrap(launch_loop.LaunchLoop, name, None, spent, calls)
+    wrap(launch_loop, "replay", None, spent, calls)
+    wrap(launch_loop.LaunchRecord, "numbered", None, spent, calls)
     wrap(guards, "layout", None, spent, calls)
-    wrap(runner.launch_records, "fill_accuracy", None, spent, calls)
+    wrap(launch_loop.launch_records, "fill_accuracy", None, spent, calls)
     wrap(consensus.Consensus, "observe_checksum", None, spent, calls)
-    wrap(runner.in_flight.LaunchTimer, "seconds", None, spent, calls)
+    wrap(launch_loop.in_flight.LaunchTimer, "seconds", None, spent, calls)
 
 
 def wrap_once_per_run(spent, calls) -> None:
     """What a run does once: the loop's making, its start and end, the judging and the record."""
-    from pytest_gemmcheck.case import case as case_module, in_flight, reference, runner
-    from pytest_gemmcheck.case.guards import InputGuard, LaunchWatch
+    from pytest_gemmcheck.case import case as case_module, reference
+    from pytest_gemmcheck.launch import in_flight, loop as launch_loop
+    from pytest_gemmcheck.launch.guards import InputGuard, LaunchWatch
     from pytest_gemmcheck.environment import contention
 
-    once = [(runner.LaunchLoop, "__init__", "LaunchLoop()"), (case_module.Case, "judged_reference", None),
+    once = [(launch_loop.LaunchLoop, "__init__", "LaunchLoop()"), (case_module.Case, "judged_reference", None),
             (InputGuard, "__init__", "InputGuard()"), (LaunchWatch, "__init__", "LaunchWatch()"),
-            (in_flight, "pipeline_for", None), (in_flight, "ring_for", None), (runner, "select_checker", None),
-            (runner.contention, "start", "contention.start"), (contention.Watch, "finish", "contention finish"),
-            (runner.LaunchLoop, "_prove_reference", None),
-            (runner.LaunchLoop, "_fill_consistency", None), (case_module.Case, "_conclude", None),
+            (in_flight, "pipeline_for", None), (in_flight, "ring_for", None), (launch_loop, "select_checker", None),
+            (launch_loop.contention, "start", "contention.start"), (contention.Watch, "finish", "contention finish"),
+            (launch_loop.LaunchLoop, "_prove_reference", None),
+            (launch_loop.LaunchLoop, "_fill_consistency", None), (case_module.Case, "_conclude", None),
             (case_module.Case, "_new_result", None), (reference.ProtectedReference, "intact", None)]
     for owner, name, label in once:
         wrap(owner, name, label, spent, calls)
@@ -896,7 +897,7 @@ def print_kernel_profile(case, launch, repeat: int, device: torch.device) -> Non
 def gpu_busy_arguments(parser) -> None:
     parser.add_argument("shape", nargs="?", default="ptpc", help="ptpc, or 256 ... 8192 for bf16 (default ptpc)")
     parser.add_argument("--graphs", action="store_true",
-                        help="graph a launch's work whatever the launch's length (case/runner.py's GRAPHS_BELOW_S "
+                        help="graph a launch's work whatever the launch's length (launch/loop.py's GRAPHS_BELOW_S "
                              "raised past it)")
 
 
@@ -906,9 +907,9 @@ def gpu_busy_view(args) -> int:
     first op to its last, how much of it was busy, the idle gaps (the largest, and the op each
     one came before), and where the first and last GEMM fell."""
     if args.graphs:
-        from pytest_gemmcheck.case import runner
+        from pytest_gemmcheck.launch import loop as launch_loop
 
-        runner.GRAPHS_BELOW_S = float("inf")
+        launch_loop.GRAPHS_BELOW_S = float("inf")
     device = torch.device("cuda")
     quant, m, n, k = next(s for s in GPU_SHAPES if s[0] == args.shape or str(s[1]) == args.shape)
     with gc.session(db=None) as session:

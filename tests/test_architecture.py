@@ -22,6 +22,7 @@ LAYERS = (
     ("history",),
     ("judging",),
     ("sanitize",),
+    ("launch",),
     ("case",),
     ("searching",),
     ("reporting",),

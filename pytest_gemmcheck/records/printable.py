@@ -4,7 +4,8 @@ exception) is shown in a terminal or in markdown: every character Python does no
 line and paragraph separators, separators other than the space, private-use and unassigned code
 points) is written as its Python escape ('\\x1b', '\\u202e', '\\U000e0001'), so that text cannot
 move the cursor, recolour the terminal, or reorder or hide what is printed beside it. Machine
-forms (JSON, CSV) are data and keep the characters themselves."""
+forms (JSON, CSV) are data and keep the characters themselves. A torch dtype is shown by its
+name alone (``dtype_name``)."""
 
 from __future__ import annotations
 
@@ -22,3 +23,8 @@ def printable(text: str, *, lines: bool = False) -> str:
     if text.isprintable():  # nearly always: one C-level pass
         return text
     return "".join(char if char.isprintable() or (lines and char == "\n") else _escape(char) for char in text)
+
+
+def dtype_name(dtype) -> str:
+    """A torch dtype by its name, as records hold it: ``bfloat16``, not ``torch.bfloat16``."""
+    return str(dtype).removeprefix("torch.")

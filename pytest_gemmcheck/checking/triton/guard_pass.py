@@ -1,4 +1,4 @@
-"""The guards of a launch (:mod:`pytest_gemmcheck.case.guards`) as one Triton kernel: each
+"""The guards of a launch (:mod:`pytest_gemmcheck.launch.guards`) as one Triton kernel: each
 input's checksum (:func:`pytest_gemmcheck.checking.checksum.words_checksum`, compared on the
 host with that of its pristine copy), and how many elements of the canary around ``out``
 changed, into one small int64 vector. It reads each input once at memory speed (its pristine

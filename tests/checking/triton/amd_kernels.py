@@ -139,8 +139,8 @@ def _drive_check(torch, dtype) -> None:
 
 def _drive_guards(torch, dtype) -> None:
     """The guard kernel and the watch kernel (guards and out's checksum in one) over the inputs
-    of every quant mode and fp8 flavour, as case/guards.py hands them over."""
-    from pytest_gemmcheck.case.guards import GUARD_ELEMENTS, ROW_WIDTH, GuardedBuffer, InputGuard
+    of every quant mode and fp8 flavour, as launch/guards.py hands them over."""
+    from pytest_gemmcheck.launch.guards import GUARD_ELEMENTS, ROW_WIDTH, GuardedBuffer, InputGuard
     from pytest_gemmcheck.case.quant import fp8_flavour, quant_mode, quant_mode_names
     from pytest_gemmcheck.checking.triton.guard_pass import RESULT_WIDTH, queue_guards, queue_watch
 

@@ -66,7 +66,7 @@ def test_repeats_by_checksum_give_the_full_checks_numbers(make_case, fused_anywh
     full, _ = run(make_case, "triton", scenario, deterministic, repeat_check="full")
     assert len(full_checks) == 12
     full_checks.clear()
-    from pytest_gemmcheck.case import in_flight
+    from pytest_gemmcheck.launch import in_flight
 
     pipelines = []
     pipeline_for = in_flight.pipeline_for

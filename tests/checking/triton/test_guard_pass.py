@@ -49,7 +49,7 @@ def test_one_changed_bit_changes_the_checksum(fused_anywhere, name):
 
 
 def test_the_canary_is_counted_on_both_sides(fused_anywhere):
-    from pytest_gemmcheck.case.guards import GUARD_ELEMENTS, GuardedBuffer
+    from pytest_gemmcheck.launch.guards import GUARD_ELEMENTS, GuardedBuffer
 
     buffer = GuardedBuffer(8, 8, torch.bfloat16, torch.device(DEVICE))
     buffer.bits[3] = 0

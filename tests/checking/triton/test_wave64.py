@@ -77,7 +77,7 @@ def test_the_repeat_pass_and_the_one_read_checksum_are_the_torch_checksum(fence,
 
 
 def test_the_guard_kernel_counts_as_torch_does(fence, fused_anywhere, amd):
-    from pytest_gemmcheck.case.guards import GUARD_ELEMENTS, GuardedBuffer
+    from pytest_gemmcheck.launch.guards import GUARD_ELEMENTS, GuardedBuffer
     from pytest_gemmcheck.checking.checksum import word_view, words_checksum
     from pytest_gemmcheck.checking.triton.guard_pass import RESULT_WIDTH, queue_guards, queue_watch
 
