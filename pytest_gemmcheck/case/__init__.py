@@ -1,1 +1,1 @@
-"""A case: its identity, seeded inputs (quant modes) and reference, the launch loop, and the result it records."""
+"""A case: its identity, seeded inputs (quant modes) and reference; ``case.run`` hands its launches to the launch loop (launch/)."""

@@ -1,5 +1,5 @@
 """A case: one kernel configuration, its seeded inputs and reference, and ``run``: the launch
-loop (runner.py), then the verdict (judging/) and the record."""
+loop (loop.py), then the verdict (judging/) and the record."""
 
 from __future__ import annotations
 
@@ -25,9 +25,9 @@ from .quant import Inputs, fp8_flavour, quant_mode
 from .reference import ProtectedReference, compute_reference
 from .reference_identity import reference_identity, reference_name
 from ..records.result import CaseResult, CompiledResult
-from .runner import LaunchLoop
+from ..launch.loop import LaunchLoop
 from .sanitized import inputs_by_copy, launch_once, not_launched
-from .stopping import StoppingRule
+from ..launch.stopping import StoppingRule
 
 
 MAX_NAME = 255  # a kernel's name: a name, stored as one, not a description

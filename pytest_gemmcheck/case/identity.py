@@ -10,6 +10,7 @@ from typing import Any
 import torch
 
 from ..errors import CaseError
+from ..records.printable import dtype_name
 
 _OUT_DTYPES = {
     "bfloat16": torch.bfloat16,
@@ -21,10 +22,6 @@ _OUT_DTYPES = {
     "fp32": torch.float32,
     "float": torch.float32,
 }
-
-
-def dtype_name(dtype: torch.dtype) -> str:
-    return str(dtype).removeprefix("torch.")
 
 
 def out_dtype(value) -> torch.dtype:

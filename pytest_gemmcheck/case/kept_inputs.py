@@ -20,7 +20,7 @@ from typing import Callable
 import torch
 
 from ..checking.checksum import word_view, words_checksum
-from .guards import ROW_WIDTH, layout, same_bits
+from ..launch.guards import ROW_WIDTH, layout, same_bits
 from .quant import Inputs
 
 

@@ -14,7 +14,7 @@ import torch
 
 from ..checking.checksum import checksum
 from ..checking.torch_backend import row_max
-from .guards import same_bits
+from ..launch.guards import same_bits
 from .quant import Inputs, quant_mode
 
 # Rows of A dequantized at once: bounds the temporary fp32 copy of A to rows x K floats.

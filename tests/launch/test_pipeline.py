@@ -16,7 +16,7 @@ import pytest
 import torch
 
 from kernels import FaultInjector, bf16_matmul, tiled_gemm
-from pytest_gemmcheck.case import in_flight
+from pytest_gemmcheck.launch import in_flight
 from pytest_gemmcheck.config.table import Settings
 from pytest_gemmcheck.errors import GemmcheckFailure, LaunchError
 

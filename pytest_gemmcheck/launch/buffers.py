@@ -1,6 +1,6 @@
 """The output buffers a case's launches write, and their poison: a ring, so that launches can be
 queued ahead of their checks (a launch's output stays in its buffer until its results are read;
-see runner.py). Two buffers at least where they fit, so that a launch's check can finish while
+see loop.py). Two buffers at least where they fit, so that a launch's check can finish while
 the next launch fills the other one (see checking/backends.py); one when the device has no room
 for a second."""
 

@@ -11,8 +11,8 @@ from ..checking.rule import AccuracyStats
 from ..errors import LaunchHung
 from ..records.result import (BAD_OUTPUT, CHANGED_INPUT, HUNG, INCONSISTENT, NONFINITE, RAISED, UNWRITTEN, WRONG,
                               WROTE_OUTSIDE, CaseResult, LaunchRecord)
+from ..records.printable import dtype_name
 from .guards import layout
-from .identity import dtype_name
 
 
 def raised(record: LaunchRecord, exc: BaseException, elapsed_s: float) -> None:

@@ -17,7 +17,7 @@ reference the case handed out, and the memory around its output.
   see; those usually fault.)
 
 On a GPU the counts are queued on the current stream right after the launch, into the launch's
-row of a small device tensor that comes back to the host in batches (runner.py): nothing waits
+row of a small device tensor that comes back to the host in batches (loop.py): nothing waits
 for them. With the fused check that is one Triton kernel (checking/triton/guard_pass.py), part
 of the CUDA graph of the launch's own work. On the CPU they are worked out at once, with one
 ``torch.equal`` per tensor. The slow paths (counting rows, restoring) run only when something
@@ -34,7 +34,6 @@ import torch
 
 from ..checking.checksum import word_view
 from ..checking.torch_backend import bits_view
-from .quant import Inputs
 
 # Before and after each output buffer: 4096 elements, a multiple of 256 bytes for every output
 # dtype, so that ``out`` keeps the allocation's alignment (the fused check loads 16-byte vectors).
@@ -126,7 +125,7 @@ class InputGuard:
     """The inputs of a case as they were before its first launch, and the comparison of the
     live tensors with them after each launch."""
 
-    def __init__(self, inputs: Inputs):
+    def __init__(self, inputs):  # a case's Inputs
         self.live = {name: getattr(inputs, name) for name in INPUT_NAMES
                      if isinstance(getattr(inputs, name, None), torch.Tensor)}
         self.pristine = {name: tensor.detach().clone() for name, tensor in self.live.items()}

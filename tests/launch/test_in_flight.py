@@ -1,8 +1,8 @@
-"""The pipeline a GPU's ring takes (case/in_flight.py): batches only over two whole halves."""
+"""The pipeline a GPU's ring takes (launch/in_flight.py): batches only over two whole halves."""
 
 import pytest
 
-from pytest_gemmcheck.case.in_flight import GPU_RING, Pipeline, gpu_pipeline
+from pytest_gemmcheck.launch.in_flight import GPU_RING, Pipeline, gpu_pipeline
 
 
 @pytest.mark.parametrize("fits", range(2, GPU_RING + 1))

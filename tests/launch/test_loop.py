@@ -187,7 +187,7 @@ def test_fp32_and_fp16_outputs(make_case):
 def test_without_room_for_a_second_output_buffer_the_results_are_the_same(make_case, monkeypatch):
     """case.run lets a launch's check finish while the next launch writes a second buffer; when
     the device has no room for it, launches and checks take turns in one buffer instead."""
-    from pytest_gemmcheck.case.buffers import OutputBuffers
+    from pytest_gemmcheck.launch.buffers import OutputBuffers
 
     def tamper(number, out):
         if number in (1, 4, 9):  # a bad first launch, and bad launches after the copies were kept

@@ -34,7 +34,7 @@ class Pipeline:
     """``ring`` output buffers; at most ``guard_depth`` launches whose guards, and ``check_depth``
     whose checks, are still unread when the next launch is called (guard_depth <= check_depth <
     ring); ``batch`` launches at a time into half the ring with nothing between them but each
-    one's watch (0: none; see runner.py)."""
+    one's watch (0: none; see loop.py)."""
 
     ring: int
     guard_depth: int
@@ -153,7 +153,7 @@ class LaunchTimer:
 class Ring:
     """Per output buffer (ring position): the buffer, its device row of guard counts and
     checksum, that row's pinned host copy and the event after it (GPU), the launch's timer, and
-    the position's captured work (runner.py)."""
+    the position's captured work (loop.py)."""
 
     def __init__(self, m: int, n: int, dtype: torch.dtype, device: torch.device, size: int, key=None):
         self.key = key
@@ -177,7 +177,7 @@ class Ring:
         self.start_row = torch.zeros(ROW_WIDTH, dtype=torch.int64, device=device)
         self._start: GraphAtSecondUse | None = None
         self._queue_start: Callable[[torch.Tensor], None] | None = None
-        # the batches' work (runner.py): per position its watch, per half its preparation and its
+        # the batches' work (loop.py): per position its watch, per half its preparation and its
         # rows' close, captured once every kind of it ran op by op
         self.batch_graphs: dict[tuple, object] = {}
         self.batch_eager = False  # the batches' work ran op by op once (its kernels loaded)

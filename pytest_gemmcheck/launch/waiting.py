@@ -7,7 +7,7 @@ holds the interpreter is interrupted when it returns). The GPU work is waited fo
 events recorded on the current stream behind it, until they complete or the deadline passes,
 yielding the interpreter between polls so that a stressor's thread keeps its load queued. The
 host polls only when it needs a launch's results: launches are queued ahead of their reading
-(runner.py), and each launch's deadline runs from when the GPU could have started it (its call,
+(loop.py), and each launch's deadline runs from when the GPU could have started it (its call,
 or the completion of the launch before it, whichever was seen later).
 
 The timer is shared with whoever else uses SIGALRM in the process (pytest-timeout's signal
