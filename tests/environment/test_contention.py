@@ -410,7 +410,8 @@ def test_a_case_on_an_amd_gpu_waits_for_idle_and_records_who_was_there(monkeypat
     taken.extend([None] * 10)  # the end snapshot sees the late process
     record = watch.finish()
     assert record["monitor"] == "amdsmi" and record["contended"] is True
-    assert record["note"].startswith("waited ") and "1 other process on the GPU at the end: pid 4300 late" in record["note"]
+    assert record["note"].startswith("waited ")
+    assert "1 other process on the GPU at the end: pid 4300 late" in record["note"]
 
 
 def test_the_default_monitor_says_why_there_is_none(monkeypatch):

@@ -18,10 +18,9 @@ cross-wave reductions in that form (docs/amd.md). Neither is timed on an AMD GPU
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 
 import torch
-
-from dataclasses import dataclass
 
 # Warps (AMD: wavefronts) per program of every check kernel: the block shapes of plan.py were
 # timed with 4 on an H200, and 4 is one per SIMD of an AMD compute unit.
