@@ -24,7 +24,7 @@ _LAZY = {
     "GemmcheckFailure": "pytest_gemmcheck.errors",
     "LaunchError": "pytest_gemmcheck.errors",
     "search": "pytest_gemmcheck.api",
-    "SearchResult": "pytest_gemmcheck.searching.result",
+    "SearchResult": "pytest_gemmcheck.searching.search_result",
 }
 
 __all__ = ["__version__", *_LAZY]

@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..errors import CaseError, GemmcheckFailure
-from ..searching.engine import Outcome
+from ..searching.search import Outcome
 from ..searching.entry import Request, example_folder, probe_here, refuse_unmet, request, run
-from ..searching.result import Probe, SearchResult, config_text
+from ..searching.search_result import Probe, SearchResult, config_text
 from ..searching.space import Config
 
 PROBE_ENV = "GEMMCHECK_SEARCH_PROBE"  # in a probe's child: which search and configuration to probe

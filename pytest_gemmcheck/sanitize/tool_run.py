@@ -19,7 +19,7 @@ from .invocation import build_command, child_environment
 from .harness import is_harness
 from .locate import SanitizerBinary, SanitizerUnavailable, locate
 from .process import Finished, run_limited
-from .report import ReportUnreadable, read_findings
+from .xml_report import ReportUnreadable, read_findings
 from .text import PREFIX, TextEnricher, read_totals
 
 # The child prints this line on its stdout, flushed, right before the launch: without it in the

@@ -27,7 +27,7 @@ from ..records.result import HUNG
 from .space import NUMERIC, Config, index_of
 
 if TYPE_CHECKING:
-    from .engine import Search
+    from .search import Search
 
 # The smallest failing configuration's launches run to the end, at least: the default repeat. A
 # kernel failing 1 launch in 3 then has a boundary established by about 20 launches of a neighbour.

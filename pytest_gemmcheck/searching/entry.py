@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..errors import CaseError, GemmcheckFailure
-from .engine import Outcome, Search
-from .result import SearchResult, config_text
+from .search import Outcome, Search
+from .search_result import SearchResult, config_text
 from .space import Config, Space, parse_space
 
 # The folder of the example database, under the rootdir's .gemmcheck/ (the history's folder)

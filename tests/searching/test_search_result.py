@@ -1,7 +1,7 @@
 """A search's answer as text: the gemmcheck.case line to paste, the boundary, the summary."""
 
 from pytest_gemmcheck.records.result import CaseResult, LaunchRecord
-from pytest_gemmcheck.searching.result import Probe, SearchResult
+from pytest_gemmcheck.searching.search_result import Probe, SearchResult
 
 
 def probe(config, *, failing):

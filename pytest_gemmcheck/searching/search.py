@@ -30,7 +30,7 @@ from ..config.table import DEFAULTS
 from ..records.result import CaseResult
 from . import boundary as boundaries
 from .examples import Examples
-from .result import NUMERIC, Probe, SearchResult
+from .search_result import NUMERIC, Probe, SearchResult
 from .space import Config, Space
 
 

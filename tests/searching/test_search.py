@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from pytest_gemmcheck.records.result import CaseResult, LaunchRecord
-from pytest_gemmcheck.searching import engine
-from pytest_gemmcheck.searching.engine import Outcome, Search
+from pytest_gemmcheck.searching import search as search_module
+from pytest_gemmcheck.searching.search import Outcome, Search
 from pytest_gemmcheck.searching.space import parse_space
 
 
@@ -108,7 +108,7 @@ def test_an_error_of_the_search_itself_stops_it_at_once():
 
 def test_the_budget_bounds_the_whole_search(monkeypatch):
     clock = [0.0]
-    monkeypatch.setattr(engine.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(search_module.time, "monotonic", lambda: clock[0])
 
     def fails(config):
         clock[0] += 1.0  # each probe takes a second
@@ -144,13 +144,13 @@ def test_an_axis_of_two_hundred_million_values_takes_no_memory_for_its_values(tm
     script = textwrap.dedent("""
         import resource
         resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
-        import test_engine
-        found, probed = test_engine.searching(lambda c: c.m >= 1000 and c.k >= 512, m=(1, 2 * 10 ** 8, 1),
+        import test_search
+        found, probed = test_search.searching(lambda c: c.m >= 1000 and c.k >= 512, m=(1, 2 * 10 ** 8, 1),
                                               n=(1, 2 * 10 ** 8, 1), k=(1, 2 * 10 ** 8, 1), tile=(128, 128),
                                               examples=30)
         print(found.minimal, found.boundary["m"]["below"], found.boundary["k"]["below"])
     """)
-    package_root = Path(engine.__file__).parents[2]  # the package under test, wherever it is imported from
+    package_root = Path(search_module.__file__).parents[2]  # the package under test, wherever it is imported from
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(package_root), os.environ.get("PYTHONPATH", "")])}
     done = subprocess.run([sys.executable, "-c", script], cwd=Path(__file__).parent, capture_output=True, text=True,
                           timeout=600, env=env)

@@ -5,7 +5,7 @@ import pytest
 
 from pytest_gemmcheck.records.sanitize import (API, BARRIER, ERROR, MEMORY, OTHER, RACE, RACE_HAZARD,
                                                UNINITIALIZED, UNKNOWN, Access)
-from pytest_gemmcheck.sanitize.report import ReportUnreadable, read_findings
+from pytest_gemmcheck.sanitize.xml_report import ReportUnreadable, read_findings
 
 
 def read(data_dir, stem, tool=None):
