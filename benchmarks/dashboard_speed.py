@@ -27,8 +27,8 @@ from pytest_gemmcheck.history.engine import create, upgrade
 from pytest_gemmcheck.history.selection import Selection
 from pytest_gemmcheck.history.store import HistoryStore, RunInfo
 from pytest_gemmcheck.records.result import CaseResult, LaunchRecord
-from pytest_gemmcheck.reporting.compare import Side, compare_table
-from pytest_gemmcheck.reporting.coverage import coverage_tables
+from pytest_gemmcheck.reporting.compare_table import Side, compare_table
+from pytest_gemmcheck.reporting.coverage_tables import coverage_tables
 from pytest_gemmcheck.reporting.history_table import history_table
 from pytest_gemmcheck.reporting.report_page import build_report
 

@@ -421,8 +421,7 @@ def run_mutants(text: str, path: str = "<text>", *, time_limit: float = 30.0, or
                 effects: tuple[str, ...] = ("equivalent", "out of scope", "in scope"),
                 kinds: tuple[str, ...] | None = None, select=None, found: list[Mutant] | None = None) -> dict:
     """Lint ``text`` and each of its mutants; the result as a dict (see :func:`summary`)."""
-    from pytest_gemmcheck.compiled.lint import Options, lint_text
-    from pytest_gemmcheck.compiled.lint.command import exit_status
+    from pytest_gemmcheck.compiled.lint import Options, exit_status, lint_text
 
     options = Options(time_limit=time_limit)
     start = time.perf_counter()

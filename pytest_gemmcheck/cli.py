@@ -1,5 +1,6 @@
-"""The ``gemmcheck`` command: questions to the history database, its upkeep, bisection and the
-assembly lint.
+"""The ``gemmcheck`` command: questions to the history database, its upkeep, bisection, the
+assembly lint and the self-test. Each subcommand is a module of commands/; this module builds
+the parser from them and turns their errors into one line and an exit status.
 
     gemmcheck [--db URL] history [FILTERS] [--case KEY] [--format table|markdown|json|csv]
     gemmcheck compare --side A --side B [--side C ...] [FILTERS] [--timing] [--alpha A]
@@ -29,32 +30,21 @@ import argparse
 import os
 import sys
 
+from .commands import EXIT_DATABASE, EXIT_USAGE
 from .errors import CommandError, GemmcheckError
-from .history.location import DEFAULT_PATH, ENV_VAR
-
-EXIT_DATABASE, EXIT_USAGE = 1, 2
 
 
 def build_parser() -> argparse.ArgumentParser:
     from . import __version__
-    from .bisect.bisect_cli import add_bisect_parser
-    from .reporting.commands import add_commands
-    from .selftest import add_selftest_parser
+    from .commands import (arguments, bisect, compare, coverage, db, explain, goldens_export, history, lint, report,
+                           runs, selftest)
 
     parser = argparse.ArgumentParser(prog="gemmcheck", description="pytest-gemmcheck's history and tools")
     parser.add_argument("--version", action="version", version=f"gemmcheck {__version__}")
-    parser.add_argument("--db", default=None, metavar="URL",
-                        help=f"database URL or SQLite path (default: ${ENV_VAR}, else the nearest {DEFAULT_PATH})")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    add_commands(commands)
-    add_bisect_parser(commands)
-    add_selftest_parser(commands)
-    try:  # the assembly lint is an optional part of the package
-        from .compiled.lint.command import add_lint_parser
-    except ImportError:
-        pass
-    else:
-        add_lint_parser(commands)
+    parser.add_argument("--db", default=None, metavar="URL", help=arguments.database_help())
+    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for command in (history, compare, coverage, explain, report, runs, db, goldens_export, bisect, selftest, lint):
+        command.add_parser(subparsers)  # in this order in --help
     return parser
 
 

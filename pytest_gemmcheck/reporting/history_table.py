@@ -1,13 +1,15 @@
-"""``gemmcheck history``: a line per case, with its rate's two-sided interval, its worst launch,
-when it was last bad, a trend over its last runs and the worst verdict of its latest run (two
-tests of one case in one run never hide a regression behind the other's pass). With
-``--case``, that case's runs, newest first: the table of a bug report."""
+"""The tables of ``gemmcheck history``: a line per case, with its rate's two-sided interval, its
+worst launch, when it was last bad, a trend over its last runs and the worst verdict of its
+latest run (two tests of one case in one run never hide a regression behind the other's pass).
+With ``--case``, that case's runs, newest first: the table of a bug report. And ``gemmcheck
+runs``'s table, a line per run."""
 
 from __future__ import annotations
 
 from collections import defaultdict
 
 from ..history.dashboard import VERDICT_ORDER, case_runs, case_totals, recent_results, sanitize_of
+from ..history.dashboard import runs as run_rows
 from ..history.selection import NO_GPU_ARCH, Selection
 from ..judging.stats import format_interval, rate_interval
 from .tables import Table, params_text
@@ -127,3 +129,16 @@ def case_runs_table(engine, selection: Selection, *, limit: int = 50) -> Table:
     return Table(["case", "run", "started", "status", "tag", "revision", "arch", "bad", "rate (95%)", "worst",
                   "differing", "sanitizer", "verdict", "kinds"], rows, records=records,
                  empty="no recorded runs of that case")
+
+
+def runs_table(engine, selection: Selection, *, limit: int = 20) -> Table:
+    """The selected runs, newest first, with their results and bad launches."""
+    found = run_rows(engine, selection, limit=limit)
+    rows = [[str(r.id), when(r.started_at), when(r.ended_at), r.status, r.tag or "",
+             (r.revision or "")[:10] + ("+" if r.dirty else ""), str(r.results), f"{r.bad_launches}/{r.launches}"]
+            for r in found]
+    records = [{"id": r.id, "started_at": r.started_at, "ended_at": r.ended_at, "status": r.status, "tag": r.tag,
+                "revision": r.revision, "dirty": r.dirty, "results": r.results, "launches": r.launches,
+                "bad_launches": r.bad_launches} for r in found]
+    return Table(["run", "started", "ended", "status", "tag", "revision", "results", "bad launches"], rows,
+                 records=records, empty="no recorded runs match")

@@ -1,8 +1,128 @@
-"""bisect/model.py's search: a --good revision that fails as well is found at once and said,
-instead of a search over a range with no change in it (before: 53 probes, then a 'most likely
-first bad revision' among commits that all fail)."""
+"""bisect/model.py's noisy binary search on simulated histories (in memory, seeded): probe
+lengths, the posterior, the seeded trials against plain bisection, budgets and skips; and a
+--good revision that fails as well, found at once and said, instead of a search over a range
+with no change in it (before: 53 probes, then a 'most likely first bad revision' among commits
+that all fail). Once end to end, on a git repository: tests/commands/test_bisect.py."""
 
-from pytest_gemmcheck.bisect.model import GOOD, Budget, Observation, Outcome, good_check_units, search
+import pytest
+
+from gemmcheck_dev.bisect_simulation import Scenario, bayes, commit_of, plain
+from pytest_gemmcheck.bisect.model import GOOD, Budget, Observation, Outcome, Posterior, good_check_units, search
+
+TRIALS = 20
+
+
+def test_probes_are_longer_where_the_bad_rate_is_lower():
+    """A clean probe tells something only when it is long enough to have shown the bad rate:
+    the plan sizes the same question with more launches at 2% than at 10%, and asks it at a
+    revision in doubt."""
+    sizes = {}
+    for rate in (0.10, 0.02):
+        posterior = Posterior(63)
+        posterior.add(62, 20, int(20 / rate))  # the --bad revision, at that rate
+        position, sizes[rate] = posterior.plan()
+        assert 0 <= position < 62
+    assert sizes[0.02] > 2 * sizes[0.10], sizes
+
+
+def test_a_probe_that_stops_at_its_first_bad_launch_is_counted_as_run():
+    """The stopping rule depends only on what was seen: 1 bad in the 7 launches run is the
+    same evidence however the probe came to stop there."""
+    stopped, fixed = Posterior(8), Posterior(8)
+    for posterior in (stopped, fixed):
+        posterior.add(7, 3, 30)
+    stopped.add(4, 1, 7)
+    fixed.add(4, 1, 7)
+    assert stopped.probabilities() == fixed.probabilities()
+
+
+def test_the_good_side_never_failing_is_a_prior_not_an_assumption():
+    """A --good revision seen failing moves the model to its unknown-rate half: a failure
+    before the culprit then does not pin the culprit at or before it."""
+    posterior = Posterior(8)
+    posterior.add(7, 30, 100)
+    posterior.add(2, 0, 200)
+    assert sum(posterior.probabilities()[3:]) > 0.99  # clean at 2: the culprit is after it
+    posterior.add(GOOD, 2, 400)  # the good side fails now and then: 2 in 400
+    assert posterior.rates()[0] == pytest.approx(2.5 / 601)  # pooled before the top revision: 2 in 600
+    posterior.add(1, 1, 50)  # one bad launch at 1 fits the good side's own rate
+    assert sum(posterior.probabilities()[3:]) > 0.9
+
+
+def test_posterior_moves_with_the_evidence():
+    posterior = Posterior(8)
+    assert posterior.top()[1] == pytest.approx(1 / 8)
+    posterior.add(GOOD, 0, 100)
+    posterior.add(7, 30, 100)
+    posterior.add(3, 25, 100)  # revision 3 bad: the culprit is 0..3
+    probs = posterior.probabilities()
+    assert sum(probs[:4]) > 0.999
+    posterior.add(2, 0, 100)  # revision 2 clean at a 30% rate: revision 3 is the culprit
+    assert posterior.top()[0] == 3 and posterior.top()[1] > 0.999
+    assert posterior.plan() is None  # nothing left in doubt
+    with pytest.raises(ValueError):
+        posterior.add(1, 5, 4)
+
+
+@pytest.mark.parametrize("scenario,unit", [
+    (Scenario(commits=64, culprit=37, rate=0.10), "launch"),
+    (Scenario(commits=64, culprit=37, rate=0.02), "launch"),
+    (Scenario(commits=64, culprit=37, rate=0.60, mode="per_process", racing=0.5), "process"),
+], ids=["10%-per-launch", "2%-per-launch", "per-process-60%-half-racing"])
+def test_finds_commit_37_in_at_least_19_of_20_seeded_trials(scenario, unit):
+    outcomes = [bayes(scenario, seed, unit=unit, confidence=0.95) for seed in range(TRIALS)]
+    found = [commit_of(o.position) for o in outcomes]
+    assert sum(commit == 37 for commit in found) >= 19, found
+    assert sum(o.stopped == "confident" for o in outcomes) >= 19
+    # a probe at the bad rate's lowest sizes: more launches where the rate is low
+    assert all(o.mass >= 0.95 for o in outcomes if o.stopped == "confident")
+
+
+def test_per_process_race_counted_per_launch_misleads_and_per_process_does_not():
+    """The assumption that launches are independent within a probe, broken: a process either
+    races or is clean throughout, so one clean probe of many launches says little. Counted per
+    launch the search goes wrong most of the time; counted per process it does not."""
+    scenario = Scenario(rate=0.60, mode="per_process", racing=0.5)
+    per_launch = sum(commit_of(bayes(scenario, seed, unit="launch").position) == 37 for seed in range(TRIALS))
+    per_process = sum(commit_of(bayes(scenario, seed, unit="process").position) == 37 for seed in range(TRIALS))
+    assert per_launch <= 10 < 19 <= per_process
+
+
+def test_plain_bisection_at_12_clean_launches_is_wrong_on_a_10_percent_failure():
+    found = [plain(Scenario(rate=0.10), seed)[0] for seed in range(TRIALS)]
+    assert sum(commit == 37 for commit in found) <= 12
+
+
+def test_the_budget_stops_the_search_and_says_so():
+    outcome = bayes(Scenario(rate=0.02), 0, budget=Budget(launches=300))
+    assert outcome.stopped == "budget" and outcome.launches <= 300
+    clock = iter(range(0, 10_000, 10))
+    outcome = search(63, lambda position, units: Observation(position, int(position >= 36), units, launches=units),
+                     budget=Budget(seconds=25), clock=lambda: next(clock))
+    assert outcome.stopped == "budget"
+
+
+def test_skipped_revisions_and_history_counts():
+    def probe(position, units):
+        if position == 5:
+            return Observation(position, 0, 0, source="skip")
+        return Observation(position, units if position >= 5 else 0, units, launches=units)
+
+    # revision 5 cannot be probed (it does not build): the culprit is 5 or 6, as git bisect says
+    outcome = search(10, probe)
+    assert outcome.stopped == "exhausted"
+    assert {commit for commit, p in enumerate(outcome.probabilities) if p > 0.01} == {5, 6}
+    # counts already in the history cost nothing
+    outcome = search(10, lambda position, units: Observation(position, 0, units, launches=units),
+                     seen={GOOD: (0, 500), 9: (40, 100), 3: (30, 100), 2: (0, 500)})
+    assert outcome.stopped == "confident" and outcome.position == 3 and outcome.launches == 0
+
+
+def test_a_bad_revision_that_never_fails_is_said_so():
+    outcome = search(10, lambda position, units: Observation(position, 0, units, launches=units),
+                     budget=Budget(launches=500))
+    assert outcome.stopped == "no-failure" and outcome.position is None
+
 
 
 def every_revision_fails(rate_every: int = 3):

@@ -1,8 +1,9 @@
 """Static checker for LDS hazards between global->LDS DMA loads and LDS reads in AMDGPU assembly.
 
 ``lint_text`` / ``lint_file`` return a :class:`LintReport`; ``gemmcheck lint`` (see
-:mod:`pytest_gemmcheck.compiled.lint.command`) is the command line. Nothing here imports FlyDSL or torch.
-The names below load on first use, so that building the ``gemmcheck`` parser imports no numpy.
+:mod:`pytest_gemmcheck.commands.lint`) is the command line, also run as ``python -m
+pytest_gemmcheck.compiled.lint``. Nothing here imports FlyDSL or torch.
+The names below load on first use: importing the package imports no numpy.
 """
 
 from __future__ import annotations
@@ -11,8 +12,9 @@ import importlib
 
 _HOMES = {
     "Options": "analysis", "lint_file": "analysis", "lint_text": "analysis",
+    "is_flydsl_spec": "analysis", "lint_flydsl_spec": "analysis",
     "Finding": "findings", "LintReport": "findings", "LoadRef": "findings",
-    "format_json": "findings", "format_text": "findings",
+    "exit_status": "findings", "format_json": "findings", "format_text": "findings",
 }
 
 __all__ = sorted(_HOMES)

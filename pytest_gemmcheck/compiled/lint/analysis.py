@@ -13,6 +13,7 @@ Two engines share the parser, the register model and the findings:
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from collections import deque
@@ -383,3 +384,27 @@ def lint_text(text: str, path: str = "<text>", options: Options = Options(), ker
 def lint_file(path: str, options: Options = Options(), kernels: list[str] | None = None) -> LintReport:
     with open(path, encoding="utf-8") as handle:
         return lint_text(handle.read(), path, options, kernels)
+
+
+def is_flydsl_spec(target: str) -> bool:
+    """A target that names a FlyDSL kernel (FILE.py:FUNCTION, module:FUNCTION), not a file."""
+    if os.path.exists(target):
+        return False
+    source, sep, function = target.rpartition(":")
+    return bool(sep and source and function.isidentifier())
+
+
+def lint_flydsl_spec(spec: str, options: Options = Options(), kernels: list[str] | None = None, *,
+                     params: dict[str, str] | None = None, arch: str = "gfx950",
+                     keep_dir: str | None = None) -> list[LintReport]:
+    """Compile a FlyDSL kernel spec for ``arch`` (no GPU needed) and lint each assembly it gave;
+    ValueError (or ImportError, without FlyDSL) when it cannot be compiled."""
+    from ..flydsl.compile import CompileError, compile_spec
+
+    try:
+        result = compile_spec(spec, dict(params or {}), arch=arch, keep_dir=keep_dir)
+    except CompileError as exc:
+        raise ValueError(str(exc)) from exc
+    if not result.ok:
+        raise ValueError(result.error)
+    return [lint_text(asm.text, asm.path, options, kernels) for asm in result.assembly]

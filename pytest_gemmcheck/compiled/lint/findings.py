@@ -1,4 +1,4 @@
-"""Lint findings and their text and JSON forms."""
+"""Lint findings, their text and JSON forms, and the exit status they make."""
 
 from __future__ import annotations
 
@@ -91,6 +91,18 @@ class LintReport:
 
 
 _COUNTED = (("errors", "error"), ("latent", "latent"), ("warnings", "warning"), ("unchecked", "unchecked"))
+
+EXIT_CLEAN, EXIT_ERRORS, EXIT_UNCHECKED = 0, 1, 3  # the lint's exit statuses (2 is a usage error)
+
+
+def exit_status(reports: list[LintReport], *, fail_on_latent: bool = False) -> int:
+    """1 for errors (and latent findings on request), else 3 for anything unchecked (a target
+    with no kernel in it among them: nothing checked is never a pass), else 0."""
+    if any(r.errors or (fail_on_latent and r.latent) for r in reports):
+        return EXIT_ERRORS
+    if any(r.unchecked or r.unfinished or not r.kernels for r in reports):
+        return EXIT_UNCHECKED
+    return EXIT_CLEAN
 
 
 def summary(reports: list[LintReport]) -> str:

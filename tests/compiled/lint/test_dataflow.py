@@ -1,11 +1,12 @@
 """The dataflow engine's own rules: folded loops, unchecked reads, local labels, latent
-findings, gfx942, and the command line's exit statuses (the register model's semantics are
-test_semantics.py's)."""
+findings, gfx942, and the command line's exit statuses, kernel filter and workgroup size (the
+register model's semantics are test_semantics.py's; the command itself,
+tests/commands/test_lint.py)."""
 
 import pytest
 
-from pytest_gemmcheck.compiled.lint import lint_text
-from pytest_gemmcheck.compiled.lint.command import exit_status, main
+from pytest_gemmcheck.commands.lint import main
+from pytest_gemmcheck.compiled.lint import exit_status, lint_text
 
 ARGUMENT = "\ts_load_dword s16, s[0:1], 0x10\n\ts_waitcnt lgkmcnt(0)\n"  # s16: a kernel argument, unknown
 BARE_RACE = "{load_a}\ts_barrier\n{read_next_a}"
@@ -120,6 +121,19 @@ def test_exit_statuses(write, asm_kernel, snippets, capsys):
     assert main([unchecked, write("racy.s", asm_kernel(BARE_RACE.format(**snippets)))]) == 1
 
 
+def test_kernel_filter_and_workgroup_override(tmp_path, asm_kernel, snippets, capsys):
+    text = asm_kernel(snippets["load_a"] + "\ts_barrier\n" + snippets["read_next_a"])
+    text = text.replace("    .reqd_workgroup_size:\n      - 256\n      - 1\n      - 1\n", "")
+    path = tmp_path / "k.s"
+    path.write_text(text)
+    # a filter that matches nothing checks nothing: never a pass
+    assert main(["--kernel", "other", str(path)]) == 3
+    assert "no kernel named other (here: " in capsys.readouterr().out
+    # one wave only: no other wave's slice is written, nothing to race with
+    assert main(["--workgroup-size", "64", str(path)]) == 0
+    assert main(["--workgroup-size", "128", str(path)]) == 1
+
+
 def test_time_limit_names_the_unfinished_kernel(write, lint_corpus, capsys):
     path = write("hti.s", lint_corpus.bf16_gemm(hti=True, loop_wait=0))  # no error to find before the limit
     assert main(["--time-limit", "0.05", path]) == 3
@@ -144,7 +158,6 @@ def test_a_read_of_unknown_address_after_vmcnt0_and_a_barrier_is_safe(asm_kernel
 
 def test_the_paths_engine_never_passes_an_unresolved_read(asm_kernel, snippets):
     from pytest_gemmcheck.compiled.lint.analysis import Options
-    from pytest_gemmcheck.compiled.lint.command import exit_status
 
     body = snippets["load_a"] + "\ts_barrier\n\ts_quadmask_b32 s20, 0\n\tv_add_u32_e32 v6, s20, v5\n\tds_read_b128 v[8:11], v6\n"
     report = lint_text(asm_kernel(body), options=Options(engine="paths"))
@@ -210,7 +223,6 @@ def test_a_uniform_branch_after_a_guarded_gather_is_taken_alike_by_every_wave(as
 
 def test_the_paths_engine_stops_at_the_time_limit_unchecked(asm_kernel, snippets):
     from pytest_gemmcheck.compiled.lint.analysis import Options
-    from pytest_gemmcheck.compiled.lint.command import exit_status
 
     report = lint_text(asm_kernel(snippets["load_a"] + "\ts_waitcnt vmcnt(0)\n\ts_barrier\n" + snippets["read_next_a"]),
                        options=Options(engine="paths", time_limit=0))

@@ -4,8 +4,7 @@ limit is generous, so that a loaded machine never turns a finding into "unfinish
 
 import pytest
 
-from pytest_gemmcheck.compiled.lint import Options, lint_text
-from pytest_gemmcheck.compiled.lint.command import exit_status
+from pytest_gemmcheck.compiled.lint import Options, exit_status, lint_text
 
 CLEAN = ("attention_causal_window", "bf16_gemm", "fp4_prologue", "runtime_tail", "selected_tail", "pipelined_loop",
          "scratch_address", "epilogue")

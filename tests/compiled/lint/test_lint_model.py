@@ -2,9 +2,8 @@
 
 import pytest
 
-from pytest_gemmcheck.compiled.lint import Options, lint_text
+from pytest_gemmcheck.compiled.lint import Options, exit_status, lint_text
 from pytest_gemmcheck.compiled.lint.asm import parse_instruction
-from pytest_gemmcheck.compiled.lint.command import exit_status
 from pytest_gemmcheck.compiled.lint.instructions import parse_waitcnt
 from pytest_gemmcheck.compiled.lint.paths import Limits
 

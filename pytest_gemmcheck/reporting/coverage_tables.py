@@ -1,4 +1,5 @@
-"""``gemmcheck coverage``: which configurations ran on which stacks, and which did not.
+"""The tables of ``gemmcheck coverage``: which configurations ran on which stacks, and which did
+not.
 
 The matrix has a row per configuration (kernel, quant, tile, shape, params) and a column per
 stack (GPU arch, torch, runtime), each cell its launches and the worst result's bad-launch

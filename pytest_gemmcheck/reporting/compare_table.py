@@ -1,4 +1,4 @@
-"""``gemmcheck compare``: the A/B table of a PR. One row per case, one column per side (a tag,
+"""The table of ``gemmcheck compare``: the A/B table of a PR. One row per case, one column per side (a tag,
 a revision, a run or a stack selector), "fails 12/12 (worst 436,944)" or "passes 0/12", and
 each later side's change against the first with its p-value; with ``--timing``, launch times
 taken on a quiet GPU only.

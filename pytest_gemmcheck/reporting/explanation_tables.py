@@ -1,8 +1,9 @@
-"""``gemmcheck explain CASE``: over a case's whole history, which recorded fact explains its bad
-launches -- a stack field (torch, CUDA/HIP, driver, Triton, FlyDSL, host, GPU model, any field a
-hook added), the physical GPU, the stress setting, the process, or the case's own params across
-its sibling cases (same kernel). The statistics are judging/attribution.py's; this module reads
-the rows (history/queries.py) and words the answer as a verdict and a table."""
+"""The tables of ``gemmcheck explain CASE``: over a case's whole history, which recorded fact
+explains its bad launches -- a stack field (torch, CUDA/HIP, driver, Triton, FlyDSL, host, GPU
+model, any field a hook added), the physical GPU, the stress setting, the process, or the case's
+own params across its sibling cases (same kernel). The statistics are judging/explanation.py's;
+this module reads the rows (history/queries.py) into its groups and words the explanation as a
+verdict and a table of value tests."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from sqlalchemy import select
 from ..history.schema import case_table
 from ..history.queries import kernel_launches
 from ..history.selection import SelectionError
-from ..judging.attribution import GPU_UUID, PROCESS, STRESS, Attribution, Group, explain, p_text
+from ..judging.explanation import GPU_UUID, PROCESS, STRESS, Explanation, Group, explain, p_text
 from .tables import Table
 from ..config.table import DEFAULTS
 
@@ -28,7 +29,8 @@ NONE = "(none)"
 def resolve_case(engine, prefix: str) -> dict[str, Any]:
     """The one case whose key is ``prefix`` or starts with it (as ``history --case`` matches)."""
     with engine.connect() as connection:
-        rows = connection.execute(select(case_table.c["id", "key", "kernel", "quant", "tile", "m", "n", "k", "params"])).all()
+        columns = case_table.c["id", "key", "kernel", "quant", "tile", "m", "n", "k", "params"]
+        rows = connection.execute(select(columns)).all()
     exact = [row for row in rows if row.key == prefix]
     found = exact or [row for row in rows if row.key.startswith(prefix)]
     if not found:
@@ -100,35 +102,36 @@ def gather(engine, case: dict) -> tuple[list[Group], list[Group], dict[str, Any]
     return own, kernel, {"runs": len(runs), "sibling_cases": len({g.case for g in kernel}) - 1 if kernel else 0}
 
 
-def explain_case(engine, prefix: str, *, alpha: float = DEFAULTS.alpha) -> tuple[dict[str, Any], Attribution, dict[str, Any]]:
+def explain_case(engine, prefix: str, *,
+                 alpha: float = DEFAULTS.alpha) -> tuple[dict[str, Any], Explanation, dict[str, Any]]:
     case = resolve_case(engine, prefix)
     own, kernel, counts = gather(engine, case)
     return case, explain(own, kernel, alpha=alpha), counts
 
 
-def heading(case: dict, attribution: Attribution, counts: dict) -> str:
+def heading(case: dict, explanation: Explanation, counts: dict) -> str:
     tile = f" tile {case['tile']}" if case["tile"] else ""
     params = "".join(f" {k}={v}" for k, v in sorted(case["params"].items()))
     return (f"{case['key'][:10]} {case['kernel']} {case['quant']} {case['shape']}{tile}{params}: "
-            f"{attribution.bad}/{attribution.launches} bad launches over {counts['runs']} "
+            f"{explanation.bad}/{explanation.launches} bad launches over {counts['runs']} "
             f"run{'s' if counts['runs'] != 1 else ''}, {counts['sibling_cases']} sibling case"
             f"{'s' if counts['sibling_cases'] != 1 else ''}")
 
 
-def tables(case: dict, attribution: Attribution, counts: dict) -> list[Table]:
-    verdict = Table(["verdict"], [[line] for line in attribution.verdict], title=heading(case, attribution, counts))
-    shown = [t for t in attribution.tests if t.names != (PROCESS,) or t.significant]
-    hidden = len(attribution.tests) - len(shown)
+def tables(case: dict, explanation: Explanation, counts: dict) -> list[Table]:
+    verdict = Table(["verdict"], [[line] for line in explanation.verdict], title=heading(case, explanation, counts))
+    shown = [t for t in explanation.tests if t.names != (PROCESS,) or t.significant]
+    hidden = len(explanation.tests) - len(shown)
     rows = [[t.factor, t.value, f"{t.bad}/{t.launches}", f"{t.rest_bad}/{t.rest_launches}",
              p_text(t.p_adjusted).removeprefix("p = "), "yes" if t.significant else "",
              "case" if t.population == "case" else "kernel"] for t in shown]
     notes = [f"p: one-sided Fisher exact test of the value's bad-launch rate against the rest, each side's launches "
-             f"divided by the design effect of its results; Holm-corrected over all {len(attribution.tests)} value "
-             f"tests; significant below {attribution.alpha:g}"] if attribution.tests else []
+             f"divided by the design effect of its results; Holm-corrected over all {len(explanation.tests)} value "
+             f"tests; significant below {explanation.alpha:g}"] if explanation.tests else []
     if hidden:
         notes.append(f"{hidden} process{'es' if hidden != 1 else ''} that do not stand out left out")
-    same = [f"{name}={value}" for name, value in sorted(attribution.constant.items()) if value != NONE]
-    unknown = [name for name, value in sorted(attribution.constant.items()) if value == NONE]
+    same = [f"{name}={value}" for name, value in sorted(explanation.constant.items()) if value != NONE]
+    unknown = [name for name, value in sorted(explanation.constant.items()) if value == NONE]
     if same:
         notes.append("the same throughout (no evidence either way): " + ", ".join(same))
     if unknown:
@@ -138,11 +141,11 @@ def tables(case: dict, attribution: Attribution, counts: dict) -> list[Table]:
     return [verdict, factors]
 
 
-def document(case: dict, attribution: Attribution, counts: dict) -> dict[str, Any]:
+def document(case: dict, explanation: Explanation, counts: dict) -> dict[str, Any]:
     """What --format json gives."""
-    return {"case": case, "bad_launches": attribution.bad, "launches": attribution.launches, "runs": counts["runs"],
-            "sibling_cases": counts["sibling_cases"], "verdict": attribution.verdict,
-            "explained_by": attribution.explained_by.record() if attribution.explained_by else None,
-            "also": [t.record() for t in attribution.also], "per_process": attribution.per_process,
-            "alpha": attribution.alpha, "correction": "holm",
-            "constant": attribution.constant, "tests": [t.record() for t in attribution.tests]}
+    return {"case": case, "bad_launches": explanation.bad, "launches": explanation.launches, "runs": counts["runs"],
+            "sibling_cases": counts["sibling_cases"], "verdict": explanation.verdict,
+            "explained_by": explanation.explained_by.record() if explanation.explained_by else None,
+            "also": [t.record() for t in explanation.also], "per_process": explanation.per_process,
+            "alpha": explanation.alpha, "correction": "holm",
+            "constant": explanation.constant, "tests": [t.record() for t in explanation.tests]}

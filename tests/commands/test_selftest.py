@@ -1,6 +1,7 @@
-"""``gemmcheck selftest`` (pytest_gemmcheck/selftest.py) on the CPU: it passes on a sound plugin,
-says what it proved, records nothing unless asked, and fails when the checker it runs is broken
-(an accuracy rule that sees nothing wrong, a consistency check that sees no difference)."""
+"""``gemmcheck selftest`` (commands/selftest.py; its kernels, commands/selftest_probes.py) on the
+CPU: it passes on a sound plugin, says what it proved, records nothing unless asked, and fails
+when the checker it runs is broken (an accuracy rule that sees nothing wrong, a consistency
+check that sees no difference)."""
 
 import io
 import os
@@ -10,7 +11,8 @@ import sys
 
 import pytest
 
-from pytest_gemmcheck import selftest
+from pytest_gemmcheck.commands import selftest
+from pytest_gemmcheck.commands.selftest_probes import PROBES
 
 
 def run_command(*args, cwd):
@@ -24,9 +26,9 @@ def test_the_command_passes_on_the_cpu_and_says_what_it_proved(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     out = done.stdout
     assert "device   cpu" in out and "check    torch (torch ops)" in out and "fp8 e4m3fn" in out
-    for probe in selftest.PROBES:
+    for probe in PROBES:
         assert f"  {probe.name}" in out and probe.what in out
-    assert out.count("as expected") == len(selftest.PROBES)
+    assert out.count("as expected") == len(PROBES)
     assert "launches 1, 6: inconsistent, wrong" in out  # a bad first launch is the bad one
     assert "launch 5: inconsistent)" in out  # under the tolerance: consistency alone
     assert not (tmp_path / ".gemmcheck").exists()  # nothing recorded
@@ -40,7 +42,7 @@ def test_record_writes_the_runs_to_the_history_and_a_second_run_still_passes(tmp
     with sqlite3.connect(database) as connection:
         tags = connection.execute("SELECT tag FROM run").fetchall()
         results = connection.execute("SELECT count(*) FROM result").fetchone()[0]
-    assert tags == [("selftest",), ("selftest",)] and results == 2 * len(selftest.PROBES)
+    assert tags == [("selftest",), ("selftest",)] and results == 2 * len(PROBES)
 
 
 def test_a_device_that_is_not_there_is_a_usage_error(tmp_path):

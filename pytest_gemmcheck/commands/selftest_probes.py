@@ -1,24 +1,20 @@
-"""``gemmcheck selftest``: the plugin's whole path, checked on this machine in one step.
+"""The self-test's kernels and how each must be judged: a correct kernel and kernels broken on
+purpose (a corrupted row on some launches, the first among them; a difference under the
+tolerance on one launch, as a race leaves; an output left unwritten; a write past the end of
+the output; a write into an input), run as cases of one session of the public script API
+(``gemmcheck.session``) on a device: the CPU, an NVIDIA GPU or an AMD GPU, with the check
+backend, fp8 flavour, guards, contention monitor and ``--gemmcheck-stress`` load that a test
+there gets. Each must be judged as it is: the correct one clean, each broken one bad on
+exactly the launches that broke it, with the kind of failure it has.
 
-A correct kernel and kernels broken on purpose (a corrupted row on some launches, the first
-among them; a difference under the tolerance on one launch, as a race leaves; an output left
-unwritten; a write past the end of the output; a write into an input) run through the public
-script API (:func:`pytest_gemmcheck.api.session`) on the current device: the CPU, an NVIDIA GPU
-or an AMD GPU, with the check backend, fp8 flavour, guards, contention monitor and, on a GPU,
-``--gemmcheck-stress`` load that a test there gets. Each must be judged as it is (the correct
-one clean, each broken one bad on exactly the launches that broke it, with the kind of failure
-it has), and the command says what ran and what that proved. Exit status 0 when every kernel
-was judged right, 1 otherwise, 2 for a usage error. Nothing is recorded unless ``--record``.
-
-Importing this module imports nothing heavy: the ``gemmcheck`` parser builds from it.
+The session is opened through the package's public names (``pytest_gemmcheck.session``), as a
+script opens it: what is checked is the path users take. Importing this module imports nothing
+heavy.
 """
 
 from __future__ import annotations
 
-import argparse
-import sys
 import tempfile
-import time
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -120,7 +116,7 @@ PROBES = (
 )
 
 
-def _device(requested: str | None):
+def device_of(requested: str | None):
     import torch
 
     if requested:
@@ -145,7 +141,7 @@ def _product(case):
 @dataclass
 class Verdict:
     probe: Probe
-    result: object  # api.Result
+    result: object  # a CaseResult
     problems: list[str]
 
     @property
@@ -179,8 +175,8 @@ def _judge(probe: Probe, result, against_clean: bool) -> list[str]:
 def _fp8_of(device) -> str:
     import torch
 
-    from .environment.gpus import native_fp8
-    from .environment.stack import gpu_arch
+    from ..environment.gpus import native_fp8
+    from ..environment.stack import gpu_arch
 
     return native_fp8(gpu_arch(torch.cuda.get_device_properties(device)) if device.type == "cuda" else None)
 
@@ -189,7 +185,7 @@ def run_probes(device, *, record: bool, db: str | None = None, stress: str = "no
                probes=PROBES) -> list[Verdict]:
     """Every probe as a case of one script session on ``device``, recorded in the history
     (``db``, else the default database) only with ``record``."""
-    from . import api
+    import pytest_gemmcheck as gemmcheck
 
     options = {"tag": "selftest", "repeat": REPEAT, "stress": stress}
     with tempfile.TemporaryDirectory(prefix="gemmcheck-selftest-") as scratch:
@@ -198,7 +194,7 @@ def run_probes(device, *, record: bool, db: str | None = None, stress: str = "no
         elif db:
             options["db"] = db
         verdicts = []
-        with api.session(**options) as session:
+        with gemmcheck.session(**options) as session:
             fp8 = _fp8_of(device)
             for probe in probes:
                 case = session.case(KERNEL, m=M, n=N, k=K, quant=QUANT, fp8=fp8, device=device,
@@ -207,96 +203,3 @@ def run_probes(device, *, record: bool, db: str | None = None, stress: str = "no
                 result = case.run(launch)
                 verdicts.append(Verdict(probe, result, _judge(probe, result, against_clean=not record)))
     return verdicts
-
-
-def _where(device, stack: dict, fp8: str) -> list[str]:
-    if device.type == "cuda":
-        platform = f"ROCm {stack.get('rocm') or ''} HIP {stack.get('hip')}" if stack.get("hip") else \
-            f"CUDA {stack.get('cuda')}"
-        place = f"{device} {stack.get('gpu_name')} ({stack.get('gpu_arch')}), {platform.replace('  ', ' ')}, " \
-                f"driver {stack.get('driver') or 'unknown'}"
-    else:
-        place = "cpu"
-    return [f"device   {place}",
-            f"stack    torch {stack.get('torch')}, triton {stack.get('triton') or 'not installed'}, "
-            f"python {stack.get('python')}",
-            f"inputs   {QUANT} {M}x{N}x{K}, fp8 {fp8}, {REPEAT} launches per kernel"]
-
-
-def _backend(device, results) -> str:
-    backend = results[0].check_backend if results else "?"
-    if backend == "triton" and device.type == "cuda":
-        from .checking.triton.target import PROGRAM_WARPS, gpu_target
-
-        target = gpu_target(device)
-        return (f"triton (fused check compiled for {target.backend} {target.arch}: {PROGRAM_WARPS} warps of "
-                f"{target.warp_size} threads per program, {target.multiprocessors} multiprocessors)")
-    return backend + (" (Triton's interpreter)" if backend == "triton" else " (torch ops)")
-
-
-def _row(verdict: Verdict) -> str:
-    result = verdict.result
-    bad = [launch.index for launch in result.launches if launch.kinds]
-    kinds = sorted({kind for launch in result.launches for kind in launch.kinds})
-    which = f"launch{'es' if len(bad) > 1 else ''} {', '.join(map(str, bad))}"
-    seen = f"{len(bad)}/{len(result.launches)} bad" + (f" ({which}: {', '.join(kinds)})" if bad else "")
-    mark = "as expected" if verdict.right else "MISJUDGED: " + "; ".join(verdict.problems)
-    return f"  {verdict.probe.name:<22} {result.verdict:<11} {seen:<44} {mark}"
-
-
-def selftest(device_name: str | None = None, *, record: bool = False, db: str | None = None,
-             out=None) -> int:
-    """Run the self-test and print what it proved (to ``out``, stdout by default); 0 when every
-    kernel was judged right."""
-    out = out or sys.stdout
-    started = time.monotonic()
-    device = _device(device_name)
-    verdicts = run_probes(device, record=record, db=db)
-    if device.type == "cuda":  # the correct kernel again beside the background load
-        verdicts += run_probes(device, record=record, db=db, stress="copy", probes=PROBES[:1])
-    results = [verdict.result for verdict in verdicts]
-    stack, fp8 = results[0].stack, results[0].fp8
-    print("gemmcheck selftest", file=out)
-    for line in _where(device, stack, fp8):
-        print("  " + line, file=out)
-    print(f"  check    {_backend(device, results)}", file=out)
-    contention = results[0].contention if results else {}
-    print(f"  monitor  {contention.get('monitor') or 'none'}: {contention.get('note', '')}", file=out)
-    if device.type == "cuda":
-        print(f"  stress   {results[-1].stress.get('engine') or results[-1].stress.get('note')}", file=out)
-    print("kernels", file=out)
-    for verdict in verdicts:
-        print(_row(verdict), file=out)
-    wrong = [verdict for verdict in verdicts if not verdict.right]
-    seconds = time.monotonic() - started
-    if wrong:
-        print(f"FAILED: {len(wrong)} of {len(verdicts)} kernels misjudged on {device} ({seconds:.1f} s): the "
-              "plugin cannot be trusted here; please report this output", file=out)
-        return 1
-    print(f"proved on {device} ({seconds:.1f} s):", file=out)
-    for verdict in verdicts:
-        stressed = " (under --gemmcheck-stress=copy)" if verdict.result.stress.get("active") else ""
-        print(f"  - {verdict.probe.what}{stressed}", file=out)
-    return 0
-
-
-def add_selftest_parser(commands) -> None:
-    """``gemmcheck selftest``, onto the gemmcheck command's subparsers."""
-    parser = commands.add_parser("selftest", help="check the plugin on this machine: a correct kernel and broken "
-                                                  "ones through the whole path, in under a minute")
-    parser.add_argument("--device", default=None, metavar="DEVICE",
-                        help="cpu, cuda or cuda:N (AMD GPUs too: ROCm's torch names them cuda); default: the "
-                             "current GPU, else the CPU")
-    parser.add_argument("--record", action="store_true",
-                        help="record the run in the history (--db, else the default database); default: nothing "
-                             "is recorded")
-    parser.set_defaults(func=_command)
-
-
-def _command(args: argparse.Namespace) -> int:
-    from .errors import CommandError
-
-    try:
-        return selftest(args.device, record=args.record, db=args.db)
-    except ValueError as exc:  # a device torch does not know, or none there
-        raise CommandError(str(exc)) from None

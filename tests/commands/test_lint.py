@@ -1,21 +1,24 @@
+"""``gemmcheck lint`` and ``python -m pytest_gemmcheck.compiled.lint``: exit statuses, text and
+JSON, usage errors, its registration as a subcommand; nothing checked is never a pass. The
+lint's own options on kernels built here: tests/compiled/lint/test_dataflow.py."""
+
 import argparse
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
-from pytest_gemmcheck.compiled.lint.command import add_lint_parser, main, run_lint
+from pytest_gemmcheck.commands.lint import add_parser, main, run
+
+ASSEMBLY = Path(__file__).resolve().parents[1] / "compiled" / "data"  # examples/flydsl/fp8_tail_gemm.py's, committed
 
 
 @pytest.fixture
-def files(tmp_path, example_asm):
-    paths = {}
-    for name, text in example_asm.items():
-        path = tmp_path / f"{name}.s"
-        path.write_text(text)
-        paths[name] = str(path)
-    return paths
+def files():
+    """The committed gfx950 assembly files: {name: path}."""
+    return {path.stem: str(path) for path in ASSEMBLY.glob("fp8_tail_gemm_*.s")}
 
 
 def test_exit_status_and_text(files, capsys):
@@ -54,29 +57,24 @@ def test_usage_errors(tmp_path, capsys):
 def test_sub_parser_registration(files, capsys):
     parser = argparse.ArgumentParser(prog="gemmcheck")
     sub = parser.add_subparsers(dest="command")
-    add_lint_parser(sub)
+    add_parser(sub)
     args = parser.parse_args(["lint", "--format", "json", files["fp8_tail_gemm_fixed_k512"]])
-    assert args.func is run_lint
+    assert args.func is run
     assert args.func(args) == 0
     assert json.loads(capsys.readouterr().out)["errors"] == 0
 
 
 def test_python_dash_m(files):
     done = subprocess.run(
-        [sys.executable, "-m", "pytest_gemmcheck.compiled.lint", files["fp8_tail_gemm_racy_k512"]], capture_output=True, text=True
-    )
+        [sys.executable, "-m", "pytest_gemmcheck.compiled.lint", files["fp8_tail_gemm_racy_k512"]], capture_output=True,
+        text=True)
     assert done.returncode == 1
     assert "16 error(s)" in done.stdout
 
 
-def test_kernel_filter_and_workgroup_override(tmp_path, asm_kernel, snippets, capsys):
-    text = asm_kernel(snippets["load_a"] + "\ts_barrier\n" + snippets["read_next_a"])
-    text = text.replace("    .reqd_workgroup_size:\n      - 256\n      - 1\n      - 1\n", "")
-    path = tmp_path / "k.s"
-    path.write_text(text)
-    # a filter that matches nothing checks nothing: never a pass
-    assert main(["--kernel", "other", str(path)]) == 3
-    assert "no kernel named other (here: " in capsys.readouterr().out
-    # one wave only: no other wave's slice is written, nothing to race with
-    assert main(["--workgroup-size", "64", str(path)]) == 0
-    assert main(["--workgroup-size", "128", str(path)]) == 1
+def test_a_file_with_no_kernel_is_unchecked_never_passed(tmp_path, cli):
+    empty = tmp_path / "notes.s"
+    empty.write_text("; a comment, no kernel code\n")
+    status, out, _ = cli("lint", empty)
+    assert status == 3, out
+    assert "0 kernel(s)" in out

@@ -1,4 +1,5 @@
-"""What explains a case's bad launches: cross-stack attribution for ``gemmcheck explain``.
+"""What explains a case's bad launches, across stacks, GPUs and params: ``gemmcheck explain``'s
+statistics.
 
 Pure Python over rows (no database here). The input is a list of :class:`Group`: launches that
 share every recorded fact (one result's launches of one process on one physical GPU), with
@@ -85,7 +86,7 @@ class ValueTest:
 
 
 @dataclass
-class Attribution:
+class Explanation:
     tests: list[ValueTest]
     verdict: list[str]  # sentences, the explanation first
     explained_by: ValueTest | None
@@ -227,7 +228,8 @@ def _round(groups: list[Group], kernel_groups: list[Group], alpha: float) -> lis
     return tests
 
 
-def explain(groups: list[Group], kernel_groups: list[Group] | None = None, *, alpha: float = DEFAULTS.alpha) -> Attribution:
+def explain(groups: list[Group], kernel_groups: list[Group] | None = None, *,
+            alpha: float = DEFAULTS.alpha) -> Explanation:
     """Which factor explains the bad launches of ``groups`` (a case's own launches, with stack,
     GPU, stress and process factors); ``kernel_groups``, the launches of the case and its sibling
     cases (same kernel) with their case factors (tile, quant, shape, param:NAME).
@@ -241,25 +243,25 @@ def explain(groups: list[Group], kernel_groups: list[Group] | None = None, *, al
     launches = sum(g.launches for g in groups)
     tests = _round(groups, kernel_groups, alpha)
     constant = {**constant_factors(kernel_groups), **constant_factors(groups)}
-    attribution = Attribution(tests=tests, verdict=[], explained_by=None, per_process=False, constant=constant,
+    explanation = Explanation(tests=tests, verdict=[], explained_by=None, per_process=False, constant=constant,
                               alpha=alpha, bad=bad, launches=launches)
     significant = [t for t in tests if t.significant]
     if not bad and not any(t.bad for t in tests):
-        attribution.verdict = [f"no bad launches recorded ({launches} launches)"]
-        return attribution
+        explanation.verdict = [f"no bad launches recorded ({launches} launches)"]
+        return explanation
     if not significant:
-        attribution.verdict = [_nothing(groups, alpha)]
-        return attribution
+        explanation.verdict = [_nothing(groups, alpha)]
+        return explanation
     top = significant[0]
-    attribution.explained_by = top
+    explanation.explained_by = top
     if PROCESS in top.names and len(top.names) == 1:
-        attribution.per_process = True
-        attribution.verdict = [_per_process([t for t in significant if t.names == top.names], top)]
-        return attribution  # what is left is the processes that did not stand out
-    attribution.verdict = [_sentence(top)]
+        explanation.per_process = True
+        explanation.verdict = [_per_process([t for t in significant if t.names == top.names], top)]
+        return explanation  # what is left is the processes that did not stand out
+    explanation.verdict = [_sentence(top)]
     if top.design_effect >= 2.0:
-        attribution.per_process = True
-        attribution.verdict.append(f"within {top.label}, decided per process: its launches cluster by process "
+        explanation.per_process = True
+        explanation.verdict.append(f"within {top.label}, decided per process: its launches cluster by process "
                                    f"(design effect {top.design_effect:.1f})")
     covered, found, set_aside = set(top.names), top, [top.label]
     for _ in range(MAX_ROUNDS - 1):
@@ -268,18 +270,19 @@ def explain(groups: list[Group], kernel_groups: list[Group] | None = None, *, al
         gone = {id(g) for i, g in enumerate(explained) if i in found.members}
         origins = {g.origin for g in explained if id(g) in gone and g.origin is not None}
         groups = [g for g in groups if id(g) not in gone and (g.origin is None or g.origin not in origins)]
-        kernel_groups = [g for g in kernel_groups if id(g) not in gone and (g.origin is None or g.origin not in origins)]
+        kernel_groups = [g for g in kernel_groups
+                         if id(g) not in gone and (g.origin is None or g.origin not in origins)]
         if not any(g.bad for g in groups) and not any(g.bad for g in kernel_groups):
             break
         found = next((t for t in _round(groups, kernel_groups, alpha)
                       if t.significant and not covered & set(t.names) and PROCESS not in t.names), None)
         if found is None:
             break
-        attribution.also.append(found)
-        attribution.verdict.append(f"also {_sentence(found)}, among the launches without {' or '.join(set_aside)}")
+        explanation.also.append(found)
+        explanation.verdict.append(f"also {_sentence(found)}, among the launches without {' or '.join(set_aside)}")
         covered |= set(found.names)
         set_aside.append(found.label)
-    return attribution
+    return explanation
 
 
 def p_text(p: float) -> str:

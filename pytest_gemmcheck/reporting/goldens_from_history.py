@@ -1,4 +1,4 @@
-"""``gemmcheck goldens export``: goldens from the recorded history, one entry per case and
+"""Goldens from the recorded history (``gemmcheck goldens export``), one entry per case and
 scope value, and a line for every case left out and why (a case whose every result was a
 regression has no baseline to accept, unless ``--include-bad`` accepts it as known-bad). An
 entry it replaces keeps the note a reviewer wrote on it, and where the evidence under that note
