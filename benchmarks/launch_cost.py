@@ -668,8 +668,9 @@ def floor_arms(size: int) -> dict:
 
 # --- loop -----------------------------------------------------------------------------------
 
-LOOP_STEPS = ("_launch_batch", "_read_until", "_read", "_clean_repeat", "_wait_until", "_batch_work", "_close_batch",
-              "_batch_begins", "_launch_once", "_drain")
+LOOP_STEPS = ("_launch_batch", "_read_until", "_read", "_clean_repeat", "_wait_until", "_batch_begins", "_launch_once",
+              "_drain")
+BATCH_STEPS = (("_work", "_batch_work"), ("close", "_close_batch"))  # BatchWork's, under the names they had
 
 
 def wrap(owner, name, label, spent, calls) -> None:
@@ -693,12 +694,14 @@ def wrap(owner, name, label, spent, calls) -> None:
 
 def wrap_loop_steps(spent, calls) -> None:
     """Each named step of the launch loop, timed per call (the steps nest)."""
-    from pytest_gemmcheck.launch import guards, loop as launch_loop
+    from pytest_gemmcheck.launch import batch_work, guards, loop as launch_loop
     from pytest_gemmcheck.checking import consensus
 
     for name in LOOP_STEPS:
         wrap(launch_loop.LaunchLoop, name, None, spent, calls)
-    wrap(launch_loop, "replay", None, spent, calls)
+    for name, label in BATCH_STEPS:
+        wrap(batch_work.BatchWork, name, label, spent, calls)
+    wrap(batch_work, "replay", None, spent, calls)
     wrap(launch_loop.LaunchRecord, "numbered", None, spent, calls)
     wrap(guards, "layout", None, spent, calls)
     wrap(launch_loop.launch_records, "fill_accuracy", None, spent, calls)
@@ -711,6 +714,7 @@ def wrap_once_per_run(spent, calls) -> None:
     from pytest_gemmcheck.case import case as case_module, reference
     from pytest_gemmcheck.launch import in_flight, loop as launch_loop
     from pytest_gemmcheck.launch.guards import InputGuard, LaunchWatch
+    from pytest_gemmcheck.launch.launch_numbers import LaunchNumbers
     from pytest_gemmcheck.environment import contention
 
     once = [(launch_loop.LaunchLoop, "__init__", "LaunchLoop()"), (case_module.Case, "judged_reference", None),
@@ -718,7 +722,7 @@ def wrap_once_per_run(spent, calls) -> None:
             (in_flight, "pipeline_for", None), (in_flight, "ring_for", None), (launch_loop, "select_checker", None),
             (launch_loop.contention, "start", "contention.start"), (contention.Watch, "finish", "contention finish"),
             (launch_loop.LaunchLoop, "_prove_reference", None),
-            (launch_loop.LaunchLoop, "_fill_consistency", None), (case_module.Case, "_conclude", None),
+            (LaunchNumbers, "fill_consistency", "_fill_consistency"), (case_module.Case, "_conclude", None),
             (case_module.Case, "_new_result", None), (reference.ProtectedReference, "intact", None)]
     for owner, name, label in once:
         wrap(owner, name, label, spent, calls)

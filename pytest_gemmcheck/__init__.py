@@ -11,7 +11,6 @@ __version__ = "0.1.0"
 _LAZY = {
     "session": "pytest_gemmcheck.api",
     "Session": "pytest_gemmcheck.api",
-    "Result": "pytest_gemmcheck.api",
     "Case": "pytest_gemmcheck.case.case",
     "CaseResult": "pytest_gemmcheck.records.result",
     "LaunchRecord": "pytest_gemmcheck.records.result",

@@ -29,75 +29,11 @@ from .config.table import BY_FIELD, SCRIPT_FIELDS, Settings
 from .errors import CaseError, GemmcheckError
 
 
-class Result:
-    """A judged result of a script's case: the :class:`~pytest_gemmcheck.CaseResult` (its fields
-    read through this object: ``result.verdict``, ``result.launches``...) and its renderings."""
-
-    def __init__(self, record):
-        self.record = record
-
-    def __getattr__(self, name: str):
-        return getattr(self.record, name)
-
-    @property
-    def passed(self) -> bool:
-        return not self.record.failed
-
-    def summary(self) -> str:
-        """The one line of pytest's terminal summary."""
-        from .reporting.terminal import summary_line
-
-        return summary_line(self.record)
-
-    def evidence(self) -> str:
-        """The full evidence, as a failing test shows it (for a passing result: its summary line
-        and where it ran)."""
-        if self.record.message:
-            return self.record.message
-        baseline = self.record.baseline.get("description", "")
-        return f"{self.summary()}\n  baseline: {baseline}\n  on {self.record.device}" + (
-            f" ({self.record.stack.get('gpu_name')})" if self.record.stack.get("gpu_name") else "")
-
-    def to_dict(self) -> dict:
-        return self.record.to_dict()
-
-    def markdown(self) -> str:
-        """A markdown table of this result, for a PR or an issue."""
-        from .reporting.tables import Table
-
-        result = self.record
-        bad = len(result.bad_launches)
-        return Table(headers=["verdict", "case", "bad launches", "kinds", "baseline"], rows=[[
-            result.verdict, result.label, f"{bad}/{len(result.launches)}", ", ".join(result.kinds) or "none",
-            result.baseline.get("description", "")]]).markdown()
-
-    def __str__(self) -> str:
-        return self.summary()
-
-    def __repr__(self) -> str:
-        return f"<gemmcheck result {self.summary()}>"
-
-
-class ScriptCase:
-    """A case of a script's session: :class:`~pytest_gemmcheck.Case` (its attributes and
-    ``inputs()``/``reference()`` read through this object) whose ``run`` returns a :class:`Result`."""
-
-    def __init__(self, case):
-        self.case = case
-
-    def __getattr__(self, name: str):
-        return getattr(self.case, name)
-
-    def run(self, launch: Callable, *, repeat: int | str | None = None, check: bool = False) -> Result:
-        """``case.run`` of the fixture: poisoned launches, checked, judged and recorded. With
-        ``check`` a failing verdict raises GemmcheckFailure, as under pytest."""
-        return Result(self.case.run(launch, repeat=repeat, check=check))
-
-    def __repr__(self) -> str:
-        return repr(self.case)
-
-
 _DEFAULT_DB = object()
+
+
+def _unusable(message: str):
+    raise GemmcheckError(f"{message}: start a new process")
 
 
 def _settings(db, tag, goldens, options: dict[str, Any]) -> Settings:
@@ -146,29 +82,18 @@ class Session:
                                                *sys.argv[1:]], token=uuid.uuid4().hex, owner=True, reads=db is not None)
         self.on_result = on_result  # called with each judged result before it is recorded
         self.results: list = []
-        self._context = None
-        self._stack = None
-        self.lost_devices: set = set()  # devices a launch hung on
+        self._cases = None  # the case host, made at the first case
+        self.lost_devices: set[str] = set()  # devices a launch hung on
         self._closed = False
 
     # --- cases ----------------------------------------------------------------------------
-    def case(self, kernel: str, **kwargs: Any) -> ScriptCase:
-        """``gemmcheck.case(kernel, m=..., n=..., k=..., ...)``, as the fixture takes it."""
-        from .case.case import Case
-
+    def case(self, kernel: str, **kwargs: Any):
+        """``gemmcheck.case(kernel, m=..., n=..., k=..., ...)``, as the fixture takes it: a
+        :class:`~pytest_gemmcheck.Case` whose ``run`` returns its judged
+        :class:`~pytest_gemmcheck.CaseResult` (raising only with ``check=True``)."""
         if self._closed:
             raise GemmcheckError("this gemmcheck session has ended; start another with gemmcheck.session()")
-        if self.sanitizing:
-            from .case.sanitized import child_case, target_key
-
-            case = child_case(lambda name, **given: Case(self._case_context(), name, **given), target_key(), kernel,
-                              kwargs, None)
-        else:
-            case = Case(self._case_context(), kernel, **kwargs)
-        if case.device in self.lost_devices:
-            raise GemmcheckError(f"{case.device} is unusable: a launch of an earlier case hung on it "
-                                 "(launch_timeout); a GPU kernel cannot be stopped, so start a new process")
-        return ScriptCase(case)
+        return self._host().case(kernel, **kwargs)
 
     def search(self, kernel: str, make_launch: Callable, **arguments: Any):
         """``gemmcheck.search(...)`` in this session: each probe is one of its cases, judged and
@@ -180,22 +105,18 @@ class Session:
             raise GemmcheckError("this gemmcheck session has ended; start another with gemmcheck.session()")
         # the example database is written where the history is: not at all with db=None
         rootdir = None if self.settings.no_record else self.rootdir
-        return search_in_session(self._case_context(), rootdir, kernel, make_launch, **arguments)
+        return search_in_session(self._host().context, rootdir, kernel, make_launch, **arguments)
 
-    def _case_context(self):
-        if self._context is None:
-            from .case.cache import LruCache
-            from .case.case import CaseContext
-            from .environment.gpus import device_identity
+    def _host(self):
+        if self._cases is None:
+            from .case.host import CaseHost, SessionStack
 
             self.history.prepare()  # the database is opened (and refused) before any launch
-            self._context = CaseContext(settings=self.settings, inputs_cache=LruCache(), reference_cache=LruCache(),
-                                        record=self._record, baseline_for=self.history.baseline_for,
-                                        stack_info=self._stack_info,
-                                        device_identity=device_identity, device_lost=self.lost_devices.add,
-                                        raises=False, judge=not self.sanitizing, sanitizing=self.sanitizing,
-                                        sanitize=self._sanitize if self.settings.sanitize else None)
-        return self._context
+            self._cases = CaseHost(self.settings, record=self._record, baseline_for=self.history.baseline_for,
+                                   stack_info=SessionStack(self.settings), lost_devices=self.lost_devices,
+                                   unusable=_unusable, judge=not self.sanitizing, raises=False,
+                                   sanitize=self._sanitize)
+        return self._cases
 
     def _sanitize(self, case) -> list:
         """--gemmcheck-sanitize in a script: the script runs again under each tool, with the case
@@ -213,17 +134,6 @@ class Session:
             self.on_result(result)
         self.results.append(result)
         self.history.record(result)
-
-    def _stack_info(self) -> dict:
-        if self._stack is None:
-            from .environment.stack import collect
-
-            self._stack = collect()
-            if self.settings.sanitize:
-                from .case.sanitized import with_sanitizer
-
-                self._stack = with_sanitizer(self._stack)
-        return self._stack
 
     # --- the end --------------------------------------------------------------------------
     def close(self, *, interrupted: bool = False) -> str:

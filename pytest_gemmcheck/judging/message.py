@@ -9,15 +9,13 @@ unprintable characters escaped (records/printable.py).
 from __future__ import annotations
 
 from ..records.printable import printable
+from ..records.result_text import plural as _plural, static_counts
 from ..records.result import (BAD_OUTPUT, CHANGED_INPUT, HUNG, INCONSISTENT, NONFINITE, RAISED, UNWRITTEN, WRONG,
                            WROTE_OUTSIDE, CaseResult, CompiledResult, LaunchRecord)
 from ..records.sanitize import RAN
 from .stats import format_percent, rate_upper_bound
 from .verdict import Verdict
 
-
-def _plural(count: int, word: str, plural: str | None = None) -> str:
-    return f"{count:,} {word if count == 1 else (plural or word + 's')}"
 
 
 def _ids(values, total: int) -> str:
@@ -75,13 +73,6 @@ def worst(result: CaseResult) -> str:
                      f"(launch {top.index})")
     return "; ".join(parts)
 
-
-def worst_counts(result: CaseResult) -> str:
-    """The worst launch's figures for a short line: 'worst 512 wrong, 92 differing', 'worst 92
-    differing' (a launch bad by consistency alone), '' when no launch had either."""
-    figures = [f"{count:,} {word}" for count, word in ((result.worst_wrong, "wrong"),
-                                                       (result.worst_differing, "differing")) if count]
-    return "worst " + ", ".join(figures) if figures else ""
 
 
 def sanitizer_words(result: CaseResult) -> list[str]:
@@ -178,13 +169,3 @@ def static_source(result: CompiledResult) -> str:
     """'compiled (fp8_tail_gemm K=512 for gfx950)': what was compiled, or 'compiled (assembly)'."""
     return f"compiled ({result.static.get('source') or 'assembly'})"
 
-
-def static_counts(result: CompiledResult) -> str:
-    """'3 kernels, lint 16 errors, 0 warnings' (and its latent and unchecked findings)."""
-    static = result.static
-    text = _plural(len(static.get('metrics', {})), 'kernel')
-    lint = static.get("lint")
-    if lint is not None:
-        text += f", lint {_plural(lint['errors'], 'error')}, {_plural(lint['warnings'], 'warning')}"
-        text += "".join(f", {lint[key]} {key}" for key in ("latent", "unchecked") if lint.get(key))
-    return text

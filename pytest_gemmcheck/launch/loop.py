@@ -17,7 +17,8 @@ outputs checked so far and checks in full only one it has not seen.
 
 Once an output was checked in full, a GPU launches in batches (_launch_batch): into half the
 ring one after another, each followed by its watch alone (guards and checksum, one kernel), the
-half poisoned before them and their rows copied behind them, read as any launch is.
+half poisoned before them and their rows copied behind them (batch_work.py), read as any launch
+is. A launch's finished check goes onto its record by launch_numbers.py.
 
 A launch whose output is used after the next launch ran (a copy kept for consistency, a tile
 map) is first checked to be the one its check read: a launch that wrote into another buffer is
@@ -37,16 +38,16 @@ import torch
 
 from ..checking.backends import Checker, Outcome, select_checker
 from ..checking.consensus import Consensus
-from ..checking.graphs import GraphAtSecondUse, capture, replay
-from ..checking.rule import AccuracyStats
-from ..checking.torch_backend import differing_tile_map, wrong_tile_map
+from ..checking.graphs import GraphAtSecondUse
 from ..environment import contention, stress
 from ..errors import CaseError, LaunchHung
 from ..records.result import CHANGED_INPUT, CaseResult, LaunchRecord
 from . import in_flight, launch_records
 from .guards import (CHECKSUM_COLUMN, GuardedBuffer, InputGuard, LaunchWatch, ReferenceCopies, differing_rows,
-                     layout, same_bits)
+                     layout)
+from .batch_work import BatchWork
 from .in_flight import Batch, Queued
+from .launch_numbers import LaunchNumbers
 from .stopping import StoppingRule
 from .waiting import Deadline
 
@@ -57,26 +58,6 @@ REFERENCE = "reference"  # a copy of the reference a launch changed, named as a 
 # launch, not the first alone: the first finds the GPU idle, and its time includes the host's
 # submitting it (bf16 4096^3, 0.17 ms a launch, then read as longer).
 GRAPHS_BELOW_S = 300e-6
-VERIFIED_KEPT = 256  # distinct outputs checked in full whose numbers are kept per reference and way of judging
-
-
-class KnownOutputs:
-    """The torch check's outputs checked in full, kept for comparing later outputs bit for bit:
-    an output equal to one of them has its numbers (and its consistency group)."""
-
-    def __init__(self, limit: int = 4):
-        self.limit = limit
-        self.entries: list[tuple[torch.Tensor, AccuracyStats, int | None]] = []  # (bits, accuracy, group)
-
-    def find(self, out: torch.Tensor):
-        for kept, accuracy, group in self.entries:
-            if same_bits(out, kept):
-                return accuracy, group
-        return None
-
-    def add(self, out: torch.Tensor, accuracy: AccuracyStats, group: int | None, kept: torch.Tensor | None) -> None:
-        if len(self.entries) < self.limit:
-            self.entries.append((kept if kept is not None else out.detach().clone(), accuracy, group))
 
 
 class LaunchLoop:
@@ -110,7 +91,6 @@ class LaunchLoop:
                           if case.deterministic else None)
         self.where = {"pid": os.getpid(), "host": socket.gethostname(), "device": str(self.device),
                       "device_uuid": case.context.device_identity(self.device).get("uuid") or ""}
-        self.mapped_wrong = 0  # wrong elements of the launch whose tile map the result holds
         self.deadline = Deadline(self.settings.launch_timeout, self.device)
         self.watch = LaunchWatch(self.inputs, self.device, fused=self.fused, sums_at_start=self.ring.sums_at_start)
         self.references = ReferenceCopies(case, self.ref)
@@ -118,12 +98,13 @@ class LaunchLoop:
         self.queued: deque[Queued] = deque()
         self.next_index = 1
         self.last_done = 0.0  # when the latest launch read was seen finished
-        # checksum -> accuracy of the outputs checked in full (by this run or an earlier one of
-        # the case), for later launches with those bits
-        self.verified: dict[int, AccuracyStats] = self.protected.verified(
-            self.checker.name, case.tolerance, case.tile)
         self.by_checksum_pass = self.checker.queue_checksum is not None and self.settings.repeat_check == "checksum"
-        self.known = KnownOutputs() if not self.checker.by_checksum and self.settings.repeat_check == "checksum" else None
+        self.numbers = LaunchNumbers(case, result, self.protected, self.checker, self.consensus,
+                                     by_checksum_pass=self.by_checksum_pass, repeat_check=self.settings.repeat_check,
+                                     settle=self._settle, spoiled=self._spoiled)
+        self.verified = self.numbers.verified  # checksum -> accuracy of the outputs checked in full
+        self.batches = BatchWork(self.ring, self.buffers, self.pipeline, self.watch, self.deadline, self.device,
+                                 settle=self._settle)
         # whether launches are short enough for their work to be graphed: from a kept ring's
         # graphs, else once a launch read was
         self.graphs_pay = bool(self.ring.graphs)
@@ -143,7 +124,7 @@ class LaunchLoop:
             finally:
                 if self.consensus is not None:
                     if not self.device_lost:
-                        self._fill_consistency()
+                        self.numbers.fill_consistency(self.wants_consensus_checksum)
                     self.consensus.release()
                 self.inputs.release()
         self.result.stress = background.describe()
@@ -274,8 +255,7 @@ class LaunchLoop:
             self._read_until(lambda: self.ring.occupant[latest.position] is not latest)
         if self.next_index != first:
             return None  # a launch read just now changed its inputs: the loop goes back
-        graphs = self._batch_graphs()
-        self._batch_work(("prepare", half), graphs)
+        self.batches.prepare(half)
         for position in positions:
             self.buffers.poisoned_ahead.discard(id(self.buffers.buffers[position]))
         batch = Batch(half)
@@ -289,80 +269,23 @@ class LaunchLoop:
             timer = ring.timers[position]
             returned, started, raised = self._call(out, timer)
             if raised is not None:
-                self._close_batch(batch, graphs)
+                self.batches.close(batch)
                 return self._failed(record, raised, started, timer.seconds())
             if (returned is not None and returned is not out) or layout(out) != buffer.identity \
                     or self.case.hands_out_references:
-                self._close_batch(batch, graphs)
+                self.batches.close(batch)
                 return self._queue_launch(index, record, buffer, position, returned, started)
             entry = Queued(record, buffer, position, out, started=started, summed=True, batch=batch)
             ring.occupant[position] = entry
             self.queued.append(entry)
             batch.entries.append(entry)
-            self._batch_work(("watch", position), graphs)
-        self._close_batch(batch, graphs)
+            self.batches.watched(position)
+        self.batches.close(batch)
         return None
 
-    def _close_batch(self, batch: Batch, graphs: bool) -> None:
-        """The batch's rows copied to the host behind its last launch (a whole batch's last watch
-        copies them), and an event after the copy."""
-        if not batch.entries:
-            return
-        if len(batch.entries) < self.pipeline.batch:
-            self._batch_work(("close", batch.half), graphs)
-        if self.ring.on_gpu:
-            batch.done = self.ring.batch_done[batch.half]
-            self.deadline.mark(batch.done)
-        for entry in batch.entries:
-            entry.marked = True
 
-    def _batch_work(self, key: tuple, graphs: bool) -> None:
-        if graphs:
-            replay(self.ring.batch_graphs[key])
-        else:
-            self._batch_op(key)
 
-    def _batch_op(self, key: tuple) -> None:
-        """One piece of a batch's work on the current stream: a launch's watch (the last of a half's
-        with the half's close), a half's preparation (its buffers' poison, its rows zeroed) or a
-        half's close (its rows to pinned memory)."""
-        kind, place = key
-        size, ring = self.pipeline.batch, self.ring
-        if kind == "watch":
-            self.watch.queue_watched(self.buffers.buffers[place], ring.row[place])
-            if (place + 1) % size:
-                return
-            kind, place = "close", place // size  # the half's last launch: its rows to the host too
-        positions = slice(place * size, (place + 1) * size)
-        if kind == "prepare":
-            for buffer in self.buffers.buffers[positions]:
-                buffer.tensor.fill_(float("nan"))
-            ring.rows[positions].zero_()
-        elif ring.on_gpu:
-            ring.host[positions].copy_(ring.rows[positions], non_blocking=True)
 
-    def _batch_graphs(self) -> bool:
-        """Whether the batches' work replays as graphs: on a GPU, once every piece of it ran op by
-        op (its kernels loaded), every piece captured at once (capturing waits for what runs)."""
-        ring = self.ring
-        if not ring.on_gpu or ring.batch_refused:
-            return False
-        if not ring.batch_eager:
-            self._settle()  # kernels loaded for the first time wait for what runs
-            ring.batch_eager = True
-            return False
-        if not ring.batch_graphs:
-            self._settle()
-            keys = [("watch", p) for p in range(len(self.buffers))] + \
-                [(kind, half) for kind in ("prepare", "close") for half in range(2)]
-            try:
-                for key in keys:
-                    ring.batch_graphs[key] = capture(lambda key=key: self._batch_op(key), self.device)
-            except RuntimeError:  # a debugger or profiler refuses captures: op by op
-                ring.batch_graphs.clear()
-                ring.batch_refused = True
-                return False
-        return True
 
     def _queue_work(self, entry: Queued, index: int) -> None:
         """The launch's own work behind it on the stream: guards, its output's checksum (or a full
@@ -572,17 +495,17 @@ class LaunchLoop:
         if checked is None:
             return
         if entry.full is not None:
-            self._finish_check(record, checked, entry.full.result())
+            self.numbers.finish(record, checked, entry.full.result())
         elif entry.summed:
             self._repeated(entry, entry.values[CHECKSUM_COLUMN])
-        elif self.known is not None and (found := self.known.find(checked)) is not None:
+        elif self.numbers.known is not None and (found := self.numbers.known.find(checked)) is not None:
             accuracy, group = found
             launch_records.fill_accuracy(record, accuracy, checked)
-            self._map_tiles(record, checked)
+            self.numbers.map_tiles(record, checked)
             if self.consensus is not None:
                 self.consensus.observe_copy(record.index, group)
         else:
-            self._finish_check(record, checked, self._full_check(entry, checked))
+            self.numbers.finish(record, checked, self._full_check(entry, checked))
         if checked is not entry.buffer.tensor:  # so that returning it again unwritten shows
             self.buffers.poison_returned(checked)
 
@@ -606,7 +529,7 @@ class LaunchLoop:
         record = entry.record
         known = self.verified.get(total)
         if known is not None:
-            self._finish_check(record, entry.checked, Outcome(known, [], total))
+            self.numbers.finish(record, entry.checked, Outcome(known, [], total))
             return
         try:
             outcome = self._full_check(entry, entry.checked)
@@ -614,7 +537,7 @@ class LaunchLoop:
             record.error = "its accuracy is not known: a later launch hung before its output could be checked"
             raise
         if outcome.checksum == total:
-            self._finish_check(record, entry.checked, outcome)
+            self.numbers.finish(record, entry.checked, outcome)
             return
         self._spoiled(record, total, "until its check")
         record.error = (f"its accuracy is not known: a later launch wrote into its output before its check "
@@ -681,71 +604,6 @@ class LaunchLoop:
         self.rule.reason = f"stopped at launch {entry.record.index}: it hung"
 
     # --- a launch's numbers -------------------------------------------------------------
-    def _finish_check(self, record: LaunchRecord, checked, outcome: Outcome) -> None:
-        """A launch's finished check onto its record; its output to the consistency detector;
-        the worst launch's wrong elements mapped over the output's tiles (its output is still
-        in its buffer)."""
-        launch_records.fill_accuracy(record, outcome.accuracy, checked)
-        if self.by_checksum_pass and outcome.checksum is not None and outcome.checksum not in self.verified \
-                and len(self.verified) < VERIFIED_KEPT:
-            self.verified[outcome.checksum] = outcome.accuracy.copy()
-        uses_output = (record.wrong > self.mapped_wrong and self.case.tile is not None) or (
-            self.consensus is not None and self.checker.by_checksum and self.consensus.reads_output(outcome.checksum))
-        if uses_output:
-            self._settle()  # reading the output now waits for the launches in flight: each under its deadline
-        if uses_output and not self._still_as_checked(record, checked, outcome):
-            return
-        self._map_tiles(record, checked)
-        group = None
-        if self.consensus is not None:
-            if self.checker.by_checksum:
-                self.consensus.observe_checksum(record.index, checked, outcome.checksum)
-            else:
-                group = self.consensus.observe(record.index, checked, outcome.diffs)
-        if self.known is not None:
-            kept = self.consensus.copies[group] if isinstance(group, int) else None
-            if self.consensus is None or kept is not None:
-                self.known.add(checked, outcome.accuracy, group, kept)
-
-    def _map_tiles(self, record: LaunchRecord, checked) -> None:
-        if record.wrong > self.mapped_wrong and self.case.tile is not None:
-            self.mapped_wrong = record.wrong
-            self.result.worst_tiles = {"launch": record.index, "wrong": record.wrong, **wrong_tile_map(
-                checked, self.ref, self.rowmax, self.case.tolerance, self.case.tile)}
-
-    def _map_differing(self, accurate: set[int]) -> None:
-        """The most differing launch's elements off the consensus, per tile, beside the wrong
-        elements' map (``worst_tiles["differing"]``): where a race too small for the tolerance
-        wrote. Only when both outputs were kept (a consensus keeps a few distinct ones)."""
-        differing = [launch for launch in self.result.launches if launch.differing]
-        if not differing:
-            return
-        top = max(differing, key=lambda launch: launch.differing)
-        pair = self.consensus.kept_pair(top.index, accurate)
-        if pair is not None:
-            self.result.worst_tiles = {**self.result.worst_tiles, "differing": {
-                "launch": top.index, "elements": top.differing, **differing_tile_map(*pair, self.case.tile)}}
-
-    def _still_as_checked(self, record: LaunchRecord, checked, outcome: Outcome) -> bool:
-        """Whether ``checked`` holds what its check read, now that later launches have run; if not,
-        one wrote into it (another output buffer): the launch after it is blamed, and this output
-        is used no further (its consistency is then judged by its checksum alone)."""
-        if outcome.checksum is None or self.checker.checksum(checked) == outcome.checksum:
-            return True
-        self._spoiled(record, outcome.checksum, "until its check was finished")
-        return False
 
     # --- consistency --------------------------------------------------------------------
-    def _accurate(self) -> set[int]:
-        """Launches with no failure so far (before consistency is judged: accuracy only)."""
-        return {launch.index for launch in self.result.launches if not launch.kinds}
 
-    def _fill_consistency(self) -> None:
-        result, consensus = self.result, self.consensus
-        accurate = self._accurate()
-        launch_records.fill_consistency(result, *consensus.finish(accurate))
-        if self.case.tile is not None:
-            self._map_differing(accurate)
-        if self.wants_consensus_checksum:
-            kept = consensus.consensus_copy(accurate)
-            result.consensus_checksum = self.checker.checksum(kept) if kept is not None else None

@@ -7,13 +7,12 @@ from typing import Any
 import pytest
 import torch
 
-from ..case.case import Case, CaseContext, default_device
+from ..case.case import Case, default_device
+from ..case.host import CaseHost
 from ..case.identity import out_dtype as _out_dtype
 from ..case.quant import Inputs, quant_mode
 from ..case.reference import compute_reference
-from ..case.sanitized import child_case, target_key
 from ..config.table import TestOverrides
-from ..environment.gpus import device_identity
 from ..errors import CaseError
 from ..records.result import CaseResult
 from .state import GemmcheckSession, is_child
@@ -26,15 +25,12 @@ class GemmcheckFixture:
         session.start_cases()  # the history is opened (and refused) here, before the test launches anything
         self._session = session
         self.settings = overrides.settings
-        self._context = CaseContext(
-            settings=overrides.settings, deterministic=overrides.deterministic, nodeid=nodeid,
-            inputs_cache=session.caches[0], reference_cache=session.caches[1], record=self._record,
-            stack_info=session.stack_info, device_identity=device_identity,
-            baseline_for=session.history.baseline_for, judge=not is_child(),
-            device_lost=lambda device: session.lost_devices.add(str(device)),
-            sanitize=self._sanitize if overrides.settings.sanitize and not is_child() else None,
-            sanitize_shape=overrides.sanitize_shape, sanitizing=target_key() is not None,
-        )
+        self._host = CaseHost(
+            overrides.settings, record=self._record, baseline_for=session.history.baseline_for,
+            stack_info=session.stack_info, lost_devices=session.lost_devices, unusable=_skip_lost_device,
+            judge=not is_child(), sanitize=self._sanitize, caches=session.caches,
+            deterministic=overrides.deterministic, nodeid=nodeid, sanitize_shape=overrides.sanitize_shape)
+        self._context = self._host.context
         self._nodeid = nodeid
         self._sink = sink
         self.results: list[CaseResult] = []
@@ -52,15 +48,7 @@ class GemmcheckFixture:
 
     def case(self, kernel: str, **kwargs: Any) -> Case:
         self._session.start_cases()
-        if self._context.sanitizing:
-            case = child_case(lambda name, **given: Case(self._context, name, **given), target_key(), kernel, kwargs,
-                              self._context.sanitize_shape)
-        else:
-            case = Case(self._context, kernel, **kwargs)
-        if str(case.device) in self._session.lost_devices:
-            pytest.skip(f"gemmcheck: {case.device} is unusable: a launch of an earlier case hung on it "
-                        "(--gemmcheck-launch-timeout)")
-        return case
+        return self._host.case(kernel, **kwargs)
 
     def search(self, kernel: str, make_launch, **arguments: Any):
         """``gemmcheck.search(kernel, make_launch, m=..., n=..., k=..., ...)``: the smallest failing
@@ -70,6 +58,10 @@ class GemmcheckFixture:
 
         self._session.start_cases()
         return search_in_test(self._session, self._context, kernel, make_launch, **arguments)
+
+
+def _skip_lost_device(message: str):
+    pytest.skip(f"gemmcheck: {message}")
 
 
 class PoisonedOutput:

@@ -130,15 +130,13 @@ class GemmcheckSession:
             self._caches = (LruCache(), LruCache())
         return self._caches
 
-    def stack_info(self) -> dict:
+    @property
+    def stack_info(self):
+        """This process's stack, collected at the first case that asks (case/host.py)."""
         if self._stack is None:
-            from ..environment.stack import collect
+            from ..case.host import SessionStack
 
-            self._stack = collect(self.config.hook)
-            if self.settings.sanitize:
-                from ..case.sanitized import with_sanitizer
-
-                self._stack = with_sanitizer(self._stack)
+            self._stack = SessionStack(self.settings, self.config.hook)
         return self._stack
 
     # --- hooks (this object is registered as a plugin) ---------------------------------------

@@ -7,6 +7,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import result_text
 from .sanitize import HAZARD, SanitizerRun
 
 # Failure kinds of one launch, most severe first. A launch is bad when it has any.
@@ -18,8 +19,10 @@ CHANGED_INPUT = "changed_input"  # wrote into its operands or scales
 UNWRITTEN = "unwritten"  # every element still holds the poison
 NONFINITE = "nonfinite"  # some elements are NaN/inf (poison never overwritten, or computed)
 WRONG = "wrong"  # finite elements off the reference by more than the tolerance
+RANKS_DISAGREE = "ranks_disagree"  # a collective meant to give every rank the same bits did not
 INCONSISTENT = "inconsistent"  # bits differ from the consensus of the launches
-KINDS = (RAISED, HUNG, BAD_OUTPUT, WROTE_OUTSIDE, CHANGED_INPUT, UNWRITTEN, NONFINITE, WRONG, INCONSISTENT)
+KINDS = (RAISED, HUNG, BAD_OUTPUT, WROTE_OUTSIDE, CHANGED_INPUT, UNWRITTEN, NONFINITE, WRONG, RANKS_DISAGREE,
+         INCONSISTENT)
 # A result's kinds: its launches', and a hazard one sanitized launch of the case was reported with
 # (compute-sanitizer: sanitize/), which no count of launches shows.
 RESULT_KINDS = (HAZARD, *KINDS)
@@ -53,6 +56,7 @@ class LaunchRecord:
     host: str = ""
     device: str = ""
     device_uuid: str = ""  # the physical GPU, which survives CUDA_VISIBLE_DEVICES renumbering
+    rank: int | None = None  # the process's rank in a collective case's group; None outside one
 
     @classmethod
     def numbered(cls, index: int, where: dict[str, Any]) -> LaunchRecord:
@@ -119,6 +123,8 @@ class CaseResult:
     contention: dict[str, Any] = field(default_factory=dict)  # other work on the GPU at start and end (contention.py)
     worst_tiles: dict[str, Any] = field(default_factory=dict)  # the worst launch's wrong elements per tile (a grid)
     sanitize: list[SanitizerRun] = field(default_factory=list)  # one launch under each compute-sanitizer tool
+    collective: str | None = None  # all_reduce / reduce_scatter / all_gather: launches of every rank
+    world_size: int = 1  # the ranks of a collective case
 
     # --- derived --------------------------------------------------------------------
     @property
@@ -181,6 +187,27 @@ class CaseResult:
     @property
     def gpus(self) -> int:
         return len({launch.device_uuid or launch.device for launch in self.launches if launch.device}) or 1
+
+    @property
+    def passed(self) -> bool:
+        return not self.failed
+
+    # --- text (records/result_text.py) -------------------------------------------------
+    def summary(self) -> str:
+        """The one line of pytest's terminal summary."""
+        return result_text.summary_line(self)
+
+    def evidence(self) -> str:
+        """The full evidence, as a failing test shows it (for a passing result: its summary line,
+        its baseline and where it ran)."""
+        return result_text.evidence(self)
+
+    def markdown(self) -> str:
+        """A markdown table of this result, for a pull request or an issue."""
+        return result_text.markdown(self)
+
+    def __str__(self) -> str:
+        return self.summary()
 
     # --- transport ------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:

@@ -25,10 +25,10 @@ from pathlib import Path
 
 from .. import jsontext
 from ..records.result import CaseResult, CompiledResult
+from ..records.result_text import VERDICT_WIDTH, summary_line, verdict_word
 from ..judging.message import sanitizer_words, static_words
 from ..judging.stats import format_percent, format_rate, rate_upper_bound
 from .tables import Table, params_text
-from .terminal import VERDICT_WIDTH, summary_line, verdict_word
 
 PROPERTY_PREFIX = "gemmcheck."
 JSON_FORMAT = 1  # the JSON document's "format": raised only when a field changes meaning or goes

@@ -16,22 +16,14 @@ import textwrap
 
 from ..records.printable import printable
 from ..records.result import CaseResult, CompiledResult
-from ..judging.message import (bad_launch_ids, rate_words, sanitizer_words, static_counts, static_source, worst,
-                               worst_counts)
+from ..records.result_text import VERDICT_WIDTH, summary_line
+from ..judging.message import bad_launch_ids, rate_words, sanitizer_words, static_source, worst
 from ..judging.verdict import failing_launches, failing_words
 
 WIDTH = 80  # columns of the terminal the lines are wrapped for
 INDENT = "    "  # details under a case's first line
-VERDICT_WIDTH = 10  # "REGRESSION", the longest word, and the column the case starts at
 NO_BREAK = "\xa0"
 
-
-def verdict_word(result: CaseResult) -> str:
-    """'REGRESSION', 'KNOWN-BAD', ...; 'ACCEPTED' for a regression --gemmcheck-accept made the
-    case's golden (the run does not fail on it)."""
-    if result.baseline.get("accepted"):
-        return "ACCEPTED"
-    return result.verdict.upper() if result.verdict else "?"
 
 
 def baseline_line(result: CaseResult) -> str:
@@ -45,16 +37,6 @@ def baseline_line(result: CaseResult) -> str:
         return "vs clean: no bad launch expected"
     return f"vs {baseline['bad_launches']}/{baseline['launches']} ({source}): {baseline.get('description') or source}"
 
-
-def summary_line(result: CaseResult) -> str:
-    """The case's first line, unwrapped: 'REGRESSION fused ptpc 64x64x128 tile 32x32: 3/12
-    launches bad, worst 512 wrong, 92 differing'."""
-    head = f"{verdict_word(result):<{VERDICT_WIDTH}} {printable(result.label)}: "
-    if isinstance(result, CompiledResult):
-        return head + static_counts(result)
-    text = head + f"{len(result.bad_launches)}/{len(result.launches)} launches bad"
-    counts = worst_counts(result)
-    return text + (f", {counts}" if counts else "")
 
 
 def summary_details(result: CaseResult) -> list[str]:

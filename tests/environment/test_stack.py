@@ -4,6 +4,7 @@ the driver from rocm-smi when there is no nvidia-smi, and the ROCm release; and 
 stack's fields as they were (no ROCm field, so its fingerprint is unchanged)."""
 
 import subprocess
+import sys
 from types import SimpleNamespace
 
 import pytest
@@ -35,6 +36,8 @@ def on_gpu(monkeypatch, props, *, hip, cuda, smi):
             raise FileNotFoundError(command[0])
         return subprocess.CompletedProcess(command, 0, smi[1], "")
     monkeypatch.setattr(stack.subprocess, "run", run)
+    # FlyDSL's fields join the stack only where FlyDSL was imported (another test in this process)
+    monkeypatch.delitem(sys.modules, "flydsl", raising=False)
     return stack._base_info.__wrapped__()
 
 
