@@ -109,7 +109,7 @@ def report(name: str, found) -> dict:
     for probe in found.probes:
         c = probe.config
         print(f"{c['m']:>6} {c['n']:>6} {c['k']:>6} {probe.phase:<10} {probe.verdict:<11} "
-              f"{f'{probe.bad_launches}/{probe.launches}':>12} {probe.seconds:>8.3f}")
+              f"{f'{probe.bad_launch_count}/{probe.launch_count}':>12} {probe.seconds:>8.3f}")
     failing_k = sorted({c["k"] for c in found.failing})
     passing_k = sorted({p.config["k"] for p in found.probes if not p.failing})
     first = first_failing(found)

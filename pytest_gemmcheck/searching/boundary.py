@@ -66,7 +66,7 @@ def confirm(search: Search, config: Config) -> None:
     search.confirmed.add(config)
     probes = search.probes_of[config]
     launches = max(search.repeat, FAILING_LAUNCHES)
-    if sum(probe.launches for probe in probes) < launches and not any(HUNG in p.result.kinds for p in probes):
+    if sum(probe.launch_count for probe in probes) < launches and not any(HUNG in p.result.kinds for p in probes):
         search.more(config, launches, stop_on_bad=False)
 
 

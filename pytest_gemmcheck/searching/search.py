@@ -101,7 +101,7 @@ class Search:
     def counts(self, config: Config) -> tuple[int, int]:
         """Bad launches and launches of every probe of the configuration."""
         probes = self.probes_of.get(config, [])
-        return sum(probe.bad_launches for probe in probes), sum(probe.launches for probe in probes)
+        return sum(probe.bad_launch_count for probe in probes), sum(probe.launch_count for probe in probes)
 
     def passing(self) -> list[Config]:
         return [config for config in self.probes_of if self.known(config) is False]

@@ -34,11 +34,11 @@ class Probe:
         return self.result.verdict
 
     @property
-    def launches(self) -> int:
+    def launch_count(self) -> int:
         return len(self.result.launches)
 
     @property
-    def bad_launches(self) -> int:
+    def bad_launch_count(self) -> int:
         return len(self.result.bad_launches)
 
     def to_dict(self) -> dict[str, Any]:
@@ -110,8 +110,8 @@ class SearchResult:
         return next(probe for probe in self.probes if probe.config == self.minimal and probe.failing)
 
     @property
-    def launches(self) -> int:
-        return sum(probe.launches for probe in self.probes)
+    def launch_count(self) -> int:
+        return sum(probe.launch_count for probe in self.probes)
 
     def case_line(self) -> str:
         """The minimal case as a ``gemmcheck.case(...)`` line, or "" when nothing failed."""
@@ -148,7 +148,7 @@ class SearchResult:
     def summary(self) -> str:
         """What was searched and found, the paste line, the boundary and the evidence."""
         head = (f"gemmcheck.search {self.kernel}: {_count(len(self.probes), 'probe')} ({len(self.failing)} "
-                f"failing configuration{'' if len(self.failing) == 1 else 's'}, {_count(self.launches, 'launch')}) in "
+                f"failing configuration{'' if len(self.failing) == 1 else 's'}, {_count(self.launch_count, 'launch')}) in "
                 f"{self.seconds:.1f} s; {self.stopped}")
         if self.replayed:
             head += f"; {_count(self.replayed, 'stored failing example')} tried first"
@@ -159,11 +159,11 @@ class SearchResult:
         lines += ["  smallest failing configuration:", f"    {self.case_line()}"]
         own = [probe for probe in self.probes if probe.config == self.minimal]
         if len(own) > 1:  # run to the end too, as the evidence its boundary is weighed against
-            bad = sum(probe.bad_launches for probe in own)
-            lines.append(f"    {bad}/{sum(probe.launches for probe in own)} of its launches bad, over {len(own)} probes")
+            bad = sum(probe.bad_launch_count for probe in own)
+            lines.append(f"    {bad}/{sum(probe.launch_count for probe in own)} of its launches bad, over {len(own)} probes")
         lines += [f"  {line}" for line in self.boundary_lines()]
         lines.append(f"  its evidence{f' ({probe.note})' if probe.note else ''}:")
-        evidence = probe.result.message or f"{probe.bad_launches}/{probe.launches} launches bad"
+        evidence = probe.result.message or f"{probe.bad_launch_count}/{probe.launch_count} launches bad"
         lines += [f"    {line}" for line in evidence.splitlines()]
         return "\n".join(lines)
 

@@ -36,7 +36,7 @@ def test_wrong_when_m_is_half_a_tile_past_an_edge(tmp_path):
     first = next(index for index, probe in enumerate(found.probes, 1) if probe.failing)
     assert found.stopped == f"shrunk from the first failing probe, #{first}"
     smallest = found.minimal_probe
-    assert smallest.launches == 1 and smallest.result.stopped  # stopped at its first bad launch
+    assert smallest.launch_count == 1 and smallest.result.stopped  # stopped at its first bad launch
     assert "m: m=192 fails; m=128 and m=256 pass" in found.summary()
 
 
@@ -49,13 +49,13 @@ def test_wrong_when_k_spans_fewer_than_three_steps_on_some_launches():
         # wrong only on the third launch: a probe that fails has three launches, the last one bad
         assert probe.failing == (probe.config["k"] <= 256)
         if probe.phase != "evidence":
-            assert probe.launches == (3 if probe.failing else 4)
+            assert probe.launch_count == (3 if probe.failing else 4)
             assert [launch.index for launch in probe.result.bad_launches] == ([3] if probe.failing else [])
     # 1 launch in 3 is told from k=320's clean launches by 12 more launches of k=64 (5/15 bad) and 17 more
     # of k=320 (0/21): one-sided Fisher p = C(15, 5)/C(36, 5) = 0.008, under 0.05 shared among six sides
     evidence = found.boundary["k"]["evidence"]
     assert evidence["fails"] == [5, 15] and (evidence["above"]["bad"], evidence["above"]["launches"]) == (0, 21)
-    assert [(p.config["k"], p.launches) for p in found.probes if p.phase == "evidence"] == [(64, 12), (320, 17)]
+    assert [(p.config["k"], p.launch_count) for p in found.probes if p.phase == "evidence"] == [(64, 12), (320, 17)]
     assert "k: fails at every" not in found.summary() and "k: k=64 up to k=256 fails; k=320 passes" in found.summary()
     assert "    5/15 of its launches bad, over 2 probes" in found.summary().splitlines()
 
