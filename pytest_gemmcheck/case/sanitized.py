@@ -1,7 +1,7 @@
 """A case's launch under compute-sanitizer (``--gemmcheck-sanitize``), in two halves.
 
 **The judging process**, after a case's launches: for each tool the test (or the script) runs
-again in a spawned child under ``compute-sanitizer --tool T`` (sanitize/tool_run.py), with the
+again in a spawned child under ``compute-sanitizer --tool T`` (sanitize/tool_launch.py), with the
 session's resolved settings and the case named in its environment. The runs come back as
 records on the result, where the verdict reads them.
 
@@ -23,8 +23,8 @@ from typing import Any, Callable, Mapping, Sequence
 import torch
 
 from ..config.table import Settings
-from ..records.sanitize import SanitizerRun
-from ..sanitize.tool_run import LAUNCH_MARKER, run_tools
+from ..records.sanitize import SanitizedLaunch
+from ..sanitize.tool_launch import LAUNCH_MARKER, run_tools
 
 TARGET_CASE = "GEMMCHECK_SANITIZE_CASE"  # the key of the case a sanitizer child launches
 # racecheck reports both the hazards (block, thread, address, memory space) and its race analysis
@@ -45,7 +45,7 @@ def platform_of(device: torch.device) -> str:
 
 
 def sanitize(key: str, device: torch.device, settings: Settings, *, child: Sequence[str] | None,
-             environ: Mapping[str, str], cwd: str | Path, unavailable: str = "") -> list[SanitizerRun]:
+             environ: Mapping[str, str], cwd: str | Path, unavailable: str = "") -> list[SanitizedLaunch]:
     """The case ``key``'s launch under each tool of ``settings.sanitize``: ``child`` (the command
     that runs the test or script again; None: there is none, and ``unavailable`` says why) with
     the case named in its environment (the child takes the smaller shape the test or the case
@@ -56,7 +56,7 @@ def sanitize(key: str, device: torch.device, settings: Settings, *, child: Seque
     if not tools:
         return []
     if child is None:
-        return [SanitizerRun(tool=tool, status=SKIPPED, reason=unavailable) for tool in tools]
+        return [SanitizedLaunch(tool=tool, status=SKIPPED, reason=unavailable) for tool in tools]
     return run_tools(tools, child, timeout=settings.sanitize_timeout, platform=platform_of(device),
                      environ={**environ, TARGET_CASE: key}, cwd=str(cwd), racecheck_report=RACECHECK_REPORT,
                      print_limit=PRINT_LIMIT)
@@ -78,7 +78,7 @@ def with_sanitizer(stack: dict) -> dict:
     return info
 
 
-def not_launched(result, tools: Sequence[str]) -> list[SanitizerRun] | None:
+def not_launched(result, tools: Sequence[str]) -> list[SanitizedLaunch] | None:
     """Each tool skipped, when the case's launches did not all run (a kernel that raised or hung
     would do so under the sanitizer too, or not end); None when they did."""
     from ..records.result import HUNG, RAISED
@@ -87,7 +87,7 @@ def not_launched(result, tools: Sequence[str]) -> list[SanitizerRun] | None:
     stopped = next((kind for launch in result.launches for kind in launch.kinds if kind in (RAISED, HUNG)), None)
     if stopped is None:
         return None
-    return [SanitizerRun(tool=tool, status=SKIPPED, reason=f"not run: a launch {stopped}") for tool in tools]
+    return [SanitizedLaunch(tool=tool, status=SKIPPED, reason=f"not run: a launch {stopped}") for tool in tools]
 
 
 # --- the child ---------------------------------------------------------------------------------

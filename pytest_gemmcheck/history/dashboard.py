@@ -322,7 +322,7 @@ def worst_tiles_of(engine: Engine, result_id: int) -> dict | None:
 
 
 def sanitize_of(engine: Engine, result_ids: list[int]) -> dict[int, list[dict]]:
-    """The recorded compute-sanitizer runs of these results (``SanitizerRun.to_dict()`` each),
+    """The recorded compute-sanitizer runs of these results (``SanitizedLaunch.to_dict()`` each),
     for the results that have any."""
     found: dict[int, list[dict]] = {}
     ids = sorted(set(result_ids))

@@ -135,7 +135,7 @@ result_table = Table(
     Column("contended", Boolean),  # NULL: not known (no GPU monitor)
     Column("contention", JSON),  # what was seen on its GPU, start and end
     Column("worst_tiles", JSON),  # the worst launch's wrong elements per tile
-    # one launch under each compute-sanitizer tool (records.sanitize.SanitizerRun), and the error-severity
+    # one launch under each compute-sanitizer tool (records.sanitize.SanitizedLaunch), and the error-severity
     # reports on the kernel under test among them: shown, or counted past --print-limit
     Column("sanitize", JSON),
     Column("hazards", COUNT),

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import result_text
-from .sanitize import HAZARD, SanitizerRun
+from .sanitize import HAZARD, SanitizedLaunch
 
 # Failure kinds of one launch, most severe first. A launch is bad when it has any.
 RAISED = "raised"  # the kernel raised
@@ -122,7 +122,7 @@ class CaseResult:
     consensus_checksum: int | None = None  # of the consensus output (compared across processes)
     contention: dict[str, Any] = field(default_factory=dict)  # other work on the GPU at start and end (contention.py)
     worst_tiles: dict[str, Any] = field(default_factory=dict)  # the worst launch's wrong elements per tile (a grid)
-    sanitize: list[SanitizerRun] = field(default_factory=list)  # one launch under each compute-sanitizer tool
+    sanitize: list[SanitizedLaunch] = field(default_factory=list)  # one launch under each compute-sanitizer tool
     collective: str | None = None  # all_reduce / reduce_scatter / all_gather: launches of every rank
     world_size: int = 1  # the ranks of a collective case
 
@@ -154,7 +154,7 @@ class CaseResult:
         return max((launch.differing or 0 for launch in self.launches), default=0)
 
     @property
-    def hazards(self) -> list[SanitizerRun]:
+    def hazards(self) -> list[SanitizedLaunch]:
         """The sanitizer runs that reported an error-severity hazard on the kernel under test."""
         return [run for run in self.sanitize if run.has_hazard]
 
@@ -221,7 +221,7 @@ class CaseResult:
         data = dict(data)
         kind = _TYPES[data.pop("type", "launched")]
         launches = [LaunchRecord(**launch) for launch in data.pop("launches", [])]
-        sanitize = [SanitizerRun.from_dict(run) for run in data.pop("sanitize", [])]
+        sanitize = [SanitizedLaunch.from_dict(run) for run in data.pop("sanitize", [])]
         return kind(**data, launches=launches, sanitize=sanitize)
 
 

@@ -1,5 +1,5 @@
 """What compute-sanitizer found in one launch: a report (``SanitizerFinding``) and one tool's
-outcome (``SanitizerRun``), as plain records whose ``to_dict`` is JSON and whose ``from_dict``
+outcome (``SanitizedLaunch``), as plain records whose ``to_dict`` is JSON and whose ``from_dict``
 gives back an equal record."""
 
 from __future__ import annotations
@@ -192,7 +192,7 @@ class SanitizerFinding(_Record):
 
 
 @dataclass(frozen=True)
-class SanitizerRun(_Record):
+class SanitizedLaunch(_Record):
     """One tool's run of a case's launch under compute-sanitizer."""
 
     tool: str
@@ -253,7 +253,7 @@ class SanitizerRun(_Record):
         return text if printed_all else f"{text}, {self.shown} shown"
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "SanitizerRun":
+    def from_dict(cls, data: dict[str, Any]) -> "SanitizedLaunch":
         values = _fields(cls, data)
         _choose(values, "tool", TOOLS)
         _choose(values, "status", STATUSES)

@@ -91,11 +91,11 @@ def case_record(case) -> dict:
 def sanitizer_words(runs: list[dict]) -> str:
     """A result's compute-sanitizer runs in a few words: 'racecheck hazard, memcheck clean',
     'racecheck skipped'."""
-    from ..records.sanitize import SanitizerRun
+    from ..records.sanitize import SanitizedLaunch
 
     words = []
     for data in runs:
-        run = SanitizerRun.from_dict(data)
+        run = SanitizedLaunch.from_dict(data)
         state = "hazard" if run.has_hazard else ({"ran": "clean", "timed_out": "timed out"}.get(run.status, run.status))
         if run.status == "ran" and not run.has_hazard and run.warnings:
             state = f"{run.warnings:,} warning{'s' if run.warnings != 1 else ''}"
@@ -106,7 +106,7 @@ def sanitizer_words(runs: list[dict]) -> str:
 def case_runs_table(engine, selection: Selection, *, limit: int = 50) -> Table:
     """The selected cases' runs, newest first; the case column tells apart the cases a key
     prefix matched."""
-    from ..records.sanitize import SanitizerRun
+    from ..records.sanitize import SanitizedLaunch
 
     rows, records = [], []
     found = case_runs(engine, selection, limit=limit)
@@ -124,7 +124,7 @@ def case_runs_table(engine, selection: Selection, *, limit: int = 50) -> Table:
                         "rate_high": high, "worst_wrong": result.worst_wrong,
                         "worst_differing": result.worst_differing, "hazards": result.hazards,
                         "sanitize": [{"tool": run.tool, "status": run.status, "hazard": run.has_hazard,
-                                      "summary": run.summary()} for run in map(SanitizerRun.from_dict, runs)],
+                                      "summary": run.summary()} for run in map(SanitizedLaunch.from_dict, runs)],
                         "verdict": result.verdict, "kinds": [kind for kind in result.kinds.split(",") if kind]})
     return Table(["case", "run", "started", "status", "tag", "revision", "arch", "bad", "rate (95%)", "worst",
                   "differing", "sanitizer", "verdict", "kinds"], rows, records=records,

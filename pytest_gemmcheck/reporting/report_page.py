@@ -16,7 +16,7 @@ from pathlib import Path
 from ..history.dashboard import cases, launches_of, results, sanitize_of, worst_tiles_of
 from ..history.selection import Selection
 from ..judging.stats import rate_interval
-from ..records.sanitize import SanitizerRun
+from ..records.sanitize import SanitizedLaunch
 from .history_table import history_table, worst_verdict
 from .html import CaseDetail, CaseRow, LaunchBar, Report, RunPoint, TileMap, render, run_label
 
@@ -77,7 +77,7 @@ def build_report(engine, selection: Selection, *, database: str, run: int | None
             launches = [LaunchBar(index=l.index, wrong=l.wrong, nonfinite=l.nonfinite, differing=l.differing,
                                   kinds=[kind for kind in l.kinds.split(",") if kind]) for l in launches_of(engine, worst.id)]
             tiles, differing = tile_maps(worst_tiles_of(engine, worst.id))
-            sanitizer = [SanitizerRun.from_dict(data).summary()
+            sanitizer = [SanitizedLaunch.from_dict(data).summary()
                          for runs in sanitize_of(engine, [r.id for r in by_run[chosen]]).values() for data in runs]
         details.append(CaseDetail(row=case_row, series=series, run_id=chosen, launches=launches, tiles=tiles,
                                   differing=differing, sanitizer=sanitizer))

@@ -2,7 +2,7 @@
 launches said, warnings are stated and never fail, a run that did not run to a report is
 stated (never a silent pass) and, under require_sanitize, fails the test as an unmet
 requirement with the verdict left as the launches say. Results built by hand with
-SanitizerRun records, judged directly and through conclude()."""
+SanitizedLaunch records, judged directly and through conclude()."""
 
 import dataclasses
 import types
@@ -13,7 +13,7 @@ from pytest_gemmcheck.judging.conclude import conclude
 from pytest_gemmcheck.judging.verdict import KNOWN_BAD, PASS, REGRESSION, judge, unmet_requirements
 from pytest_gemmcheck.records.result import CaseResult, LaunchRecord
 from pytest_gemmcheck.records.sanitize import (ERROR, RACE_HAZARD, RAN, SKIPPED, TIMED_OUT, WARNING, Access,
-                                               SanitizerFinding, SanitizerRun)
+                                               SanitizerFinding, SanitizedLaunch)
 
 FINDING = SanitizerFinding(
     tool="racecheck", kind=RACE_HAZARD, severity=ERROR, text="Potential RAW hazard detected", kernel="tail_gemm",
@@ -21,13 +21,13 @@ FINDING = SanitizerFinding(
     accesses=(Access("Write", "tail_gemm", "0x5620", thread=(8, 0, 0)),
               Access("Read", "tail_gemm", "0x6250", thread=(64, 0, 0))))
 WARNED = dataclasses.replace(FINDING, severity=WARNING, hazard="WAR")
-HAZARD_RUN = SanitizerRun(tool="racecheck", status=RAN, seconds=9.1, shown=2, errors=2, total_errors=2,
+HAZARD_RUN = SanitizedLaunch(tool="racecheck", status=RAN, seconds=9.1, shown=2, errors=2, total_errors=2,
                           total_warnings=0, tally={FINDING.label(): 2}, findings=(FINDING, FINDING))
-WARNING_RUN = SanitizerRun(tool="racecheck", status=RAN, shown=1, warnings=1, total_errors=0, total_warnings=1,
+WARNING_RUN = SanitizedLaunch(tool="racecheck", status=RAN, shown=1, warnings=1, total_errors=0, total_warnings=1,
                            tally={WARNED.label(): 1}, findings=(WARNED,))
-CLEAN_RUN = SanitizerRun(tool="memcheck", status=RAN, total_errors=0)
-SKIPPED_RUN = SanitizerRun(tool="racecheck", status=SKIPPED, reason="no compute-sanitizer on a CPU device")
-TIMED_OUT_RUN = SanitizerRun(tool="memcheck", status=TIMED_OUT, reason="killed after 600 s")
+CLEAN_RUN = SanitizedLaunch(tool="memcheck", status=RAN, total_errors=0)
+SKIPPED_RUN = SanitizedLaunch(tool="racecheck", status=SKIPPED, reason="no compute-sanitizer on a CPU device")
+TIMED_OUT_RUN = SanitizedLaunch(tool="memcheck", status=TIMED_OUT, reason="killed after 600 s")
 
 
 def result_with(runs, bad: int = 0, launches: int = 12) -> CaseResult:

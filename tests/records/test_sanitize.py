@@ -6,7 +6,7 @@ import pytest
 
 from pytest_gemmcheck.records.sanitize import (API, ERROR, FAILED, HAZARD, MEMORY, RACE, RACE_HAZARD, RAN,
                                                SKIPPED, STATUSES, TIMED_OUT, TOOLS, UNKNOWN, WARNING, Access,
-                                               Allocation, SanitizerFinding, SanitizerRun)
+                                               Allocation, SanitizerFinding, SanitizedLaunch)
 
 HAZARD_FINDING = SanitizerFinding(
     tool="racecheck", kind=RACE_HAZARD, severity=ERROR, text="Potential RAW hazard detected", kernel="tail_gemm",
@@ -38,22 +38,22 @@ def test_a_finding_survives_json(finding):
 
 
 def test_a_run_survives_json():
-    run = SanitizerRun(tool="memcheck", status=RAN, reason="the child then exited with status 1", seconds=6.63,
+    run = SanitizedLaunch(tool="memcheck", status=RAN, reason="the child then exited with status 1", seconds=6.63,
                        exit_status=1, shown=4, errors=1, api_errors=3, total_errors=4,
                        tally={MEMORY_FINDING.label(): 1, API_FINDING.label(): 3}, tail="Traceback ...",
                        findings=(MEMORY_FINDING, API_FINDING))
-    assert SanitizerRun.from_dict(json.loads(json.dumps(run.to_dict()))) == run
+    assert SanitizedLaunch.from_dict(json.loads(json.dumps(run.to_dict()))) == run
 
 
 @pytest.mark.parametrize("change, message", [
     ({"tool": "helgrind"}, "tool must be one of racecheck, memcheck, synccheck, initcheck, got 'helgrind'"),
     ({"status": "passed"}, "status must be one of ran, skipped, timed_out, failed, got 'passed'"),
-    ({"colour": "red"}, "unknown field(s) of a SanitizerRun record: colour"),
+    ({"colour": "red"}, "unknown field(s) of a SanitizedLaunch record: colour"),
 ])
 def test_a_bad_run_record_is_refused_in_one_line(change, message):
-    data = dict(SanitizerRun(tool="racecheck", status=RAN).to_dict(), **change)
+    data = dict(SanitizedLaunch(tool="racecheck", status=RAN).to_dict(), **change)
     with pytest.raises(ValueError) as raised:
-        SanitizerRun.from_dict(data)
+        SanitizedLaunch.from_dict(data)
     assert str(raised.value) == message
 
 
@@ -68,11 +68,11 @@ def test_a_bad_finding_record_is_refused_in_one_line(change, message):
         SanitizerFinding.from_dict(dict(HAZARD_FINDING.to_dict(), **change))
     assert str(raised.value) == message
     with pytest.raises(ValueError, match="must be a dict, got list"):
-        SanitizerRun.from_dict([])
+        SanitizedLaunch.from_dict([])
 
 
 def test_the_summary_names_the_hazard_its_place_and_the_totals():
-    run = SanitizerRun(tool="racecheck", status=RAN, shown=100, errors=100, total_errors=114690,
+    run = SanitizedLaunch(tool="racecheck", status=RAN, shown=100, errors=100, total_errors=114690,
                        total_warnings=0, tally={HAZARD_FINDING.label(): 2}, findings=(HAZARD_FINDING,))
     assert run.summary() == ("racecheck: 2 RAW hazards (cp.async synchronization) in tail_gemm at __shared__ 0x22a0, "
                              "block (3,4,0), 114,690 errors, 0 warnings, 100 shown")
@@ -97,32 +97,32 @@ def test_a_finding_describes_itself_with_its_threads_and_allocation():
 
 
 @pytest.mark.parametrize("run, line, hazard", [
-    (SanitizerRun(tool="racecheck", status=RAN, total_errors=0, total_warnings=0),
+    (SanitizedLaunch(tool="racecheck", status=RAN, total_errors=0, total_warnings=0),
      "racecheck: clean (0 errors, 0 warnings)", False),
-    (SanitizerRun(tool="memcheck", status=RAN, total_errors=0), "memcheck: clean (0 errors)", False),
-    (SanitizerRun(tool="racecheck", status=SKIPPED, reason="no compute-sanitizer on PATH"),
+    (SanitizedLaunch(tool="memcheck", status=RAN, total_errors=0), "memcheck: clean (0 errors)", False),
+    (SanitizedLaunch(tool="racecheck", status=SKIPPED, reason="no compute-sanitizer on PATH"),
      "racecheck: skipped: no compute-sanitizer on PATH", False),
-    (SanitizerRun(tool="initcheck", status=TIMED_OUT, reason="initcheck did not finish within 5 s"),
+    (SanitizedLaunch(tool="initcheck", status=TIMED_OUT, reason="initcheck did not finish within 5 s"),
      "initcheck: timed out: initcheck did not finish within 5 s", False),
-    (SanitizerRun(tool="synccheck", status=FAILED, reason="the child exited with status 1"),
+    (SanitizedLaunch(tool="synccheck", status=FAILED, reason="the child exited with status 1"),
      "synccheck: failed: the child exited with status 1", False),
     # the errors beyond --print-limit fail it though every record shown is a warning
-    (SanitizerRun(tool="racecheck", status=RAN, shown=1, warnings=1, unshown_errors=115200, total_errors=115200,
+    (SanitizedLaunch(tool="racecheck", status=RAN, shown=1, warnings=1, unshown_errors=115200, total_errors=115200,
                   total_warnings=15872, findings=(SanitizerFinding(
                       tool="racecheck", kind=RACE_HAZARD, severity=WARNING, text="Potential RAW hazard detected",
                       kernel="tail_gemm", hazard="RAW", space="__shared__", address="0x2000"),)),
      "racecheck: 1 RAW hazard (warning severity) in tail_gemm at __shared__ 0x2000, 115,200 errors, "
      "15,872 warnings, 1 shown", True),
     # a failed run is no hazard whatever it counted: the step failed, and says why
-    (SanitizerRun(tool="memcheck", status=FAILED, errors=1, reason="the report breaks off"),
+    (SanitizedLaunch(tool="memcheck", status=FAILED, errors=1, reason="the report breaks off"),
      "memcheck: failed: the report breaks off", False),
-    (SanitizerRun(tool="memcheck", status=RAN, shown=3, dropped=3, total_errors=3),
+    (SanitizedLaunch(tool="memcheck", status=RAN, shown=3, dropped=3, total_errors=3),
      "memcheck: clean: no report on the kernel under test (3 errors in all; 3 reports on the harness's kernels "
      "left out)", False),
-    (SanitizerRun(tool="memcheck", status=RAN, shown=1, api_errors=1, total_errors=1, findings=(API_FINDING,)),
+    (SanitizedLaunch(tool="memcheck", status=RAN, shown=1, api_errors=1, total_errors=1, findings=(API_FINDING,)),
      "memcheck: 1 CUDA API error (cudaErrorLaunchFailure in cudaDeviceSynchronize), 1 error (1 CUDA API error "
      "among them)", False),
-    (SanitizerRun(tool="initcheck", status=RAN, shown=4, dropped=4, unshown_errors=1020, total_errors=1024),
+    (SanitizedLaunch(tool="initcheck", status=RAN, shown=4, dropped=4, unshown_errors=1020, total_errors=1024),
      "initcheck: 1,020 errors beyond the 4 reports shown (1,024 errors, 4 shown); 4 reports on the harness's "
      "kernels left out", True),
 ])

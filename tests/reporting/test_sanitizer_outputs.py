@@ -1,7 +1,7 @@
 """compute-sanitizer runs in every output, through real sessions: the terminal lines, the
 failure, JUnit properties, the markdown summary, the JSON file, and the history read back
 (history, a case's runs, compare, the report page). No GPU here: a conftest gives each result
-its sanitizer runs (SanitizerRun records) just before it is judged, where the sanitizer step
+its sanitizer runs (SanitizedLaunch records) just before it is judged, where the sanitizer step
 puts them."""
 
 import json
@@ -13,16 +13,16 @@ import pytest
 
 from pytest_gemmcheck.cli import main as gemmcheck
 from pytest_gemmcheck.records.sanitize import (ERROR, MEMORY, RAN, SKIPPED, Allocation, SanitizerFinding,
-                                               SanitizerRun)
+                                               SanitizedLaunch)
 
 OUT_OF_BOUNDS = SanitizerFinding(
     tool="memcheck", kind=MEMORY, severity=ERROR, text="Invalid __global__ write of size 4 bytes is out of bounds",
     kernel="write_past", pc="0xc0", block=(3, 0, 0), thread=(232, 0, 0), space="__global__",
     address="0x7fca0a800fa0", size=4, direction="write", error="out of bounds",
     allocation=Allocation("0x7fca0a800000", 4000, "after", 1), record="Precise")
-MEMCHECK_ERROR = SanitizerRun(tool="memcheck", status=RAN, seconds=6.6, shown=1, errors=1, total_errors=1,
+MEMCHECK_ERROR = SanitizedLaunch(tool="memcheck", status=RAN, seconds=6.6, shown=1, errors=1, total_errors=1,
                               tally={OUT_OF_BOUNDS.label(): 1}, findings=(OUT_OF_BOUNDS,))
-RACECHECK_SKIPPED = SanitizerRun(tool="racecheck", status=SKIPPED, reason="no compute-sanitizer on a CPU device")
+RACECHECK_SKIPPED = SanitizedLaunch(tool="racecheck", status=SKIPPED, reason="no compute-sanitizer on a CPU device")
 
 CONFTEST = textwrap.dedent('''
     import json
@@ -31,13 +31,13 @@ CONFTEST = textwrap.dedent('''
     import pytest
 
     import pytest_gemmcheck.case.case as case_module
-    from pytest_gemmcheck.records.sanitize import SanitizerRun
+    from pytest_gemmcheck.records.sanitize import SanitizedLaunch
 
 
     @pytest.fixture(autouse=True)
     def sanitized(monkeypatch):
         """Each result gets the runs of $SANITIZE_RUNS before it is judged."""
-        runs = [SanitizerRun.from_dict(data) for data in json.loads(os.environ.get("SANITIZE_RUNS", "[]"))]
+        runs = [SanitizedLaunch.from_dict(data) for data in json.loads(os.environ.get("SANITIZE_RUNS", "[]"))]
         judge = case_module.conclude
 
         def conclude(result, *args, **kwargs):

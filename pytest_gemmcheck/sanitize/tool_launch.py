@@ -1,4 +1,4 @@
-"""One tool's run of a child command under compute-sanitizer, and its outcome as a record.
+"""One launch of a child command under a compute-sanitizer tool, and its outcome as a record.
 
 What decides is the report, not the exit status: a kernel fault that memcheck reports also aborts
 the kernel, and the child then fails ("unspecified launch failure", exit status 1; 6 when it
@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from ..records.sanitize import (API, ERROR, FAILED, RAN, SKIPPED, TIMED_OUT, WARNING, SanitizerFinding,
-                                SanitizerRun)
+                                SanitizedLaunch)
 from .invocation import build_command, child_environment
 from .harness import is_harness
 from .locate import SanitizerBinary, SanitizerUnavailable, locate
@@ -31,13 +31,13 @@ _EXCEPTION = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt)(:|$)"
 
 
 def run_tools(tools: Sequence[str], child: Sequence[str], *, timeout: float, platform: str = "cuda",
-              environ: Mapping[str, str] | None = None, **options) -> list[SanitizerRun]:
+              environ: Mapping[str, str] | None = None, **options) -> list[SanitizedLaunch]:
     """Each tool's run of ``child`` (options as ``run_tool``'s); every tool skipped, with the
     reason, where there is no compute-sanitizer for ``platform``."""
     try:
         binary = locate(platform, environ)
     except SanitizerUnavailable as exc:
-        return [SanitizerRun(tool=tool, status=SKIPPED, reason=str(exc)) for tool in tools]
+        return [SanitizedLaunch(tool=tool, status=SKIPPED, reason=str(exc)) for tool in tools]
     return [run_tool(tool, child, binary=binary, timeout=timeout, environ=environ, **options) for tool in tools]
 
 
@@ -45,7 +45,7 @@ def run_tool(tool: str, child: Sequence[str], *, binary: SanitizerBinary, timeou
              racecheck_report: str | None = None, print_limit: int | None = None, backtraces: bool = True,
              exclude_kernels: Sequence[str] = (), harness_kernels: Sequence[str] = (),
              evidence: int = EVIDENCE, environ: Mapping[str, str] | None = None, cwd: str | None = None,
-             launch_marker: str | None = LAUNCH_MARKER) -> SanitizerRun:
+             launch_marker: str | None = LAUNCH_MARKER) -> SanitizedLaunch:
     """``child`` run once under ``binary --tool TOOL``, for at most ``timeout`` seconds.
 
     ``exclude_kernels``: substrings of mangled kernel names the tool does not check;
@@ -64,18 +64,18 @@ def run_tool(tool: str, child: Sequence[str], *, binary: SanitizerBinary, timeou
 
 
 def conclude(tool: str, finished: Finished, save: Path, *, timeout: float, harness_kernels: Sequence[str] = (),
-             evidence: int = EVIDENCE, launch_marker: str | None = LAUNCH_MARKER) -> SanitizerRun:
+             evidence: int = EVIDENCE, launch_marker: str | None = LAUNCH_MARKER) -> SanitizedLaunch:
     """What one finished (or killed) run of compute-sanitizer amounts to."""
     seconds = round(finished.seconds, 2)
     if finished.error is not None:
-        return SanitizerRun(tool=tool, status=FAILED, seconds=seconds,
+        return SanitizedLaunch(tool=tool, status=FAILED, seconds=seconds,
                             reason=f"compute-sanitizer could not be started: {finished.error}")
     totals = read_totals(finished.stdout)
     common = dict(tool=tool, seconds=seconds, exit_status=finished.exit_status,
                   total_errors=totals.errors, total_warnings=totals.warnings)
     failed = dict(common, tail=_tail(finished))
     if finished.timed_out:
-        return SanitizerRun(status=TIMED_OUT, reason=f"{tool} did not finish within {timeout:g} s; "
+        return SanitizedLaunch(status=TIMED_OUT, reason=f"{tool} did not finish within {timeout:g} s; "
                             "compute-sanitizer and the child were killed", **failed)
     counted = _Count(harness_kernels, evidence)
     problem = None
@@ -92,17 +92,17 @@ def conclude(tool: str, finished: Finished, save: Path, *, timeout: float, harne
     status = finished.exit_status
     if counted.shown:  # the reports decide, whatever the exit status
         reason = "; ".join(filter(None, (problem, _after(status, finished))))
-        return SanitizerRun(status=RAN, reason=reason, **counted.fields(totals.errors), **(failed if status else common))
+        return SanitizedLaunch(status=RAN, reason=reason, **counted.fields(totals.errors), **(failed if status else common))
     if not launched:
         said = f"exited with status {status}" if status else "exited"
-        return SanitizerRun(status=FAILED, reason=f"the child {said} before the launch{_said(finished)}", **failed)
+        return SanitizedLaunch(status=FAILED, reason=f"the child {said} before the launch{_said(finished)}", **failed)
     if problem:
         reason = "; ".join(filter(None, (problem, _after(status, finished, then=""))))
-        return SanitizerRun(status=FAILED, reason=reason, **failed)
+        return SanitizedLaunch(status=FAILED, reason=reason, **failed)
     if status:
-        return SanitizerRun(status=FAILED, reason=f"the child exited with status {status} and {tool} "
+        return SanitizedLaunch(status=FAILED, reason=f"the child exited with status {status} and {tool} "
                             f"reported nothing{_said(finished)}", **failed)
-    return SanitizerRun(status=RAN, **counted.fields(totals.errors), **common)
+    return SanitizedLaunch(status=RAN, **counted.fields(totals.errors), **common)
 
 
 class _Count:

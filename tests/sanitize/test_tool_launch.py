@@ -9,7 +9,7 @@ import pytest
 from pytest_gemmcheck.records.sanitize import API, FAILED, MEMORY, RAN, SKIPPED, TIMED_OUT
 from pytest_gemmcheck.sanitize import locate as locate_module
 from pytest_gemmcheck.sanitize.locate import SanitizerBinary
-from pytest_gemmcheck.sanitize.tool_run import LAUNCH_MARKER, run_tool, run_tools
+from pytest_gemmcheck.sanitize.tool_launch import LAUNCH_MARKER, run_tool, run_tools
 
 ACCELERATOR_ERROR = "torch.AcceleratorError: CUDA error: unspecified launch failure"
 
