@@ -25,6 +25,8 @@ import pytest
 import pytest_gemmcheck
 from release_build import ROOT, build_dists
 
+pytestmark = pytest.mark.slow  # builds the wheel and a fresh environment that installs it
+
 TORCH = "torch==2.13.0"  # the Makefile's CPU build
 DOWNSTREAM = ROOT / "examples" / "downstream"
 # pip's words for a package it could not fetch because there is no network

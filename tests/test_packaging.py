@@ -17,6 +17,8 @@ import pytest
 import pytest_gemmcheck
 from release_build import build_dists
 
+pytestmark = pytest.mark.slow  # builds the sdist and the wheel with python -m build
+
 BASE_URL = "https://github.com/pytest-gemmcheck/pytest-gemmcheck"
 PACKAGE = "pytest_gemmcheck"
 
