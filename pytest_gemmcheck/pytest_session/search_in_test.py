@@ -50,7 +50,7 @@ def calls_search(function, fixture: str = "gemmcheck") -> bool:
 def _digest(req: Request) -> str:
     from ..searching.entry import case_record
 
-    return req.space.digest(req.kernel, case_record(req.case_kwargs)).hex()
+    return req.space.digest(req.kernel, case_record(req.case_kwargs, identified=True)).hex()
 
 
 def search_in_test(session, context, kernel: str, make_launch: Callable, *, db=SESSION,

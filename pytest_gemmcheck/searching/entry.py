@@ -173,11 +173,13 @@ def launches_of(req: Request, settings) -> int:
     return repeat if isinstance(repeat, int) else DEFAULTS.repeat
 
 
-def case_record(case_kwargs: dict[str, Any]) -> dict[str, Any]:
-    """The probes' other case keywords as plain data, for the paste line and the example
-    database's key (the device is where it ran, not what it is)."""
-    from ..case.case import reference_name
+def case_record(case_kwargs: dict[str, Any], *, identified: bool = False) -> dict[str, Any]:
+    """The probes' other case keywords as plain data, for the paste line (a reference by its
+    name) or, ``identified``, the example database's key (a reference by what it computes, as
+    the case key has it, so two lambdas of one test keep their examples apart); the device is
+    where it ran, not what it is."""
     from ..case.identity import dtype_name, out_dtype
+    from ..case.reference_identity import reference_identity, reference_name
 
     record = {}
     for name, value in case_kwargs.items():
@@ -186,7 +188,7 @@ def case_record(case_kwargs: dict[str, Any]) -> dict[str, Any]:
         if name == "out_dtype":
             value = dtype_name(out_dtype(value))
         elif name == "reference":
-            value = reference_name(value)
+            value = reference_identity(value) if identified else reference_name(value)
         elif name == "tile" and not isinstance(value, str):
             value = "x".join(str(int(edge)) for edge in value)
         record[name] = value
@@ -211,7 +213,8 @@ def example_folder(rootdir: Path) -> Path:
 def run(req: Request, probe: Callable[..., Outcome], settings, *, database: Path | None) -> SearchResult:
     return Search(kernel=req.kernel, space=req.space, probe=probe, operand_bytes=operand_bytes,
                   examples=req.examples, seed=req.seed, budget=req.budget, database=database,
-                  case=case_record(req.case_kwargs), repeat=launches_of(req, settings), alpha=settings.alpha).run()
+                  case=case_record(req.case_kwargs), examples_key=case_record(req.case_kwargs, identified=True),
+                  repeat=launches_of(req, settings), alpha=settings.alpha).run()
 
 
 def search_in_session(context, rootdir: Path | None, kernel: str, make_launch: Callable, **arguments) -> SearchResult:

@@ -63,7 +63,8 @@ class Search:
     seed: int
     budget: float | None = None  # seconds for the whole search
     database: Path | None = None  # the example database's directory; None: none
-    case: dict = field(default_factory=dict)  # the probes' other case keywords (part of the database key)
+    case: dict = field(default_factory=dict)  # the probes' other case keywords, as the paste line names them
+    examples_key: dict | None = None  # those keywords in the example database's key (None: ``case``)
     repeat: int = DEFAULTS.repeat  # a probe's launches, when it runs them all: what evidence is counted in
     alpha: float = DEFAULTS.alpha  # of the test that a boundary is more than luck
 
@@ -78,7 +79,7 @@ class Search:
         self.error: BaseException | None = None
         self.phase = "search"
         self.replayed = 0
-        self.store = Examples(self.database, self.space.digest(self.kernel, self.case), self.space)
+        self.store = Examples(self.database, self.space.digest(self.kernel, self.examples_key or self.case), self.space)
 
     # --- probes ---------------------------------------------------------------------------
     def state(self, config: Config) -> bool | None:

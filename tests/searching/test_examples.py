@@ -8,6 +8,7 @@ import pytest
 
 import pytest_gemmcheck as gc
 from gemmcheck_dev import search_region_kernels as regions
+from pytest_gemmcheck.case.quant import quant_mode
 from pytest_gemmcheck.searching.examples import SearchWarning
 
 AXES = dict(m=(1, 256, 1), n=64, k=(128, 512, 128))
@@ -70,3 +71,20 @@ def test_a_search_that_stores_nothing_says_nothing(tmp_path, recwarn):
                       db=tmp_path / "history.db")
     assert found.minimal is None and found.notes == []
     assert not [w for w in recwarn if issubclass(w.category, SearchWarning)]
+
+
+def plain_product(x):
+    mode = quant_mode(x.quant)
+    return mode.dequantize_a(x, slice(None)) @ mode.dequantize_b(x).t()
+
+
+def labelled(label):
+    """References made in one place that compute the same, told apart by what they capture."""
+    return lambda x: plain_product(x) if label else None
+
+
+def test_references_made_in_one_place_keep_their_examples_apart(tmp_path):
+    first = search(tmp_path, reference=labelled("a"))
+    assert first.minimal is not None and stored_files(tmp_path)
+    assert search(tmp_path, reference=labelled("b")).replayed == 0  # another reference: another key
+    assert search(tmp_path, reference=labelled("a")).replayed >= 1
