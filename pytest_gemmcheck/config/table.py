@@ -280,7 +280,8 @@ class Option:
 OPTIONS: tuple[Option, ...] = (
     Option("repeat", parse_repeat, 12, "launches per case, each into a freshly NaN-poisoned output (12: the "
            "protocol that caught the tail race); 'auto' launches until the rate's 95% upper bound is below "
-           "--gemmcheck-target-rate or --gemmcheck-budget seconds pass", "N|auto", marker=True),
+           "--gemmcheck-target-rate (a pass), its lower bound above it (a failure), or --gemmcheck-budget "
+           "seconds pass", "N|auto", marker=True),
     Option("target-rate", parse_target_rate, 0.01,
            "with --gemmcheck-repeat=auto: stop once the bad-launch rate is shown below this", "RATE"),
     Option("budget", parse_budget, 60.0, "with --gemmcheck-repeat=auto: seconds of launching per case at most",
