@@ -24,6 +24,7 @@ _LAZY = {
     "LaunchError": "pytest_gemmcheck.errors",
     "search": "pytest_gemmcheck.api",
     "SearchResult": "pytest_gemmcheck.searching.search_result",
+    "SearchWarning": "pytest_gemmcheck.searching.examples",
 }
 
 __all__ = ["__version__", *_LAZY]
