@@ -36,8 +36,20 @@ from .errors import CommandError, GemmcheckError
 
 def build_parser() -> argparse.ArgumentParser:
     from . import __version__
-    from .commands import (arguments, bisect, compare, coverage, db, explain, goldens_export, history, lint, report,
-                           runs, selftest)
+    from .commands import (
+        arguments,
+        bisect,
+        compare,
+        coverage,
+        db,
+        explain,
+        goldens_export,
+        history,
+        lint,
+        report,
+        runs,
+        selftest,
+    )
 
     parser = argparse.ArgumentParser(prog="gemmcheck", description="pytest-gemmcheck's history and tools")
     parser.add_argument("--version", action="version", version=f"gemmcheck {__version__}")

@@ -3,13 +3,17 @@ import sys
 from pathlib import Path
 
 import pytest
-# Imported before any in-process pytester run: pytester restores sys.modules after each run,
-# and torch's C extension cannot be imported a second time in one process.
-import torch  # noqa: F401
+
 # the same for modules whose import registers global state (a second import warns)
 import sqlalchemy.dialects.postgresql  # noqa: F401,E402
 import sqlalchemy.dialects.sqlite  # noqa: F401,E402
+
+# Imported before any in-process pytester run: pytester restores sys.modules after each run,
+# and torch's C extension cannot be imported a second time in one process.
+import torch  # noqa: F401
+
 import pytest_gemmcheck.history.engine  # noqa: F401,E402
+
 try:
     import psycopg  # noqa: F401
 except ImportError:  # PostgreSQL tests skip without the driver

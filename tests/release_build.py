@@ -75,7 +75,8 @@ def _build(work: Path) -> Dists:
     if done.returncode != 0:
         raise AssertionError(f"python -m build failed (exit {done.returncode}):\n{log[-6000:]}")
     sdists, wheels = sorted(outdir.glob("*.tar.gz")), sorted(outdir.glob("*.whl"))
-    assert len(sdists) == 1 and len(wheels) == 1, f"expected one sdist and one wheel in {outdir}: {sorted(outdir.iterdir())}"
+    assert len(sdists) == 1 and len(wheels) == 1, \
+        f"expected one sdist and one wheel in {outdir}: {sorted(outdir.iterdir())}"
     left = sorted(str(path) for path in watched if path.exists() and path not in before)
     return Dists(source, sdists[0], wheels[0], time.monotonic() - started, isolation, log, left)
 

@@ -9,11 +9,11 @@ import textwrap
 
 import pytest
 import torch
-
 from kernels import FaultInjector, tiled_gemm
+
 from pytest_gemmcheck import api
-from pytest_gemmcheck.records.result import CaseResult
 from pytest_gemmcheck.errors import GemmcheckError, GemmcheckFailure
+from pytest_gemmcheck.records.result import CaseResult
 
 
 def run_once(s, bad=frozenset(), repeat=6, **case):
@@ -89,8 +89,8 @@ def test_a_script_and_a_pytest_session_share_one_history(pytester, examples_dir,
 
 
 @pytest.mark.parametrize("options,words", [
-    (dict(repeat=0), "gemmcheck.session(repeat=0): expected a whole number of launches from 1 to 1,000,000 or 'auto', got 0 "
-                     "(the option --gemmcheck-repeat)"),
+    (dict(repeat=0), "gemmcheck.session(repeat=0): expected a whole number of launches from 1 to 1,000,000 "
+                     "or 'auto', got 0 (the option --gemmcheck-repeat)"),
     (dict(rtol="5%"), "gemmcheck.session(rtol='5%'): expected a relative tolerance"),
     (dict(repet=3), "gemmcheck.session() has no option 'repet'"),
     (dict(processes=4), "gemmcheck.session() has no option 'processes'"),

@@ -21,9 +21,9 @@ import time
 from pathlib import Path
 
 import pytest
+from release_build import ROOT, build_dists
 
 import pytest_gemmcheck
-from release_build import ROOT, build_dists
 
 pytestmark = pytest.mark.slow  # builds the wheel and a fresh environment that installs it
 
@@ -118,8 +118,8 @@ def test_downstream_repo_runs_against_the_wheel(dists, tmp_path):
     assert f"gemmcheck-{pytest_gemmcheck.__version__}" in output  # pytest's "plugins:" header line
     assert re.search(r"^-+ gemmcheck -+$", output, re.M), output[-6000:]
     for shape in ("256x512x256", "512x256x512"):
-        assert re.search(rf"^PASS +torch_ptpc_gemm ptpc {shape} tile 128x128: 0/12 launches bad\n +rate < 22\.1% \(95%\)",
-                         output, re.M), output[-6000:]
+        assert re.search(rf"^PASS +torch_ptpc_gemm ptpc {shape} tile 128x128: 0/12 launches bad\n"
+                         r" +rate < 22\.1% \(95%\)", output, re.M), output[-6000:]
     assert re.search(r"\b2 passed\b", output), output[-3000:]
     assert "failed" not in output.splitlines()[-1], output[-3000:]
     database = repo / ".gemmcheck" / "history.db"

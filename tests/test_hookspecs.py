@@ -109,7 +109,8 @@ def test_every_extension_point_from_a_downstream_conftest(downstream, tmp_path):
         {"kernel": "gemm_gelu", "verdict": "regression", "bad": 3}]
     with sqlite3.connect(db) as connection:
         extra = connection.execute("SELECT extra FROM stack").fetchone()[0]
-        keys = connection.execute('SELECT count(DISTINCT key) FROM "case" WHERE kernel = ?', ("gemm_gelu",)).fetchone()[0]
+        keys = connection.execute('SELECT count(DISTINCT key) FROM "case" WHERE kernel = ?',
+                                  ("gemm_gelu",)).fetchone()[0]
     assert json.loads(extra)["ccl"] == "rccl 2.21"  # the stack field, stored with the run's stack
     assert keys == 2  # a case with its own reference is a case of its own
 

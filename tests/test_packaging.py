@@ -13,9 +13,9 @@ from email.parser import Parser
 from pathlib import Path
 
 import pytest
+from release_build import build_dists
 
 import pytest_gemmcheck
-from release_build import build_dists
 
 pytestmark = pytest.mark.slow  # builds the sdist and the wheel with python -m build
 
@@ -72,7 +72,8 @@ def test_wheel_holds_the_package_and_its_migrations(dists, wheel_names):
     assert len(migrations) > 3 and migrations <= wheel_names, f"missing: {sorted(migrations - wheel_names)}"
     assert f"{PACKAGE}/py.typed" in wheel_names
     # only the package and its metadata: no tests, examples or docs installed as top-level names
-    assert {name.split("/", 1)[0] for name in wheel_names} == {PACKAGE, f"{PACKAGE}-{pytest_gemmcheck.__version__}.dist-info"}
+    assert ({name.split("/", 1)[0] for name in wheel_names}
+            == {PACKAGE, f"{PACKAGE}-{pytest_gemmcheck.__version__}.dist-info"})
 
 
 def test_wheel_holds_the_license(dists, dist_info, wheel_names, metadata):

@@ -54,7 +54,8 @@ def test_failure_message_reads_like_the_hand_made_tables(suite):
         "*3 bad launches against a clean baseline",
         "*3/12 launches bad (launches 2, 5, 9); rate < 52.7% (95%), 1 process",
         "*worst * wrong elements in 16 rows, 1 tile of 64x64; max rel err 0.*",
-        "*launch 2: * wrong elements in 16 rows (rows 64, 65, 66, 67, 68, 69, 70, 71, ...), 1 tile of 64x64 [[]tile (1,0)[]]*",
+        "*launch 2: * wrong elements in 16 rows (rows 64, 65, 66, 67, 68, 69, 70, 71, ...), "
+        "1 tile of 64x64 [[]tile (1,0)[]]*",
         "*differs from the consensus of 9 launches in * elements in 16 rows*",
     ])
 
@@ -92,8 +93,10 @@ def test_ini_keys_are_defaults_and_the_command_line_wins(suite):
 
 
 @pytest.mark.parametrize("args,message", [
-    (["--gemmcheck-repeat=0"], "argument --gemmcheck-repeat: expected a whole number of launches from 1 to 1,000,000 or 'auto', got '0'"),
-    (["--gemmcheck-repeat=many"], "argument --gemmcheck-repeat: expected a whole number of launches from 1 to 1,000,000 or 'auto', got 'many'"),
+    (["--gemmcheck-repeat=0"], "argument --gemmcheck-repeat: expected a whole number of launches "
+                               "from 1 to 1,000,000 or 'auto', got '0'"),
+    (["--gemmcheck-repeat=many"], "argument --gemmcheck-repeat: expected a whole number of launches "
+                                  "from 1 to 1,000,000 or 'auto', got 'many'"),
     (["--gemmcheck-rtol=-1"], "argument --gemmcheck-rtol: expected a relative tolerance > 0*"),
     (["--gemmcheck-rtol=nan"], "argument --gemmcheck-rtol: expected a relative tolerance > 0*"),
     (["--gemmcheck-seed=x"], "argument --gemmcheck-seed: expected a whole number >= 0 and < 2**63, got 'x'"),
@@ -111,7 +114,8 @@ def test_bad_ini_value_is_a_usage_error_naming_the_key(pytester):
     pytester.makepyfile("def test_nothing(): pass")
     result = pytester.runpytest()
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*ini option gemmcheck_rtol (the default of --gemmcheck-rtol): expected a relative tolerance*"])
+    result.stderr.fnmatch_lines(["*ini option gemmcheck_rtol (the default of --gemmcheck-rtol): "
+                                 "expected a relative tolerance*"])
 
 
 def test_marker_overrides_per_test(suite):
@@ -178,13 +182,15 @@ def test_kernel_that_raises_fails_with_launch_number_and_its_exception(suite):
 
 @pytest.mark.parametrize("body,message", [
     ("return torch.zeros(16, 8, dtype=torch.bfloat16)",
-     "*bad output: returned a tensor of shape [[]16, 8[]], dtype bfloat16 on cpu; expected [[]16, 16[]], bfloat16 on cpu*"),
+     "*bad output: returned a tensor of shape [[]16, 8[]], dtype bfloat16 on cpu; "
+     "expected [[]16, 16[]], bfloat16 on cpu*"),
     ("return torch.zeros(16, 16, dtype=torch.float32)",
      "*bad output: returned a tensor of shape [[]16, 16[]], dtype float32*"),
     ("out.resize_(8, 32)", "*bad output: the kernel replaced or reshaped `out` (now shape [[]8, 32[]]*"),
     ("pass", "*wrote nothing: all 256 elements still hold the NaN poison*"),
     ("return out.float().numpy()",
-     "*bad output: returned a numpy.ndarray of shape [[]16, 16[]]; a kernel writes into `out` or returns a torch tensor*"),
+     "*bad output: returned a numpy.ndarray of shape [[]16, 16[]]; "
+     "a kernel writes into `out` or returns a torch tensor*"),
     ("import sys; sys.exit(3)", "*launch 1: raised SystemExit: 3*"),
 ])
 def test_bad_outputs_are_reported_as_such(suite, body, message):
@@ -215,7 +221,8 @@ def test_kernel_returning_its_own_output_is_checked_as_returned(suite):
     """))
     result = suite.runpytest("--gemmcheck-repeat=2")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*checked as returned: the kernel allocated its own output, so poisoning could not apply*"])
+    result.stdout.fnmatch_lines(["*checked as returned: the kernel allocated its own output, "
+                                 "so poisoning could not apply*"])
 
 
 def test_standalone_fixtures(suite):
@@ -242,7 +249,8 @@ def test_standalone_fixtures(suite):
 def test_results_reach_the_controller_under_xdist(pytester, examples_dir):
     pytest.importorskip("xdist")
     shutil.copytree(examples_dir / "cpu", pytester.path / "cpu")
-    result = pytester.runpytest_subprocess("cpu/test_cpu_kernels.py", "-n", "2", "--gemmcheck-repeat=2", "-p", "no:cacheprovider")
+    result = pytester.runpytest_subprocess("cpu/test_cpu_kernels.py", "-n", "2", "--gemmcheck-repeat=2",
+                                           "-p", "no:cacheprovider")
     result.assert_outcomes(passed=15)
     summary = [line for line in result.stdout.lines if line.startswith("PASS ")]
     assert len(summary) == 15  # one line per case, all gathered by the controller

@@ -3,7 +3,6 @@ launches and must come out clean."""
 
 import pytest
 import torch
-
 from kernels import allocating_gemm, bf16_matmul, tiled_gemm
 
 MODES = ["bf16", "fp8", "ptpc", "blockscale", "mxfp8"]

@@ -9,8 +9,8 @@ goes unseen, or worse than its golden accepts, fails the test. The summary and t
 history show the evidence either way."""
 
 import pytest
-
 from kernels import FaultInjector, tiled_gemm
+
 from pytest_gemmcheck import GemmcheckFailure, LaunchError
 
 

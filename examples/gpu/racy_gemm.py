@@ -131,7 +131,8 @@ class TailGemm:
         if b.shape[1] != k or tuple(out.shape) != (m, n) or out.dtype != torch.bfloat16:
             raise ValueError(f"expected a [M, K], b [N, K], out [M, N] bf16; got {list(a.shape)}, "
                              f"{list(b.shape)}, {list(out.shape)} {out.dtype}")
-        if a_scale.shape != (m,) or b_scale.shape != (n,) or a_scale.dtype != torch.float32 or b_scale.dtype != torch.float32:
+        if (a_scale.shape != (m,) or b_scale.shape != (n,)
+                or a_scale.dtype != torch.float32 or b_scale.dtype != torch.float32):
             raise ValueError("a_scale must be fp32 [M] and b_scale fp32 [N] (ptpc)")
         if m % BLOCK_M or n % BLOCK_N or k % self.block_k or k < 2 * self.block_k:
             raise ValueError(f"M and N must be multiples of {BLOCK_M}, K a multiple of block_k={self.block_k} "

@@ -11,9 +11,9 @@ ends the process.
 import os
 
 import pytest
+import racy_gemm
 import torch
 
-import racy_gemm
 from pytest_gemmcheck import GemmcheckFailure
 
 pytestmark = [pytest.mark.gpu]
@@ -55,7 +55,8 @@ def test_a_gemm_scribbling_on_its_operand(gemmcheck):
     case.run(launch)
 
 
-@pytest.mark.skipif(not os.environ.get("GEMMCHECK_EXAMPLE_HANG"), reason="takes the GPU with it: GEMMCHECK_EXAMPLE_HANG=1")
+@pytest.mark.skipif(not os.environ.get("GEMMCHECK_EXAMPLE_HANG"),
+                    reason="takes the GPU with it: GEMMCHECK_EXAMPLE_HANG=1")
 def test_a_spinning_kernel(gemmcheck):
     import cupy
 

@@ -22,7 +22,6 @@ failed. The fixed twin must be clean in every setting, idle and stressed.
 import os
 
 import pytest
-
 import racy_gemm
 
 pytestmark = [pytest.mark.gpu]

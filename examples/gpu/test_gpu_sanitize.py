@@ -11,8 +11,8 @@ sanitizer missed fails the suite.
 """
 
 import pytest
-
 import sanitize_kernels
+
 from pytest_gemmcheck.errors import GemmcheckFailure
 
 pytestmark = [pytest.mark.gpu]

@@ -5,7 +5,6 @@ correct kernels: every case must come out clean, idle or under ``--gemmcheck-str
 
 import pytest
 import torch
-
 import torch_gemms
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
@@ -19,8 +18,8 @@ SHAPES = [(4096, 7168, 256), (2048, 2048, 1024), (1008, 1552, 768)]
 # their end. Kept as a known failure: the case this plugin exists to catch, in a shipped kernel.
 BLOCKSCALE_K256 = pytest.param(
     "blockscale", 4096, 7168, 256,
-    marks=pytest.mark.xfail(reason="torch._scaled_mm block-wise scaling is wrong at K=256 on H200 (torch 2.11, CUDA 13)",
-                            strict=False),
+    marks=pytest.mark.xfail(reason="torch._scaled_mm block-wise scaling is wrong at K=256 on H200 "
+                                   "(torch 2.11, CUDA 13)", strict=False),
 )
 FP8_CASES = [("ptpc", *shape) for shape in SHAPES] + [BLOCKSCALE_K256, ("blockscale", 2048, 1536, 2048)]
 SCALES = {"ptpc": torch_gemms.ptpc_scales, "blockscale": torch_gemms.blockscale_scales}

@@ -58,7 +58,8 @@ def fp8_ptpc_gemm(a, b, a_scale, b_scale, out) -> None:
     m, k = a.shape
     n = b.shape[0]
     if b.shape[1] != k or tuple(out.shape) != (m, n):
-        raise ValueError(f"expected a [M, K], b [N, K], out [M, N]; got {list(a.shape)}, {list(b.shape)}, {list(out.shape)}")
+        raise ValueError(f"expected a [M, K], b [N, K], out [M, N]; got {list(a.shape)}, {list(b.shape)}, "
+                         f"{list(out.shape)}")
     if a.stride(1) != 1 or b.stride(1) != 1 or out.stride(1) != 1:
         raise ValueError("a, b and out must have unit stride along their last dimension")
     grid = (triton.cdiv(m, BLOCK_M) * triton.cdiv(n, BLOCK_N),)

@@ -56,7 +56,8 @@ def _bad_side(bad: int, units: int) -> float:
     ln(1 / LEAST_RATE) - H_n."""
     if bad:
         return _lbeta(bad, units - bad + 1)
-    harmonic = sum(1 / i for i in range(1, units + 1)) if units < 100 else math.log(units) + 0.5772156649 + 1 / (2 * units)
+    harmonic = (sum(1 / i for i in range(1, units + 1)) if units < 100
+                else math.log(units) + 0.5772156649 + 1 / (2 * units))
     return math.log(max(1e-9, -math.log(LEAST_RATE) - harmonic))
 
 

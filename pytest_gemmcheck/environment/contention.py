@@ -160,7 +160,8 @@ class AmdSmiMonitor:
         key = (gpu.get("uuid"), gpu.get("pci_bus_id"))
         if key not in self._handles:
             self._handles[key] = _find_handle(gpu, self.amdsmi.AmdSmiException, [
-                ("pci_bus_id", "PCI bus id", lambda bus: self.amdsmi.amdsmi_get_processor_handle_from_bdf(_amd_bdf(bus))),
+                ("pci_bus_id", "PCI bus id",
+                 lambda bus: self.amdsmi.amdsmi_get_processor_handle_from_bdf(_amd_bdf(bus))),
                 ("uuid", "UUID", self._handle_by_uuid)], "amdsmi")
         return self._handles[key]
 

@@ -12,6 +12,7 @@ import re
 import subprocess
 from typing import Any
 
+
 def _normalise_uuid(raw: Any, is_hip: bool) -> str | None:
     """'GPU-<uuid>' as nvidia-smi prints it (torch gives the bare form); ROCm's as given."""
     text = str(raw).strip() if raw is not None else ""

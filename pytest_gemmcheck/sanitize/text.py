@@ -19,8 +19,7 @@ import dataclasses
 import re
 from dataclasses import dataclass
 
-from ..records.sanitize import (API, MEMORY, RACE, RACE_HAZARD, UNKNOWN, Access, Allocation,
-                                SanitizerFinding)
+from ..records.sanitize import API, MEMORY, RACE, RACE_HAZARD, UNKNOWN, Access, Allocation, SanitizerFinding
 
 PREFIX = "========="  # compute-sanitizer's default --prefix, which the command leaves alone
 # How many text records past the expected one an XML record's text is looked for in: text the

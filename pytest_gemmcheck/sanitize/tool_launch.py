@@ -13,14 +13,13 @@ import tempfile
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from ..records.sanitize import (API, ERROR, FAILED, RAN, SKIPPED, TIMED_OUT, WARNING, SanitizerFinding,
-                                SanitizedLaunch)
-from .invocation import build_command, child_environment
+from ..records.sanitize import API, ERROR, FAILED, RAN, SKIPPED, TIMED_OUT, WARNING, SanitizedLaunch, SanitizerFinding
 from .harness import is_harness
+from .invocation import build_command, child_environment
 from .locate import SanitizerBinary, SanitizerUnavailable, locate
 from .process import Finished, run_limited
-from .xml_report import ReportUnreadable, read_findings
 from .text import PREFIX, TextEnricher, read_totals
+from .xml_report import ReportUnreadable, read_findings
 
 # The child prints this line on its stdout, flushed, right before the launch: without it in the
 # output the launch never began, and an empty report proves nothing.
@@ -92,7 +91,8 @@ def conclude(tool: str, finished: Finished, save: Path, *, timeout: float, harne
     status = finished.exit_status
     if counted.shown:  # the reports decide, whatever the exit status
         reason = "; ".join(filter(None, (problem, _after(status, finished))))
-        return SanitizedLaunch(status=RAN, reason=reason, **counted.fields(totals.errors), **(failed if status else common))
+        return SanitizedLaunch(status=RAN, reason=reason, **counted.fields(totals.errors),
+                               **(failed if status else common))
     if not launched:
         said = f"exited with status {status}" if status else "exited"
         return SanitizedLaunch(status=FAILED, reason=f"the child {said} before the launch{_said(finished)}", **failed)
@@ -137,8 +137,8 @@ class _Count:
 
     def fields(self, total_errors: int | None) -> dict:
         unshown = max(0, total_errors - self.shown_errors) if total_errors is not None else 0
-        return dict(shown=self.shown, unshown_errors=unshown, dropped=self.dropped, errors=self.errors, warnings=self.warnings,
-                    api_errors=self.api_errors, tally=self.tally,
+        return dict(shown=self.shown, unshown_errors=unshown, dropped=self.dropped, errors=self.errors,
+                    warnings=self.warnings, api_errors=self.api_errors, tally=self.tally,
                     findings=tuple((self.kernel + self.api)[:self.evidence]))
 
 

@@ -15,8 +15,19 @@ from pathlib import Path
 from typing import Iterator
 from xml.parsers import expat
 
-from ..records.sanitize import (API, BARRIER, ERROR, MEMORY, OTHER, RACE, RACE_HAZARD, UNINITIALIZED,
-                                UNKNOWN, Access, SanitizerFinding)
+from ..records.sanitize import (
+    API,
+    BARRIER,
+    ERROR,
+    MEMORY,
+    OTHER,
+    RACE,
+    RACE_HAZARD,
+    UNINITIALIZED,
+    UNKNOWN,
+    Access,
+    SanitizerFinding,
+)
 
 ROOT = "ComputeSanitizerOutput"
 # expat's errors for input that ends too soon: inside an element, a tag or a character

@@ -8,7 +8,8 @@ the axis: the walk passes over it (at most ``SKIPS`` in a row).
 
 The weighing: a passing neighbour has 0 bad launches out of its n, the failing configuration b
 out of its f (its first probe stopped at its first bad launch, so it runs again to the end, at
-least ``FAILING_LAUNCHES`` launches: its rate is what every side is weighed against). The neighbour establishes a boundary only when a one-sided Fisher exact test
+least ``FAILING_LAUNCHES`` launches: its rate is what every side is weighed against). The
+neighbour establishes a boundary only when a one-sided Fisher exact test
 (judging.stats.fisher_greater, the test verdicts use) says the failing configuration's rate is
 above the neighbour's at the session's alpha, divided among the boundary's sides (Bonferroni):
 four clean launches beside a kernel that fails one launch in seven are its luck, not a region.

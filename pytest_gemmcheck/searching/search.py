@@ -154,7 +154,8 @@ class Search:
             minimal=self.space.as_dict(smallest) if smallest is not None else None, boundary=boundary or {},
             seconds=time.monotonic() - self.started, stopped=self._stopped_words(), seed=self.seed,
             examples=self.examples, replayed=self.replayed,
-            skipped=[{"config": self.space.as_dict(config), "reason": reason} for config, reason in self.skipped.items()],
+            skipped=[{"config": self.space.as_dict(config), "reason": reason}
+                     for config, reason in self.skipped.items()],
             notes=list(self.store.notes))
 
     def _stopped_words(self) -> str:
@@ -168,7 +169,8 @@ class Search:
         return f"{self.examples:,} examples drawn, none failing"
 
     def _hypothesis(self) -> None:
-        from hypothesis import HealthCheck, Phase, Verbosity, example, given, reject, seed, settings, strategies as st
+        from hypothesis import HealthCheck, Phase, Verbosity, example, given, reject, seed, settings
+        from hypothesis import strategies as st
         from hypothesis.errors import Unsatisfiable
 
         space = self.space

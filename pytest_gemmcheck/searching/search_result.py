@@ -80,7 +80,8 @@ class SearchResult:
     against it (``passes`` only where the evidence establishes it)."""
 
     kernel: str
-    space: dict[str, Any]  # the axes as given: {"m": [lo, hi, step] or {"values": [...]}, ..., "quant", "params", "tile"}
+    # the axes as given: {"m": [lo, hi, step] or {"values": [...]}, ..., "quant", "params", "tile"}
+    space: dict[str, Any]
     case: dict[str, Any]  # the case keywords every probe had besides its configuration (out_dtype, fp8, ...)
     probes: list[Probe] = field(default_factory=list)
     minimal: dict[str, Any] | None = None
@@ -148,8 +149,8 @@ class SearchResult:
     def summary(self) -> str:
         """What was searched and found, the paste line, the boundary and the evidence."""
         head = (f"gemmcheck.search {self.kernel}: {_count(len(self.probes), 'probe')} ({len(self.failing)} "
-                f"failing configuration{'' if len(self.failing) == 1 else 's'}, {_count(self.launch_count, 'launch')}) in "
-                f"{self.seconds:.1f} s; {self.stopped}")
+                f"failing configuration{'' if len(self.failing) == 1 else 's'}, "
+                f"{_count(self.launch_count, 'launch')}) in {self.seconds:.1f} s; {self.stopped}")
         if self.replayed:
             head += f"; {_count(self.replayed, 'stored failing example')} tried first"
         lines = [head] + [f"  {note}" for note in self.notes] + self.skipped_lines()
@@ -160,7 +161,8 @@ class SearchResult:
         own = [probe for probe in self.probes if probe.config == self.minimal]
         if len(own) > 1:  # run to the end too, as the evidence its boundary is weighed against
             bad = sum(probe.bad_launch_count for probe in own)
-            lines.append(f"    {bad}/{sum(probe.launch_count for probe in own)} of its launches bad, over {len(own)} probes")
+            launches = sum(probe.launch_count for probe in own)
+            lines.append(f"    {bad}/{launches} of its launches bad, over {len(own)} probes")
         lines += [f"  {line}" for line in self.boundary_lines()]
         lines.append(f"  its evidence{f' ({probe.note})' if probe.note else ''}:")
         evidence = probe.result.message or f"{probe.bad_launch_count}/{probe.launch_count} launches bad"

@@ -179,7 +179,8 @@ def test_a_monitor_that_fails_on_one_snapshot_leaves_that_one_unknown():
             return super().processes(gpu)
 
     record = watch(FailingAtTheEnd(([], 0))).finish()
-    assert record["contended"] is None and record["end"] == {"unknown": "NVML could not list the GPU's processes: Unknown Error"}
+    assert record["contended"] is None
+    assert record["end"] == {"unknown": "NVML could not list the GPU's processes: Unknown Error"}
     record = watch(FailingAtTheEnd(([OTHER], 0))).finish()  # what the start saw still counts
     assert record["contended"] is True
     assert record["note"] == ("1 other process on the GPU at the start: pid 4242 python; other processes unknown: "
@@ -455,11 +456,13 @@ def test_a_bad_wait_idle_is_a_usage_error_naming_the_option_or_key(pytester):
     pytester.makepyfile("def test_nothing(): pass")
     result = pytester.runpytest("--gemmcheck-wait-idle=-5")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*argument --gemmcheck-wait-idle: expected a number of seconds >= 0 (0: do not wait), got '-5'*"])
+    result.stderr.fnmatch_lines(["*argument --gemmcheck-wait-idle: expected a number of seconds >= 0 "
+                                 "(0: do not wait), got '-5'*"])
     pytester.makeini("[pytest]\ngemmcheck_wait_idle = a minute\n")
     result = pytester.runpytest()
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*ini option gemmcheck_wait_idle (the default of --gemmcheck-wait-idle): expected a number*"])
+    result.stderr.fnmatch_lines(["*ini option gemmcheck_wait_idle (the default of --gemmcheck-wait-idle): "
+                                 "expected a number*"])
 
 
 # --- a session ----------------------------------------------------------------------------
@@ -541,7 +544,8 @@ def test_children_of_gemmcheck_processes_merge_into_one_record():
     could not tell (and none was contended), quiet only when every child was."""
     from pytest_gemmcheck.pytest_session.processes import _merged_contention
 
-    quiet, busy, unknown = {"contended": False, "note": "quiet"}, {"contended": True, "note": "pid 9"}, {"contended": None}
+    quiet, busy = {"contended": False, "note": "quiet"}, {"contended": True, "note": "pid 9"}
+    unknown = {"contended": None}
     assert _merged_contention([quiet, quiet])["contended"] is False
     assert _merged_contention([quiet, busy, unknown])["contended"] is True
     merged = _merged_contention([quiet, unknown])

@@ -329,7 +329,8 @@ def test_bad_spec_is_an_error_even_without_a_gpu():
 
 
 def test_device_that_is_not_visible():
-    with pytest.raises(ValueError, match=r"--gemmcheck-devices='0,2': GPU 2 is not visible \(this process sees GPUs 0-1"):
+    with pytest.raises(ValueError,
+                       match=r"--gemmcheck-devices='0,2': GPU 2 is not visible \(this process sees GPUs 0-1"):
         devices.device_for_worker("gw0", "0,2", 2)
     with pytest.raises(ValueError, match="sees GPU 0;"):
         devices.device_for_worker(None, "1", 1)

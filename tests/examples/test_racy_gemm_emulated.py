@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from pytest_gemmcheck.checking.rule import Tolerance
-from pytest_gemmcheck.checking.torch_backend import check_launch, row_max
 from pytest_gemmcheck.case.quant import fp8_flavour, quant_mode
 from pytest_gemmcheck.case.reference import compute_reference
+from pytest_gemmcheck.checking.rule import Tolerance
+from pytest_gemmcheck.checking.torch_backend import check_launch, row_max
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++ (C++20) to build the emulation")
 

@@ -71,7 +71,8 @@ def test_the_example_suites_pass_and_the_faults_are_known_bad(repo):
 @pytest.mark.parametrize("edit", ["fault_injector_corrupts_every_launch", "correct_kernel_corrupts_a_launch"])
 def test_a_changed_kernel_regresses_until_its_golden_is_accepted_again(repo, edit):
     if edit == "fault_injector_corrupts_every_launch":
-        path, test, kernel, case = repo.path / "cpu" / "test_fault_injection.py", "test_corrupted_tile", "fault_tile", {}
+        path, test, kernel = repo.path / "cpu" / "test_fault_injection.py", "test_corrupted_tile", "fault_tile"
+        case = {}
         old, new = '"tile", {2, 5, 9}', '"tile", set(range(1, 13))'
         label, bad = "fault_tile ptpc 256x256x512 tile 64x64", 12
     else:
@@ -89,7 +90,8 @@ def test_a_changed_kernel_regresses_until_its_golden_is_accepted_again(repo, edi
     result = repo.runpytest("cpu", "-k", test, *NO_RECORD)
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines([f"REGRESSION {label}: {bad}/12 launches bad*"])
-    assert golden_file.read_text() == json.dumps(before, indent=2, sort_keys=True) + "\n"  # a failing run writes nothing
+    # a failing run writes nothing
+    assert golden_file.read_text() == json.dumps(before, indent=2, sort_keys=True) + "\n"
 
     result = repo.runpytest("cpu", "-k", test, "--gemmcheck-accept", *NO_RECORD)
     result.assert_outcomes(passed=1)
@@ -97,7 +99,8 @@ def test_a_changed_kernel_regresses_until_its_golden_is_accepted_again(repo, edi
     assert _golden(repo, kernel, **case)["bad_launches"] == bad
     after = json.loads(golden_file.read_text())
     changed = [entry for entry in after["cases"] if entry not in before["cases"]]
-    assert len(changed) == 1 and len(after["cases"]) == len(before["cases"])  # the kernel's other cases kept as they were
+    # the kernel's other cases kept as they were
+    assert len(changed) == 1 and len(after["cases"]) == len(before["cases"])
 
     result = repo.runpytest("cpu", "-k", test, *NO_RECORD)
     result.assert_outcomes(passed=1)

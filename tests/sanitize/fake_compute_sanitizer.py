@@ -94,7 +94,9 @@ def main() -> None:
     if options.get("--tool") != [recorded["tool"]]:
         refuse(f"{stem} was recorded with --tool {recorded['tool']}, asked for {options.get('--tool')}")
     if mode == "run-child-then-replay":
-        mode_of = lambda given: given[given.index("--racecheck-report") + 1] if "--racecheck-report" in given else None
+        def mode_of(given):
+            return given[given.index("--racecheck-report") + 1] if "--racecheck-report" in given else None
+
         if mode_of(flags) != mode_of(recorded["flags"]):
             refuse(f"{stem} was recorded with --racecheck-report {mode_of(recorded['flags'])}, asked for "
                    f"{mode_of(flags)}")

@@ -4,8 +4,8 @@ to the XML records of the same run (and nothing when they are not the same run's
 import pytest
 
 from pytest_gemmcheck.records.sanitize import ERROR, UNKNOWN, WARNING, Allocation
-from pytest_gemmcheck.sanitize.xml_report import read_findings
 from pytest_gemmcheck.sanitize.text import TextEnricher, Totals, read_totals, text_records
+from pytest_gemmcheck.sanitize.xml_report import read_findings
 
 
 def enriched(data_dir, xml_stem, stdout):

@@ -140,7 +140,8 @@ def test_the_command_and_the_child_s_environment(fake_sanitizer, binary, child):
 def test_no_sanitizer_skips_every_tool_with_the_reason(tmp_path, monkeypatch, child):
     monkeypatch.setattr(locate_module, "DEFAULT_CUDA_HOME", str(tmp_path / "no-cuda"))
     runs = run_tools(["racecheck", "memcheck"], child, timeout=60, environ={"PATH": str(tmp_path)})
-    assert [(r.tool, r.status, r.has_hazard) for r in runs] == [("racecheck", SKIPPED, False), ("memcheck", SKIPPED, False)]
+    assert [(r.tool, r.status, r.has_hazard) for r in runs] == [("racecheck", SKIPPED, False),
+                                                                ("memcheck", SKIPPED, False)]
     assert runs[0].summary() == (f"racecheck: skipped: no compute-sanitizer on PATH, in $CUDA_HOME/bin or in "
                                  f"{tmp_path}/no-cuda/bin (it comes with the CUDA toolkit)")
 

@@ -3,8 +3,18 @@ break off, are no XML or are not compute-sanitizer's, read without a traceback."
 
 import pytest
 
-from pytest_gemmcheck.records.sanitize import (API, BARRIER, ERROR, MEMORY, OTHER, RACE, RACE_HAZARD,
-                                               UNINITIALIZED, UNKNOWN, Access)
+from pytest_gemmcheck.records.sanitize import (
+    API,
+    BARRIER,
+    ERROR,
+    MEMORY,
+    OTHER,
+    RACE,
+    RACE_HAZARD,
+    UNINITIALIZED,
+    UNKNOWN,
+    Access,
+)
 from pytest_gemmcheck.sanitize.xml_report import ReportUnreadable, read_findings
 
 

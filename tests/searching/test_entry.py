@@ -9,9 +9,8 @@ import unittest
 import pytest
 
 import pytest_gemmcheck as gc
-from pytest_gemmcheck.errors import CaseError, GemmcheckFailure
-
 from gemmcheck_dev import search_region_kernels as regions
+from pytest_gemmcheck.errors import CaseError, GemmcheckFailure
 
 SMALL = dict(n=(64, 256, 64), k=(128, 512, 128))
 
@@ -65,7 +64,8 @@ def test_wrong_for_one_params_value():
                       params={"split": [1, 2, 4], "swizzle": [False, True]}, repeat=2, db=None)
     assert found.minimal == config(64, 64, 128, params={"split": 4, "swizzle": False})
     assert edge(found.boundary["params"]["split"]) == {"fails": 4, "passes": 1, "other": 1}
-    assert edge(found.boundary["params"]["swizzle"]) == {"fails": False, "passes": None, "other": None}  # fails either way
+    # fails either way
+    assert edge(found.boundary["params"]["swizzle"]) == {"fails": False, "passes": None, "other": None}
     assert all(probe.failing == (probe.config["params"]["split"] == 4) for probe in found.probes)
     assert str(found).endswith('params={"split": 4, "swizzle": False})')
 
@@ -89,7 +89,8 @@ def test_a_correct_kernel_gives_none(tmp_path):
 
 def test_a_space_smaller_than_the_examples_is_tried_whole():
     found = gc.search("clean", regions.correct, m=(64, 128, 64), n=64, k=(128, 256, 128), repeat=1, db=None)
-    assert sorted((p.config["m"], p.config["k"]) for p in found.probes) == [(64, 128), (64, 256), (128, 128), (128, 256)]
+    assert sorted((p.config["m"], p.config["k"]) for p in found.probes) == [(64, 128), (64, 256),
+                                                                             (128, 128), (128, 256)]
     assert found.stopped == "every one of the 4 configurations tried"
 
 
@@ -169,7 +170,8 @@ def test_probes_are_recorded_under_the_searchs_tag_and_coverage_shows_them(tmp_p
     assert main(["--db", str(database), "coverage", "--tag", "search:tail", "--format", "json"]) == 0
     shown = json.loads(capsys.readouterr().out)
     configurations = {(row["kernel"], row["quant"], row["shape"]) for row in shown["matrix"]}
-    assert configurations == {("tail", "bf16", f"{p.config['m']}x{p.config['n']}x{p.config['k']}") for p in found.probes}
+    assert configurations == {("tail", "bf16", f"{p.config['m']}x{p.config['n']}x{p.config['k']}")
+                              for p in found.probes}
 
 
 def test_a_sessions_search_records_in_its_run(tmp_path):

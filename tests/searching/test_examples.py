@@ -8,8 +8,8 @@ import pytest
 
 import pytest_gemmcheck as gc
 from gemmcheck_dev import search_region_kernels as regions
-from pytest_gemmcheck.case.quant import quant_mode
 from pytest_gemmcheck import SearchWarning
+from pytest_gemmcheck.case.quant import quant_mode
 
 AXES = dict(m=(1, 256, 1), n=64, k=(128, 512, 128))
 

@@ -100,7 +100,8 @@ def test_no_record_writes_no_example_database(suite):
 def test_arguments_the_fixture_refuses(pytester, argument, message):
     pytester.makepyfile(textwrap.dedent(f"""
         def test_it(gemmcheck):
-            gemmcheck.search("kern", lambda case, x: None, **{{"m": (64, 128, 64), "n": 64, "k": 128, **dict({argument})}})
+            gemmcheck.search("kern", lambda case, x: None,
+                             **{{"m": (64, 128, 64), "n": 64, "k": 128, **dict({argument})}})
     """))
     done = pytester.runpytest("-p", "no:cacheprovider", "--gemmcheck-no-record")
     done.assert_outcomes(failed=1)
@@ -117,7 +118,8 @@ def test_a_bad_marker_value_is_a_usage_error(pytester):
     """))
     done = pytester.runpytest("-p", "no:cacheprovider", "--gemmcheck-no-record")
     assert done.ret == pytest.ExitCode.USAGE_ERROR  # at collection, before any test runs
-    assert "@pytest.mark.gemmcheck(search_examples=...): expected a whole number of examples >= 1, got 0" in done.stderr.str()
+    assert ("@pytest.mark.gemmcheck(search_examples=...): expected a whole number of examples >= 1, got 0"
+            in done.stderr.str())
 
 
 def test_processes_spread_each_probe(pytester, monkeypatch):

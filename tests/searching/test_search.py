@@ -14,7 +14,6 @@ from pytest_gemmcheck.searching import search as search_module
 from pytest_gemmcheck.searching.search import Outcome, Search
 from pytest_gemmcheck.searching.space import parse_space
 
-
 REPEAT = 4
 
 

@@ -42,8 +42,8 @@ def test_the_line_to_paste_names_what_differs_from_the_case_defaults():
 
 def test_the_summary_gives_the_line_the_boundary_and_the_evidence():
     lines = found().summary().splitlines()
-    assert lines[0] == ("gemmcheck.search fused_gemm_scatter: 2 probes (1 failing configuration, 2 launches) in 12.0 s; "
-                        "shrunk from the first failing probe, #1")
+    assert lines[0] == ("gemmcheck.search fused_gemm_scatter: 2 probes (1 failing configuration, 2 launches) "
+                        "in 12.0 s; shrunk from the first failing probe, #1")
     assert lines[2].strip().startswith('gemmcheck.case("fused_gemm_scatter", m=4096')
     assert "  m: fails at every value tried from 4096 up to 8192 (n, k, quant and params as above)" in lines
     assert "  k: k=256 up to k=384 fails; k=512 passes (m, n, quant and params as above)" in lines
@@ -66,8 +66,8 @@ def test_a_passing_neighbour_that_does_not_tell_it_from_luck_is_no_boundary():
     assert not any(line.startswith("  k: k=256 fails") for line in lines)  # no region
     assert ("  k: k=128 passed 0/4 launches, too few to tell it from k=256 with 2/7 bad (one-sided Fisher p = 0.33, "
             "alpha 0.0083): not a boundary; 0/65 launches at k=128 would make it one") in lines
-    assert any(line.startswith("  k: k=384 passed 0/4") and line.endswith("no count of launches can make it one "
-                                                                          "(the failing configuration has no bad launch)")
+    assert any(line.startswith("  k: k=384 passed 0/4")
+               and line.endswith("no count of launches can make it one (the failing configuration has no bad launch)")
                for line in lines)
     one_side = dict(flaky, passes=384, evidence=dict(flaky["evidence"], above=side(12, established=True)))
     lines = found(boundary={"k": one_side}).summary().splitlines()

@@ -10,7 +10,6 @@ judges the result against the case's history.
 
 import pytest
 import torch
-
 from fp8_kernels import tail_gemm, torch_gemm
 
 # K=256: the main loop runs zero times and only the peeled tail reads LDS (the bug report's
@@ -44,7 +43,8 @@ def test_tail_waits_before_it_reads(gemmcheck):
     from pytest_gemmcheck.compiled.flydsl.compile import find_linker, flydsl_installed
 
     if not flydsl_installed() or find_linker() is None:
-        pytest.skip("compiling FlyDSL for gfx950 needs flydsl and an ld.lld 18+ (pip install flydsl; apt-get install lld-19)")
+        pytest.skip("compiling FlyDSL for gfx950 needs flydsl and an ld.lld 18+ "
+                    "(pip install flydsl; apt-get install lld-19)")
     case = gemmcheck.case("fp8_tail_gemm", m=256, n=256, k=256, quant="ptpc", tile="128x128",
                           params={"arch": tail_gemm.ARCH})
     result = case.compile_flydsl(f"{tail_gemm.__file__}:compile_spec", params={"K": 256}, arch=tail_gemm.ARCH)

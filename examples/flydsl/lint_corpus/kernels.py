@@ -93,7 +93,8 @@ def _tile_part(lds: str, operand: str) -> str:
     """This wave's part of an A or B tile into LDS at ``lds`` past its slice (B 1 MiB past A)."""
     soffset = "s23" if operand == "A" else "s24"
     source = "" if operand == "A" else "\ts_add_u32 s24, s23, 0x100000\n"
-    return f"\ts_add_u32 s22, s8, {lds}\n\ts_mov_b32 m0, s22\n{source}\tbuffer_load_dwordx4 v4, s[4:7], {soffset} offen lds\n"
+    return (f"\ts_add_u32 s22, s8, {lds}\n\ts_mov_b32 m0, s22\n"
+            f"{source}\tbuffer_load_dwordx4 v4, s[4:7], {soffset} offen lds\n")
 
 
 # tile 0's K and V into stage 0, before a pipelined loop over tiles (s12: the tile, s23: the source)
@@ -234,7 +235,8 @@ def fp4_prologue(racy: bool = False, arch: str = "gfx950") -> str:
 \tbuffer_load_dword v21, v4, s[4:7], 0 offen offset:32
 \tbuffer_load_dword v22, v4, s[4:7], 0 offen offset:48
 \tbuffer_load_dword v23, v4, s[4:7], 0 offen offset:64
-""" + _tile_part("0x1000", "B") + "\ts_add_u32 s23, s23, 0x1000\n" + _tile_part("0x2000", "A") + _tile_part("0x3000", "B")
+""" + _tile_part("0x1000", "B") + "\ts_add_u32 s23, s23, 0x1000\n"
+    body += _tile_part("0x2000", "A") + _tile_part("0x3000", "B")
     body += f"\ts_waitcnt vmcnt({seed_wait}) ; [wait seed]\n"
     body += """\ts_barrier
 \tv_add_u32_e32 v6, 0x1000, v5

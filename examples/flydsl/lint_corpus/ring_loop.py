@@ -24,7 +24,7 @@ def build(variant: str = "fixed"):
     import flydsl.expr as fx
     from flydsl._mlir import ir
     from flydsl._mlir.dialects import llvm
-    from flydsl.expr import range_constexpr, rocdl
+    from flydsl.expr import rocdl
     from flydsl.expr.typing import Vector
 
     racy = variant == "racy"
