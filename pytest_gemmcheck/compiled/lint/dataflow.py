@@ -48,8 +48,8 @@ from .kernel_facts import SELECTS, KernelFacts
 from .lattice import join_scalar
 from .lds_ranges import Ranges
 from .liveness import is_live, scc_live
-from .phase_states import (Group, LoopSymbols, NeedDecision, OutOfTime, Outcome, PhaseRecord, Visible, Walk, WaveAbs,
-                           relative_counts, shifted_snapshot)
+from .phase_states import (UNKNOWN_COUNT, Group, LoopSymbols, NeedDecision, Outcome, OutOfTime, PhaseRecord, Visible,
+                           Walk, WaveAbs, relative_counts, shifted_snapshot)
 from .phase_walk import PhaseWalker
 from .rendezvous import RendezvousChecker
 from .state_space import StateSpace
@@ -102,6 +102,7 @@ class KernelAnalysis:
         self.memo = {key: taken for table in group.memo for key, taken in table}
         self.stopped: dict[int, list[tuple[tuple, Walk]]] = {}  # by wave: (the branch's key, the walk stopped there)
         self.checker.start_phase()
+        self.walker.aligned = _aligned(group.waves)
         runs: list[list] = [[] for _ in group.waves]  # per wave: (decisions it read, finals, record)
         while pending:
             if time.monotonic() > self.deadline:  # many short runs: the walks' own checks may never come
@@ -222,6 +223,11 @@ class KernelAnalysis:
         # no other: forgotten (it only prunes combinations), the loop closes
         regs.bounds = {i: b for i, b in regs.bounds.items() if not any(isinstance(v, Affine) for v in b.values())}
         regs.uniform_v = {i for i in regs.uniform_v if is_live(live, "v", i)}
+        regs.uniform_lanes = {i: lanes for i, lanes in regs.uniform_lanes.items() if is_live(live, "v", i)}
+        regs.same_v = {(kind, i) for kind, i in regs.same_v if is_live(live, kind, i)}
+        regs.same_active = {(kind, i): m for (kind, i), m in regs.same_active.items() if is_live(live, kind, i)}
+        if regs.lane_ids is not None and not is_live(live, "v", regs.lane_ids):
+            regs.lane_ids = None
         if not scc_live(live):
             regs.scc, regs.scc_nonuniform = None, False
         return wave
@@ -268,6 +274,13 @@ class KernelAnalysis:
         if len(lines) == 1:
             return f"barrier line {next(iter(lines))}"
         return "barriers " + ", ".join(f"line {line} (waves {wave_list(ws)})" for line, ws in sorted(lines.items()))
+
+
+def _aligned(waves: list[WaveAbs]) -> bool:
+    """Whether every running wave passed the same barrier the same known number of times: they
+    start the phase at one rendezvous."""
+    points = {w.at_barrier() for w in waves if not w.ended}
+    return len(points) <= 1 and all(count != UNKNOWN_COUNT for _, count in points)
 
 
 def _final_count(wave: WaveAbs, site: int, lds: Ranges) -> int | None:

@@ -81,6 +81,12 @@ def join_registers(a: WaveState, b: WaveState) -> WaveState:
                     if i in b.active_v and b.active_v[i][0] == mask and b.active_v[i][1].key() == v.key()}
     out.nonuniform = a.nonuniform | b.nonuniform
     out.uniform_v = a.uniform_v & b.uniform_v
+    out.uniform_lanes = {i: lanes & b.uniform_lanes[i] for i, lanes in a.uniform_lanes.items()
+                         if lanes & b.uniform_lanes.get(i, frozenset())}
+    out.same_v = a.same_v & b.same_v
+    out.same_active = {i: m for i, m in a.same_active.items() if b.same_active.get(i) == m}
+    out.lane_ids = a.lane_ids if a.lane_ids == b.lane_ids else None
+    out.lane_bits = a.lane_bits
     out.assumed = {i for i in a.assumed & b.assumed if i in out.sgpr}
     out.scc_nonuniform = a.scc_nonuniform or b.scc_nonuniform
     return out
@@ -220,6 +226,12 @@ def _registers_cover(a: WaveState, b: WaveState, offsets: dict[int, int]) -> boo
     if a.scc is not None and a.scc != b.scc:
         return False
     if not a.uniform_v <= b.uniform_v:  # a wave-uniform vector value is a fact that narrows a state
+        return False
+    if any(not lanes <= b.uniform_lanes.get(i, frozenset()) for i, lanes in a.uniform_lanes.items()):
+        return False
+    if not a.same_v <= b.same_v or (a.lane_ids is not None and a.lane_ids != b.lane_ids):
+        return False
+    if any(b.same_active.get(i) != m and i not in b.same_v for i, m in a.same_active.items()):
         return False
     # what a decided branch ruled out narrows a state: the covering one may rule out no more
     if any(not values <= b.unequal.get(index, frozenset()) for index, values in a.unequal.items()):

@@ -28,6 +28,9 @@ _NO_DEST = ("s_waitcnt", "s_barrier", "s_nop", "s_cmp", "s_bitcmp", "s_cbranch",
             "buffer_wbl2", "buffer_inv", "exp")
 # VALU instructions that read vcc without naming it (the rest name it as an operand)
 _IMPLICIT_VCC = ("v_div_fmas",)
+# modifiers with which a VALU write leaves some lanes (DPP's row and bank masks, a shift from outside
+# the row without bound_ctrl) or bits (SDWA's preserved ones) of its destination as they were
+KEEPING_MODIFIERS = ("row_", "quad_perm", "wave_", "bank_mask", "dst_unused:UNUSED_PRESERVE")
 _READS_SCC = ("s_cbranch_scc", "s_cselect", "s_cmov", "s_addc", "s_subb")
 
 
@@ -69,8 +72,9 @@ def uses_and_defs(inst: Instruction) -> tuple[int, int, int]:
         uses = 0
         for op in ops[1:]:
             uses |= _bits(op)
-        if name.startswith(("s_addk", "s_mulk", "s_bitset", "s_cmov", "v_writelane", "v_mac", "v_fmac")) or "_mfma" in name:
-            uses |= defs  # read-modify-write
+        if name.startswith(("s_addk", "s_mulk", "s_bitset", "s_cmov", "v_writelane", "v_mac", "v_fmac")) or "_mfma" in name \
+                or any(m.startswith(KEEPING_MODIFIERS) for m in inst.modifiers):
+            uses |= defs  # read-modify-write, or lanes and bits a DPP or SDWA write leaves as they were
         if name.startswith("v_") and ("_co_" in name or "div_scale" in name or "mad_u64" in name) and len(ops) > 1:
             defs |= _bits(ops[1])
     if name.startswith(_READS_SCC):

@@ -207,7 +207,7 @@ class Walk:
                     {end: wave.copy() for end, wave in self.finals.items()},
                     {key: list(value) if isinstance(value, list) else value for key, value in self.seen.items()},
                     PhaseRecord({key: set(value) for key, value in self.record.reads.items()}, set(self.record.loads),
-                                set(self.record.writes), dict(self.record.prior)),
+                                set(self.record.writes), dict(self.record.prior), set(self.record.uniform)),
                     dict(self.read), self.steps, self.order)
 
 
@@ -221,6 +221,10 @@ class PhaseRecord:
     writes: set[tuple[int, Ranges]] = field(default_factory=set)  # (DS write, bytes)
     # (read, bytes) -> the DS writes its wave issued before it in the phase, on some path
     prior: dict[tuple[int, Ranges], frozenset] = field(default_factory=dict)
+    # (read, bytes) of the reads whose data the wave took as the same in every wave (one address
+    # in every lane of every wave): checked at the rendezvous against every write that may change
+    # those bytes between the waves' reads
+    uniform: set[tuple[int, Ranges]] = field(default_factory=set)
 
 
 class OutOfTime(Exception):

@@ -13,17 +13,19 @@ import time
 from typing import Callable
 
 from .asm import Instruction
+from .instructions import dma_size, parse_waitcnt
 from .kernel_facts import SELECTS, KernelFacts
 from .lattice import fold_registers, join_waves, wave_covers, wave_subsumes
 from .lds_ranges import Ranges, dma_ranges, ds_ranges, overlap
-from .instructions import dma_size, parse_waitcnt
 from .liveness import is_live
-from .operands import VCC_LO
+from .operands import VCC_LO, decode
 from .phase_states import (ANYWHERE, MAX_PHASE_STEPS, SHAPES_PER_BRANCH, SHARED_VISITS, STATES_PER_BRANCH,
                            UNKNOWN_COUNT, Hazard, LoopSymbols, NeedDecision, Outcome, OutOfTime, PhaseRecord, Walk,
                            WaveAbs, add_to_queue, age_queue, retire_queue)
 from .semantics import WaveState
 from .targets import Target
+from .uniformity import exec_varies, mark_vector, same_result
+from .values import MASK64
 
 _EVENTS = frozenset({"wait", "dma", "vmem", "ds_read", "ds_write", "ds_other"})  # the kinds _event acts on
 _BELOW = {"lt": (0, False), "le": (1, False), "gt": (1, True), "ge": (0, True)}
@@ -41,6 +43,10 @@ class PhaseWalker:
         self.outcome = outcome
         self.symbols = symbols
         self.decision = decision
+        # every running wave starts the phase at the same rendezvous (the same barrier, the same
+        # known number of times): a read of one address by all of them reads the same bytes,
+        # unless a write no barrier orders lands between (checked at the rendezvous)
+        self.aligned = False
 
     def run_wave(self, start: WaveAbs, decisions: dict, walk: Walk | None = None,
                  forks: list | None = None) -> tuple[list[WaveAbs], PhaseRecord, dict]:
@@ -124,6 +130,7 @@ class PhaseWalker:
                     wave.pc += 1
                     continue
                 kind = self.facts.kinds[wave.pc]
+                shared_read = self._same_addresses(wave.regs, inst) if kind == "ds_read" and self.aligned else None
                 if kind in _EVENTS:
                     self._event(wave, inst, record)
                 if kind == "barrier":
@@ -144,8 +151,30 @@ class PhaseWalker:
                         wave.regs.scc = taken
                 if not wave.regs.execute(inst):
                     self.outcome.incomplete.setdefault(inst.line, inst.text)
+                if shared_read is not None:
+                    lds, uniform, same = shared_read
+                    mark_vector(wave.regs, inst.operands[0], uniform, same)
+                    record.uniform.add((wave.pc, lds))
                 wave.pc += 1
         return list(finals.values()), record, read
+
+    def _same_addresses(self, regs: WaveState, inst: Instruction) -> tuple[Ranges, bool, str] | None:
+        """For an LDS read whose address is the same in every wave lane by lane, in the lanes of
+        an exec the same in every wave (its data is then too, where no write lands between the
+        waves' reads: the rendezvous checks that, the waves having started the phase at one
+        rendezvous; the address is known, so that only writes that may land there count): the
+        bytes it reads, whether its data is one value in every lane of every wave (one address in
+        every lane, exec full), and how its destination is the same in every wave (ALL, or in the
+        lanes exec has: ACTIVE). None for any other read."""
+        if not inst.mnemonic.startswith(("ds_read", "ds_load")) or len(inst.operands) < 2 or "addtid" in inst.mnemonic \
+                or "gds" in inst.modifiers:
+            return None
+        same = same_result(regs, inst, inst.operands[1:2])
+        lds = ds_ranges(regs, inst) if same is not None else None
+        if lds is None:
+            return None
+        uniform = regs.exec_mask == MASK64 and decode(inst.operands[1]).index in regs.uniform_v
+        return lds, uniform, same
 
     def _shared(self, wave: WaveAbs, visits: dict, decisions: dict, walk_state: tuple,
                 forks: list | None) -> bool | None:
@@ -356,6 +385,13 @@ def _forget_result(regs: WaveState, dead: tuple) -> None:
             regs.active_v.pop(index, None)
     if vector:
         regs.uniform_v.difference_update(indices)
+        for index in indices:
+            regs.uniform_lanes.pop(index, None)
+            if regs.lane_ids == index:
+                regs.lane_ids = None
+    regs.same_v.difference_update(("v" if vector else "a", index) for index in indices)
+    for index in indices:
+        regs.same_active.pop(("v" if vector else "a", index), None)
 
 
 def _keep(finals: dict[int, WaveAbs], wave: WaveAbs) -> None:
@@ -377,12 +413,13 @@ def _selects_known_values(regs: WaveState, inst) -> bool:
 
 
 def _uniform(regs: WaveState, branch: str) -> bool:
-    """Whether every wave at this point takes the branch alike (its condition is uniform)."""
+    """Whether every wave at this point takes the branch alike (its condition is uniform: an exec
+    mask the same in every wave too)."""
     if branch.endswith(("scc0", "scc1")):
         return not regs.scc_nonuniform
     if branch.endswith(("vccz", "vccnz")):
         return VCC_LO not in regs.nonuniform and VCC_LO + 1 not in regs.nonuniform
-    return False
+    return not exec_varies(regs)
 
 
 def _condition(regs: WaveState, condition: str) -> bool | None:
@@ -426,3 +463,11 @@ def _mark_divergent(joined: WaveState, sides: list[WaveState]) -> None:
         joined.scc_nonuniform = True
     joined.uniform_v = {index for index in joined.uniform_v
                         if all(side.vgpr.get(index) is sides[0].vgpr.get(index) for side in sides)}
+    joined.uniform_lanes = {index: lanes for index, lanes in joined.uniform_lanes.items()
+                            if all(side.vgpr.get(index) is sides[0].vgpr.get(index) for side in sides)}
+    def untouched(kind: str, index: int) -> bool:
+        return all((side.vgpr if kind == "v" else side.agpr).get(index)
+                   is (sides[0].vgpr if kind == "v" else sides[0].agpr).get(index) for side in sides)
+
+    joined.same_v = {(kind, index) for kind, index in joined.same_v if untouched(kind, index)}
+    joined.same_active = {key: m for key, m in joined.same_active.items() if untouched(*key)}

@@ -37,6 +37,21 @@ class RegisterFile:
         # from uniform scalars and constants only (a loop bound moved to a VGPR for a 64-bit
         # compare). A vector compare of such values is a uniform condition.
         self.uniform_v: set[int] = set()
+        # (kind, index) of VGPRs and AGPRs whose every lane holds the same value in every wave
+        # (lanes may differ from each other): a lane id below the wave size, what every wave read
+        # from the same LDS addresses, moved between lanes alike. A compare of such values is a
+        # lane mask the same in every wave, a uniform exec or condition. uniform_v implies it
+        self.same_v: set[tuple[str, int]] = set()
+        # (kind, index) -> exec: the same in every wave in the lanes of that exec only (written
+        # under it, the other lanes keeping values that are not)
+        self.same_active: dict[tuple[str, int], tuple] = {}
+        # the VGPR holding the work-item ids as they arrived (v0), while it does, and which of its
+        # bits are the same in every wave lane by lane (the lane's bits, in a 1-D workgroup)
+        self.lane_ids: int | None = None
+        self.lane_bits = 0
+        # VGPR -> lanes that hold the same value in every wave (each lane its own value): an SGPR
+        # spilled by ``v_writelane`` into a lane of a VGPR, to be read back by ``v_readlane``
+        self.uniform_lanes: dict[int, frozenset[int]] = {}
         self.assumed: set[int] = set()  # SGPRs whose value a decided branch gave them, unwritten since
         self.unequal: dict[int, frozenset[int | Affine]] = {}  # SGPRs a decided branch says differ from these
         # SGPRs a decided branch bounds: index -> {comparable class: (("lt", v) tightest, ("ge", v) tightest)}
@@ -57,6 +72,10 @@ class RegisterFile:
         other.sgpr, other.vgpr, other.agpr, other.scc = dict(self.sgpr), dict(self.vgpr), dict(self.agpr), self.scc
         other.nonuniform, other.scc_nonuniform = set(self.nonuniform), self.scc_nonuniform
         other.uniform_v = set(self.uniform_v)
+        other.uniform_lanes = dict(self.uniform_lanes)
+        other.same_v = set(self.same_v)
+        other.same_active = dict(self.same_active)
+        other.lane_ids, other.lane_bits = self.lane_ids, self.lane_bits
         other.assumed = set(self.assumed)
         other.unequal = dict(self.unequal)
         other.bounds = {i: dict(b) for i, b in self.bounds.items()}
@@ -78,6 +97,8 @@ class RegisterFile:
         agprs = tuple(sorted((i, v.key()) for i, v in self.agpr.items() if v.known.any() or v.has_affine))
         return (sgprs, vgprs, agprs, self.scc, frozenset(self.nonuniform), self.scc_nonuniform, frozenset(self.assumed),
                 frozenset(self.uniform_v),
+                tuple(sorted((i, tuple(sorted(lanes))) for i, lanes in self.uniform_lanes.items())),
+                frozenset(self.same_v), tuple(sorted(self.same_active.items())), self.lane_ids,
                 tuple(sorted((i, tuple(sorted(v, key=repr))) for i, v in self.unequal.items())),
                 tuple(sorted((i, tuple(sorted(b.items(), key=repr))) for i, b in self.bounds.items())),
                 tuple(sorted(self.masks.items())),
@@ -279,4 +300,5 @@ class RegisterFile:
         """The masks of the unknown named ``symbol`` (a compare or an ``and``), and the values
         written under them: its instruction ran again, so they are of another X."""
         self.masks = {i: m for i, m in self.masks.items() if m[0] != symbol}
+        self.same_active = {i: m for i, m in self.same_active.items() if m[0] != symbol}
         self.active_v = {i: w for i, w in self.active_v.items() if w[0][0] != symbol}

@@ -89,6 +89,33 @@ class RendezvousChecker:
                 self._against_phase_loads(records, v, read, lds, issued, "in-flight", trace, group,
                                           "s_waitcnt lgkmcnt(0) in wave {v} before its barrier at line {line}")
         self._check_writes(group, records, trace)
+        self._check_uniform_reads(group, records)
+
+    def _check_uniform_reads(self, group: Group, records: list[PhaseRecord]) -> None:
+        """The reads whose data a wave took as the same in every wave (one address in every lane
+        of every wave, the waves at one rendezvous) against everything that may change those bytes
+        between two waves' reads: another wave's DS write or global->LDS load of the phase, of any
+        address, and those in flight at a barrier or left by an ended wave. Where one may, the
+        waves may have read different values and gone different ways at a branch on it, which
+        the analysis did not follow: the read is unchecked (also when its pairs are reported)."""
+        for v, record in enumerate(records):
+            checked = ("uniform", v, frozenset(record.uniform), tuple(self._content("writes", r) for r in records),
+                       tuple(self._content("loads", r) for r in records))
+            if not record.uniform or checked in self.checked_writes:
+                continue
+            self.checked_writes.add(checked)
+            others = [(w, site, lds) for w, other in enumerate(records) if w != v for site, lds in other.writes]
+            others += [(w, site, lds) for w, other in enumerate(records) if w != v for site, lds, _ in other.loads]
+            others += [(w, site, lds) for w, site, lds in group.written if w != v]
+            others += [(seen.wave, seen.site, seen.lds) for seen in group.visible]
+            for read, lds in sorted(record.uniform):
+                changed = next(((w, site) for w, site, written in others if _shared(lds, written)), None)
+                if changed is not None:
+                    w, site = changed
+                    self.outcome.flag(read, v, f"this read's data was taken as the same in every wave (one address "
+                                      f"in every lane of every wave), but wave {w}'s write at line "
+                                      f"{self.facts.line(site)} may change it between the waves' reads: what "
+                                      "depends on its value was not checked")
 
     def _check_writes(self, group: Group, records: list[PhaseRecord], trace: tuple) -> None:
         """The phase's reads against the other waves' DS writes that nothing orders with them:

@@ -13,7 +13,7 @@ from .opcodes import DATA_PREFIXES, INTEGER_RESULT, NO_DEST_PREFIXES
 from .operands import EXEC_LO, VCC_LO
 from .registers import RegisterFile
 from .scalar_semantics import execute_scalar
-from .uniformity import track_uniformity
+from .uniformity import mark_scalar, track_uniformity, varies
 from .vector_semantics import execute_vector
 
 
@@ -25,12 +25,23 @@ class WaveState(RegisterFile):
         makes the registers it writes unknown, and an integer result the model should know is lost."""
         name = inst.base
         ops = inst.operands
+        pair = name.startswith("s_") and name.endswith("_b64") and ops and not name.startswith(("s_cmp", "s_bitcmp"))
+        sources = [self.mask64(op) for op in ops[1:] if not varies(self, op)] if pair else []
         track_uniformity(self, inst)
         if name.startswith("s_") and execute_scalar(self, name[2:], ops, inst.index):
-            return True
-        if name.startswith("v_") and execute_vector(self, name[2:], inst):
-            return True
-        return self._clobber_destinations(inst)
+            modelled = True
+        elif name.startswith("v_") and execute_vector(self, name[2:], inst):
+            modelled = True
+        else:
+            modelled = self._clobber_destinations(inst)
+        if sources:
+            # a mask equal to a uniform source whatever the unknowns are (exec given back after an
+            # if: (saved & Y) | saved is saved) is as uniform as that source, in every wave that
+            # finds it so
+            mask = self.mask64(ops[0])
+            if mask is not None and mask in sources:
+                mark_scalar(self, ops[0], False)
+        return modelled
 
     def _clobber_destinations(self, inst: Instruction) -> bool:
         """What an unmodelled instruction writes becomes unknown; False where it computes an integer

@@ -167,11 +167,12 @@ def _compare(state: RegisterFile, name: str, inst: Instruction) -> bool:
     sources = ops[1:3] if explicit_dest else ops[0:2]
     parts = name.split("_")
     relation, kind = parts[1], parts[2] if len(parts) > 2 else ""
-    mask = None
+    mask, outcome, known = None, None, None
     if len(sources) == 2 and relation in COMPARE and kind in ("u32", "i32", "u16", "i16"):
         a, b = (state.read(s).broadcast(state.width) for s in sources)
         av, bv = (a.values, b.values) if kind.startswith("u") else (as_signed(a.values), as_signed(b.values))
-        mask = _lane_bits(state, COMPARE[relation](av, bv), a.known & b.known)
+        outcome, known = COMPARE[relation](av, bv), a.known & b.known
+        mask = _lane_bits(state, outcome, known)
     elif len(sources) == 2 and relation in COMPARE and kind in ("u64", "i64"):
         (al, ah), (bl, bh) = ([state.read(s, part=p).broadcast(state.width) for p in (0, 1)] for s in sources)
         known = al.known & ah.known & bl.known & bh.known
@@ -182,11 +183,17 @@ def _compare(state: RegisterFile, name: str, inst: Instruction) -> bool:
         outcome = {"eq": eq, "ne": ~eq, "lg": ~eq, "lt": lt, "le": lt | eq, "gt": ~(lt | eq), "ge": ~lt}[relation]
         mask = _lane_bits(state, outcome, known)
     exec_ = state.exec_mask
-    # an unknown result is X & exec for a new X, named by the compare's index
-    result = (None, mask, mask) if mask is not None else (
-        None if exec_ is None or writes_exec else (inst.index, exec_, 0))
-    if result is not None and result[0] is not None:
-        state.forget_unknown(inst.index)  # a new X: that of the compare's last run is gone
+    symbol = state.exec_symbol()
+    if mask is None and symbol is not None and known is not None and known.all():
+        # a known result under exec = (P & X) | (Q & ~X): the same function of X, masked
+        bits = sum(1 << int(lane) for lane in np.flatnonzero(outcome))
+        result = (symbol[0], bits & symbol[1], bits & symbol[2])
+    else:
+        # an unknown result is X & exec for a new X, named by the compare's index
+        result = (None, mask, mask) if mask is not None else (
+            None if exec_ is None or writes_exec else (inst.index, exec_, 0))
+        if result is not None and result[0] is not None:
+            state.forget_unknown(inst.index)  # a new X: that of the compare's last run is gone
     if e64 and ops:
         dest = decode(ops[0])
         if isinstance(dest, Reg) and dest.kind == "s":
@@ -194,9 +201,9 @@ def _compare(state: RegisterFile, name: str, inst: Instruction) -> bool:
     elif not writes_exec:
         state.write_mask64(VCC_LO, result)
     if writes_exec:
-        state.write_sgpr64(EXEC_LO, mask)
+        state.write_mask64(EXEC_LO, result)
         if not e64:
-            state.write_sgpr64(VCC_LO, mask)
+            state.write_mask64(VCC_LO, result)
     return True
 
 
