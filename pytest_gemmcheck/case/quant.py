@@ -14,8 +14,8 @@ from typing import Iterable
 
 import torch
 
-from . import rng
 from ..errors import CaseError
+from . import rng
 
 BLOCK_K = 128  # blockscale: A scaled per 1x128, B per 128x128
 MX_BLOCK = 32  # mxfp8: one e8m0 exponent per 32 consecutive K elements
@@ -110,9 +110,9 @@ class QuantMode:
 # --- making operands -------------------------------------------------------------------
 
 def _activations(rows: int, cols: int, seed: int, name: str, device) -> torch.Tensor:
-    """fp32 [rows, cols]: bell-shaped values, each row scaled by a power of two in [1/4, 4]."""
+    """fp32 [rows, cols]: bell-shaped values (rng.bell), each row scaled by a power of two in [1/4, 4]."""
     values = rng.bell((rows, cols), seed, name, device)
-    return values * rng.power_of_two_gains(rows, seed, f"{name}.rowgain", 2, device)[:, None]
+    return values.mul_(rng.power_of_two_gains(rows, seed, f"{name}.rowgain", 2, device)[:, None])
 
 
 def _with_block_gains(x: torch.Tensor, block: int, seed: int, name: str) -> torch.Tensor:
@@ -120,6 +120,9 @@ def _with_block_gains(x: torch.Tensor, block: int, seed: int, name: str) -> torc
     rows, cols = x.shape
     blocks = -(-cols // block)
     gains = rng.power_of_two_gains(rows * blocks, seed, f"{name}.blockgain", 2, x.device).reshape(rows, blocks)
+    if cols % block == 0:  # in place, through a view of the blocks: no [rows, cols] copy of the gains
+        x.view(rows, blocks, block).mul_(gains[:, :, None])
+        return x
     return x * gains.repeat_interleave(block, dim=1)[:, :cols]
 
 
@@ -138,8 +141,9 @@ def _scales_from_amax(amax: torch.Tensor, fp8: Fp8Flavour) -> tuple[torch.Tensor
 
 
 def _to_fp8(x: torch.Tensor, fp8: Fp8Flavour) -> torch.Tensor:
+    """``x`` (a temporary: clamped in place) cast to fp8."""
     # clamp first: the fnuz cast turns out-of-range values into NaN instead of saturating
-    return x.clamp(-fp8.max_value, fp8.max_value).to(fp8.dtype)
+    return x.clamp_(-fp8.max_value, fp8.max_value).to(fp8.dtype)
 
 
 class Bf16(QuantMode):
@@ -166,7 +170,8 @@ class Fp8PerTensor(QuantMode):
         b = _activations(n, k, seed, "b", device)
         a_scale, a_inv = _scales_from_amax(a.abs().amax(), fp8)
         b_scale, b_inv = _scales_from_amax(b.abs().amax(), fp8)
-        return Inputs(self.name, _to_fp8(a * a_inv, fp8), _to_fp8(b * b_inv, fp8), a_scale, b_scale, fp8.name, seed)
+        return Inputs(self.name, _to_fp8(a.mul_(a_inv), fp8), _to_fp8(b.mul_(b_inv), fp8), a_scale, b_scale, fp8.name,
+                      seed)
 
     def dequantize_a(self, inputs, rows):
         return inputs.a[rows].float() * inputs.a_scale
@@ -184,7 +189,7 @@ class PerTokenPerChannel(QuantMode):
         a_scale, a_inv = _scales_from_amax(a.abs().amax(dim=1), fp8)  # [M]
         b_scale, b_inv = _scales_from_amax(b.abs().amax(dim=1), fp8)  # [N]
         return Inputs(
-            self.name, _to_fp8(a * a_inv[:, None], fp8), _to_fp8(b * b_inv[:, None], fp8),
+            self.name, _to_fp8(a.mul_(a_inv[:, None]), fp8), _to_fp8(b.mul_(b_inv[:, None]), fp8),
             a_scale, b_scale, fp8.name, seed,
         )
 
@@ -215,8 +220,8 @@ class BlockScale(QuantMode):
         b_amax = _pad_to(b.abs(), nb * BLOCK_K, kb * BLOCK_K).reshape(nb, BLOCK_K, kb, BLOCK_K).amax(dim=(1, 3))
         a_scale, a_inv = _scales_from_amax(a_amax, fp8)  # [M, ceil(K/128)]
         b_scale, b_inv = _scales_from_amax(b_amax, fp8)  # [ceil(N/128), ceil(K/128)]
-        a_q = _to_fp8(a * _expand_a(a_inv, m, k), fp8)
-        b_q = _to_fp8(b * _expand_b(b_inv, n, k), fp8)
+        a_q = _to_fp8(a.mul_(_expand_a(a_inv, m, k)), fp8)
+        b_q = _to_fp8(b.mul_(_expand_b(b_inv, n, k)), fp8)
         return Inputs(self.name, a_q, b_q, a_scale, b_scale, fp8.name, seed)
 
     def dequantize_a(self, inputs, rows):
@@ -256,7 +261,8 @@ class Mxfp8(QuantMode):
 
     def validate(self, m, n, k):
         if k % MX_BLOCK:
-            raise CaseError(f"quant='mxfp8' needs K to be a multiple of {MX_BLOCK} (one e8m0 scale per {MX_BLOCK} K elements); got K={k}")
+            raise CaseError(f"quant='mxfp8' needs K to be a multiple of {MX_BLOCK} (one e8m0 scale per {MX_BLOCK} K "
+                            f"elements); got K={k}")
 
     def _quantize(self, x: torch.Tensor, fp8: Fp8Flavour):
         rows, k = x.shape
@@ -265,7 +271,7 @@ class Mxfp8(QuantMode):
         _, exp = torch.frexp(torch.where(amax > 0, amax, torch.ones_like(amax)))
         shared = (exp.to(torch.int32) - 1) - fp8.emax  # floor(log2(amax)) - emax
         shared = shared.clamp(-127, 127)
-        scaled = blocks * rng.exp2_exact(-shared.clamp(-126, 126))[:, :, None]
+        scaled = blocks.mul_(rng.exp2_exact(-shared.clamp(-126, 126))[:, :, None])  # x is a temporary
         return _to_fp8(scaled.reshape(rows, k), fp8), e8m0_from_exponents(shared)
 
     def make_inputs(self, m, n, k, *, seed, device, fp8):

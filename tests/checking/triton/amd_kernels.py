@@ -7,9 +7,9 @@ planning is given that target (``RUNTIME.target_for``), and the plugin's code ru
 tensors of every kind a case hands it (each out dtype, shapes that tile the blocks exactly and
 shapes that do not, with and without a tile, each tolerance floor, checksum on and off, the
 consensus comparison, the repeat pass with and without its fill, the guards of each quant mode's
-inputs and fp8 flavour, the stress loops). Each launch reaches Triton's ``jit_cache_hook``, which
-receives what Triton would compile for that target (signature, constexprs, alignment
-attributes, options) and declines it: nothing runs. A new constexpr, block shape or warp count
+inputs and fp8 flavour, the stress loops, the seeded operands' generator). Each launch reaches
+Triton's ``jit_cache_hook``, which receives what Triton would compile for that target (signature,
+constexprs, alignment attributes, options) and declines it: nothing runs. A new constexpr, block shape or warp count
 in the launching code is therefore recorded without any change here.
 
 Each distinct request is then compiled by ``triton.compile`` for the target (to amdgcn and a
@@ -140,9 +140,9 @@ def _drive_check(torch, dtype) -> None:
 def _drive_guards(torch, dtype) -> None:
     """The guard kernel and the watch kernel (guards and out's checksum in one) over the inputs
     of every quant mode and fp8 flavour, as launch/guards.py hands them over."""
-    from pytest_gemmcheck.launch.guards import GUARD_ELEMENTS, ROW_WIDTH, GuardedBuffer, InputGuard
     from pytest_gemmcheck.case.quant import fp8_flavour, quant_mode, quant_mode_names
     from pytest_gemmcheck.checking.triton.guard_pass import RESULT_WIDTH, queue_guards, queue_watch
+    from pytest_gemmcheck.launch.guards import GUARD_ELEMENTS, ROW_WIDTH, GuardedBuffer, InputGuard
 
     device = torch.device("cpu")
     for name in quant_mode_names():
@@ -157,6 +157,16 @@ def _drive_guards(torch, dtype) -> None:
                              row[:RESULT_WIDTH])
                 queue_watch(inputs.words, buffer.bits, GUARD_ELEMENTS, buffer.after_offset, buffer.canary,
                             buffer.tensor, row, ROW_WIDTH - 1)
+
+
+def _drive_operands(torch) -> None:
+    """The seeded operands' generator (case/rng_kernel.py), as case/rng.py calls it on a GPU: streams
+    whose length is a multiple of 16 and one that is not."""
+    from pytest_gemmcheck.case import rng
+    from pytest_gemmcheck.case.rng_kernel import bell_on_gpu
+
+    for numel in (4096, 4099):
+        bell_on_gpu(numel, rng.stream_keys(0, "a"), torch.device("cpu"))
 
 
 def _drive_stress(torch, arch: str) -> None:
@@ -179,6 +189,7 @@ def record(arch: str) -> list[dict]:
             _drive_check(torch, dtype)
             _drive_guards(torch, dtype)
         _drive_stress(torch, arch)
+        _drive_operands(torch)
     return list(requests.values())
 
 

@@ -1,9 +1,9 @@
 """Every Triton kernel configuration the plugin launches on an AMD GPU (recorded from its own
 launching code by amd_kernels.py: the check for each out dtype, shape class, tile, floor and
 checksum setting, the consensus comparison, the repeat pass, the guards for every quant mode and
-fp8 flavour, the stress loops) compiles for gfx942 (MI300) and gfx950 (MI355X) through Triton's
-own AMD backend, with no GPU, to amdgcn and a hsaco for wavefronts of 64; and its assembly goes
-through ``gemmcheck lint``.
+fp8 flavour, the stress loops, the seeded operands' generator) compiles for gfx942 (MI300) and
+gfx950 (MI355X) through Triton's own AMD backend, with no GPU, to amdgcn and a hsaco for
+wavefronts of 64; and its assembly goes through ``gemmcheck lint``.
 
 What the lint says (docs/amd.md): no error and no latent finding in any configuration, and
 every configuration it finishes within its time limit (30 s, its default) is clean. It does
