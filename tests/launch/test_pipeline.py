@@ -16,7 +16,7 @@ import pytest
 import torch
 
 from kernels import FaultInjector, bf16_matmul, tiled_gemm
-from pytest_gemmcheck.launch import in_flight
+from pytest_gemmcheck.launch import in_flight, loop
 from pytest_gemmcheck.config.table import Settings
 from pytest_gemmcheck.errors import GemmcheckFailure, LaunchError
 
@@ -124,6 +124,7 @@ SCENARIOS = {
 
 def run(make_case, backend, scenario, *, repeat_check, pipeline, monkeypatch, deterministic=None):
     monkeypatch.setattr(in_flight, "FORCED", pipeline)
+    monkeypatch.setattr(loop, "GRAPHS_REPAID_AFTER", 0)  # on a GPU, graphs and batches in a run of 9 too
     results = []
     case = make_case(f"pipeline_{backend}", m=40, n=48, k=64, quant="ptpc", tile="16x16", deterministic=deterministic,
                      settings=Settings(repeat=9, check_backend=backend, repeat_check=repeat_check, launch_timeout=0.5),
@@ -204,6 +205,7 @@ def test_launches_queued_after_a_changed_input_run_again(make_case, fused_anywhe
 def queued_ahead_case(make_case, monkeypatch, results):
     """The case of :func:`run` on the fused check queued ahead, for several runs into ``results``."""
     monkeypatch.setattr(in_flight, "FORCED", AHEAD)
+    monkeypatch.setattr(loop, "GRAPHS_REPAID_AFTER", 0)
     return make_case("pipeline_triton", m=40, n=48, k=64, quant="ptpc", tile="16x16",
                      settings=Settings(repeat=9, check_backend="triton", repeat_check="checksum", launch_timeout=0.5),
                      record=results.append)
