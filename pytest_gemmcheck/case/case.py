@@ -213,6 +213,11 @@ class Case:
 
     # --- identity ---------------------------------------------------------------------
     @property
+    def out_shape(self) -> tuple[int, int]:
+        """[rows, columns] of the output each launch writes (a collective case's rank's part)."""
+        return self.m, self.n
+
+    @property
     def tile_text(self) -> str | None:
         return f"{self.tile[0]}x{self.tile[1]}" if self.tile else None
 
@@ -312,7 +317,7 @@ class Case:
         """The reference, refused when it does not fit the output dtype: an element that overflows
         to inf (float16 holds 65504 at most) would make its row's tolerance infinite, and a kernel
         could write anything there."""
-        ref = compute_reference(self.inputs(), self.out_dtype) if self.reference_fn is None else self._own_reference()
+        ref = self._reference_tensor()
         protected = ProtectedReference(ref)
         # a NaN or an inf is its row's maximum: M numbers tell what a pass over the reference would
         if not bool(torch.isfinite(protected.rowmax()).all()):
@@ -321,6 +326,10 @@ class Case:
                             f"of its {ref.numel():,} elements overflow; use out_dtype=torch.float32 or "
                             "torch.bfloat16, or a smaller K")
         return protected
+
+    def _reference_tensor(self) -> torch.Tensor:
+        """The reference's values, in the output dtype (a collective case's are its rank's part)."""
+        return compute_reference(self.inputs(), self.out_dtype) if self.reference_fn is None else self._own_reference()
 
     def _own_reference(self) -> torch.Tensor:
         """The case's ``reference(inputs)``, checked and rounded to the output dtype like the built-in one."""
@@ -366,12 +375,7 @@ class Case:
         record every launch; raise :class:`GemmcheckFailure` when the verdict fails (``check``:
         whether to; by default under pytest, not in a script's session)."""
         __tracebackhide__ = True  # a failure points at the test's case.run line, not in here
-        if not callable(launch):
-            raise CaseError(f"case.run takes a callable launch(out), got {launch!r}")
-        try:
-            repeat = self.context.settings.repeat if repeat is None else parse_repeat(repeat)
-        except ValueError as exc:
-            raise CaseError(f"case.run(repeat=...): {exc}") from None
+        repeat = self._repeat(launch, repeat)
         if self.context.sanitizing:  # a sanitizer child: the target's one launch, nothing checked
             if self.sanitize_target:
                 launch_once(self, launch)
@@ -382,6 +386,15 @@ class Case:
         if self.context.sanitize is not None and self.context.judge:
             result.sanitize = self._sanitized(result)
         return self._conclude(result, raised, rule.planned(len(result.launches)), check=check)
+
+    def _repeat(self, launch, repeat: int | str | None) -> int | str:
+        """``case.run``'s arguments checked: its launches (default: --gemmcheck-repeat)."""
+        if not callable(launch):
+            raise CaseError(f"case.run takes a callable launch(out), got {launch!r}")
+        try:
+            return self.context.settings.repeat if repeat is None else parse_repeat(repeat)
+        except ValueError as exc:
+            raise CaseError(f"case.run(repeat=...): {exc}") from None
 
     def _sanitized(self, result: CaseResult) -> list:
         """--gemmcheck-sanitize: the case's launch under each tool, unless its launches did not all run."""

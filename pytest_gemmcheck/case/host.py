@@ -33,6 +33,16 @@ class SessionStack:
         return self._stack
 
 
+def _made(context: CaseContext, kernel: str, kwargs: dict[str, Any]) -> Case:
+    """A case, or a collective one where ``collective=`` names a collective (collective.py)."""
+    if kwargs.get("collective") is None:
+        kwargs.pop("collective", None)
+        return Case(context, kernel, **kwargs)
+    from .collective import CollectiveCase
+
+    return CollectiveCase(context, kernel, **kwargs)
+
+
 class CaseHost:
     """Makes a session's cases over one :class:`CaseContext`.
 
@@ -60,10 +70,10 @@ class CaseHost:
         """``gemmcheck.case(kernel, m=..., n=..., k=..., ...)``: in a sanitizer child, the case it
         launches at its sanitize_shape; refused on a GPU an earlier launch hung on."""
         if self.context.sanitizing:
-            case = child_case(lambda name, **given: Case(self.context, name, **given), target_key(), kernel, kwargs,
+            case = child_case(lambda name, **given: _made(self.context, name, given), target_key(), kernel, kwargs,
                               self.context.sanitize_shape)
         else:
-            case = Case(self.context, kernel, **kwargs)
+            case = _made(self.context, kernel, kwargs)
         if str(case.device) in self.lost_devices:
             self.unusable(f"{case.device} is unusable: a launch of an earlier case hung on it "
                           f"(--gemmcheck-launch-timeout); a GPU kernel cannot be stopped")

@@ -75,6 +75,13 @@ def parse_processes(text) -> int:
     return _parse_whole(text, f"a whole number of processes from 1 to {MAX_PROCESSES}", 1, MAX_PROCESSES)
 
 
+MAX_WORLD_SIZE = 256  # ranks one test spawns: a process each, as --gemmcheck-processes' children
+
+
+def parse_world_size(text) -> int:
+    return _parse_whole(text, f"a whole number of ranks from 1 to {MAX_WORLD_SIZE}", 1, MAX_WORLD_SIZE)
+
+
 def parse_search_examples(text) -> int:
     return _parse_whole(text, "a whole number of examples >= 1", 1)
 
@@ -97,6 +104,7 @@ STRESS_KINDS = ("none", "copy", "compute")
 CHECK_BACKENDS = ("auto", "torch", "triton")
 REPEAT_CHECKS = ("checksum", "full")
 STATIC_POLICIES = ("report", "fail", "latent")
+COLLECTIVE_SYNCS = ("launch", "free")
 
 
 def _parse_fraction(text, what: str) -> float:
@@ -294,6 +302,16 @@ OPTIONS: tuple[Option, ...] = (
            "spread each case's launches over N fresh processes (spawned, never forked), aggregated "
            "into one result: races decided per process need several (1: in this process)", "N", marker=True,
            script=False, child=False),
+    Option("world-size", parse_world_size, 1,
+           "run each test that uses gemmcheck as W ranks of a torch.distributed group, in W fresh processes "
+           "(gloo on the CPU; NCCL, a GPU per rank, where there are W GPUs; gloo over CUDA tensors where ranks "
+           "share a GPU), for collective cases (gemmcheck.case(..., collective=...)); a test already running as "
+           "a rank (torchrun) uses its group and spawns nothing. In a script: the size its group must have "
+           "(1: no ranks)", "W", marker=True),
+    Option("collective-sync", None, "launch",
+           "how the ranks of a collective case launch: 'launch' starts launch i on every rank together (a "
+           "rendezvous before each launch), 'free' lets each rank launch at its own pace", "HOW",
+           choices=COLLECTIVE_SYNCS, marker=True),
     Option("rtol", parse_rtol, 0.05,
            "an element is wrong when off by more than RTOL of max(|ref|, FLOOR x its row's largest |ref|)",
            "RTOL", marker=True),

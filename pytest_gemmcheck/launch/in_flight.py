@@ -50,12 +50,13 @@ class Pipeline:
 FORCED: Pipeline | None = None
 
 
-def pipeline_for(device: torch.device, by_checksum: bool, rule, out_bytes: int) -> Pipeline:
+def pipeline_for(device: torch.device, by_checksum: bool, rule, out_bytes: int, each_read: bool = False) -> Pipeline:
     """How far launches run ahead of their reading. A stopping rule that decides on every
     launch's numbers reads each before the next (as does any backend without a checksum pass,
-    whose checks are finished at once); the fused check on a GPU runs a ring ahead; under
-    Triton's interpreter the check of one launch is finished while the next one runs."""
-    if rule.reads_count_before_each_launch or rule.stop_on_bad:
+    whose checks are finished at once, and a collective case, ``each_read``, whose ranks meet
+    between launches); the fused check on a GPU runs a ring ahead; under Triton's interpreter
+    the check of one launch is finished while the next one runs."""
+    if each_read or rule.reads_count_before_each_launch or rule.stop_on_bad:
         return Pipeline(2, 0, 0)
     if FORCED is not None:
         return FORCED

@@ -70,8 +70,9 @@ class LaunchLoop:
     raised (the loop stops there), or None."""
 
     def __init__(self, case, launch: Callable[[torch.Tensor], Any], result: CaseResult, *, rule: StoppingRule,
-                 wants_consensus_checksum: bool = False):
+                 wants_consensus_checksum: bool = False, ranks=None):
         self.case = case
+        self.ranks = ranks  # a collective case's part on this rank (rank_sync.py): the rendezvous before each launch
         self.launch = launch
         self.result = result
         self.rule = rule
@@ -85,17 +86,20 @@ class LaunchLoop:
         result.check_backend = self.checker.name
         self.inputs = InputGuard(case.inputs())
         self.fused = self.checker.name == "triton"
+        rows, cols = case.out_shape
         self.pipeline = in_flight.pipeline_for(self.device, self.checker.by_checksum, rule,
-                                               case.m * case.n * self.ref.element_size())
-        key = (case.m, case.n, case.out_dtype, str(self.device), self.checker.name,
+                                               rows * cols * self.ref.element_size(), each_read=ranks is not None)
+        key = (rows, cols, case.out_dtype, str(self.device), self.checker.name,
                tuple((t.data_ptr(), t.numel(), t.dtype) for t in self.inputs.words),
                torch.cuda.current_stream(self.device).cuda_stream if self.device.type == "cuda" else None)
-        self.ring = in_flight.ring_for(key, case.m, case.n, case.out_dtype, self.device, self.pipeline.ring)
+        self.ring = in_flight.ring_for(key, rows, cols, case.out_dtype, self.device, self.pipeline.ring)
         self.buffers = self.ring.buffers
         self.consensus = (Consensus(self.rowmax, case.tile, checksum=self.checker.checksum, compare=self.checker.compare)
                           if case.deterministic else None)
         self.where = {"pid": os.getpid(), "host": socket.gethostname(), "device": str(self.device),
                       "device_uuid": case.context.device_identity(self.device).get("uuid") or ""}
+        if ranks is not None:
+            self.where["rank"] = ranks.rank
         self.deadline = Deadline(self.settings.launch_timeout, self.device)
         self.watch = LaunchWatch(self.inputs, self.device, fused=self.fused, sums_at_start=self.ring.sums_at_start)
         self.references = ReferenceCopies(case, self.ref)
@@ -153,6 +157,8 @@ class LaunchLoop:
                     self._drain()  # the stopping rule counts every launch so far
                     if rule.enough(self._running_bad(), len(self.result.launches)):
                         break
+                if self.ranks is not None and not self.ranks.before_launch(index):
+                    break  # another rank stopped: the ranks stop together
                 raised = self._launch_batch(index) if self._batch_begins(index) else self._launch_once(index)
                 if raised is not None:
                     rule.reason = f"stopped at launch {raised[0]}: it {'hung' if self.device_lost else 'raised'}"
@@ -207,9 +213,11 @@ class LaunchLoop:
                       started: float):
         """A launch called, its work queued behind it; (index, exception) when it raised or hung."""
         out = buffer.tensor
-        checked = launch_records.output_to_check(record, out, buffer.identity, returned, expected=(self.case.m, self.case.n),
+        checked = launch_records.output_to_check(record, out, buffer.identity, returned, expected=self.case.out_shape,
                                                  dtype=self.case.out_dtype, device=self.device,
                                                  poisoned=self.buffers.was_poisoned)
+        if self.ranks is not None:
+            self.ranks.launched(index, checked)
         depth = self.pipeline.check_depth
         if depth:  # earlier launches read down to the pipeline's depth before this one's work is queued
             self._read_until(lambda: len(self.queued) <= depth - 1)

@@ -135,7 +135,7 @@ def aggregate(children: list[list[CaseResult]]) -> list[CaseResult]:
     for results in children:
         for result in results:
             merged.setdefault(result.key, []).append(result)
-    return [_merge(parts) for parts in merged.values()]
+    return [merge_parts(parts) for parts in merged.values()]
 
 
 def _merge_tile_maps(merged: dict, part: dict, offset: int) -> None:
@@ -149,7 +149,9 @@ def _merge_tile_maps(merged: dict, part: dict, offset: int) -> None:
         merged["differing"] = dict(differing, launch=offset + differing["launch"])
 
 
-def _merge(parts: list[CaseResult]) -> CaseResult:
+def merge_parts(parts: list[CaseResult]) -> CaseResult:
+    """One case's results from several processes as one, launches renumbered in process order,
+    a process whose consensus output is not the majority's marked inconsistent."""
     first = parts[0]
     data = first.to_dict()
     data.update(launches=[], consensus_size=0, consensus_note="", verdict="", message="", baseline={}, stopped="",
@@ -199,11 +201,15 @@ def _majority_checksum(parts: list[CaseResult]):
 
 def run_in_processes(session, item, overrides, sink: list) -> bool:
     """--gemmcheck-processes=N for one test: run it in N children, then judge and record the
-    aggregate here, as case.run would have. False when the test runs here as usual."""
+    aggregate here, as case.run would have (a test of --gemmcheck-world-size=W runs as its W
+    ranks instead: rank_processes.py). False when the test runs here as usual."""
     from ..errors import GemmcheckFailure, LaunchError
     from ..judging.conclude import conclude
+    from .rank_processes import run_in_ranks
     from .search_in_test import calls_search
 
+    if run_in_ranks(session, item, overrides, sink):  # --gemmcheck-world-size: the test's ranks run it
+        return True
     settings = overrides.settings
     if settings.processes <= 1 or is_child() or "gemmcheck" not in item.fixturenames:
         return False

@@ -42,8 +42,16 @@ def is_xdist_worker(config: pytest.Config) -> bool:
 
 
 def is_child() -> bool:
-    """Whether this process is a --gemmcheck-processes child (its parent judges and records)."""
+    """Whether this process is a --gemmcheck-processes child or a rank of --gemmcheck-world-size
+    (its parent judges and records)."""
     return bool(os.environ.get(CHILD_OUTPUT))
+
+
+def launcher_rank_not_first() -> bool:
+    """Whether a launcher (torchrun) started this process as a rank other than 0, whose session
+    records nothing: rank 0's judges and records each collective case once, and every rank runs
+    the same cases."""
+    return "WORLD_SIZE" in os.environ and os.environ.get("RANK", "0").strip() not in ("", "0") and not is_child()
 
 
 class GemmcheckSession:
@@ -56,7 +64,7 @@ class GemmcheckSession:
         token = config.workerinput.get(WORKER_TOKEN) if worker else None
         numprocesses = getattr(config.option, "numprocesses", None)
         self.history = SessionHistory.for_config(config, settings, token=token or uuid.uuid4().hex,
-                                                 owner=not worker and not is_child(),
+                                                 owner=not worker and not is_child() and not launcher_rank_not_first(),
                                                  workers=numprocesses if isinstance(numprocesses, int) else 0)
         self._caches = None
         self._stack = None
@@ -66,6 +74,7 @@ class GemmcheckSession:
         self.accepted: list[str] = []  # what --gemmcheck-accept wrote, or could not, a line each
         self.started_at = datetime.now(timezone.utc)
         self.outputs: list[tuple[str, bool]] = []  # --gemmcheck-summary/-json: a line each, and whether it failed
+        self.exit_status: int | None = None  # a spawned rank's, kept for its end (pytest_unconfigure)
 
     # --- before a case ----------------------------------------------------------------------
     def start_cases(self) -> None:
@@ -159,6 +168,18 @@ class GemmcheckSession:
             except ValueError as exc:
                 raise pytest.UsageError(f"{item.nodeid}: {exc}") from None
 
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        """A rank spawned by --gemmcheck-world-size: its group initialised before the fixtures and
+        the test body, on this process's GPU."""
+        if not is_child() or "gemmcheck" not in getattr(item, "fixturenames", ()):
+            return
+        from ..launch.rank_group import init_spawned_rank, spawned_rank
+
+        if spawned_rank():
+            self.start_cases()
+            init_spawned_rank(self.settings)
+
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call):
         """An xdist worker's setup report of a gemmcheck test says so: its controller, which runs
@@ -190,6 +211,7 @@ class GemmcheckSession:
             from .processes import write_child_results
 
             write_child_results(self.results)
+            self.exit_status = int(exitstatus)
             return
         if not self.history.owner:
             return
@@ -248,3 +270,14 @@ class GemmcheckSession:
             sys.stdout.flush()
             sys.stderr.flush()
             os._exit(pytest.ExitCode.TESTS_FAILED)
+        if self.exit_status is None:
+            return
+        from ..launch.rank_group import spawned_rank
+
+        if spawned_rank():
+            # its results are written: the process ends without tearing its groups down, which
+            # aborts in gloo where another rank's process ended first (torch 2.13: "terminate
+            # called without an active exception")
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(self.exit_status)
