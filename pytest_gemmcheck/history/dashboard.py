@@ -34,6 +34,8 @@ class CaseInfo:
     out_dtype: str
     fp8: str | None
     params: dict
+    collective: str | None = None  # all_reduce / reduce_scatter / all_gather; None outside a collective case
+    world_size: int | None = None  # its ranks
 
     @property
     def shape(self) -> str:
@@ -64,6 +66,7 @@ class ResultRow:
     recorded_at: datetime | None
     worst_differing: int | None  # None: recorded before the column existed
     hazards: int | None  # error-severity sanitizer reports; None: no sanitizer run recorded
+    per_rank: list[dict] | None  # a collective case's ranks (store._per_rank); None outside one
 
 
 @dataclass
@@ -107,7 +110,7 @@ class CellTotals:
 _RESULT_COLUMNS = (
     *result_table.c["id", "case_id", "run_id", "stack_id"], *run_table.c["started_at", "status", "tag", "revision"],
     *result_table.c["launches", "bad_launches", "worst_wrong", "kinds", "verdict", "deterministic", "elapsed_min_s",
-                    "elapsed_median_s", "contended", "recorded_at", "worst_differing", "hazards"])
+                    "elapsed_median_s", "contended", "recorded_at", "worst_differing", "hazards", "per_rank"])
 
 
 def cases(connection, ids) -> dict[int, CaseInfo]:
@@ -115,10 +118,12 @@ def cases(connection, ids) -> dict[int, CaseInfo]:
     found: dict[int, CaseInfo] = {}
     ids = sorted(set(ids))
     for start in range(0, len(ids), 500):  # bounded IN lists
-        columns = case_table.c["id", "key", "kernel", "quant", "m", "n", "k", "tile", "out_dtype", "fp8", "params"]
+        columns = case_table.c["id", "key", "kernel", "quant", "m", "n", "k", "tile", "out_dtype", "fp8", "params",
+                               "collective", "world_size"]
         query = select(columns).where(case_table.c.id.in_(ids[start:start + 500]))
         for row in connection.execute(query):
-            found[row.id] = CaseInfo(*row[:10], params=row.params or {})
+            found[row.id] = CaseInfo(*row[:10], params=row.params or {}, collective=row.collective,
+                                     world_size=None if row.world_size is None else int(row.world_size))
     return found
 
 
@@ -156,6 +161,32 @@ def case_totals(engine: Engine, selection: Selection, *, limit: int = 500) -> tu
                              None if differing is None else int(differing), None if hazards is None else int(hazards))
                   for case_id, runs, launches, bad, worst, when, differing, hazards in connection.execute(query)]
         return totals, cases(connection, [t.case_id for t in totals])
+
+
+def rank_totals(engine: Engine, selection: Selection, case_ids) -> dict[int, dict[int, list[int]]]:
+    """Per collective case among ``case_ids``: each rank's [bad launches, launches] over the
+    selected results (their ``per_rank``, which only a collective case's results have)."""
+    totals: dict[int, dict[int, list[int]]] = {}
+    ids = sorted(set(case_ids))
+    with engine.connect() as connection:
+        where = _where(connection, selection)
+        if where is None or not ids:
+            return totals
+        for start in range(0, len(ids), 500):  # bounded IN lists
+            query = (select(result_table.c.case_id, result_table.c.per_rank)
+                     .where(where, result_table.c.case_id.in_(ids[start:start + 500]),
+                            result_table.c.per_rank.is_not(None)))
+            for case_id, ranks in connection.execute(query):
+                add_ranks(totals.setdefault(case_id, {}), ranks)
+    return totals
+
+
+def add_ranks(totals: dict[int, list[int]], ranks: list[dict] | None) -> None:
+    """A result's ``per_rank`` added into ``totals`` (rank -> [bad launches, launches])."""
+    for entry in ranks or ():
+        counts = totals.setdefault(int(entry["rank"]), [0, 0])
+        counts[0] += int(entry.get("bad_launches") or 0)
+        counts[1] += int(entry.get("launches") or 0)
 
 
 def recent_results(engine: Engine, selection: Selection, case_ids: list[int], *, runs: int = 12) -> list[ResultRow]:
@@ -306,12 +337,14 @@ class LaunchRow:
     nonfinite: int
     differing: int | None
     elapsed_s: float
+    rank: int | None = None  # in a collective case; None outside one
 
 
 def launches_of(engine: Engine, result_id: int) -> list[LaunchRow]:
-    """One result's launches, in order."""
-    query = (select(launch_table.c["launch_index", "kinds", "wrong", "nonfinite", "differing", "elapsed_s"])
-             .where(launch_table.c.result_id == result_id).order_by(launch_table.c.launch_index))
+    """One result's launches, in order (in a collective case, each launch's ranks in order)."""
+    query = (select(launch_table.c["launch_index", "kinds", "wrong", "nonfinite", "differing", "elapsed_s", "rank"])
+             .where(launch_table.c.result_id == result_id)
+             .order_by(launch_table.c.launch_index, launch_table.c.rank, launch_table.c.id))
     with engine.connect() as connection:
         return [LaunchRow(*row) for row in connection.execute(query)]
 

@@ -15,7 +15,7 @@ from .schema import case_table, launch_table, result_table, results_joined, run_
 
 @dataclass
 class ProcessHistory:
-    """One process's launches of a case in one run."""
+    """One process's launches of a case in one run (in a collective case, one rank's)."""
 
     run_id: int
     host: str | None
@@ -24,6 +24,7 @@ class ProcessHistory:
     bad_launches: int
     worst_wrong: int
     worst_tiles: int
+    rank: int | None = None
 
 
 @dataclass
@@ -36,6 +37,7 @@ class CaseHistory:
     gpus: int  # distinct physical GPUs
     kinds: set[str]  # failure kinds seen
     stacks: list[tuple[str | None, str | None, str | None]]  # (gpu name, gpu arch, torch), distinct
+    ranks: int = 0  # distinct ranks of a collective case's launches; 0 outside one
 
 
 def _not_this_run(token: str | None):
@@ -69,21 +71,25 @@ def case_history(engine: Engine, key: str, *, scope: str, gpu_arch: str | None, 
 
     bad_flag = func.sum(func.cast(launch_table.c.kinds != "", Integer_()))
     per_process = of_results(
-        select(result_table.c.run_id, launch_table.c.host, launch_table.c.pid, func.count(launch_table.c.id), bad_flag,
-               func.max(launch_table.c.wrong), func.max(func.coalesce(launch_table.c.wrong_tiles, 0)))
-    ).group_by(result_table.c.run_id, launch_table.c.host, launch_table.c.pid)
+        select(result_table.c.run_id, launch_table.c.host, launch_table.c.pid, launch_table.c.rank,
+               func.count(launch_table.c.id), bad_flag, func.max(launch_table.c.wrong),
+               func.max(func.coalesce(launch_table.c.wrong_tiles, 0)))
+    ).group_by(result_table.c.run_id, launch_table.c.host, launch_table.c.pid, launch_table.c.rank)
     facts = of_results(
-        select(func.count(func.distinct(result_table.c.run_id)), func.count(func.distinct(launch_table.c.device_uuid))))
+        select(func.count(func.distinct(result_table.c.run_id)), func.count(func.distinct(launch_table.c.device_uuid)),
+               func.count(func.distinct(launch_table.c.rank))))
     kinds_query = of_results(select(result_table.c.kinds), launches=False).distinct()
     stacks_query = (of_results(select(stack_table.c["gpu_name", "gpu_arch", "torch"]), launches=False)
                     .where(result_table.c.stack_id.is_not(None)).distinct())
     with engine.connect() as connection:
-        processes = [ProcessHistory(run_id, host, pid, int(launches), int(bad or 0), int(worst or 0), int(tiles or 0))
-                     for run_id, host, pid, launches, bad, worst, tiles in connection.execute(per_process)]
-        runs, gpus = connection.execute(facts).one()
+        processes = [ProcessHistory(run_id, host, pid, int(launches), int(bad or 0), int(worst or 0), int(tiles or 0),
+                                    rank)
+                     for run_id, host, pid, rank, launches, bad, worst, tiles in connection.execute(per_process)]
+        runs, gpus, ranks = connection.execute(facts).one()
         kinds = {kind for (text_,) in connection.execute(kinds_query) for kind in (text_ or "").split(",") if kind}
         stacks = [tuple(row) for row in connection.execute(stacks_query)]
-    return CaseHistory(processes=processes, runs=int(runs or 0), gpus=int(gpus or 0), kinds=kinds, stacks=stacks)
+    return CaseHistory(processes=processes, runs=int(runs or 0), gpus=int(gpus or 0), kinds=kinds, stacks=stacks,
+                       ranks=int(ranks or 0))
 
 
 @on_fresh_connection
@@ -105,10 +111,11 @@ def latest_static(engine: Engine, key: str, source: str, *, exclude_token: str |
 
 @dataclass
 class KernelLaunches:
-    """A kernel's recorded launches for ``gemmcheck explain``: per result, process and physical
-    GPU, the counts; and the results, stacks and cases they refer to."""
+    """A kernel's recorded launches for ``gemmcheck explain``: per result, process, physical GPU
+    and rank, the counts; and the results, stacks and cases they refer to."""
 
-    groups: list[tuple[int, str | None, int | None, str | None, int, int]]  # result, host, pid, uuid, launches, bad
+    # result, host, pid, uuid, rank (None outside a collective case), launches, bad
+    groups: list[tuple[int, str | None, int | None, str | None, int | None, int, int]]
     results: dict[int, dict]  # id -> run_id, case_id, stack_id, stress, launches, bad_launches
     stacks: dict[int, dict]  # id -> the stack's columns and extra
     cases: dict[int, dict]  # id -> key, quant, tile, m, n, k, params
@@ -116,7 +123,7 @@ class KernelLaunches:
 
 @on_fresh_connection
 def kernel_launches(engine: Engine, kernel: str) -> KernelLaunches:
-    """Every recorded launch of ``kernel``'s cases, grouped by result, host, pid and GPU UUID."""
+    """Every recorded launch of ``kernel``'s cases, grouped by result, host, pid, GPU UUID and rank."""
     bad_flag = func.sum(func.cast(launch_table.c.kinds != "", Integer_()))
     with engine.connect() as connection:
         cases = {row.id: {"key": row.key, "quant": row.quant, "tile": row.tile, "m": row.m, "n": row.n, "k": row.k,
@@ -135,12 +142,12 @@ def kernel_launches(engine: Engine, kernel: str) -> KernelLaunches:
                 results[row.id] = {"run_id": row.run_id, "case_id": row.case_id, "stack_id": row.stack_id,
                                    "stress": row.stress, "launches": int(row.launches or 0),
                                    "bad_launches": int(row.bad_launches or 0)}
-            group = launch_table.c["result_id", "host", "pid", "device_uuid"]
+            group = launch_table.c["result_id", "host", "pid", "device_uuid", "rank"]
             query = (select(*group, func.count(launch_table.c.id), bad_flag)
                      .select_from(results_joined(launches=True))
                      .where(result_table.c.case_id.in_(chunk)).group_by(*group))
-            groups += [(result_id, host, pid, uuid, int(count), int(bad or 0))
-                       for result_id, host, pid, uuid, count, bad in connection.execute(query)]
+            groups += [(result_id, host, pid, uuid, rank, int(count), int(bad or 0))
+                       for result_id, host, pid, uuid, rank, count, bad in connection.execute(query)]
         stack_ids = sorted({r["stack_id"] for r in results.values() if r["stack_id"] is not None})
         columns = list(stack_table.c["host", "os", "python", "torch", "cuda", "hip", "gpu_name", "gpu_arch", "driver",
                                      "triton", "flydsl"])

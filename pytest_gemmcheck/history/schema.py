@@ -103,6 +103,9 @@ case_table = Table(
     _required("out_dtype", String(32)),
     Column("fp8", String(16)),
     _required("params", JSON, default=dict),
+    # a collective case's (all_reduce / reduce_scatter / all_gather) and its ranks; NULL outside one
+    Column("collective", String(32)),
+    Column("world_size", COUNT),
 )
 
 # A case within one run: its launches summed up, and the verdict.
@@ -140,6 +143,8 @@ result_table = Table(
     Column("sanitize", JSON),
     Column("hazards", COUNT),
     Column("worst_differing", COUNT),  # most elements of one launch off the consensus
+    # a collective case's ranks, each {rank, launches, bad_launches, device, device_uuid}; NULL outside one
+    Column("per_rank", JSON(none_as_null=True)),  # NULL in SQL, not JSON null: `per_rank IS NULL` finds them
     _required("recorded_at", DateTime(timezone=True), default=utcnow),
     # given when recorded (32 hex digits): `gemmcheck db import` leaves out results stored already
     Column("uid", String(32)),
@@ -173,6 +178,7 @@ launch_table = Table(
     Column("device", free_text(64)),
     Column("host", free_text(255)),
     Column("device_uuid", free_text(64)),  # the physical GPU
+    Column("rank", Integer),  # its process's rank in a collective case's group; NULL outside one
     Index("ix_launch_result_id", "result_id"),
 )
 

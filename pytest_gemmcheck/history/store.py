@@ -239,7 +239,26 @@ class HistoryStore:
 def _case_row(result: CaseResult) -> dict:
     return _fits({"key": result.key, "kernel": result.kernel, "m": result.m, "n": result.n, "k": result.k,
                   "quant": result.quant, "tile": result.tile, "out_dtype": result.out_dtype, "fp8": result.fp8,
-                  "params": result.params}, "case")
+                  "params": result.params, "collective": result.collective or None,
+                  "world_size": result.world_size if result.collective else None}, "case")
+
+
+def _per_rank(result: CaseResult) -> list[dict] | None:
+    """A collective result's ranks, in rank order: each one's launches, bad launches and GPU
+    (``device``, ``device_uuid``: its first launch that names one); None outside a collective case."""
+    if not result.collective:
+        return None
+    ranks: dict[int, dict] = {}
+    for launch in result.launches:
+        if launch.rank is None:
+            continue
+        entry = ranks.setdefault(launch.rank, {"rank": launch.rank, "launches": 0, "bad_launches": 0,
+                                               "device": None, "device_uuid": None})
+        entry["launches"] += 1
+        entry["bad_launches"] += int(launch.bad)
+        if entry["device"] is None and launch.device:
+            entry["device"], entry["device_uuid"] = launch.device, launch.device_uuid or None
+    return [ranks[rank] for rank in sorted(ranks)]
 
 
 def _result_row(run_id: int, case_id: int, stack_id: int | None, result: CaseResult, uid: str | None) -> dict:
@@ -258,7 +277,7 @@ def _result_row(run_id: int, case_id: int, stack_id: int | None, result: CaseRes
         "contended": result.contended, "contention": result.contention or None, "worst_tiles": result.worst_tiles or None,
         "sanitize": [run.to_dict() for run in result.sanitize] or None,
         "hazards": sum(run.errors + run.unshown_errors for run in result.hazards) if result.sanitize else None,
-        "worst_differing": result.worst_differing,
+        "worst_differing": result.worst_differing, "per_rank": _per_rank(result),
         "recorded_at": utcnow(), "uid": uid,
     }, "result")
 
@@ -272,5 +291,6 @@ def _launch_row(result_id: int, launch) -> dict:
         "differing_tiles": launch.differing_tiles, "max_diff_rel": launch.max_diff_rel,
         "elapsed_s": launch.elapsed_s, "poisoned": launch.poisoned, "error": launch.error, "pid": launch.pid,
         "device": launch.device, "host": launch.host or None, "device_uuid": launch.device_uuid or None,
+        "rank": launch.rank,
     }, "launch")
 

@@ -28,6 +28,9 @@ class Evidence:
     worst_wrong: int = 0
     worst_tiles: int = 0
     kinds: list[str] = field(default_factory=list)
+    # the ranks of a collective case (0 outside one): each rank is a process, so per_process holds
+    # a count per rank (of each run), and its launches cluster as a process's do
+    ranks: int = 0
 
     @property
     def processes(self) -> int:
@@ -37,11 +40,16 @@ class Evidence:
     def bad_processes(self) -> int:
         return sum(1 for bad, _ in self.per_process if bad)
 
+    @property
+    def cluster(self) -> str:
+        """What a count of per_process is of, in words: 'rank' in a collective case, else 'process'."""
+        return "rank" if self.ranks else "process"
+
     @classmethod
     def of(cls, result: CaseResult) -> "Evidence":
-        per_process: dict[tuple[str, int], list[int]] = {}
+        per_process: dict[tuple[str, int, int | None], list[int]] = {}
         for launch in result.launches:
-            counts = per_process.setdefault((launch.host, launch.pid), [0, 0])
+            counts = per_process.setdefault((launch.host, launch.pid, launch.rank), [0, 0])
             counts[0] += int(launch.bad)
             counts[1] += 1
         return cls(
@@ -51,7 +59,7 @@ class Evidence:
                       if launch.device and not launch.device.startswith("cpu")}),
             worst_wrong=result.worst_wrong,
             worst_tiles=max((launch.wrong_tiles or 0 for launch in result.launches), default=0),
-            kinds=result.kinds,
+            kinds=result.kinds, ranks=len(result.ranks),
         )
 
     @classmethod
@@ -63,13 +71,20 @@ class Evidence:
             gpus=max(history.gpus, 1) if any(arch for _, arch, _ in history.stacks) else 0,
             worst_wrong=max((p.worst_wrong for p in processes), default=0),
             worst_tiles=max((p.worst_tiles for p in processes), default=0),
-            kinds=[kind for kind in KINDS if kind in history.kinds],
+            kinds=[kind for kind in KINDS if kind in history.kinds], ranks=history.ranks,
         )
 
     def describe(self) -> str:
-        """'0/900 launches (rate < 0.33%) in 3 processes on 1 GPU', or '... on the CPU'."""
+        """'0/900 launches (rate < 0.33%) in 3 processes on 1 GPU', or '... on the CPU'; in a
+        collective case '3/800 launches (rate < 1.1%) of 4 ranks in 4 rank processes (2 with a
+        bad launch) on 4 GPUs'."""
         processes = self.processes or 1
-        text = f"{format_rate(self.bad, self.launches)} launches in {processes} process{'es' if processes != 1 else ''}"
+        noun = f"process{'es' if processes != 1 else ''}"
+        if self.ranks:  # a process per rank (and run)
+            where = f"of {self.ranks} rank{'s' if self.ranks != 1 else ''} in {processes} rank {noun}"
+        else:
+            where = f"in {processes} {noun}"
+        text = f"{format_rate(self.bad, self.launches)} launches {where}"
         if processes > 1:
             text += f" ({self.bad_processes} with a bad launch)"
         if not self.gpus:

@@ -59,7 +59,8 @@ def conclude(result: CaseResult, settings, baseline_for: Callable[[CaseResult], 
         result.message = _unmet_words(result, verdict, unmet) + "\n" + result.message
     failure: GemmcheckFailure | None = None
     if raised is not None:
-        failure = _launch_error(raised, result.launches[-1].index, planned or len(result.launches), result.message)
+        last = result.launches[-1]
+        failure = _launch_error(raised, last.index, planned or len(result.launches), result.message, rank=last.rank)
     elif failing:
         failure = LaunchError(result.message)
     elif (verdict.failed and not accepted) or unmet:
@@ -74,7 +75,8 @@ def _unmet_words(result: CaseResult, verdict: Verdict, unmet: list[str]) -> str:
     return "\n".join(lines + [f"  {text}" for text in unmet])
 
 
-def _launch_error(raised: BaseException, index: int, planned: int, message: str) -> LaunchError:
+def _launch_error(raised: BaseException, index: int, planned: int, message: str, *,
+                  rank: int | None = None) -> LaunchError:
     """The failure of a launch that raised: the kernel's exception, where it raised, and the
     evidence. The kernel's traceback is written into the message in Python's own form (file,
     line, source) and the chained exception carries none: pytest shows a chained traceback with
@@ -84,10 +86,11 @@ def _launch_error(raised: BaseException, index: int, planned: int, message: str)
     kernel_frames = traceback.StackSummary.from_list(
         list(itertools.dropwhile(lambda frame: frame.filename.startswith(_PACKAGE), frames)))
     where = "".join(kernel_frames.format()).rstrip()
+    where = f"launch {index} of {planned}" + (f", rank {rank}," if rank is not None else "")
     if isinstance(raised, LaunchHung):  # its own words say what happened; the message repeats them
-        text = f"launch {index} of {planned} hung\n"
+        text = f"{where} hung\n"
     else:
-        text = f"launch {index} of {planned} raised " + f"{type(raised).__name__}: {raised}".strip() + "\n"
+        text = f"{where} raised " + f"{type(raised).__name__}: {raised}".strip() + "\n"
     if where:
         text += "  kernel traceback (most recent call last):\n" + textwrap.indent(where, "  ") + "\n"
     failure = LaunchError(text + message)

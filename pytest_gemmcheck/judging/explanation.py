@@ -6,8 +6,9 @@ share every recorded fact (one result's launches of one process on one physical 
 their bad and total counts and, per factor, the value they had. The model:
 
 - A factor is a partition of the launches (``torch``: by torch version; ``gpu_uuid``: by
-  physical GPU; ``process``: by run, host and pid; ``tile``: by the tile of the kernel's
-  cases...). A factor with one value in the history says nothing and is left out.
+  physical GPU; ``rank``: by a collective case's rank; ``process``: by run, host and pid;
+  ``tile``: by the tile of the kernel's cases...). A factor with one value in the history says
+  nothing and is left out.
 - Two factors that partition the launches the same way (every value of one always goes with one
   value of the other) cannot be told apart by this history: they are merged into one factor,
   named together ("torch=2.12 and triton=3.4 (always together)").
@@ -35,11 +36,12 @@ from ..config.table import DEFAULTS
 
 PROCESS = "process"
 GPU_UUID = "gpu_uuid"
+RANK = "rank"  # a collective case's: the rank whose launches they are
 STRESS = "stress"
 CASE_FACTORS = ("tile", "quant", "shape")  # and param:<name>: compared across the kernel's cases
 # how a merged (confounded) factor is named: the first of these leads
-FACTOR_ORDER = ("torch", "cuda", "hip", "rocm", "driver", "triton", "flydsl", "gpu", "gpu_arch", GPU_UUID, "host",
-                STRESS, *CASE_FACTORS, "python", "os")
+FACTOR_ORDER = ("torch", "cuda", "hip", "rocm", "driver", "triton", "flydsl", "gpu", "gpu_arch", RANK, GPU_UUID,
+                "host", STRESS, *CASE_FACTORS, "python", "os")
 
 
 @dataclass
@@ -76,6 +78,7 @@ class ValueTest:
     significant: bool = False
     values_in_factor: int = 2
     members: frozenset = frozenset()  # the indices of its groups in its population
+    values: tuple[str, ...] = ()  # the value of each of its factors, in the order of ``names``
 
     def record(self) -> dict[str, Any]:
         return {"factor": self.factor, "factors": list(self.names), "value": self.value, "population": self.population,
@@ -211,7 +214,7 @@ def _tests(groups: list[Group], population: str) -> list[ValueTest]:
                 bad=inside.bad, launches=inside.launches, rest_bad=rest[1], rest_launches=rest[2], hosts=len(hosts),
                 cases=len(cases), rest_cases=len(rest_cases), design_effect=deff,
                 p=fisher_greater(bad, launches, rest_bad, rest_launches), values_in_factor=len(by_value),
-                members=frozenset(indices)))
+                members=frozenset(indices), values=value))
     return tests
 
 
@@ -289,14 +292,19 @@ def p_text(p: float) -> str:
     return f"p = {p:.2g}" if p >= 1e-300 else "p < 1e-300"
 
 
+def _short_uuid(uuid: str) -> str:
+    return uuid if len(uuid) <= 12 else uuid[:12] + "…"
+
+
 def _sentence(test: ValueTest) -> str:
     confounded = " (always together)" if len(test.names) > 1 else ""
     p = p_text(test.p_adjusted)
     if test.names == (GPU_UUID,):
-        uuid = test.value if len(test.value) <= 12 else test.value[:12] + "…"
         others = "all other GPUs" if test.rest_bad == 0 else "other GPUs"
-        return (f"one physical GPU: {uuid} {test.bad}/{test.launches}, {others} {test.rest_bad}/{test.rest_launches} "
-                f"(suspect hardware; {p})")
+        return (f"one physical GPU: {_short_uuid(test.value)} {test.bad}/{test.launches}, {others} "
+                f"{test.rest_bad}/{test.rest_launches} (suspect hardware; {p})")
+    if RANK in test.names and test.population == "case":
+        return _rank_sentence(test, p)
     only = "fails only" if test.rest_bad == 0 else "fails more often"
     if test.population == "kernel":
         where = f"over {test.cases} case{'s' if test.cases != 1 else ''}"
@@ -308,6 +316,22 @@ def _sentence(test: ValueTest) -> str:
     where = f" {where}" if where else ""
     return (f"{only} {under} {test.label}{confounded}: {test.bad}/{test.launches} launches{where} "
             f"vs {test.rest_bad}/{test.rest_launches} {rest} ({p})")
+
+
+def _rank_sentence(test: ValueTest, p: str) -> str:
+    """'one rank: rank 3 on GPU-3f2a9c0b… 9/40, all other ranks 0/120 (its GPU always with it,
+    so either may be the cause; p = ...)'. A rank is a process: where the history holds one run
+    the two are the same partition, and the process is not named again."""
+    values = dict(zip(test.names, test.values))
+    gpu = values.get(GPU_UUID)
+    where = f"rank {values[RANK]}" + (f" on {_short_uuid(gpu)}" if gpu else "")
+    others = "all other ranks" if test.rest_bad == 0 else "other ranks"
+    notes = ["its GPU always with it, so either may be the cause"] if gpu else []
+    with_it = [f"{name}={values[name]}" for name in test.names if name not in (RANK, GPU_UUID, PROCESS)]
+    if with_it:
+        notes.append(f"always with {' and '.join(with_it)}")
+    return (f"one rank: {where} {test.bad}/{test.launches}, {others} {test.rest_bad}/{test.rest_launches} "
+            f"({'; '.join(notes + [p])})")
 
 
 def _per_process(tests: list[ValueTest], top: ValueTest) -> str:

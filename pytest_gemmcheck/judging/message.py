@@ -9,9 +9,9 @@ unprintable characters escaped (records/printable.py).
 from __future__ import annotations
 
 from ..records.printable import printable
-from ..records.result_text import plural as _plural, static_counts
-from ..records.result import (BAD_OUTPUT, CHANGED_INPUT, HUNG, INCONSISTENT, NONFINITE, RAISED, UNWRITTEN, WRONG,
-                           WROTE_OUTSIDE, CaseResult, CompiledResult, LaunchRecord)
+from ..records.result_text import plural as _plural, ranks_text, static_counts
+from ..records.result import (BAD_OUTPUT, CHANGED_INPUT, HUNG, INCONSISTENT, NONFINITE, RAISED, RANKS_DISAGREE,
+                              UNWRITTEN, WRONG, WROTE_OUTSIDE, CaseResult, CompiledResult, LaunchRecord)
 from ..records.sanitize import RAN
 from .stats import format_percent, rate_upper_bound
 from .verdict import Verdict
@@ -37,18 +37,42 @@ def evidence(result: CaseResult) -> str:
 
 
 def bad_launch_ids(result: CaseResult) -> str:
-    """'launches 2, 5, 9' (the first 12), '' when none was bad."""
+    """'launches 2, 5, 9' (the first 12), '' when none was bad; in a collective case each
+    launch with its bad ranks, 'launches 7 (rank 3), 9 (ranks 1, 3)', or the ranks once where
+    every bad launch had the same: 'launches 1, 2, 4 (rank 3)'."""
     bad = result.bad_launches
-    return f"launch{'es' if len(bad) > 1 else ''} {_ids([b.index for b in bad[:12]], len(bad))}" if bad else ""
+    if not bad:
+        return ""
+    if not result.collective:
+        return f"launch{'es' if len(bad) > 1 else ''} {_ids([b.index for b in bad[:12]], len(bad))}"
+    ranks: dict[int, list[int]] = {}
+    for launch in bad:
+        ranks.setdefault(launch.index, []).append(launch.rank)
+    words = f"launch{'es' if len(ranks) > 1 else ''} "
+    if len({tuple(found) for found in ranks.values()}) == 1:
+        return words + f"{_ids(list(ranks)[:12], len(ranks))} ({ranks_text(sorted(next(iter(ranks.values()))))})"
+    return words + _ids([f"{index} ({ranks_text(sorted(ranks[index]))})" for index in list(ranks)[:12]], len(ranks))
 
 
 def rate_words(result: CaseResult) -> str:
-    """'rate < 55.2% (95%), 1 process': what the count can claim, and over what."""
+    """'rate < 55.2% (95%), 1 process': what the count can claim, and over what ('4 ranks in 4
+    processes' in a collective case)."""
     text = f"rate < {format_percent(rate_upper_bound(len(result.bad_launches), len(result.launches)))} (95%)"
-    text += f", {_plural(result.processes, 'process', 'processes')}"
+    processes = _plural(result.processes, 'process', 'processes')
+    text += f", {_plural(len(result.ranks), 'rank')} in {processes}" if result.collective else f", {processes}"
     if result.gpus > 1:
         text += f", {result.gpus} GPUs"
     return text
+
+
+def rank_rates(result: CaseResult) -> str:
+    """'per rank: rank 0 0/200 (rate < 1.49%), rank 3 2/200 (rate < 3.11%)': a collective
+    result's rate on each rank, beside the overall one; '' outside a collective case."""
+    if not result.collective:
+        return ""
+    return "per rank: " + ", ".join(f"rank {rank} {bad}/{launches} (rate < "
+                                    f"{format_percent(rate_upper_bound(bad, launches))})"
+                                    for rank, (bad, launches) in result.per_rank.items())
 
 
 def worst(result: CaseResult) -> str:
@@ -60,7 +84,7 @@ def worst(result: CaseResult) -> str:
     if wrong:
         top = max(wrong, key=lambda launch: launch.wrong)
         text = (f"worst {_plural(top.wrong, 'wrong element')} in {_plural(top.wrong_rows, 'row')}"
-                f"{_tiles(top.wrong_tiles, result.tile)}")
+                f"{_tiles(top.wrong_tiles, result.tile)}" + (f" ({top.label})" if top.rank is not None else ""))
         finite_wrong = [launch for launch in wrong if launch.wrong > launch.nonfinite]
         if finite_wrong:  # the relative error of finite elements; non-finite ones are counted apart
             text += f"; max rel err {max(launch.max_rel_err for launch in finite_wrong):.3g}"
@@ -70,7 +94,7 @@ def worst(result: CaseResult) -> str:
         top = max(differing, key=lambda launch: launch.differing)
         parts.append(f"most differing from the consensus: {_plural(top.differing, 'element')} in "
                      f"{_plural(top.differing_rows, 'row')}{_tiles(top.differing_tiles, result.tile)} "
-                     f"(launch {top.index})")
+                     f"({top.label})")
     return "; ".join(parts)
 
 
@@ -81,9 +105,22 @@ def sanitizer_words(result: CaseResult) -> list[str]:
     return [run.summary() + ("" if run.status == RAN else ": not checked, not passed") for run in result.sanitize]
 
 
+def disagreement(result: CaseResult, launch: LaunchRecord) -> str:
+    """Why a rank's launch has ``ranks_disagree``: 'its output's bits differ from those of ranks
+    0, 1, 2, which agree', or that no output of that launch was agreed on."""
+    agreeing = [other.rank for other in result.launches
+                if other.index == launch.index and other.rank != launch.rank and RANKS_DISAGREE not in other.kinds]
+    where = f"{result.collective} gives every rank the same bits"
+    if not agreeing:
+        return f"ranks disagree: no output of launch {launch.index} was agreed on by most ranks ({where})"
+    return (f"ranks disagree: its output's bits differ from those of {ranks_text(sorted(agreeing))}"
+            + (", which agree" if len(agreeing) > 1 else "") + f" ({where})")
+
+
 def launch_line(result: CaseResult, launch: LaunchRecord) -> str:
     parts = []
-    total = result.m * result.n
+    rows, columns = result.output_shape
+    total = rows * columns
     if RAISED in launch.kinds:
         parts.append(f"raised {launch.error}")
     if HUNG in launch.kinds:
@@ -112,6 +149,8 @@ def launch_line(result: CaseResult, launch: LaunchRecord) -> str:
             text += f"; max rel err {launch.max_rel_err:.3g}, max abs err {launch.max_abs_err:.3g}"
         text += f", relL2 {launch.rel_l2:.3g}"
         parts.append(text)
+    if RANKS_DISAGREE in launch.kinds:
+        parts.append(disagreement(result, launch))
     if INCONSISTENT in launch.kinds:
         if launch.differing is None:
             parts.append(f"differs from the consensus of {result.consensus_size} launches (count unknown: its output was not kept)")
@@ -122,7 +161,7 @@ def launch_line(result: CaseResult, launch: LaunchRecord) -> str:
                          f"up to {100 * launch.max_diff_rel:.3g}% of the row's largest value")
     if not launch.poisoned:
         parts.append("checked as returned: the kernel allocated its own output, so poisoning could not apply")
-    return f"launch {launch.index}: " + "; ".join(parts)
+    return f"{launch.label}: " + "; ".join(parts)
 
 
 def failure_message(result: CaseResult, verdict: Verdict, max_launch_lines: int = 12) -> str:
@@ -138,6 +177,8 @@ def _message_lines(result: CaseResult, verdict: Verdict, max_launch_lines: int) 
         lines += [f"  {line}" for line in verdict.lines]
         return "\n".join(lines)
     lines.append(f"  {evidence(result)}")
+    if result.collective:
+        lines.append(f"  {rank_rates(result)}")
     if result.stopped:
         lines.append(f"  {result.stopped}")
     worst_line = worst(result)

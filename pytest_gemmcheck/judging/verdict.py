@@ -52,6 +52,7 @@ KIND_WORDS = {
     "unwritten": "a launch wrote nothing",
     "nonfinite": "non-finite elements",
     "inconsistent": "launches that differ from the consensus",
+    "ranks_disagree": "ranks whose outputs disagree where the collective gives every rank the same bits",
     "wrong": "wrong elements",
     HAZARD: "a compute-sanitizer hazard",
 }
@@ -82,6 +83,9 @@ def judge(result: CaseResult, baseline: Baseline = CLEAN, *, alpha: float = DEFA
     failing = failing_launches(result)
     reasons = [failing_words(failing)] if failing else []
     lines = [f"current: {current.describe()}", f"baseline: {_baseline_words(baseline)}"]
+    if current.ranks:
+        lines.append("ranks cluster like processes: each rank is a process, and its launches are counted as one "
+                     "cluster (a race decided per rank shows on most of that rank's launches)")
     sanitizer_reasons, sanitizer_lines = judge_sanitizer(result)
     reasons += sanitizer_reasons
 
@@ -91,8 +95,9 @@ def judge(result: CaseResult, baseline: Baseline = CLEAN, *, alpha: float = DEFA
     for name, deff, evidence, eff in (("current", deff_now, current, (bad_now, launches_now)),
                                       ("baseline", deff_base, base, (bad_base, launches_base))):
         if deff > 1.0:
-            lines.append(f"{name} launches cluster by process (design effect {deff:.1f} over {evidence.processes} "
-                         f"processes): counted as {eff[0]}/{eff[1]} independent launches")
+            lines.append(f"{name} launches cluster by {evidence.cluster} (design effect {deff:.1f} over "
+                         f"{evidence.processes} {_clusters(evidence)}): counted as {eff[0]}/{eff[1]} independent "
+                         "launches")
 
     p_value = None
     if base.launches:
@@ -109,14 +114,15 @@ def judge(result: CaseResult, baseline: Baseline = CLEAN, *, alpha: float = DEFA
     if current.processes > 1 or base.processes > 1:
         p_process = fisher_greater(current.bad_processes, current.processes, base.bad_processes, base.processes) \
             if base.processes else None
-        line = (f"process level: {current.bad_processes}/{current.processes} processes with a bad launch, "
+        unit = current.cluster
+        line = (f"{unit} level: {current.bad_processes}/{current.processes} {_clusters(current)} with a bad launch, "
                 f"baseline {base.bad_processes}/{base.processes}")
         if p_process is not None:
             line += f" (Fisher p = {p_process:.3g})"
         lines.append(line)
         if reasons and p_process is not None and p_process < alpha and current.processes > 1:
-            reasons.append(f"at the process level too: {current.bad_processes}/{current.processes} processes bad "
-                           f"against {base.bad_processes}/{base.processes}")
+            reasons.append(f"at the {unit} level too: {current.bad_processes}/{current.processes} {_clusters(current)} "
+                           f"bad against {base.bad_processes}/{base.processes}")
     if current.processes <= 1 and current.launches and processes <= 1:
         lines.append("note: the current evidence rests on a single process; races decided per process (at load or "
                      "JIT time) need several: --gemmcheck-processes=N")
@@ -204,9 +210,9 @@ def failing_words(launches: list) -> str:
 
     first = launches[0]
     if len(launches) == 1:
-        return f"launch {first.index} {verb(first)} {first.error}"
+        return f"{first.label} {verb(first)} {first.error}"
     verbs = " or ".join(sorted({verb(launch).rstrip(":") for launch in launches}))
-    return f"{len(launches)} launches {verbs}; the first, launch {first.index}, {verb(first)} {first.error}"
+    return f"{len(launches)} launches {verbs}; the first, {first.label}, {verb(first)} {first.error}"
 
 
 def judge_static(result: CompiledResult, baseline: Baseline, policy: str) -> Verdict:
@@ -239,6 +245,12 @@ def judge_static(result: CompiledResult, baseline: Baseline, policy: str) -> Ver
     if problems and policy in ("fail", "latent"):
         return Verdict(REGRESSION, problems, None, lines)
     return Verdict(PASS, [], None, lines + [f"(reported, not failed: {problem})" for problem in problems])
+
+
+def _clusters(evidence: Evidence) -> str:
+    """What the per-process counts are counts of: 'processes', or 'rank processes' (a process per
+    rank and run) in a collective case."""
+    return "rank processes" if evidence.ranks else "processes"
 
 
 def _baseline_words(baseline: Baseline) -> str:

@@ -28,6 +28,24 @@ KINDS = (RAISED, HUNG, BAD_OUTPUT, WROTE_OUTSIDE, CHANGED_INPUT, UNWRITTEN, NONF
 RESULT_KINDS = (HAZARD, *KINDS)
 
 
+ALL_REDUCE, REDUCE_SCATTER, ALL_GATHER = "all_reduce", "reduce_scatter", "all_gather"
+
+
+def collective_words(collective: str, world_size: int) -> str:
+    """'all_reduce over 4 ranks': a collective case's part of its label."""
+    return f"{collective} over {world_size} rank{'s' if world_size != 1 else ''}"
+
+
+def rank_output_shape(collective: str | None, m: int, n: int, world_size: int) -> tuple[int, int]:
+    """What one rank's output holds of the [M, N] product: all of it (all_reduce, or no
+    collective), rows r*M/W... (reduce_scatter), columns r*N/W... (all_gather)."""
+    if collective == REDUCE_SCATTER:
+        return m // world_size, n
+    if collective == ALL_GATHER:
+        return m, n // world_size
+    return m, n
+
+
 @dataclass
 class LaunchRecord:
     index: int  # 1-based, in launch order
@@ -74,6 +92,12 @@ class LaunchRecord:
     @property
     def bad(self) -> bool:
         return bool(self.kinds)
+
+    @property
+    def label(self) -> str:
+        """How every message names it: 'launch 7', or 'launch 7, rank 3' in a collective case
+        (each rank has a launch 7)."""
+        return f"launch {self.index}" if self.rank is None else f"launch {self.index}, rank {self.rank}"
 
     @property
     def status(self) -> str:
@@ -134,7 +158,31 @@ class CaseResult:
             text += f" tile {self.tile}"
         if self.params:
             text += " " + ",".join(f"{k}={v}" for k, v in sorted(self.params.items()))
+        if self.collective:
+            text += f" {collective_words(self.collective, self.world_size)}"
         return text
+
+    @property
+    def ranks(self) -> list[int]:
+        """The ranks whose launches it holds, in order; [] outside a collective case."""
+        return sorted({launch.rank for launch in self.launches if launch.rank is not None})
+
+    @property
+    def per_rank(self) -> dict[int, tuple[int, int]]:
+        """(bad, launches) of each rank, in rank order; {} outside a collective case."""
+        counts: dict[int, list[int]] = {}
+        for launch in self.launches:
+            if launch.rank is not None:
+                entry = counts.setdefault(launch.rank, [0, 0])
+                entry[0] += launch.bad
+                entry[1] += 1
+        return {rank: (bad, launches) for rank, (bad, launches) in sorted(counts.items())}
+
+    @property
+    def output_shape(self) -> tuple[int, int]:
+        """[rows, columns] of the output one launch writes: a collective case's rank holds its
+        part of the [M, N] product (docs/collective.md)."""
+        return rank_output_shape(self.collective, self.m, self.n, self.world_size)
 
     @property
     def bad_launches(self) -> list[LaunchRecord]:

@@ -52,8 +52,27 @@ def summary_line(result: CaseResult) -> str:
     if hasattr(result, "static"):  # a compiled result: its kernels' figures, no launches
         return head + static_counts(result)
     text = head + f"{len(result.bad_launches)}/{len(result.launches)} launches bad"
+    if result.collective:
+        text += f" ({rank_blame(result)})"
     counts = worst_counts(result)
     return text + (f", {counts}" if counts else "")
+
+
+def ranks_text(ranks: list[int]) -> str:
+    """'rank 3', 'ranks 1, 3'."""
+    return f"rank{'s' if len(ranks) != 1 else ''} {', '.join(str(rank) for rank in ranks)}"
+
+
+def rank_blame(result: CaseResult) -> str:
+    """A collective result's ranks in a few words: 'ranks 1, 3 of 4' (those with a bad launch),
+    '4 ranks' when none had one."""
+    bad = [rank for rank, (count, _) in result.per_rank.items() if count]
+    return f"{ranks_text(bad)} of {result.world_size}" if bad else plural(result.world_size, "rank")
+
+
+def per_rank_counts(result: CaseResult) -> str:
+    """'rank 0 0/200, rank 1 1/200, ...': each rank's bad launches of its launches."""
+    return ", ".join(f"rank {rank} {bad}/{launches}" for rank, (bad, launches) in result.per_rank.items())
 
 
 def evidence(result: CaseResult) -> str:
@@ -74,5 +93,9 @@ def markdown(result: CaseResult) -> str:
 
     row = [result.verdict, result.label, f"{len(result.bad_launches)}/{len(result.launches)}",
            ", ".join(result.kinds) or "none", result.baseline.get("description", "")]
-    return "\n".join(["| verdict | case | bad launches | kinds | baseline |", "|---|---|---|---|---|",
+    headers = ["verdict", "case", "bad launches", "kinds", "baseline"]
+    if result.collective:  # each rank's count beside the overall one
+        headers.insert(3, "per rank")
+        row.insert(3, per_rank_counts(result))
+    return "\n".join(["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|",
                       "| " + " | ".join(cell(text) for text in row) + " |"])

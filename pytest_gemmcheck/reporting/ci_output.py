@@ -4,7 +4,8 @@ a markdown table (``--gemmcheck-summary``, e.g. GitHub's step summary), and JSON
 
 JUnit properties are named ``gemmcheck.<i>.<field>``, ``i`` counting a test's cases from 1 in
 the order they ran, plus ``gemmcheck.cases`` (how many): ``gemmcheck.1.verdict``,
-``gemmcheck.1.bad_launches``, ``gemmcheck.2.verdict``... They go on the test item's
+``gemmcheck.1.bad_launches``, ``gemmcheck.2.verdict``... (a collective case adds ``collective``,
+``world_size`` and ``per_rank``, "rank 0 0/200, rank 3 2/200"). They go on the test item's
 ``user_properties``, pytest's own mechanism (``record_property``), so that its reports carry
 them, from an xdist worker to its controller too. pytest writes them in every
 ``junit_family``; the strict xunit2 schema has no properties of a test case (pytest warns so of
@@ -25,7 +26,7 @@ from pathlib import Path
 
 from .. import jsontext
 from ..records.result import CaseResult, CompiledResult
-from ..records.result_text import VERDICT_WIDTH, summary_line, verdict_word
+from ..records.result_text import VERDICT_WIDTH, per_rank_counts, rank_blame, summary_line, verdict_word
 from ..judging.message import sanitizer_words, static_words
 from ..judging.stats import format_percent, format_rate, rate_upper_bound
 from .tables import Table, params_text
@@ -92,6 +93,9 @@ def case_properties(result: CaseResult) -> list[tuple[str, str]]:
                    ("rate_upper_95", f"{rate_bound(result):.6g}"), ("worst_wrong", str(result.worst_wrong)),
                    ("worst_differing", str(result.worst_differing)), ("kinds", ",".join(result.kinds)),
                    ("hazards", str(hazard_count(result))), ("sanitize", sanitizer_cell(result))]
+        if result.collective:  # a collective case's ranks: 'rank 0 0/200, rank 3 2/200'
+            fields += [("collective", result.collective), ("world_size", str(result.world_size)),
+                       ("per_rank", per_rank_counts(result))]
     line = summary_line(result)  # the terminal's first line, without its column padding
     fields += [("baseline", baseline_words(result)), ("accepted", "true" if result.baseline.get("accepted") else "false"),
                ("summary", f"{verdict_word(result)} {line[VERDICT_WIDTH + 1:]}")]
@@ -120,8 +124,10 @@ def summary_row(result: CaseResult, sanitizer: bool = False) -> list[str]:
     if isinstance(result, CompiledResult):
         row += ["—", "—", static_words(result)]
     else:
-        row += [f"{len(result.bad_launches)}/{len(result.launches)}", f"< {format_percent(rate_bound(result))}",
-                worst_words(result)]
+        counts = f"{len(result.bad_launches)}/{len(result.launches)}"
+        if result.collective:
+            counts += f" ({rank_blame(result)})"
+        row += [counts, f"< {format_percent(rate_bound(result))}", worst_words(result)]
     if sanitizer:
         row.append(sanitizer_cell(result))
     return row + [baseline_words(result), result.nodeid]

@@ -9,6 +9,10 @@ one process are not independent, judging/stats.py). Timing takes, per side, the 
 of its uncontended results (the min over runs when there are several), and marks a change
 smaller than the spread of either side (over runs, or between the min and the median of one
 run) as within noise.
+
+A collective case's cell names its ranks with bad launches ("fails 3/800 (worst 512 wrong; rank
+3 2/200, rank 1 1/200)"), and its ranks are the clusters of the design effect: a rank is a
+process, and its launches cluster as a process's do.
 """
 
 from __future__ import annotations
@@ -18,11 +22,11 @@ import statistics
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from ..history.dashboard import ResultRow, any_result, cases, known_runs, results
+from ..history.dashboard import ResultRow, add_ranks, any_result, cases, known_runs, results
 from ..history.selection import Selection, SelectionError, check_stack_fields, parse_field
 from ..judging.stats import design_effect, effective_counts, fisher_greater, fisher_less
 from ..config.table import DEFAULTS
-from .history_table import case_record
+from .history_table import case_record, ranks_record, ranks_text
 from .tables import Table, params_text
 
 
@@ -85,6 +89,7 @@ class SideCase:
     per_result: list[tuple[int, int]] = field(default_factory=list)  # (bad, launches): the clusters
     times: dict[int, list[ResultRow]] = field(default_factory=dict)  # run -> its uncontended results
     contended: int = 0  # results left out of the timing
+    ranks: dict[int, list[int]] | None = None  # a collective case's: rank -> [bad, launches]
 
     def add(self, row: ResultRow) -> None:
         self.launches += row.launches
@@ -94,7 +99,12 @@ class SideCase:
             self.worst_differing = max(self.worst_differing or 0, row.worst_differing)
         if row.hazards is not None:
             self.hazards = max(self.hazards or 0, row.hazards)
-        self.per_result.append((row.bad_launches, row.launches))
+        if row.per_rank is not None:  # a cluster per rank: each rank is a process
+            self.ranks = {} if self.ranks is None else self.ranks
+            add_ranks(self.ranks, row.per_rank)
+            self.per_result += [(int(entry["bad_launches"]), int(entry["launches"])) for entry in row.per_rank]
+        else:
+            self.per_result.append((row.bad_launches, row.launches))
         if row.elapsed_min_s is not None:
             if row.contended is False:
                 self.times.setdefault(row.run_id, []).append(row)
@@ -113,7 +123,8 @@ class SideCase:
         figures = [f"{self.worst:,} wrong"] if self.worst or not self.worst_differing else []
         if self.worst_differing:
             figures.append(f"{self.worst_differing:,} differing")
-        return f"fails {self.bad}/{self.launches} (worst {', '.join(figures)}){hazards}"
+        ranks = f"; {ranks_text(self.ranks)}" if self.ranks else ""
+        return f"fails {self.bad}/{self.launches} (worst {', '.join(figures)}{ranks}){hazards}"
 
     def effective(self) -> tuple[int, int]:
         return effective_counts(self.bad, self.launches, design_effect(self.per_result))
@@ -164,6 +175,7 @@ def compare_table(engine, sides: list[Side], common: Selection, *, alpha: float 
     case_ids = {case_id for found in per_side for case_id in found}
     with engine.connect() as connection:
         infos = cases(connection, case_ids)
+    collective = any(info.collective for info in infos.values())  # the records get its fields
     order = sorted(case_ids, key=lambda i: (infos[i].kernel, infos[i].quant, infos[i].m, infos[i].n, infos[i].k,
                                             infos[i].tile or "", params_text(infos[i].params)))
     base = sides[0].label
@@ -176,11 +188,13 @@ def compare_table(engine, sides: list[Side], common: Selection, *, alpha: float 
         info = infos[case_id]
         cells = [per_side[i].get(case_id, SideCase()) for i in range(len(sides))]
         row = [info.kernel, info.quant, info.shape, info.tile or "", params_text(info.params), *[c.words for c in cells]]
-        record = {**case_record(info), "sides": {}}
+        record = {**case_record(info, collective=collective), "sides": {}}
         for side, cell in zip(sides, cells):
             record["sides"][side.label] = {"launches": cell.launches, "bad_launches": cell.bad,
                                            "worst_wrong": cell.worst, "worst_differing": cell.worst_differing,
                                            "hazards": cell.hazards}
+            if collective:
+                record["sides"][side.label]["ranks"] = ranks_record(cell.ranks)
         for side, cell in zip(sides[1:], cells[1:]):
             words, p_value = change(cells[0], cell, alpha)
             row.append(words if p_value is None else f"{words} (p = {p_value:.2g})")
@@ -202,8 +216,9 @@ def compare_table(engine, sides: list[Side], common: Selection, *, alpha: float 
                 record["sides"][side.label].update(time_change=delta, within_noise=within_noise)
         rows.append(row)
         records.append(record)
+    clusters = "results (a collective case's: of its ranks)" if collective else "results"
     notes = [f"p: one-sided Fisher exact test in the direction of the change, launches divided by the design effect "
-             f"of their results; significant below {alpha:g}"] if rows else []
+             f"of their {clusters}; significant below {alpha:g}"] if rows else []
     if timing and rows:
         notes.append("time: the fastest launch of each side's uncontended results (min over runs)"
                      + ("; ± marks a change smaller than the spread of its sides" if noisy else ""))

@@ -1,9 +1,10 @@
 """The tables of ``gemmcheck explain CASE``: over a case's whole history, which recorded fact
 explains its bad launches -- a stack field (torch, CUDA/HIP, driver, Triton, FlyDSL, host, GPU
-model, any field a hook added), the physical GPU, the stress setting, the process, or the case's
-own params across its sibling cases (same kernel). The statistics are judging/explanation.py's;
-this module reads the rows (history/queries.py) into its groups and words the explanation as a
-verdict and a table of value tests."""
+model, any field a hook added), the physical GPU, the stress setting, a collective case's rank,
+the process, or the case's own params across its sibling cases (same kernel). The statistics
+are judging/explanation.py's; this module reads the rows (history/queries.py) into its groups
+and words the explanation as a verdict and a table of value tests. A collective case's launches
+cluster by rank within a result (a rank is a process), where others cluster by result."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ from sqlalchemy import select
 from ..history.schema import case_table
 from ..history.queries import kernel_launches
 from ..history.selection import SelectionError
-from ..judging.explanation import GPU_UUID, PROCESS, STRESS, Explanation, Group, explain, p_text
+from ..judging.explanation import GPU_UUID, PROCESS, RANK, STRESS, Explanation, Group, explain, p_text
+from ..records.result import collective_words
 from .tables import Table
 from ..config.table import DEFAULTS
 
@@ -29,7 +31,8 @@ NONE = "(none)"
 def resolve_case(engine, prefix: str) -> dict[str, Any]:
     """The one case whose key is ``prefix`` or starts with it (as ``history --case`` matches)."""
     with engine.connect() as connection:
-        columns = case_table.c["id", "key", "kernel", "quant", "tile", "m", "n", "k", "params"]
+        columns = case_table.c["id", "key", "kernel", "quant", "tile", "m", "n", "k", "params", "collective",
+                               "world_size"]
         rows = connection.execute(select(columns)).all()
     exact = [row for row in rows if row.key == prefix]
     found = exact or [row for row in rows if row.key.startswith(prefix)]
@@ -40,8 +43,11 @@ def resolve_case(engine, prefix: str) -> dict[str, Any]:
         raise SelectionError(f"{prefix!r} matches {len(found)} cases: {listed}{' ...' if len(found) > 8 else ''}; "
                              "give more of the key")
     row = found[0]
-    return {"id": row.id, "key": row.key, "kernel": row.kernel, "quant": row.quant, "tile": row.tile,
+    case = {"id": row.id, "key": row.key, "kernel": row.kernel, "quant": row.quant, "tile": row.tile,
             "shape": f"{row.m}x{row.n}x{row.k}", "params": row.params or {}}
+    if row.collective:
+        case.update(collective=row.collective, world_size=row.world_size)
+    return case
 
 
 def _text(value: Any) -> str:
@@ -69,20 +75,21 @@ def gather(engine, case: dict) -> tuple[list[Group], list[Group], dict[str, Any]
     data = kernel_launches(engine, case["kernel"])
     param_names = sorted({name for info in data.cases.values() for name in info["params"]})
     per_result: dict[int, list[tuple]] = {}
-    for result_id, host, pid, uuid, count, bad in data.groups:
-        per_result.setdefault(result_id, []).append((host, pid, uuid, count, bad))
+    for result_id, host, pid, uuid, rank, count, bad in data.groups:
+        per_result.setdefault(result_id, []).append((host, pid, uuid, rank, count, bad))
     own, kernel = [], []
     runs: set[int] = set()
     for result_id, result in sorted(data.results.items()):
-        rows = per_result.get(result_id) or [(None, None, None, result["launches"], result["bad_launches"])]
+        rows = per_result.get(result_id) or [(None, None, None, None, result["launches"], result["bad_launches"])]
         stack = data.stacks.get(result["stack_id"], {})
         info = data.cases[result["case_id"]]
-        for host, pid, uuid, count, bad in rows:
+        for host, pid, uuid, rank, count, bad in rows:
             if not count:
                 continue
             where = host or stack.get("host")
-            origin = (result_id, host, pid, uuid)
-            kernel.append(Group(bad, count, _case_facts(info, param_names), cluster=result_id, host=where,
+            origin = (result_id, host, pid, uuid, rank)
+            cluster = result_id if rank is None else (result_id, rank)  # a rank is a process
+            kernel.append(Group(bad, count, _case_facts(info, param_names), cluster=cluster, host=where,
                                 stack=result["stack_id"], case=info["key"], origin=origin))
             if result["case_id"] != case["id"]:
                 continue
@@ -93,9 +100,11 @@ def gather(engine, case: dict) -> tuple[list[Group], list[Group], dict[str, Any]
             for name, value in (stack.get("extra") or {}).items():
                 facts.setdefault(name, _text(value))
             facts[GPU_UUID] = uuid or NONE
+            if rank is not None:
+                facts[RANK] = str(rank)
             facts[STRESS] = _stress(result["stress"])
             facts[PROCESS] = f"{where or '?'}:{pid if pid is not None else '?'} (run {result['run_id']})"
-            own.append(Group(bad, count, facts, cluster=result_id, host=where, stack=result["stack_id"],
+            own.append(Group(bad, count, facts, cluster=cluster, host=where, stack=result["stack_id"],
                              case=info["key"], origin=origin))
     if len({g.case for g in kernel}) < 2:
         kernel = []  # no sibling case: nothing to compare the params with
@@ -112,6 +121,8 @@ def explain_case(engine, prefix: str, *,
 def heading(case: dict, explanation: Explanation, counts: dict) -> str:
     tile = f" tile {case['tile']}" if case["tile"] else ""
     params = "".join(f" {k}={v}" for k, v in sorted(case["params"].items()))
+    if case.get("collective"):
+        params += f" {collective_words(case['collective'], case['world_size'])}"
     return (f"{case['key'][:10]} {case['kernel']} {case['quant']} {case['shape']}{tile}{params}: "
             f"{explanation.bad}/{explanation.launches} bad launches over {counts['runs']} "
             f"run{'s' if counts['runs'] != 1 else ''}, {counts['sibling_cases']} sibling case"
@@ -125,8 +136,9 @@ def tables(case: dict, explanation: Explanation, counts: dict) -> list[Table]:
     rows = [[t.factor, t.value, f"{t.bad}/{t.launches}", f"{t.rest_bad}/{t.rest_launches}",
              p_text(t.p_adjusted).removeprefix("p = "), "yes" if t.significant else "",
              "case" if t.population == "case" else "kernel"] for t in shown]
+    clusters = "results (of its ranks)" if case.get("collective") else "results"
     notes = [f"p: one-sided Fisher exact test of the value's bad-launch rate against the rest, each side's launches "
-             f"divided by the design effect of its results; Holm-corrected over all {len(explanation.tests)} value "
+             f"divided by the design effect of its {clusters}; Holm-corrected over all {len(explanation.tests)} value "
              f"tests; significant below {explanation.alpha:g}"] if explanation.tests else []
     if hidden:
         notes.append(f"{hidden} process{'es' if hidden != 1 else ''} that do not stand out left out")

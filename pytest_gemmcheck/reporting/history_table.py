@@ -2,13 +2,17 @@
 worst launch, when it was last bad, a trend over its last runs and the worst verdict of its
 latest run (two tests of one case in one run never hide a regression behind the other's pass).
 With ``--case``, that case's runs, newest first: the table of a bug report. And ``gemmcheck
-runs``'s table, a line per run."""
+runs``'s table, a line per run.
+
+A table that holds a collective case has a ``ranks`` column (the collective, its world size and
+the ranks with bad launches), and its records the fields ``collective``, ``world_size`` and
+``ranks``; a table without one reads as it always did."""
 
 from __future__ import annotations
 
 from collections import defaultdict
 
-from ..history.dashboard import VERDICT_ORDER, case_runs, case_totals, recent_results, sanitize_of
+from ..history.dashboard import VERDICT_ORDER, case_runs, case_totals, rank_totals, recent_results, sanitize_of
 from ..history.dashboard import runs as run_rows
 from ..history.selection import NO_GPU_ARCH, Selection
 from ..judging.stats import format_interval, rate_interval
@@ -33,8 +37,34 @@ def worst_verdict(verdicts) -> str:
     return min(known, key=VERDICT_ORDER.index) if known else ""
 
 
+def ranks_text(ranks: dict[int, list[int]], most: int = 3) -> str:
+    """The ranks with bad launches, the worst first: 'rank 3 5/600, rank 1 1/600'; 'no rank bad'."""
+    bad = sorted(((rank, counts) for rank, counts in ranks.items() if counts[0]),
+                 key=lambda item: (-item[1][0], item[0]))
+    if not bad:
+        return "no rank bad"
+    shown = ", ".join(f"rank {rank} {counts[0]}/{counts[1]}" for rank, counts in bad[:most])
+    return shown + (", ..." if len(bad) > most else "")
+
+
+def ranks_cell(collective: str | None, world_size: int | None, ranks: dict[int, list[int]] | None) -> str:
+    """'all_reduce x4: rank 3 5/600'; '-' for a case that is no collective one."""
+    if not collective:
+        return "-"
+    return f"{collective} x{world_size}: {ranks_text(ranks or {})}"
+
+
+def ranks_record(ranks: dict[int, list[int]] | None) -> dict[str, dict[str, int]] | None:
+    """Each rank's counts as data: {'3': {'launches': 600, 'bad_launches': 5}}."""
+    if ranks is None:
+        return None
+    return {str(rank): {"launches": launches, "bad_launches": bad} for rank, (bad, launches) in sorted(ranks.items())}
+
+
 def history_table(engine, selection: Selection, *, limit: int = 500) -> Table:
     totals, cases = case_totals(engine, selection, limit=limit)
+    collective = [case_id for case_id, case in cases.items() if case.collective]  # the table gets a ranks column
+    per_rank = rank_totals(engine, selection, collective) if collective else {}
     recent = recent_results(engine, selection, [t.case_id for t in totals], runs=TREND_RUNS)
     per_run: dict[int, dict[int, list]] = defaultdict(dict)  # case -> run -> [bad, launches, verdicts, deterministic]
     for row in recent:
@@ -53,11 +83,17 @@ def history_table(engine, selection: Selection, *, limit: int = 500) -> Table:
         mixed = len(latest[2]) > 1 and len(latest[3]) > 1  # one test declared it nondeterministic, another did not
         low, high = rate_interval(total.bad_launches, total.launches)
         trend = "".join(trend_glyph(bad, launches) for bad, launches, _, _ in ordered)
-        rows.append([case.key[:10], case.kernel, case.quant, case.shape, case.tile or "", params_text(case.params),
-                     str(total.runs), f"{total.bad_launches}/{total.launches}", format_interval(low, high),
-                     f"{total.worst_wrong:,}", count_or_dash(total.worst_differing), count_or_dash(total.hazards),
-                     when(total.last_bad_at), trend, verdict + (" (mixed checks)" if mixed else "")])
-        records.append({**case_record(case), "runs": total.runs, "launches": total.launches,
+        row = [case.key[:10], case.kernel, case.quant, case.shape, case.tile or "", params_text(case.params),
+               str(total.runs), f"{total.bad_launches}/{total.launches}", format_interval(low, high),
+               f"{total.worst_wrong:,}", count_or_dash(total.worst_differing), count_or_dash(total.hazards),
+               when(total.last_bad_at), trend, verdict + (" (mixed checks)" if mixed else "")]
+        ranks = per_rank.get(total.case_id, {}) if case.collective else None
+        if collective:
+            row.insert(RANKS_COLUMN, ranks_cell(case.collective, case.world_size, ranks))
+        rows.append(row)
+        records.append({**case_record(case, collective=bool(collective)),
+                        **({"ranks": ranks_record(ranks)} if collective else {}),
+                        "runs": total.runs, "launches": total.launches,
                         "bad_launches": total.bad_launches, "rate_low": low, "rate_high": high,
                         "worst_wrong": total.worst_wrong, "worst_differing": total.worst_differing,
                         "hazards": total.hazards, "last_bad": total.last_bad_at,
@@ -71,9 +107,16 @@ def history_table(engine, selection: Selection, *, limit: int = 500) -> Table:
                      "the worst of the case's results in its latest run" + (
                          " (mixed checks: one of its tests checked consistency, another declared the kernel "
                          "nondeterministic)" if any(record["mixed_checks"] for record in records) else ""))
-    return Table(["case", "kernel", "quant", "shape", "tile", "params", "runs", "bad", "rate (95%)", "worst",
-                  "differing", "hazards", "last bad", f"last {TREND_RUNS} runs", "latest verdict"], rows,
-                 records=records, notes=notes, empty="no recorded cases match")
+    headers = ["case", "kernel", "quant", "shape", "tile", "params", "runs", "bad", "rate (95%)", "worst",
+               "differing", "hazards", "last bad", f"last {TREND_RUNS} runs", "latest verdict"]
+    if collective:
+        headers.insert(RANKS_COLUMN, "ranks")
+        notes.append("ranks: a collective case's collective and world size, and its ranks with bad launches (the "
+                     "worst first); its launches are counted on every rank")
+    return Table(headers, rows, records=records, notes=notes, empty="no recorded cases match")
+
+
+RANKS_COLUMN = 6  # after the case's params: the ranks are part of what the case is
 
 
 def count_or_dash(count: int | None) -> str:
@@ -81,11 +124,15 @@ def count_or_dash(count: int | None) -> str:
     return "-" if count is None else f"{count:,}"
 
 
-def case_record(case) -> dict:
-    """A case as the machine forms give it: its key and every part of it, as values."""
-    return {"key": case.key, "kernel": case.kernel, "quant": case.quant, "m": case.m, "n": case.n, "k": case.k,
-            "shape": case.shape, "tile": case.tile, "out_dtype": case.out_dtype, "fp8": case.fp8,
-            "params": case.params}
+def case_record(case, *, collective: bool = False) -> dict:
+    """A case as the machine forms give it: its key and every part of it, as values;
+    ``collective``: with its collective and world size (a table that holds a collective case)."""
+    record = {"key": case.key, "kernel": case.kernel, "quant": case.quant, "m": case.m, "n": case.n, "k": case.k,
+              "shape": case.shape, "tile": case.tile, "out_dtype": case.out_dtype, "fp8": case.fp8,
+              "params": case.params}
+    if collective:
+        record.update(collective=case.collective, world_size=case.world_size)
+    return record
 
 
 def sanitizer_words(runs: list[dict]) -> str:
@@ -111,6 +158,7 @@ def case_runs_table(engine, selection: Selection, *, limit: int = 50) -> Table:
     rows, records = [], []
     found = case_runs(engine, selection, limit=limit)
     sanitized = sanitize_of(engine, [result.id for result, _, _ in found])
+    collective = any(result.per_rank is not None for result, _, _ in found)
     for result, arch, key in found:
         low, high = rate_interval(result.bad_launches, result.launches)
         runs = sanitized.get(result.id, [])
@@ -118,6 +166,8 @@ def case_runs_table(engine, selection: Selection, *, limit: int = 50) -> Table:
                      (result.revision or "")[:10], arch or NO_GPU_ARCH, f"{result.bad_launches}/{result.launches}",
                      format_interval(low, high), f"{result.worst_wrong:,}", count_or_dash(result.worst_differing),
                      sanitizer_words(runs) or "-", result.verdict, result.kinds])
+        if collective:
+            rows[-1].insert(RUN_RANKS_COLUMN, run_ranks_cell(result.per_rank))
         records.append({"key": key, "run_id": result.run_id, "started_at": result.started_at, "status": result.status,
                         "tag": result.tag, "revision": result.revision, "gpu_arch": arch or NO_GPU_ARCH,
                         "launches": result.launches, "bad_launches": result.bad_launches, "rate_low": low,
@@ -126,9 +176,42 @@ def case_runs_table(engine, selection: Selection, *, limit: int = 50) -> Table:
                         "sanitize": [{"tool": run.tool, "status": run.status, "hazard": run.has_hazard,
                                       "summary": run.summary()} for run in map(SanitizedLaunch.from_dict, runs)],
                         "verdict": result.verdict, "kinds": [kind for kind in result.kinds.split(",") if kind]})
-    return Table(["case", "run", "started", "status", "tag", "revision", "arch", "bad", "rate (95%)", "worst",
-                  "differing", "sanitizer", "verdict", "kinds"], rows, records=records,
-                 empty="no recorded runs of that case")
+        if collective:
+            records[-1]["ranks"] = result.per_rank
+    headers = ["case", "run", "started", "status", "tag", "revision", "arch", "bad", "rate (95%)", "worst",
+               "differing", "sanitizer", "verdict", "kinds"]
+    notes = []
+    if collective:
+        headers.insert(RUN_RANKS_COLUMN, "ranks")
+        notes.append("ranks: a collective case's ranks with bad launches, each with its GPU")
+    return Table(headers, rows, records=records, notes=notes, empty="no recorded runs of that case")
+
+
+RUN_RANKS_COLUMN = 8  # beside the run's bad launches
+
+
+def gpu_text(device: str | None, uuid: str | None) -> str:
+    """A rank's GPU in a cell: its UUID cut to 12 characters (which tells GPUs of several hosts
+    apart), else its torch device; '' when neither was recorded."""
+    if uuid:
+        return uuid if len(uuid) <= 12 else uuid[:12] + "…"
+    return device or ""
+
+
+def run_ranks_cell(stored: list[dict] | None) -> str:
+    """A result's ranks: 'rank 3 2/200 on GPU-1eff2c9a…' (the bad ones, each with its GPU),
+    '4 ranks, none bad'; '-' for a result that is no collective case's."""
+    if stored is None:
+        return "-"
+    bad = [entry for entry in stored if entry.get("bad_launches")]
+    if not bad:
+        return f"{len(stored)} rank{'s' if len(stored) != 1 else ''}, none bad"
+    words = []
+    for entry in bad:
+        gpu = gpu_text(entry.get("device"), entry.get("device_uuid"))
+        words.append(f"rank {entry['rank']} {entry['bad_launches']}/{entry['launches']}"
+                     + (f" on {gpu}" if gpu else ""))
+    return ", ".join(words)
 
 
 def runs_table(engine, selection: Selection, *, limit: int = 20) -> Table:

@@ -9,6 +9,11 @@ start ("run 7 (main, ffb5715dc7, 2026-12-01 09:30)"): tags and revisions repeat,
 script are inline, and a Content-Security-Policy lets the page load nothing else: it works
 opened from a CI artifact, offline. The script only makes table rows clickable and columns
 sortable; the page reads the same without it. Every string from the data is escaped.
+
+A collective case (a GEMM fused with a collective across ranks) is named with its collective and
+world size, the history table gets a ranks column where the page holds one, its launches are
+drawn launch by launch with each launch's ranks in order (a bar per launch and rank), and a
+table gives each rank of the chosen run: its GPU, its bad launches and their kinds.
 """
 
 from __future__ import annotations
@@ -21,8 +26,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from ..records.result import KINDS
-from ..judging.stats import format_interval
+from ..records.result import KINDS, collective_words
+from ..judging.stats import format_interval, rate_interval
 from .svg import (CHART_CSS, Bar, HeatGrid, IntervalMark, Slot, Symlog, bar_chart, esc, heatmap, interval_chart,
                   sparkline, spread_labels, tag)
 
@@ -56,6 +61,9 @@ class CaseRow:
     trend: list[tuple[int, int]]  # (bad, launches) of its last runs, oldest first (up to 12)
     worst_differing: int | None = None  # the most elements of one launch off the consensus; None: not recorded
     hazards: int | None = None  # the most error-severity sanitizer reports of one result; None: never sanitized
+    collective: str | None = None  # all_reduce / reduce_scatter / all_gather; None outside a collective case
+    world_size: int | None = None  # its ranks
+    ranks: dict[int, tuple[int, int]] | None = None  # a collective case's rank -> (bad, launches) over its runs
 
 
 @dataclass
@@ -81,6 +89,23 @@ class LaunchBar:
     nonfinite: int
     differing: int | None  # elements differing from the consensus; None = differs, count unknown
     kinds: list[str]  # failure kinds, e.g. ["wrong", "inconsistent"]; [] = clean
+    rank: int | None = None  # a collective case's rank; None outside one
+
+    @property
+    def name(self) -> str:
+        """'launch 7', 'launch 7, rank 3'."""
+        return f"launch {self.index}" + (f", rank {self.rank}" if self.rank is not None else "")
+
+
+@dataclass
+class RankRow:
+    """One rank of a collective case in the chosen run."""
+
+    rank: int
+    gpu: str  # its physical GPU (UUID) or torch device; "" when none was recorded
+    launches: int
+    bad: int
+    kinds: list[str]  # the failure kinds of its launches
 
 
 @dataclass
@@ -95,6 +120,7 @@ class TileMap:
     launch: int  # which launch
     wrong: int  # its wrong (or differing) elements in all
     what: str = "wrong"  # "wrong": off the reference; "differing": off the consensus of the launches
+    rank: int | None = None  # a collective case's rank whose launch it is
 
 
 @dataclass
@@ -106,6 +132,7 @@ class CaseDetail:
     tiles: TileMap | None  # None when no launch had wrong tiles (or the case has no tile)
     differing: TileMap | None = None  # the most differing launch's elements off the consensus, where recorded
     sanitizer: list[str] = field(default_factory=list)  # the chosen run's compute-sanitizer runs, a line each
+    ranks: list[RankRow] = field(default_factory=list)  # a collective case's ranks in the chosen run
 
 
 @dataclass
@@ -149,6 +176,8 @@ def case_title(row: CaseRow) -> str:
         parts.append(f"tile {row.tile}")
     if row.params:
         parts.append(params_text(row.params))
+    if row.collective:
+        parts.append(collective_words(row.collective, row.world_size or 0))
     return " ".join(parts)
 
 
@@ -234,7 +263,7 @@ def launch_chart(launches: Sequence[LaunchBar], title: str) -> str:
         strip = kind_class(kinds[0]) if kinds else None
         kind_words = ", ".join(kinds) if kinds else "clean"
         if len(items) == 1:
-            tip = (f"launch {items[0].index}: {wrong:,} wrong ({nonfinite:,} non-finite), "
+            tip = (f"{items[0].name}: {wrong:,} wrong ({nonfinite:,} non-finite), "
                    f"{_differing_words(differing)}; {kind_words}")
         else:
             bad = sum(1 for l in items if l.kinds)
@@ -287,12 +316,13 @@ vertical-align:-1px}
 .v-regression{--c:#dc2626}.v-known-bad{--c:#b45309}.v-improved{--c:#2563eb}.v-pass{--c:#15803d}.v-other{--c:#6b7280}
 .s-wrong{--c:#dc2626}.s-nonfinite{--c:#581c87}.s-differing{--c:#f59e0b}
 .k-raised{--c:#111827}.k-bad_output{--c:#4b5563}.k-unwritten{--c:#7e22ce}.k-nonfinite{--c:#581c87}
-.k-wrong{--c:#dc2626}.k-inconsistent{--c:#f59e0b}.k-other{--c:#9ca3af}
+.k-wrong{--c:#dc2626}.k-inconsistent{--c:#f59e0b}.k-ranks_disagree{--c:#0891b2}.k-other{--c:#9ca3af}
 .marks g{fill:var(--c)}.marks path{stroke:var(--c)}.bars g rect,.bars .unk{fill:var(--c)}
 .spark{vertical-align:middle}.spark-bad{stroke:#dc2626;stroke-width:7}.spark-ok{stroke:#9ca3af;stroke-width:7}
 td.trend{white-space:nowrap}.last{margin-left:6px;font-variant-numeric:tabular-nums;color:#4b5563}
 .last.bad{color:#dc2626;font-weight:600}.sanitizer h4{font-size:13px;margin:8px 0 2px}
 .sanitizer ul{margin:0;padding-left:18px;font-size:12px;font-family:ui-monospace,monospace;overflow-wrap:anywhere}
+table.ranks{width:auto}table.ranks th{position:static;cursor:default}tr.bad-rank{background:#fef2f2;font-weight:600}
 """
 
 # Rows open their case's section; headers sort (numbers by data-v, the rest as text).
@@ -328,9 +358,23 @@ def td(text: str, css: str | None = None, sort: float | None = None) -> str:
     return tag("td", {"class": css, "data-v": value}, esc(text))
 
 
+def ranks_words(row: CaseRow) -> str:
+    """A collective case's cell: 'all_reduce x4: rank 3 5/600, rank 1 1/600' (its ranks with bad
+    launches, the worst first), 'all_reduce x4: no rank bad'; '-' for any other case."""
+    if not row.collective:
+        return "-"
+    bad = sorted(((rank, counts) for rank, counts in (row.ranks or {}).items() if counts[0]),
+                 key=lambda item: (-item[1][0], item[0]))
+    shown = ", ".join(f"rank {rank} {bad_count:,}/{launches:,}" for rank, (bad_count, launches) in bad[:3])
+    return f"{row.collective} x{row.world_size}: " + ((shown + (", ..." if len(bad) > 3 else "")) or "no rank bad")
+
+
 def history_table(report: Report, linked: set[str]) -> str:
     headers = ["verdict", "case", "quant", "shape", "tile", "params", "runs", "bad / launches", "rate (95%)",
                "trend (last run)", "worst wrong", "differing", "hazards", "last bad"]
+    collective = any(row.collective for row in report.cases)  # a ranks column, after the params
+    if collective:
+        headers.insert(6, "ranks")
     head = tag("thead", {}, tag("tr", {}, "".join(tag("th", {"scope": "col"}, esc(h)) for h in headers)))
     rows = []
     for row in report.cases:
@@ -347,6 +391,7 @@ def history_table(report: Report, linked: set[str]) -> str:
             tag("td", {"data-v": rank}, badge),
             tag("td", {"class": "name"}, name),
             td(row.quant), td(row.shape), td(row.tile or "-"), td(params_text(row.params), "params"),
+            *([td(ranks_words(row), "params")] if collective else []),
             td(f"{row.runs:,}", "num", row.runs),
             td(f"{row.bad_launches:,}/{row.launches:,}", "num", row.bad_launches / row.launches if row.launches else 0),
             td(format_interval(row.rate_low, row.rate_high) if row.launches else "-", "num", row.rate_high),
@@ -383,6 +428,20 @@ def _figure(caption: str, body: str, css: str | None = None) -> str:
     return tag("figure", {"class": css}, tag("figcaption", {}, esc(caption)) + body)
 
 
+def rank_table(ranks: Sequence[RankRow]) -> str:
+    """A row per rank of the chosen run: its GPU, its bad launches with their 95% interval, and
+    their kinds; a rank with a bad launch is marked as a regression row is."""
+    headers = ["rank", "GPU", "bad / launches", "rate (95%)", "kinds"]
+    head = tag("thead", {}, tag("tr", {}, "".join(tag("th", {"scope": "col"}, esc(h)) for h in headers)))
+    rows = []
+    for rank in ranks:
+        low, high = rate_interval(rank.bad, rank.launches)
+        cells = [td(str(rank.rank), "num"), td(rank.gpu or "-"), td(f"{rank.bad:,}/{rank.launches:,}", "num"),
+                 td(format_interval(low, high) if rank.launches else "-", "num"), td(", ".join(rank.kinds) or "clean")]
+        rows.append(tag("tr", {"class": "bad-rank" if rank.bad else None}, "".join(cells)))
+    return tag("table", {"class": "ranks"}, head + tag("tbody", {}, "".join(rows)))
+
+
 def case_section(detail: CaseDetail) -> str:
     row = detail.row
     verdict = row.last_verdict
@@ -399,6 +458,8 @@ def case_section(detail: CaseDetail) -> str:
         facts.append(f"{plural(row.hazards, 'compute-sanitizer hazard')} at most in a run")
     facts.append(f"last bad {when(row.last_bad)}")
     charts = []
+    chosen = next((p for p in detail.series if p.run_id == detail.run_id), None)
+    run_words = chosen.label if chosen else f"run {detail.run_id}"
     if detail.series:
         verdicts = [v for v in VERDICTS if any(p.verdict == v for p in detail.series)]
         caption = "Bad-launch rate per run, with its 95% interval"
@@ -408,8 +469,6 @@ def case_section(detail: CaseDetail) -> str:
     else:
         charts.append(tag("p", {"class": "none"}, "No runs recorded."))
     if detail.launches:
-        chosen = next((p for p in detail.series if p.run_id == detail.run_id), None)
-        run_words = chosen.label if chosen else f"run {detail.run_id}"
         title = f"Launches of {run_words}: wrong and differing elements; the strip marks bad launches"
         # the strip's colours for wrong, non-finite and inconsistent launches are their bars'
         others = sorted({k for l in detail.launches for k in l.kinds} - {"wrong", "nonfinite", "inconsistent"})
@@ -419,9 +478,13 @@ def case_section(detail: CaseDetail) -> str:
     else:
         charts.append(tag("p", {"class": "none"}, "No launches recorded for the chosen run."))
     maps = [tiles for tiles in (detail.tiles, detail.differing) if tiles is not None]
+    if detail.ranks:
+        caption = f"Ranks of {run_words}: each one's GPU and bad launches"
+        charts.append(_figure(caption, rank_table(detail.ranks), "ranks"))
     for tiles in maps:
         off = "wrong elements" if tiles.what == "wrong" else "elements differing from the consensus"
-        caption = (f"Launch {tiles.launch}: {tiles.wrong:,} {off} over the output; tile "
+        rank = f", rank {tiles.rank}" if tiles.rank is not None else ""
+        caption = (f"Launch {tiles.launch}{rank}: {tiles.wrong:,} {off} over the output; tile "
                    f"{tiles.tile[0]}x{tiles.tile[1]}, a cell is {tiles.cell[0]}x{tiles.cell[1]} tiles")
         charts.append(_figure(caption, tile_chart(tiles), "tiles"))
     if not maps:

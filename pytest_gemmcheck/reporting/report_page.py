@@ -3,8 +3,9 @@
 Per case: its history row (as ``gemmcheck history`` has it), its rate in every run, and one
 chosen run's launches with the worst launch's tile maps (wrong elements, and elements off the
 consensus where the run recorded them) and its compute-sanitizer runs: the run ``--show-run``
-names, else the case's latest run with a bad launch, else its latest run. Launch rows are read
-for those runs only.
+names, else the case's latest run with a bad launch, else its latest run; for a collective case,
+also that run's ranks (each one's GPU and bad launches). Launch rows are read for those runs
+only.
 """
 
 from __future__ import annotations
@@ -16,9 +17,10 @@ from pathlib import Path
 from ..history.dashboard import cases, launches_of, results, sanitize_of, worst_tiles_of
 from ..history.selection import Selection
 from ..judging.stats import rate_interval
+from ..records.result import KINDS
 from ..records.sanitize import SanitizedLaunch
-from .history_table import history_table, worst_verdict
-from .html import CaseDetail, CaseRow, LaunchBar, Report, RunPoint, TileMap, render, run_label
+from .history_table import gpu_text, history_table, worst_verdict
+from .html import CaseDetail, CaseRow, LaunchBar, RankRow, Report, RunPoint, TileMap, render, run_label
 
 
 def _label(row) -> str:
@@ -36,7 +38,22 @@ def tile_maps(stored: dict | None) -> tuple[TileMap | None, TileMap | None]:
 
     wrong = of(stored, "wrong", "wrong") if "grid" in stored else None
     differing = of(stored["differing"], "differing", "elements") if stored.get("differing") else None
+    for tiles, data in ((wrong, stored), (differing, stored.get("differing") or {})):
+        if tiles is not None:
+            tiles.rank = data.get("rank")  # a collective case's: the rank whose launch it is
     return wrong, differing
+
+
+def rank_rows(stored: list[dict] | None, launches: list[LaunchBar]) -> list[RankRow]:
+    """A collective result's ranks (its ``per_rank``), each with the kinds of its launches."""
+    kinds: dict[int, set[str]] = {}
+    for launch in launches:
+        if launch.rank is not None:
+            kinds.setdefault(launch.rank, set()).update(launch.kinds)
+    return [RankRow(rank=int(entry["rank"]), gpu=gpu_text(entry.get("device"), entry.get("device_uuid")),
+                    launches=int(entry["launches"]), bad=int(entry["bad_launches"]),
+                    kinds=[kind for kind in KINDS if kind in kinds.get(int(entry["rank"]), ())])
+            for entry in stored or ()]
 
 
 def build_report(engine, selection: Selection, *, database: str, run: int | None = None) -> Report:
@@ -58,7 +75,10 @@ def build_report(engine, selection: Selection, *, database: str, run: int | None
                            rate_low=record["rate_low"], rate_high=record["rate_high"],
                            worst_wrong=record["worst_wrong"], last_verdict=record["verdict"],
                            last_bad=record["last_bad"], trend=[tuple(t) for t in record["trend"]],
-                           worst_differing=record["worst_differing"], hazards=record["hazards"])
+                           worst_differing=record["worst_differing"], hazards=record["hazards"],
+                           collective=record.get("collective"), world_size=record.get("world_size"),
+                           ranks={int(rank): (counts["bad_launches"], counts["launches"])
+                                  for rank, counts in record["ranks"].items()} if record.get("ranks") else None)
         case_rows.append(case_row)
         series = []
         by_run = per_case.get(record["key"], {})
@@ -72,15 +92,18 @@ def build_report(engine, selection: Selection, *, database: str, run: int | None
         launches: list[LaunchBar] = []
         tiles = differing = None
         sanitizer: list[str] = []
+        ranks: list[RankRow] = []
         if chosen is not None:
             worst = max(by_run[chosen], key=lambda r: (r.worst_wrong, r.worst_differing or 0, r.bad_launches))
             launches = [LaunchBar(index=l.index, wrong=l.wrong, nonfinite=l.nonfinite, differing=l.differing,
-                                  kinds=[kind for kind in l.kinds.split(",") if kind]) for l in launches_of(engine, worst.id)]
+                                  kinds=[kind for kind in l.kinds.split(",") if kind], rank=l.rank)
+                        for l in launches_of(engine, worst.id)]
+            ranks = rank_rows(worst.per_rank, launches)
             tiles, differing = tile_maps(worst_tiles_of(engine, worst.id))
             sanitizer = [SanitizedLaunch.from_dict(data).summary()
                          for runs in sanitize_of(engine, [r.id for r in by_run[chosen]]).values() for data in runs]
         details.append(CaseDetail(row=case_row, series=series, run_id=chosen, launches=launches, tiles=tiles,
-                                  differing=differing, sanitizer=sanitizer))
+                                  differing=differing, sanitizer=sanitizer, ranks=ranks))
     return Report(title="gemmcheck report", generated_at=datetime.now(timezone.utc), database=database,
                   selection=selection.describe, cases=case_rows, details=details)
 

@@ -17,7 +17,7 @@ import textwrap
 from ..records.printable import printable
 from ..records.result import CaseResult, CompiledResult
 from ..records.result_text import VERDICT_WIDTH, summary_line
-from ..judging.message import bad_launch_ids, rate_words, sanitizer_words, static_source, worst
+from ..judging.message import bad_launch_ids, rank_rates, rate_words, sanitizer_words, static_source, worst
 from ..judging.verdict import failing_launches, failing_words
 
 WIDTH = 80  # columns of the terminal the lines are wrapped for
@@ -47,6 +47,8 @@ def summary_details(result: CaseResult) -> list[str]:
     ids = bad_launch_ids(result)
     details.append((f"{ids}; " if ids else "") + rate_words(result)
                    + (f" [{', '.join(result.kinds)}]" if result.kinds else ""))
+    if result.collective:
+        details.append(rank_rates(result))
     failing = failing_launches(result)
     if failing:
         details.append(failing_words(failing))
