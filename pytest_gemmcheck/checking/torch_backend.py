@@ -106,6 +106,33 @@ def _accuracy_terms(out_rows: torch.Tensor, ref_rows: torch.Tensor, rmax: torch.
     return finite, err, rel
 
 
+def _clean_in_one_chunk(out: torch.Tensor, ref: torch.Tensor, rowmax: torch.Tensor,
+                        tol: Tolerance) -> AccuracyStats | None:
+    """check_launch's numbers for an output of one chunk with no wrong element, by fewer ops (no
+    accumulators, no per-row counts, and one division where every row's scale is positive); None
+    when an element is wrong, which check_launch then counts and locates. The same numbers: every
+    maximum and sum is the one the accumulators would add to zero."""
+    o = out.float()
+    r = ref.float()
+    finite = torch.isfinite(o)
+    err = torch.where(finite, (o - r).abs(), 0.0)
+    floor_scale = tol.floor * rowmax[:, None]
+    scale = torch.maximum(r.abs(), floor_scale)
+    if bool((floor_scale > 0).all()):  # every scale is positive: the division alone
+        rel = err / scale
+    else:
+        rel = torch.where(scale > 0, err / scale, torch.where(err > 0, torch.inf, 0.0))
+    finite_count = finite.sum()
+    if int(torch.gt(rel, tol.rtol).logical_or_(finite.logical_not_()).sum()):
+        return None
+    return AccuracyStats(Locations(elements=0, tiles=None), out.numel() - int(finite_count), float(err.max()),
+                         float(rel.max()), _rel_l2(float((err.double() ** 2).sum()), float((r.double() ** 2).sum())))
+
+
+def _rel_l2(err_sq: float, ref_sq: float) -> float:
+    return (err_sq / ref_sq) ** 0.5 if ref_sq > 0 else (0.0 if err_sq == 0 else float("inf"))
+
+
 def check_launch(
     out: torch.Tensor,
     ref: torch.Tensor,
@@ -116,8 +143,15 @@ def check_launch(
 ) -> tuple[AccuracyStats, list[DiffStats]]:
     """Check ``out`` against ``ref`` and compare it bitwise with each of ``copies``, in one pass
     over row chunks. Shapes and dtypes must already match (the caller reports mismatches).
-    Everything accumulates on the tensors' device; the host reads a handful of scalars at the end."""
+    Everything accumulates on the tensors' device; the host reads a handful of scalars at the end.
+    An output of one chunk compared with no copy is checked by fewer ops when no element of it is
+    wrong (a launch's first check on the CPU: 0.16 ms of a 64^3 case's 0.87 ms on one thread)."""
     m, n = ref.shape
+    if not copies and m * n <= CHUNK_ELEMENTS and m and n:
+        clean = _clean_in_one_chunk(out, ref, rowmax, tol)
+        if clean is not None:
+            clean.wrong.tiles = 0 if tile is not None else None
+            return clean, []
     device = out.device
     wrong = _LocationAccumulator(m, n, tile, device)
     diffs = [_DiffAccumulator(m, n, tile, device) for _ in copies]
@@ -137,8 +171,7 @@ def check_launch(
         ref_sq += (r.double() ** 2).sum()
         for acc, copy in zip(diffs, copies):
             acc.add(rows, out[rows], copy[rows], rmax)
-    err_sq, ref_sq = float(err_sq), float(ref_sq)
-    rel_l2 = (err_sq / ref_sq) ** 0.5 if ref_sq > 0 else (0.0 if err_sq == 0 else float("inf"))
+    rel_l2 = _rel_l2(float(err_sq), float(ref_sq))
     accuracy = AccuracyStats(wrong.result(), int(nonfinite), float(max_abs), float(max_rel), rel_l2)
     return accuracy, [acc.result() for acc in diffs]
 

@@ -1,0 +1,54 @@
+"""The torch check's shorter way for a clean output of one chunk gives the numbers of its general
+way, number for number, and leaves any output with a wrong element to it."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+import torch
+
+from pytest_gemmcheck.checking import torch_backend
+from pytest_gemmcheck.checking.rule import Tolerance
+
+
+def outputs():
+    """(name, out, ref): clean outputs of a few kinds, each with its reference."""
+    g = torch.Generator().manual_seed(3)
+    ref = (torch.randn(37, 53, generator=g) * 4).to(torch.bfloat16)
+    near = (ref.float() * (1 + 0.01 * torch.randn(37, 53, generator=g))).to(torch.bfloat16)
+    zero_row = ref.clone()
+    zero_row[5] = 0
+    tiny = (ref.float() * 1e-30).to(torch.float32)
+    yield "equal", ref.clone(), ref
+    yield "within the rule", near, ref
+    yield "a row of zeros in both", zero_row.clone(), zero_row
+    yield "fp32, tiny", tiny * (1 + 1e-3), tiny
+    yield "one column", ref[:, :1].clone(), ref[:, :1].contiguous()
+
+
+def numbers(result):
+    accuracy, diffs = result
+    return dataclasses.asdict(accuracy), [dataclasses.asdict(d) for d in diffs]
+
+
+@pytest.mark.parametrize("tile", [None, (16, 16)])
+@pytest.mark.parametrize("tol", [Tolerance(), Tolerance(floor=0.0), Tolerance(floor=1e-45), Tolerance(rtol=0.3)])
+def test_the_clean_way_gives_the_general_numbers(monkeypatch, tile, tol):
+    for name, out, ref in outputs():
+        rowmax = torch_backend.row_max(ref)
+        short = torch_backend.check_launch(out, ref, rowmax, tol, tile)
+        with monkeypatch.context() as patched:
+            patched.setattr(torch_backend, "_clean_in_one_chunk", lambda *args: None)
+            general = torch_backend.check_launch(out, ref, rowmax, tol, tile)
+        assert numbers(short) == numbers(general), name
+
+
+def test_an_output_with_a_wrong_element_goes_the_general_way(monkeypatch):
+    ref = torch.ones(8, 8, dtype=torch.bfloat16)
+    for bad in (2.0, float("nan")):
+        out = ref.clone()
+        out[3, 4] = bad
+        assert torch_backend._clean_in_one_chunk(out, ref, torch_backend.row_max(ref), Tolerance()) is None
+        accuracy, _ = torch_backend.check_launch(out, ref, torch_backend.row_max(ref), Tolerance(), (4, 4))
+        assert accuracy.wrong.elements == 1 and accuracy.wrong.row_ids == [3] and accuracy.wrong.tile_ids == [(0, 1)]
