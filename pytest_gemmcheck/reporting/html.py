@@ -267,7 +267,9 @@ def launch_chart(launches: Sequence[LaunchBar], title: str) -> str:
                    f"{_differing_words(differing)}; {kind_words}")
         else:
             bad = sum(1 for l in items if l.kinds)
-            tip = (f"launches {items[0].index}–{items[-1].index}: {bad} of {len(items)} bad; worst {wrong:,} wrong "
+            span = (f"{items[0].name} – {items[-1].name}" if items[0].rank is not None  # launches of ranks
+                    else f"launches {items[0].index}–{items[-1].index}")
+            tip = (f"{span}: {bad} of {len(items)} bad; worst {wrong:,} wrong "
                    f"({nonfinite:,} non-finite), {_differing_words(differing)}; {kind_words}")
         slots.append(Slot([Bar(wrong, "s-wrong", nonfinite, "s-nonfinite"), Bar(differing, "s-differing")], strip, tip))
         labels.append(items[0].index)  # a group by its first launch: its range is in its tooltip

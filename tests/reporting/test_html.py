@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from pytest_gemmcheck.judging.stats import binom_cdf, rate_upper_bound
-from pytest_gemmcheck.reporting.html import (MAX_BARS, MAX_POINTS, CaseDetail, CaseRow, LaunchBar, Report,
+from pytest_gemmcheck.reporting.html import (MAX_BARS, MAX_POINTS, CaseDetail, CaseRow, LaunchBar, RankRow, Report,
                                              RunPoint, TileMap, render)
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -302,6 +302,49 @@ def test_details_may_be_fewer_than_cases():
     assert page.count('data-href="#case-') == 2 and page.count('<section class="case') == 2
 
 
+def collective_case() -> CaseDetail:
+    """A GEMM fused with an all-reduce over 4 ranks, 12 launches each: rank 3 wrong on launches 3
+    and 7 (its tile map is launch 7's), rank 1's bits off the others' on launch 9."""
+    launches = []
+    for index in range(1, 13):
+        for rank in range(4):
+            kinds = ["wrong"] if rank == 3 and index in (3, 7) else (["ranks_disagree"] if (index, rank) == (9, 1)
+                                                                      else [])
+            wrong = 512 if kinds == ["wrong"] else 0
+            launches.append(LaunchBar(index, wrong, 0, 0, kinds, rank=rank))
+    tiles = tile_map(4096, 7168, (256, 256), (1, 1), {(3, 5): 512}, launch=7)
+    tiles.rank = 3
+    detail = make_case(0xC011EC7100000001, "gemm_ar", quant="bf16", tile="256x256", params={"fuse": True},
+                       runs=[(0, 48, "pass"), (3, 48, "regression")], launches=launches, tiles=tiles)
+    detail.row.collective, detail.row.world_size = "all_reduce", 4
+    detail.row.ranks = {0: (0, 24), 1: (1, 24), 2: (0, 24), 3: (2, 24)}
+    detail.ranks = [RankRow(rank, f"GPU-{rank:04d}", 12, bad, kinds) for rank, bad, kinds in
+                    ((0, 0, []), (1, 1, ["ranks_disagree"]), (2, 0, []), (3, 2, ["wrong"]))]
+    return detail
+
+
+def test_a_collective_case_shows_its_ranks():
+    details = synthetic_cases() + [collective_case()]
+    page = render(synthetic_report(details))
+    structure = parse(page)
+    assert structure.errors == [] and structure.stack == []
+    assert [link for link in structure.links if not link.startswith("#")] == ["data:,"]  # the empty icon
+    text = " ".join(structure.text)
+    assert "gemm_ar bf16 4096x7168x256 tile 256x256 fuse=True all_reduce over 4 ranks" in text
+    assert '<th scope="col">ranks</th>' in page
+    assert "all_reduce x4: rank 3 2/24, rank 1 1/24" in text
+    assert page.count('<td class="params">-</td>') == len(details) - 1  # the other cases have no ranks
+    assert "Ranks of run 2: each one's GPU and bad launches" in text
+    assert page.count('<tr class="bad-rank">') == 2 and "GPU-0003" in text
+    assert "launch 7, rank 3: 512 wrong (0 non-finite)" in page and "launch 9, rank 1: 0 wrong" in page
+    assert "Launch 7, rank 3: 512 wrong elements over the output" in text
+
+
+def test_a_page_without_a_collective_case_has_no_ranks_column():
+    page = render(synthetic_report())
+    assert '<th scope="col">ranks</th>' not in page and "Ranks of" not in page
+
+
 # --- in a real browser ---------------------------------------------------------------------------
 
 BROWSER_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -388,6 +431,29 @@ def test_rows_open_their_case_and_headers_sort(browser, tmp_path):
         assert worst == sorted(worst, key=lambda text: int(text.replace(",", "")))
         page.locator("#history th", has_text="worst wrong").click()
         assert page.locator("#history tbody td:nth-child(11)").first.inner_text() == "30,000"
+        assert seen["console"] == [] and seen["errors"] == []
+    finally:
+        page.close()
+
+
+def test_a_collective_case_in_chromium(browser, tmp_path):
+    details = [collective_case()] + synthetic_cases()[:2]
+    page, seen = open_page(browser, synthetic_report(details), tmp_path / "ranks.html")
+    try:
+        assert seen["console"] == [] and seen["errors"] == [] and seen["dialogs"] == []
+        assert seen["requests"] == [(tmp_path / "ranks.html").as_uri()]
+        headers = page.locator("#history th").all_inner_texts()
+        assert headers[6] == "ranks" and headers[7] == "runs"
+        assert page.locator("#history tbody tr").first.locator("td").nth(6).inner_text().startswith(
+            "all_reduce x4: rank 3 2/24")
+        ranks = page.locator("table.ranks tbody tr")
+        assert ranks.count() == 4 and ranks.nth(3).locator("td").nth(1).inner_text() == "GPU-0003"
+        box = page.locator("table.ranks").bounding_box()
+        assert box and box["width"] > 50 and box["height"] > 50
+        assert page.locator("svg.chart.bars g > rect").count() > 0
+        page.locator("#history th", has_text="worst wrong").click()  # sorting still finds its column
+        worst = page.locator("#history tbody td:nth-child(12)").all_inner_texts()
+        assert worst == sorted(worst, key=lambda text: int(text.replace(",", "")))
         assert seen["console"] == [] and seen["errors"] == []
     finally:
         page.close()
