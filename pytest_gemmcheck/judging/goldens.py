@@ -116,10 +116,12 @@ class GoldenEntry:
     note: str = ""
 
     def to_json(self) -> dict:
+        """Its JSON; ``ranks`` only for a collective case's (its per_process counts are then per rank)."""
         e = self.evidence
         return {
             "key": self.key, "case": self.case, "scope": self.scope, "launches": e.launches,
             "bad_launches": e.bad, "per_process": [f"{bad}/{n}" for bad, n in sorted(e.per_process)], "gpus": e.gpus,
+            **({"ranks": e.ranks} if e.ranks else {}),
             "worst_wrong": e.worst_wrong, "worst_wrong_tiles": e.worst_tiles, "kinds": sorted(e.kinds),
             "note": self.note,
         }
@@ -141,7 +143,8 @@ class GoldenEntry:
             worst_wrong=_field(item, "worst_wrong", where, _is_count, count, 0),
             worst_tiles=_field(item, "worst_wrong_tiles", where, _is_count, count, 0),
             kinds=list(_field(item, "kinds", where, lambda value: isinstance(value, list) and all(
-                isinstance(kind, str) for kind in value), "a list of strings", [])))
+                isinstance(kind, str) for kind in value), "a list of strings", [])),
+            ranks=_field(item, "ranks", where, _is_count, count, 0))
         return cls(key=key, case=_field(item, "case", where, lambda value: isinstance(value, dict), "an object", {}),
                    scope=scope, evidence=evidence,
                    note=_field(item, "note", where, lambda value: isinstance(value, str), "a string", ""))
@@ -222,8 +225,12 @@ def file_name(kernel: str) -> str:
 
 
 def case_description(result: CaseResult) -> dict:
-    return {"kernel": result.kernel, "m": result.m, "n": result.n, "k": result.k, "quant": result.quant,
-            "tile": result.tile, "out_dtype": result.out_dtype, "fp8": result.fp8, "params": result.params}
+    """What the case is, for a reviewer: its key's parts (a collective case's collective and world size too)."""
+    description = {"kernel": result.kernel, "m": result.m, "n": result.n, "k": result.k, "quant": result.quant,
+                   "tile": result.tile, "out_dtype": result.out_dtype, "fp8": result.fp8, "params": result.params}
+    if result.collective:
+        description.update(collective=result.collective, world_size=result.world_size)
+    return description
 
 
 @dataclass

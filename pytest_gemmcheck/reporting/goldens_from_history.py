@@ -10,7 +10,8 @@ from pathlib import Path
 
 from sqlalchemy import select
 
-from ..history.schema import case_table, results_joined, stack_table
+from ..history.dashboard import cases
+from ..history.schema import result_table, results_joined, stack_table
 from ..history.queries import case_history
 from ..history.selection import Selection, match
 from ..judging.baseline import Evidence
@@ -37,18 +38,21 @@ def export_goldens(engine, selection: Selection, folder: Path, *, scope: str, in
         matched = match(connection, selection)
         if matched.empty:
             return ["no recorded cases match"]
-        query = (select(*case_table.c["key", "kernel", "m", "n", "k", "quant", "tile", "out_dtype", "fp8", "params"],
-                        *stack_table.c["gpu_arch", "fingerprint"])
-                 .select_from(results_joined(case_table, stack_table))
-                 .where(matched.condition()).distinct())
-        groups: dict[tuple[str, str], tuple] = {}
-        for row in connection.execute(query):
-            groups.setdefault((row.key, scope_value(scope, {"gpu_arch": row.gpu_arch, "fingerprint": row.fingerprint})),
-                              row)
+        # the distinct (case, stack) pairs, then the cases: PostgreSQL has no DISTINCT over a json column (params)
+        query = (select(result_table.c.case_id, *stack_table.c["gpu_arch", "fingerprint"])
+                 .select_from(results_joined(stack_table)).where(matched.condition()).distinct()
+                 .order_by(result_table.c.case_id, stack_table.c.gpu_arch, stack_table.c.fingerprint))
+        places = connection.execute(query).all()
+        infos = cases(connection, {case_id for case_id, _, _ in places})
+    groups: dict[tuple[str, str], tuple] = {}
+    for case_id, gpu_arch, stack_fingerprint in places:
+        info = infos[case_id]
+        where = scope_value(scope, {"gpu_arch": gpu_arch, "fingerprint": stack_fingerprint})
+        groups.setdefault((info.key, where), (info, gpu_arch, stack_fingerprint))
     written, left_out, kept = 0, [], []
-    for (key, where), row in sorted(groups.items()):
-        label = f"{row.kernel} {row.quant} {row.m}x{row.n}x{row.k}" + (f" tile {row.tile}" if row.tile else "")
-        history = case_history(engine, key, scope=scope, gpu_arch=row.gpu_arch, fingerprint=row.fingerprint,
+    for (key, where), (case, gpu_arch, stack_fingerprint) in sorted(groups.items(), key=lambda item: item[0]):
+        label = f"{case.kernel} {case.quant} {case.m}x{case.n}x{case.k}" + (f" tile {case.tile}" if case.tile else "")
+        history = case_history(engine, key, scope=scope, gpu_arch=gpu_arch, fingerprint=stack_fingerprint,
                                runs=matched.runs)
         note = f"exported from {history.runs} recorded run{'s' if history.runs != 1 else ''}"
         if not history.processes:
@@ -56,15 +60,17 @@ def export_goldens(engine, selection: Selection, folder: Path, *, scope: str, in
                 left_out.append(f"  {label} [{where}]: every recorded result was a regression; --include-bad accepts "
                                 "it as known-bad")
                 continue
-            history = case_history(engine, key, scope=scope, gpu_arch=row.gpu_arch, fingerprint=row.fingerprint,
+            history = case_history(engine, key, scope=scope, gpu_arch=gpu_arch, fingerprint=stack_fingerprint,
                                    runs=matched.runs, regressions=True)
             note = f"known-bad: accepted with --include-bad from {history.runs} run{'s' if history.runs != 1 else ''} " \
                    "that were all regressions"
-        description = {"kernel": row.kernel, "m": row.m, "n": row.n, "k": row.k, "quant": row.quant, "tile": row.tile,
-                       "out_dtype": row.out_dtype, "fp8": row.fp8, "params": row.params}
+        description = {"kernel": case.kernel, "m": case.m, "n": case.n, "k": case.k, "quant": case.quant,
+                       "tile": case.tile, "out_dtype": case.out_dtype, "fp8": case.fp8, "params": case.params}
+        if case.collective:
+            description.update(collective=case.collective, world_size=case.world_size)
         evidence = Evidence.of_history(history)
-        replaced = store.export(row.kernel, GoldenEntry(key=key, case=description, scope=where, evidence=evidence,
-                                                        note=note))
+        replaced = store.export(case.kernel, GoldenEntry(key=key, case=description, scope=where, evidence=evidence,
+                                                         note=note))
         if replaced is not None:
             kept.append(f'  {label} [{where}]: "{replaced.note}" (was {replaced.evidence.bad}/'
                         f"{replaced.evidence.launches}, now {evidence.bad}/{evidence.launches})")

@@ -193,3 +193,13 @@ def test_a_history_without_a_collective_case_reads_as_before(tmp_path, cli):
     assert cli("--db", url, "report", "--html", page_path)[0] == 0
     body = page_path.read_text().split("</style>")[1]  # the style sheet has the rank table's rules
     assert "rank" not in body.lower()
+
+
+def test_goldens_export_keeps_a_collective_cases_ranks(ranks_history, cli, tmp_path):
+    status, out, err = cli("--db", ranks_history, "goldens", "export", "--dir", tmp_path / "goldens", "--include-bad")
+    assert status == 0, err
+    entry = json.loads((tmp_path / "goldens" / "gemm_ar.json").read_text())["cases"][0]
+    assert (entry["case"]["collective"], entry["case"]["world_size"], entry["ranks"]) == ("all_reduce", 4, 4)
+    assert (entry["bad_launches"], entry["launches"]) == (0, 200)  # regressions never count
+    plain = json.loads((tmp_path / "goldens" / "gemm.json").read_text())["cases"][0]
+    assert "ranks" not in plain and "collective" not in plain["case"]

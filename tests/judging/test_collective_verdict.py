@@ -3,6 +3,7 @@ per rank and overall, ranks cluster like processes (and the verdict says so), an
 bits differ from the other ranks' is its own failure kind. A result outside a collective case
 reads word for word as before."""
 
+import json
 import re
 
 import pytest
@@ -236,3 +237,37 @@ def test_a_clean_collective_result_passes_a_clean_baseline(world_size):
     verdict, _ = message_of(result)
     assert verdict.kind == PASS
     assert result.summary().endswith(f"0/{200 * world_size} launches bad ({world_size} ranks)")
+
+
+def test_a_golden_of_a_collective_case_keeps_its_ranks(tmp_path):
+    from pytest_gemmcheck.judging.goldens import GoldenStore
+
+    store = GoldenStore(tmp_path)
+    store.accept(collective(4, 12, {(3, 1): 5}), "arch", "accepted at abc")
+    store.accept(plain(), "arch", "accepted at abc")
+    data = {case["key"]: case for case in json.loads(store.write("gemm_ar").read_text())["cases"]}
+    entry = data["c0"]
+    assert entry["ranks"] == 4 and entry["per_process"] == ["0/12", "0/12", "0/12", "1/12"]
+    assert (entry["case"]["collective"], entry["case"]["world_size"]) == ("all_reduce", 4)
+    golden = GoldenStore(tmp_path).lookup(collective(4, 12))
+    assert golden.evidence.ranks == 4
+    assert golden.evidence.describe() == ("1/48 (rate < 9.51%) launches of 4 ranks in 4 rank processes (1 with a bad "
+                                          "launch) on 4 GPUs")
+    plain_entry = json.loads(store.write("gemm").read_text())["cases"][0]
+    assert "ranks" not in plain_entry and "collective" not in plain_entry["case"]
+
+
+def test_ci_outputs_name_the_ranks():
+    from pytest_gemmcheck.reporting.ci_output import case_properties, json_document, summary_row
+
+    result = collective(4, 200, {(7, 3): 512, (9, 1): 3})
+    message_of(result)
+    properties = dict(case_properties(result))
+    assert (properties["collective"], properties["world_size"]) == ("all_reduce", "4")
+    assert properties["per_rank"] == "rank 0 0/200, rank 1 1/200, rank 2 0/200, rank 3 1/200"
+    assert properties["summary"].endswith("2/800 launches bad (ranks 1, 3 of 4), worst 512 wrong")
+    assert summary_row(result)[6] == "2/800 (ranks 1, 3 of 4)"
+    document = json.loads(json_document([result], {}, "0"))
+    launches = document["results"][0]["launches"]
+    assert [(launch["index"], launch["rank"]) for launch in launches if launch["kinds"]] == [(7, 3), (9, 1)]
+    assert CaseResult.from_dict(document["results"][0]).per_rank == result.per_rank
