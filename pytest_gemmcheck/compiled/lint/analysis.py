@@ -52,7 +52,18 @@ def geometry_of(module: AsmModule, kernel: Kernel, options: Options) -> Geometry
     wave_size = int(kernel.metadata.get(".wavefront_size") or 64)
     id_dims = kernel.descriptor.get("amdhsa_system_vgpr_workitem_id", 0) + 1
     packed = module.arch.startswith(_PACKED_ID_ARCHS)
-    return Geometry(size=size, wave_size=wave_size, packed_ids=packed, id_dims=id_dims)
+    field = kernel.descriptor.get
+    kernarg = None
+    if field("amdhsa_user_sgpr_kernarg_segment_ptr"):
+        # user SGPRs in the ABI's order: private segment buffer (4), dispatch ptr (2), queue ptr (2), kernarg ptr
+        kernarg = (4 * field("amdhsa_user_sgpr_private_segment_buffer", 0)
+                   + 2 * field("amdhsa_user_sgpr_dispatch_ptr", 0) + 2 * field("amdhsa_user_sgpr_queue_ptr", 0))
+    # then the workgroup ids and info; the private segment's wave offset, last, differs by wave
+    entry = field("amdhsa_user_sgpr_count", 0) + sum(
+        1 for name in ("workgroup_id_x", "workgroup_id_y", "workgroup_id_z", "workgroup_info")
+        if field(f"amdhsa_system_sgpr_{name}", 0))
+    return Geometry(size=size, wave_size=wave_size, packed_ids=packed, id_dims=id_dims, entry_sgprs=entry,
+                    kernarg_sgpr=kernarg)
 
 
 def _scenario_text(choices: BranchChoices) -> str:

@@ -48,8 +48,20 @@ from .kernel_facts import SELECTS, KernelFacts
 from .lattice import join_scalar
 from .lds_ranges import Ranges
 from .liveness import is_live, scc_live
-from .phase_states import (UNKNOWN_COUNT, Group, LoopSymbols, NeedDecision, Outcome, OutOfTime, PhaseRecord, Visible,
-                           Walk, WaveAbs, relative_counts, shifted_snapshot)
+from .phase_states import (
+    UNKNOWN_COUNT,
+    Group,
+    LoopSymbols,
+    NeedDecision,
+    Outcome,
+    OutOfTime,
+    PhaseRecord,
+    Visible,
+    Walk,
+    WaveAbs,
+    relative_counts,
+    shifted_snapshot,
+)
 from .phase_walk import PhaseWalker
 from .rendezvous import RendezvousChecker
 from .state_space import StateSpace
@@ -226,10 +238,13 @@ class KernelAnalysis:
         regs.uniform_lanes = {i: lanes for i, lanes in regs.uniform_lanes.items() if is_live(live, "v", i)}
         regs.same_v = {(kind, i) for kind, i in regs.same_v if is_live(live, kind, i)}
         regs.same_active = {(kind, i): m for (kind, i), m in regs.same_active.items() if is_live(live, kind, i)}
+        regs.names = {i: n for i, n in regs.names.items() if is_live(live, "s", i)}
+        regs.vnames = {i: n for i, n in regs.vnames.items() if is_live(live, "v", i)}
+        regs.lane_names = {key: n for key, n in regs.lane_names.items() if is_live(live, "v", key[0])}
         if regs.lane_ids is not None and not is_live(live, "v", regs.lane_ids):
             regs.lane_ids = None
         if not scc_live(live):
-            regs.scc, regs.scc_nonuniform = None, False
+            regs.scc, regs.scc_nonuniform, regs.scc_name = None, False, None
         return wave
 
     def _share_facts(self, waves: list[WaveAbs]) -> list[WaveAbs]:

@@ -85,6 +85,11 @@ def join_registers(a: WaveState, b: WaveState) -> WaveState:
                          if lanes & b.uniform_lanes.get(i, frozenset())}
     out.same_v = a.same_v & b.same_v
     out.same_active = {i: m for i, m in a.same_active.items() if b.same_active.get(i) == m}
+    out.names = {i: n for i, n in a.names.items() if b.names.get(i) == n}
+    out.scc_name = a.scc_name if a.scc_name == b.scc_name else None
+    out.vnames = {i: n for i, n in a.vnames.items() if b.vnames.get(i) == n}
+    out.lane_names = {i: n for i, n in a.lane_names.items() if b.lane_names.get(i) == n}
+    out.kernarg = a.kernarg
     out.lane_ids = a.lane_ids if a.lane_ids == b.lane_ids else None
     out.lane_bits = a.lane_bits
     out.assumed = {i for i in a.assumed & b.assumed if i in out.sgpr}
@@ -232,6 +237,10 @@ def _registers_cover(a: WaveState, b: WaveState, offsets: dict[int, int]) -> boo
     if not a.same_v <= b.same_v or (a.lane_ids is not None and a.lane_ids != b.lane_ids):
         return False
     if any(b.same_active.get(i) != m and i not in b.same_v for i, m in a.same_active.items()):
+        return False
+    # two registers with one name take a branch alike: the covering state may tie no more
+    if not (a.names.items() <= b.names.items() and a.vnames.items() <= b.vnames.items()
+            and a.lane_names.items() <= b.lane_names.items() and a.scc_name in (None, b.scc_name)):
         return False
     # what a decided branch ruled out narrows a state: the covering one may rule out no more
     if any(not values <= b.unequal.get(index, frozenset()) for index, values in a.unequal.items()):

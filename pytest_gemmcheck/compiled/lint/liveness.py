@@ -72,8 +72,8 @@ def uses_and_defs(inst: Instruction) -> tuple[int, int, int]:
         uses = 0
         for op in ops[1:]:
             uses |= _bits(op)
-        if name.startswith(("s_addk", "s_mulk", "s_bitset", "s_cmov", "v_writelane", "v_mac", "v_fmac")) or "_mfma" in name \
-                or any(m.startswith(KEEPING_MODIFIERS) for m in inst.modifiers):
+        if name.startswith(("s_addk", "s_mulk", "s_bitset", "s_cmov", "v_writelane", "v_mac", "v_fmac")) \
+                or "_mfma" in name or any(m.startswith(KEEPING_MODIFIERS) for m in inst.modifiers):
             uses |= defs  # read-modify-write, or lanes and bits a DPP or SDWA write leaves as they were
         if name.startswith("v_") and ("_co_" in name or "div_scale" in name or "mad_u64" in name) and len(ops) > 1:
             defs |= _bits(ops[1])

@@ -19,12 +19,29 @@ from .lattice import fold_registers, join_waves, wave_covers, wave_subsumes
 from .lds_ranges import Ranges, dma_ranges, ds_ranges, overlap
 from .liveness import is_live
 from .operands import VCC_LO, decode
-from .phase_states import (ANYWHERE, MAX_PHASE_STEPS, SHAPES_PER_BRANCH, SHARED_VISITS, STATES_PER_BRANCH,
-                           UNKNOWN_COUNT, Hazard, LoopSymbols, NeedDecision, Outcome, OutOfTime, PhaseRecord, Walk,
-                           WaveAbs, add_to_queue, age_queue, retire_queue)
+from .phase_states import (
+    ANYWHERE,
+    MAX_PHASE_STEPS,
+    SHAPES_PER_BRANCH,
+    SHARED_VISITS,
+    STATES_PER_BRANCH,
+    UNKNOWN_COUNT,
+    Hazard,
+    LoopSymbols,
+    NeedDecision,
+    Outcome,
+    OutOfTime,
+    PhaseRecord,
+    Walk,
+    WaveAbs,
+    add_to_queue,
+    age_queue,
+    retire_queue,
+)
 from .semantics import WaveState
 from .targets import Target
 from .uniformity import exec_varies, mark_vector, same_result
+from .value_names import condition_name
 from .values import MASK64
 
 _EVENTS = frozenset({"wait", "dma", "vmem", "ds_read", "ds_write", "ds_other"})  # the kinds _event acts on
@@ -179,17 +196,24 @@ class PhaseWalker:
     def _shared(self, wave: WaveAbs, visits: dict, decisions: dict, walk_state: tuple,
                 forks: list | None) -> bool | None:
         """How the phase's uniform decisions take the condition at ``wave.pc`` (a branch or a
-        select on a uniform SCC), for the first :data:`SHARED_VISITS` visits of it; None past them.
-        Undecided, the wave's walk stops here (:class:`NeedDecision`: the phase is run once per
-        choice, and the walk resumed); decided, the walk as it stands is kept in ``forks`` the
-        first time, to go on from under the other choice."""
+        select on a uniform SCC): by the condition's name where it has one (a kernel argument's
+        flag: the same at every visit), else for the first :data:`SHARED_VISITS` visits of it,
+        by the visit and the uniform scalars; None past them. Undecided, the wave's walk stops
+        here (:class:`NeedDecision`: the phase is run once per choice, and the walk resumed);
+        decided, the walk as it stands is kept in ``forks`` the first time, to go on from under
+        the other choice."""
         heap, finals, seen, record, read, steps, order = walk_state
         visit = visits.get(wave.pc, 0)
         visits[wave.pc] = visit + 1
-        if visit >= SHARED_VISITS:
+        mnemonic = self.facts.code[wave.pc].mnemonic
+        named = condition_name(wave.regs, "scc" if mnemonic in SELECTS else mnemonic)
+        if named is not None:
+            key = (wave.pc, "named", named)
+        elif visit >= SHARED_VISITS:
             return None
-        live = self.facts.live[wave.pc]
-        key = (wave.pc, visit, wave.regs.uniform_key(lambda i: is_live(live, "s", i)))
+        else:
+            live = self.facts.live[wave.pc]
+            key = (wave.pc, visit, wave.regs.uniform_key(lambda i: is_live(live, "s", i)))
         taken = self.decision(key, decisions)
         if taken is None:
             visits[wave.pc] = visit
@@ -392,6 +416,10 @@ def _forget_result(regs: WaveState, dead: tuple) -> None:
     regs.same_v.difference_update(("v" if vector else "a", index) for index in indices)
     for index in indices:
         regs.same_active.pop(("v" if vector else "a", index), None)
+        if vector:
+            regs.vnames.pop(index, None)
+    if vector and regs.lane_names:
+        regs.lane_names = {key: name for key, name in regs.lane_names.items() if key[0] not in indices}
 
 
 def _keep(finals: dict[int, WaveAbs], wave: WaveAbs) -> None:

@@ -12,6 +12,8 @@ import numpy as np
 from .operands import EXEC_LO, MASK32, Const, Reg, decode
 from .values import MASK64, Affine, Lanes, bound_base, join_lanes, select_lanes, shifted_value, value_class
 
+_EXEC = (EXEC_LO, EXEC_LO + 1)
+
 
 @functools.lru_cache(maxsize=4096)
 def _mask_lanes(mask: int, width: int) -> np.ndarray:
@@ -49,6 +51,13 @@ class RegisterFile:
         # bits are the same in every wave lane by lane (the lane's bits, in a 1-D workgroup)
         self.lane_ids: int | None = None
         self.lane_bits = 0
+        # names of unknown values (:mod:`.value_names`): two with one name are one value, in every
+        # wave; SGPRs and SCC, VGPRs (all lanes), SGPRs spilled into a VGPR's lane
+        self.names: dict[int, tuple] = {}
+        self.scc_name: tuple | None = None
+        self.vnames: dict[int, tuple] = {}
+        self.lane_names: dict[tuple[int, int], tuple] = {}
+        self.kernarg: int | None = None  # the SGPR of the kernel argument segment's pointer at entry
         # VGPR -> lanes that hold the same value in every wave (each lane its own value): an SGPR
         # spilled by ``v_writelane`` into a lane of a VGPR, to be read back by ``v_readlane``
         self.uniform_lanes: dict[int, frozenset[int]] = {}
@@ -76,6 +85,8 @@ class RegisterFile:
         other.same_v = set(self.same_v)
         other.same_active = dict(self.same_active)
         other.lane_ids, other.lane_bits = self.lane_ids, self.lane_bits
+        other.names, other.scc_name, other.kernarg = dict(self.names), self.scc_name, self.kernarg
+        other.vnames, other.lane_names = dict(self.vnames), dict(self.lane_names)
         other.assumed = set(self.assumed)
         other.unequal = dict(self.unequal)
         other.bounds = {i: dict(b) for i, b in self.bounds.items()}
@@ -88,7 +99,7 @@ class RegisterFile:
         the program may still read: waves with equal keys take a branch on a uniform condition
         the same way (one that has lost a dead register's value to a join is no different)."""
         return tuple(sorted((i, v) for i, v in self.sgpr.items()
-                            if v is not None and i not in self.nonuniform and live(i))), self.scc
+                            if v is not None and i not in self.nonuniform and live(i) and i not in _EXEC)), self.scc
 
     def key(self) -> tuple:
         """A hashable form of every register value: equal keys, equal states."""
@@ -99,6 +110,8 @@ class RegisterFile:
                 frozenset(self.uniform_v),
                 tuple(sorted((i, tuple(sorted(lanes))) for i, lanes in self.uniform_lanes.items())),
                 frozenset(self.same_v), tuple(sorted(self.same_active.items())), self.lane_ids,
+                tuple(sorted(self.names.items())), self.scc_name, tuple(sorted(self.vnames.items())),
+                tuple(sorted(self.lane_names.items())),
                 tuple(sorted((i, tuple(sorted(v, key=repr))) for i, v in self.unequal.items())),
                 tuple(sorted((i, tuple(sorted(b.items(), key=repr))) for i, b in self.bounds.items())),
                 tuple(sorted(self.masks.items())),
@@ -236,6 +249,8 @@ class RegisterFile:
 
     # ---- writing ----------------------------------------------------------------------------
     def write_sgpr(self, index: int, value: int | Affine | None) -> None:
+        if self.names:
+            self.names.pop(index, None)
         if self.masks:
             self.masks.pop(index, None)
             self.masks.pop(index - 1, None)

@@ -11,8 +11,18 @@ import functools
 
 from .kernel_facts import KernelFacts
 from .lds_ranges import Ranges, merge_ranges, overlap
-from .phase_states import (ANYWHERE, UNKNOWN_COUNT, UNKNOWN_WRITE, Group, Hazard, Outcome, PhaseRecord, Unchecked,
-                           WaveAbs, phases_apart)
+from .phase_states import (
+    ANYWHERE,
+    UNKNOWN_COUNT,
+    UNKNOWN_WRITE,
+    Group,
+    Hazard,
+    Outcome,
+    PhaseRecord,
+    Unchecked,
+    WaveAbs,
+    phases_apart,
+)
 
 
 class RendezvousChecker:

@@ -9,11 +9,12 @@ between waves (:mod:`.uniformity`).
 from __future__ import annotations
 
 from .asm import Instruction
-from .opcodes import DATA_PREFIXES, INTEGER_RESULT, NO_DEST_PREFIXES
+from .opcodes import DATA_PREFIXES, INTEGER_RESULT, KEEPS_SCC_PREFIXES, NO_DEST_PREFIXES
 from .operands import EXEC_LO, VCC_LO
 from .registers import RegisterFile
 from .scalar_semantics import execute_scalar
 from .uniformity import mark_scalar, track_uniformity, varies
+from .value_names import assign, gather
 from .vector_semantics import execute_vector
 
 
@@ -25,8 +26,9 @@ class WaveState(RegisterFile):
         makes the registers it writes unknown, and an integer result the model should know is lost."""
         name = inst.base
         ops = inst.operands
-        pair = name.startswith("s_") and name.endswith("_b64") and ops and not name.startswith(("s_cmp", "s_bitcmp"))
-        sources = [self.mask64(op) for op in ops[1:] if not varies(self, op)] if pair else []
+        restores = name.startswith("s_") and name.endswith("_b64") and ops and ops[0] == "exec"
+        sources = [self.mask64(op) for op in ops[1:] if not varies(self, op)] if restores else []
+        named = gather(self, inst)
         track_uniformity(self, inst)
         if name.startswith("s_") and execute_scalar(self, name[2:], ops, inst.index):
             modelled = True
@@ -35,12 +37,17 @@ class WaveState(RegisterFile):
         else:
             modelled = self._clobber_destinations(inst)
         if sources:
-            # a mask equal to a uniform source whatever the unknowns are (exec given back after an
-            # if: (saved & Y) | saved is saved) is as uniform as that source, in every wave that
-            # finds it so
-            mask = self.mask64(ops[0])
+            # an exec equal to a uniform source whatever the unknowns are (given back after an if:
+            # (saved & Y) | saved is saved) is that source's value, in every wave that finds it so
+            # (exec is no part of the uniform key: waves that do not find it so still share
+            # decisions with those that do)
+            mask = self.mask64("exec")
             if mask is not None and mask in sources:
-                mark_scalar(self, ops[0], False)
+                mark_scalar(self, "exec", False)
+        if name.startswith(("s_cmp", "s_bitcmp")) or (
+                name.startswith("s_") and not name.startswith(KEEPS_SCC_PREFIXES)):
+            self.scc_name = None
+        assign(self, inst, named, self.kernarg)
         return modelled
 
     def _clobber_destinations(self, inst: Instruction) -> bool:

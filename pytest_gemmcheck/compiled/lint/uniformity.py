@@ -54,10 +54,12 @@ def exec_varies(regs: RegisterFile) -> bool:
 ALL, ACTIVE = "all", "active"
 
 
-def mark_vector(regs: RegisterFile, text: str, uniform: bool, same: str | None = None) -> None:
+def mark_vector(regs: RegisterFile, text: str, uniform: bool, same: str | None = None,
+                lanes_kept: bool = False) -> None:
     """Record what an instruction wrote into vector operand ``text``: ``uniform`` (one value in
     every lane of every wave), ``same`` (each lane the same in every wave: in every lane, ALL,
-    implied by uniform, or in the lanes of the current exec, ACTIVE)."""
+    implied by uniform, or in the lanes of the current exec, ACTIVE). Its name goes, and, but for
+    a write of one lane (``lanes_kept``), what is known of its lanes one by one."""
     op = decode(text)
     if not (isinstance(op, Reg) and op.kind in ("v", "a")):
         return
@@ -67,7 +69,11 @@ def mark_vector(regs: RegisterFile, text: str, uniform: bool, same: str | None =
         index = op.index + part
         if op.kind == "v":
             (regs.uniform_v.add if uniform else regs.uniform_v.discard)(index)
-            regs.uniform_lanes.pop(index, None)
+            regs.vnames.pop(index, None)
+            if not lanes_kept:
+                regs.uniform_lanes.pop(index, None)
+                if regs.lane_names:
+                    regs.lane_names = {key: name for key, name in regs.lane_names.items() if key[0] != index}
             if regs.lane_ids == index:
                 regs.lane_ids = None
         (regs.same_v.add if same == ALL else regs.same_v.discard)((op.kind, index))
@@ -128,9 +134,12 @@ def _write_lane(regs: RegisterFile, ops: tuple[str, ...]) -> None:
     same = ("v", op.index) in regs.same_v
     lanes = frozenset(range(regs.width)) if same else regs.uniform_lanes.get(op.index, frozenset())
     lanes = lanes | {lane} if not varies(regs, ops[1]) else lanes - {lane}
-    mark_vector(regs, ops[0], False, ALL if same and not varies(regs, ops[1]) else None)
+    regs.lane_names.pop((op.index, lane), None)
+    mark_vector(regs, ops[0], False, ALL if same and not varies(regs, ops[1]) else None, lanes_kept=True)
     if lanes:
         regs.uniform_lanes[op.index] = lanes
+    else:
+        regs.uniform_lanes.pop(op.index, None)
 
 
 def _lane_id(regs: RegisterFile, inst: Instruction) -> bool:
@@ -229,8 +238,10 @@ def track_uniformity(regs: RegisterFile, inst: Instruction) -> None:
             # a load's data: no longer known uniform, but for a load of one address in every lane
             # of every wave (as a scalar load of a uniform address is); lanes moved between the
             # lanes of a wave by the LDS crossbar (bpermute, swizzle) as a VALU moves them
-            lanes = name.startswith(("ds_bpermute", "ds_permute", "ds_swizzle"))
-            mark_vector(regs, ops[0], _uniform_load(regs, inst), same_result(regs, inst, ops[1:]) if lanes else None)
+            if name.startswith(("ds_bpermute", "ds_permute", "ds_swizzle")):
+                mark_vector(regs, ops[0], False, same_result(regs, inst, ops[1:]))
+            else:
+                mark_vector(regs, ops[0], *_load_sameness(regs, inst))
         return
     if not name.startswith("s_") or not ops or name.startswith(NO_DEST_PREFIXES[:3]):
         return
@@ -250,34 +261,39 @@ def track_uniformity(regs: RegisterFile, inst: Instruction) -> None:
         regs.scc_nonuniform = tainted or ("saveexec" in name and varies(regs, "exec"))
 
 
-def _uniform_load(regs: RegisterFile, inst: Instruction) -> bool:
-    """Whether a vector load reads the same memory in every lane of every wave, so its data is
-    uniform as a scalar load's of a uniform address is: a full exec, a ``buffer_load`` whose
-    offsets are uniform (the VGPR offset one computed from uniform values, the soffset a
-    constant or a uniform SGPR) through a resource whose last word is known with
-    ADD_TID_ENABLE (bit 23) clear (no per-lane address; a scratch descriptor sets it), or a
-    ``global_load`` of uniform address operands. Flat and scratch loads never are: a flat
-    address may fall into a lane's private memory."""
+def _load_sameness(regs: RegisterFile, inst: Instruction) -> tuple[bool, str | None]:
+    """How a vector load's data is the same in every wave: (one value in every lane of every
+    wave, lane by lane: ALL, ACTIVE or None). Its data is taken as a scalar load's of a uniform
+    address is, the same where the memory read is: a ``buffer_load`` whose offsets are uniform
+    (the VGPR offset the same in every wave lane by lane, the soffset a constant or a uniform
+    SGPR) through a uniform resource whose last word is known with ADD_TID_ENABLE (bit 23) clear
+    (no per-lane address; a scratch descriptor sets it), or a ``global_load`` of such address
+    operands; uniform where the VGPR offset is one value in every lane of every wave and exec is
+    full (MLA decode reads its work slot's bounds that way). Flat and scratch loads never are: a
+    flat address may fall into a lane's private memory."""
     name, ops = inst.mnemonic, inst.operands
-    if regs.exec_mask != MASK64 or len(ops) < 3 or any(m in ("lds", "tfe", "lwe") for m in inst.modifiers):
-        return False
+    if len(ops) < 3 or any(m in ("lds", "tfe", "lwe") for m in inst.modifiers):
+        return False, None
     if name.startswith("buffer_load"):
         address, resource, soffset = ops[1], decode(ops[2]), ops[3] if len(ops) > 3 else "0"
         if not (isinstance(resource, Reg) and resource.kind == "s" and resource.count == 4):
-            return False
+            return False, None
         word3 = regs.sgpr.get(resource.index + 3)
         if not isinstance(word3, int) or word3 >> 23 & 1 or varies(regs, ops[2]) or varies(regs, soffset):
-            return False
+            return False, None
         if not isinstance(decode(soffset), (Const, Reg)) or (
                 isinstance(decode(soffset), Reg) and decode(soffset).kind != "s"):
-            return False
-        return address == "off" or _uniform_vector(regs, address)
-    if name.startswith("global_load"):
+            return False, None
+        vector = () if address == "off" else (address,)
+    elif name.startswith("global_load"):
         saddr = ops[2]
         if saddr != "off" and (not isinstance(decode(saddr), Reg) or varies(regs, saddr)):
-            return False
-        return _uniform_vector(regs, ops[1])
-    return False
+            return False, None
+        vector = (ops[1],)
+    else:
+        return False, None
+    uniform = regs.exec_mask == MASK64 and all(_uniform_vector(regs, op) for op in vector)
+    return uniform, same_result(regs, inst, vector)
 
 
 def _uniform_vector(regs: RegisterFile, text: str) -> bool:

@@ -20,6 +20,10 @@ class Geometry:
     wave_size: int = 64
     packed_ids: bool = True  # gfx90a/gfx94x/gfx950 pack x, y, z into v0
     id_dims: int = 1  # work-item id dimensions in VGPRs (.amdhsa_system_vgpr_workitem_id + 1)
+    # SGPRs the hardware fills at entry with values every wave shares (user SGPRs: the kernel
+    # argument segment's pointer, preloaded arguments; the workgroup ids), from the descriptor
+    entry_sgprs: int = 0
+    kernarg_sgpr: int | None = None  # the first of the two holding the argument segment's pointer
 
     @property
     def threads(self) -> int:
@@ -65,4 +69,6 @@ def initial_state(g: Geometry, wave: int) -> WaveState:
     for dim, values in enumerate(ids):
         state.vgpr[dim] = Lanes(values.astype(np.int64), live.copy())
     state.lane_ids, state.lane_bits = 0, _lane_bits(g)
+    state.names = {index: ("init", index) for index in range(g.entry_sgprs)}
+    state.kernarg = g.kernarg_sgpr
     return state
