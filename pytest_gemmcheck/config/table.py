@@ -302,16 +302,6 @@ OPTIONS: tuple[Option, ...] = (
            "spread each case's launches over N fresh processes (spawned, never forked), aggregated "
            "into one result: races decided per process need several (1: in this process)", "N", marker=True,
            script=False, child=False),
-    Option("world-size", parse_world_size, 1,
-           "run each test that uses gemmcheck as W ranks of a torch.distributed group, in W fresh processes "
-           "(gloo on the CPU; NCCL, a GPU per rank, where there are W GPUs; gloo over CUDA tensors where ranks "
-           "share a GPU), for collective cases (gemmcheck.case(..., collective=...)); a test already running as "
-           "a rank (torchrun) uses its group and spawns nothing. In a script: the size its group must have "
-           "(1: no ranks)", "W", marker=True),
-    Option("collective-sync", None, "launch",
-           "how the ranks of a collective case launch: 'launch' starts launch i on every rank together (a "
-           "rendezvous before each launch), 'free' lets each rank launch at its own pace", "HOW",
-           choices=COLLECTIVE_SYNCS, marker=True),
     Option("rtol", parse_rtol, 0.05,
            "an element is wrong when off by more than RTOL of max(|ref|, FLOOR x its row's largest |ref|)",
            "RTOL", marker=True),
@@ -337,6 +327,16 @@ OPTIONS: tuple[Option, ...] = (
     Option("search-examples", parse_search_examples, 100,
            "configurations each gemmcheck.search draws at most, unless it names its own examples=: few in CI, "
            "many at night", "N", marker=True),
+    Option("world-size", parse_world_size, 1,
+           "run each test that uses gemmcheck as W ranks of a torch.distributed group, in W fresh processes "
+           "(gloo on the CPU; NCCL, a GPU per rank, where there are W GPUs; gloo over CUDA tensors where ranks "
+           "share a GPU), for collective cases (gemmcheck.case(..., collective=...)); a test already running as "
+           "a rank (torchrun) uses its group and spawns nothing. In a script: the size its group must have "
+           "(1: no ranks)", "W", marker=True),
+    Option("collective-sync", None, "launch",
+           "how the ranks of a collective case launch: 'launch' starts launch i on every rank together (a "
+           "rendezvous before each launch), 'free' lets each rank launch at its own pace", "HOW",
+           choices=COLLECTIVE_SYNCS, marker=True),
     Option("devices", parse_devices, None,
            "GPUs to use (e.g. 0,1,3 or 0-3; default all visible): each pytest-xdist worker takes "
            "its own, round-robin", "LIST", script=False, child=False),

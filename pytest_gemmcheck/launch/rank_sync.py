@@ -34,7 +34,8 @@ from .rank_group import Harness
 RUN_SHIFT = 32
 STOPPED = 1 << 31  # the word's rank stopped after the launch it names
 _INDEX = STOPPED - 1
-_SPIN_S = 1e-3  # poll without sleeping this long (a rendezvous of two ranks on two cores: 16 us)
+_SPINS = 200  # polls without a system call first: a rank already on its way arrives within microseconds
+_SPIN_S = 1e-3  # then polls yielding the processor this long (a rendezvous of two ranks on two cores: 16 us)
 _NAP_S = 5e-5  # then this often: ranks beyond the cores let the ones still launching run
 _ALIVE_EVERY_S = 0.05  # how often a waiting rank looks for the processes of the ranks it waits for
 
@@ -83,19 +84,33 @@ class _SharedRendezvous:
         self.rank = harness.rank
         self.world_size = harness.world_size
         self.timeout_s = harness.timeout_s
+        self.others = [rank for rank in range(harness.world_size) if rank != harness.rank]
 
     def arrive(self, run: int, index: int, wait: bool) -> str:
-        self.words.post(rendezvous_word(run, index))
-        began = time.monotonic()
-        looked = began
+        words = self.words
+        reached = rendezvous_word(run, index)
+        words.post(reached)
+        # a rank is there when its word is this run's at this launch or later (stopped or not), or
+        # a later run's; two comparisons a rank, the usual case without a list or a system call
+        running_below, stopped_from = rendezvous_word(run, 0, stopped=True), rendezvous_word(run, index, stopped=True)
+        polls = 0
+        began = looked = 0.0
         while True:
-            why, waiting = _why_stop([self.words.read(rank) for rank in range(self.world_size)], self.rank, run, index)
-            if why or not waiting or not wait:
+            if all(reached <= (word := words.read(rank)) < running_below or word >= stopped_from
+                   for rank in self.others):
+                return ""
+            why, waiting = _why_stop([words.read(rank) for rank in range(self.world_size)], self.rank, run, index)
+            if why or not wait:
                 return why
+            polls += 1
+            if polls <= _SPINS:
+                continue
             now = time.monotonic()
+            if not began:
+                began = looked = now
             if now - looked > _ALIVE_EVERY_S:
                 looked = now
-                ended = [rank for rank in waiting if self.words.ended(rank)]
+                ended = [rank for rank in waiting if words.ended(rank)]
                 if ended:
                     return f"the process of {_ranks(ended)} ended"
             if now - began > self.timeout_s:

@@ -96,7 +96,7 @@ def run_children(nodeid: str, settings: Settings, *, command: list[str], invocat
             done = subprocess.run(command, cwd=invocation_dir, env=child_env, capture_output=True, text=True)
             tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-15:])
             if out_file.exists():
-                outputs[index] = [CaseResult.from_dict(data) for data in json.loads(out_file.read_text())]
+                outputs[index] = read_child_output(out_file)[0]
                 if done.returncode != 0:
                     test_failures[index] = (f"the test failed in process {index + 1} of {len(plan)} (exit status "
                                             f"{done.returncode}):\n{tail}")
@@ -124,9 +124,16 @@ def run_children(nodeid: str, settings: Settings, *, command: list[str], invocat
     return [output or [] for output in outputs], [failure for failure in test_failures if failure]
 
 
-def write_child_results(results: list[CaseResult]) -> None:
+def write_child_results(results: list[CaseResult], failures: list[str]) -> None:
+    """A child's results, and the one-line reasons its tests failed (pytest's crash lines)."""
     path = os.environ[CHILD_OUTPUT]
-    Path(path).write_text(json.dumps([result.to_dict() for result in results]))
+    Path(path).write_text(json.dumps({"results": [result.to_dict() for result in results], "failures": failures}))
+
+
+def read_child_output(path: Path) -> tuple[list[CaseResult], list[str]]:
+    """What :func:`write_child_results` wrote."""
+    data = json.loads(path.read_text())
+    return [CaseResult.from_dict(result) for result in data["results"]], data["failures"]
 
 
 def aggregate(children: list[list[CaseResult]]) -> list[CaseResult]:
@@ -203,6 +210,7 @@ def run_in_processes(session, item, overrides, sink: list) -> bool:
     """--gemmcheck-processes=N for one test: run it in N children, then judge and record the
     aggregate here, as case.run would have (a test of --gemmcheck-world-size=W runs as its W
     ranks instead: rank_processes.py). False when the test runs here as usual."""
+    __tracebackhide__ = True  # a failure points at the test, not at the plugin's spawning
     from ..errors import GemmcheckFailure, LaunchError
     from ..judging.conclude import conclude
     from .rank_processes import run_in_ranks

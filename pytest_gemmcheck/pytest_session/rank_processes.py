@@ -19,7 +19,6 @@ is named in its result. The session goes on with the next test.
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import socket
@@ -40,11 +39,12 @@ _TAIL_LINES = 15
 
 @dataclass
 class RankExit:
-    """How one rank's process ended: its results (None: it wrote none), exit status, whether the
-    parent killed it, and the last lines of its output."""
+    """How one rank's process ended: its results (None: it wrote none), why its test failed (a
+    line each), exit status, whether the parent killed it, and the last lines of its output."""
 
     rank: int
     results: list[CaseResult] | None
+    failures: list[str]
     status: int
     killed: bool
     tail: str
@@ -95,7 +95,7 @@ def run_ranks(settings: Settings, *, command: list[str], invocation_dir: Path, e
               ) -> list[RankExit]:
     """The test in ``settings.world_size`` rank processes at once; how each ended."""
     from ..launch.rank_group import SPAWNED_BACKEND, STORE_FD, harness_timeout_s
-    from .processes import CHILD_DEVICE
+    from .processes import CHILD_DEVICE, read_child_output
 
     world_size = settings.world_size
     backend, devices = rank_devices(settings, world_size)
@@ -127,10 +127,8 @@ def run_ranks(settings: Settings, *, command: list[str], invocation_dir: Path, e
         exits = []
         for rank, process in enumerate(processes):
             out_file = Path(folder) / f"rank-{rank}.json"
-            results = None
-            if out_file.exists():
-                results = [CaseResult.from_dict(data) for data in json.loads(out_file.read_text())]
-            exits.append(RankExit(rank, results, process.returncode, rank in killed,
+            results, failures = read_child_output(out_file) if out_file.exists() else (None, [])
+            exits.append(RankExit(rank, results, failures, process.returncode, rank in killed,
                                   _tail(Path(folder) / f"rank-{rank}.log")))
     return exits
 
@@ -206,7 +204,8 @@ def spawns_ranks(settings: Settings, item) -> bool:
 def run_in_ranks(session, item, overrides, sink: list) -> bool:
     """--gemmcheck-world-size=W for one test: run it as W ranks, then judge and record each case's
     merged result here, as case.run would have. False when the test runs here as usual."""
-    from ..errors import GemmcheckFailure, LaunchError
+    __tracebackhide__ = True  # a failure points at the test, not at the plugin's spawning
+    from ..errors import CaseError, GemmcheckFailure, LaunchError
     from ..judging.conclude import conclude
     from ..launch.rank_group import harness_timeout_s
     from .processes import child_command
@@ -229,11 +228,33 @@ def run_in_ranks(session, item, overrides, sink: list) -> bool:
         sink.append(result.to_dict())
         if conclusion.failure is not None:
             failures.append(conclusion.failure)
-    test_failures = [f"the test failed on rank {rank_exit.rank} (it {rank_exit.ended_words()}):\n{rank_exit.tail}"
-                     for rank_exit in exits if rank_exit.results is not None and rank_exit.status != 0]
+    test_failures = _test_failures(exits)
     if failures:
         kind = LaunchError if any(isinstance(failure, LaunchError) for failure in failures) else GemmcheckFailure
         raise kind("\n".join([str(failure) for failure in failures] + test_failures))
+    if len(test_failures) == 1 and test_failures[0].startswith(_CASE_ERROR):  # the same on every rank: as here
+        raise CaseError(test_failures[0][len(_CASE_ERROR):]) from None
     if test_failures:  # the results are recorded; the test's own failure is still its outcome
         raise AssertionError(f"gemmcheck: {flag}: " + "\n".join(test_failures))
     return True
+
+
+_CASE_ERROR = "the test failed on every rank: pytest_gemmcheck.errors.CaseError: "
+
+
+def _test_failures(exits: list[RankExit]) -> list[str]:
+    """How the test itself failed on the ranks that wrote their results and failed: a line per
+    reason, with the ranks it was theirs ("every rank" where it was every rank's)."""
+    by_reason: dict[str, list[int]] = {}
+    for rank_exit in exits:
+        if rank_exit.results is None or rank_exit.status == 0:
+            continue
+        reasons = rank_exit.failures or [f"it {rank_exit.ended_words()}:\n{rank_exit.tail}"]
+        for reason in reasons:
+            by_reason.setdefault(reason, []).append(rank_exit.rank)
+    lines = []
+    for reason, ranks in by_reason.items():
+        who = "every rank" if len(ranks) == len(exits) else f"rank{'s' if len(ranks) > 1 else ''} " + \
+            ", ".join(str(rank) for rank in ranks)
+        lines.append(f"the test failed on {who}: {reason}")
+    return lines

@@ -75,6 +75,7 @@ class GemmcheckSession:
         self.started_at = datetime.now(timezone.utc)
         self.outputs: list[tuple[str, bool]] = []  # --gemmcheck-summary/-json: a line each, and whether it failed
         self.exit_status: int | None = None  # a spawned rank's, kept for its end (pytest_unconfigure)
+        self.failures: list[str] = []  # a child's: why its tests failed, a line each, for its parent
 
     # --- before a case ----------------------------------------------------------------------
     def start_cases(self) -> None:
@@ -193,6 +194,9 @@ class GemmcheckSession:
         write them now: a session killed later keeps every test that finished."""
         if getattr(report, CASE_SETUP_ATTR, False) and not is_xdist_worker(self.config):
             self.history.open_for_workers()
+        if report.failed and is_child():
+            crash = getattr(report.longrepr, "reprcrash", None)
+            self.failures.append(crash.message if crash is not None else str(report.longrepr).strip().splitlines()[-1])
         payload = getattr(report, REPORT_ATTR, None)
         if not payload:
             return
@@ -210,7 +214,7 @@ class GemmcheckSession:
         if is_child():
             from .processes import write_child_results
 
-            write_child_results(self.results)
+            write_child_results(self.results, self.failures)
             self.exit_status = int(exitstatus)
             return
         if not self.history.owner:
