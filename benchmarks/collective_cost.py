@@ -3,12 +3,13 @@ without a collective (``cost``); and how far correct all_reduce kernels that sum
 products in another order stray from the reference every rank computes (``accuracy``).
 
 ``cost``: two ranks (gloo on the CPU) run a collective case whose kernel is a row-parallel GEMM
-and an all_reduce (the background's gemm_ar, on the CPU); the harness's cost per launch is what
-case.run takes beyond the same launches called bare, each into a NaN-filled output, on both ranks
-at once (so that the ranks' waiting for each other, in the kernel's all_reduce or at the
-harness's rendezvous, counts alike), over the launches: poison, check, records, judging, and for
-the collective case its rendezvous, checksums and the merging of the ranks' parts. The same GEMM
-case without a collective runs in rank 0 alone, the other rank waiting, for the same measure.
+and an all_reduce (the background's gemm_ar, on the CPU); the harness's cost per launch is
+case.run's wall time less the kernel calls' own time (each launch record's), over the launches:
+poison, check, records, judging, and for the collective case its rendezvous (waiting there for
+the slowest rank included), checksums and the merging of the ranks' parts. Waiting for the other
+rank inside the kernel's all_reduce is the kernel's time, as it is in production. The same GEMM
+case without a collective runs in every rank's process at once, each on its own (so that the
+machine is as busy as for the collective case), for the same measure, rank 0's printed.
 The arms are interleaved round by round; the medians and their ratio are printed (the target:
 <= 2), for both --gemmcheck-collective-sync modes, with the rendezvous alone (the shared words
 the harness uses on one host, and a gloo all_gather of one word for comparison).
@@ -39,24 +40,16 @@ from gemmcheck_dev.results import print_header
 TARGET_RATIO = 2.0
 
 
-def _harness_per_launch(case, launch, launches: int) -> float:
-    """Seconds per launch that case.run adds to the same launches called bare (each into an
-    output filled with NaN, as the harness poisons it): run right after each other, on every rank
-    at once for a collective case, so that the ranks' waiting for each other counts alike."""
-    import torch
-
-    out = torch.empty(case.out_shape, dtype=case.out_dtype)
-    started = time.perf_counter()
-    for _ in range(launches):
-        out.fill_(float("nan"))
-        launch(out)
-    bare = time.perf_counter() - started
+def _harness_per_launch(case, launch, launches: int, rank: int | None) -> float:
+    """Seconds of case.run's time per launch that are not the kernel calls' own (each launch
+    record's time), this rank's: a collective case's result holds every rank's launches."""
     started = time.perf_counter()
     result = case.run(launch, repeat=launches)
     wall = time.perf_counter() - started
     if result.bad_launches:
         raise SystemExit(f"collective_cost: {result.summary()}")
-    return (wall - bare) / launches
+    own = [launch for launch in result.launches if launch.rank == rank]
+    return (wall - sum(launch.elapsed_s for launch in own)) / len(own)
 
 
 def _rendezvous_costs(harness, count: int) -> dict[str, float]:
@@ -114,14 +107,13 @@ def rank_main(args) -> None:
 
         for sync in collective:  # warm: references made, kernels loaded
             collective[sync].run(gemm_ar, repeat=8)
-        if rank == 0:
-            plain.run(gemm, repeat=8)
+        plain.run(gemm, repeat=8)
         for _ in range(args.rounds):
             for sync, case in collective.items():
                 times.setdefault(f"collective, sync={sync}", []).append(_harness_per_launch(case, gemm_ar,
-                                                                                            args.launches))
-            if rank == 0:
-                times.setdefault("no collective", []).append(_harness_per_launch(plain, gemm, args.launches))
+                                                                                            args.launches, rank))
+            dist.barrier()  # every rank runs the plain case at once: the machine as busy as for the others
+            times.setdefault("no collective", []).append(_harness_per_launch(plain, gemm, args.launches, None))
             dist.barrier()
         rendezvous = _rendezvous_costs(harness_for(cases["launch"].settings), args.launches)
         for s in cases.values():
@@ -200,8 +192,8 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(f"collective_cost: a rank failed: {[process.returncode for process in ranks]}")
     found = json.loads(outputs[0].strip().splitlines()[-1])
     print(f"# {args.world_size} ranks on the CPU (gloo), all_reduce GEMM {args.shape} bf16, {args.launches} launches "
-          f"a run, {args.rounds} rounds; harness time per launch = (case.run's wall time - the bare "
-          "launches' wall time) / launches")
+          f"a run, {args.rounds} rounds; harness time per launch = (case.run's wall time - the kernel "
+          "calls' time) / launches")
     print(f"{'arm':<28} {'min us':>8} {'median us':>10}  per round (us)")
     medians = {}
     for arm, values in found["times"].items():

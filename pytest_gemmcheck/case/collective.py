@@ -250,44 +250,43 @@ class CollectiveCase(Case):
         except BaseException:
             sync.abandon()  # the other ranks stop at their next rendezvous instead of waiting for this one
             raise
-        sync.finish(result)
+        parts = sync.finish(result, gather=self.context.judge)
         if not self.context.judge:  # a spawned rank: its parent merges the ranks' parts and judges them
             self.context.record(result)
             return result
-        return self._judged_on_rank_zero(result, sync, rule.planned(len(result.launches)), check)
+        return self._judged_on_rank_zero(result, parts, sync, rule.planned(len(result.launches)), check)
 
-    def _judged_on_rank_zero(self, result: CaseResult, sync: RankSync, planned: int,
+    def _judged_on_rank_zero(self, result: CaseResult, parts: list[CaseResult] | None, sync: RankSync, planned: int,
                              check: bool | None) -> CaseResult:
-        """Ranks started by a launcher (torchrun), each judging its own session: rank 0 gathers
-        every rank's part, merges, judges and records the one result; every rank returns it, and
-        fails as rank 0's verdict says."""
+        """Ranks started by a launcher (torchrun), each judging its own session: every rank gets
+        every rank's part and merges them; rank 0 judges and records the one result, and tells
+        the others its verdict (a few words, where the merged launches pickled cost tens of
+        microseconds a launch); every rank returns the result and fails as that verdict says."""
         __tracebackhide__ = True
         import torch.distributed as dist
 
         from ..judging.conclude import conclude
 
-        group = sync.harness.group
-        parts: list = [None] * self.world_size
-        # the records themselves, pickled: CaseResult.to_dict (dataclasses.asdict) costs 0.3 ms a launch
-        dist.all_gather_object(parts, result, group=group)
+        if parts is None:
+            raise GemmcheckFailure(f"gemmcheck: {self!r}: the ranks' results could not be gathered: "
+                                   f"{result.consensus_note}")
+        merged = merge_ranks(dict(enumerate(parts)))
         outcome: list = [None]
         error = None
         if self.rank == 0:
             try:
-                merged = merge_ranks(dict(enumerate(parts)))
                 conclusion = conclude(merged, self.context.settings, self.context.baseline_for, planned=planned)
                 self.context.record(merged)
                 failure = conclusion.failure
-                outcome = [(merged, None if failure is None else (type(failure).__name__, str(failure)))]
+                outcome = [(merged.verdict, merged.message, merged.baseline,
+                            None if failure is None else (type(failure).__name__, str(failure)))]
             except Exception as exc:  # the other ranks hear of it rather than wait for rank 0
                 error = exc
-                outcome = [(None, (GemmcheckFailure.__name__, f"rank 0 could not judge {self!r}: {exc}"))]
-        dist.broadcast_object_list(outcome, src=0, group=group)
+                outcome = [(None, "", {}, (GemmcheckFailure.__name__, f"rank 0 could not judge {self!r}: {exc}"))]
+        dist.broadcast_object_list(outcome, src=0, group=sync.harness.group)
         if error is not None:
             raise error
-        merged, failure = outcome[0]
-        if merged is None:
-            raise _failure_from(*failure)
-        if failure is not None and (self.context.raises if check is None else check):
+        merged.verdict, merged.message, merged.baseline, failure = outcome[0]
+        if merged.verdict is None or (failure is not None and (self.context.raises if check is None else check)):
             raise _failure_from(*failure)
         return merged

@@ -21,6 +21,7 @@ checksum has ``ranks_disagree`` on launch i (with none agreed: every rank).
 
 from __future__ import annotations
 
+import os
 import time
 import zlib
 from collections import Counter
@@ -35,9 +36,13 @@ RUN_SHIFT = 32
 STOPPED = 1 << 31  # the word's rank stopped after the launch it names
 _INDEX = STOPPED - 1
 _SPINS = 200  # polls without a system call first: a rank already on its way arrives within microseconds
-_SPIN_S = 1e-3  # then polls yielding the processor this long (a rendezvous of two ranks on two cores: 16 us)
+_SPIN_S = 1e-3  # then polls yielding the processor this long
 _NAP_S = 5e-5  # then this often: ranks beyond the cores let the ones still launching run
 _ALIVE_EVERY_S = 0.05  # how often a waiting rank looks for the processes of the ranks it waits for
+
+
+# the processor to another process that can run (a rank we wait for, on a machine with fewer cores than ranks)
+_yield = getattr(os, "sched_yield", lambda: time.sleep(0))
 
 
 def rendezvous_word(run: int, index: int, stopped: bool = False) -> int:
@@ -52,7 +57,11 @@ def read_word(word: int) -> tuple[int, int, bool]:
 def cpu_digest(out: torch.Tensor) -> int:
     """A CRC-32 of an output's bytes (7 GB/s on one core): two outputs that differ in any run of
     up to 32 bits always differ in it, any others but once in 2**32."""
-    return zlib.crc32(out.detach().contiguous().reshape(-1).view(torch.uint8).numpy())
+    if out.requires_grad:
+        out = out.detach()
+    if not out.is_contiguous():
+        out = out.contiguous()
+    return zlib.crc32(out.view(torch.uint8).numpy())  # each torch op a few microseconds: as few as can be
 
 
 def _why_stop(words: list[int], rank: int, run: int, index: int) -> tuple[str, list[int]]:
@@ -115,7 +124,10 @@ class _SharedRendezvous:
                     return f"the process of {_ranks(ended)} ended"
             if now - began > self.timeout_s:
                 return f"{_ranks(waiting)} did not reach launch {index} within {self.timeout_s:g} s"
-            time.sleep(0 if now - began < _SPIN_S else _NAP_S)
+            if now - began < _SPIN_S:
+                _yield()
+            else:
+                time.sleep(_NAP_S)
 
     def leave(self, run: int, last: int) -> None:
         self.words.post(rendezvous_word(run, last, stopped=True))
@@ -221,43 +233,53 @@ class RankSync:
             self._pending = None
             self.digests[index] = self.checksum_of(copy)
 
-    def finish(self, result: CaseResult) -> None:
-        """After the loop: this rank stops at the rendezvous, and (all_reduce) the ranks' checksums
-        are compared, this rank's launches that disagree marked."""
+    def finish(self, result: CaseResult, *, gather: bool = False) -> list[CaseResult] | None:
+        """After the loop: this rank stops at the rendezvous, and the ranks exchange in one call
+        what they need (each a gloo collective: hundreds of microseconds, more on a busy machine):
+        for all_reduce each launch's checksum, the launches that disagree marked; with ``gather``
+        (ranks judged by rank 0) every rank's part, which is returned in rank order."""
         if not any(HUNG in launch.kinds for launch in result.launches[-1:]):  # a hung GPU is not read again
             self._take_pending()
         self._pending = None
         self.rendezvous.leave(self.run, self.launched_index)
         if self.stop_reason:
             result.stopped = self.stop_reason
+        if not (self.compare_bits or gather):
+            return None
+        import torch.distributed as dist
+
+        passed = {launch.index: not launch.kinds for launch in result.launches}
+        mine = {index: (digest, passed.get(index, False)) for index, digest in self.digests.items()}
+        everyone: list = [None] * self.harness.world_size
+        try:  # the records themselves, pickled: CaseResult.to_dict (dataclasses.asdict) costs 0.3 ms a launch
+            dist.all_gather_object(everyone, (mine, result if gather else None), group=self.harness.group)
+        except RuntimeError as exc:  # a rank's process ended, or gloo's timeout
+            self._note(result, f"the ranks' outputs could not be compared: {str(exc).splitlines()[0]}")
+            return None
+        parts = [result if rank == self.rank else part for rank, (_, part) in enumerate(everyone)]
         if self.compare_bits:
-            self._compare(result)
+            flagged = disagreeing([digests for digests, _ in everyone])
+            for rank, part in enumerate(parts):
+                if part is not None:
+                    self._mark(part, sorted(index for index, ranks in flagged.items() if rank in ranks))
+        return parts if gather else None
 
     def abandon(self) -> None:
         """The run ended in an error of the harness's (not a launch's): this rank stops."""
         self._pending = None
         self.rendezvous.leave(self.run, self.launched_index)
 
-    def _compare(self, result: CaseResult) -> None:
-        import torch.distributed as dist
-
-        passed = {launch.index: not launch.kinds for launch in result.launches}
-        mine = {index: (digest, passed.get(index, False)) for index, digest in self.digests.items()}
-        everyone: list = [None] * self.harness.world_size
-        try:
-            dist.all_gather_object(everyone, mine, group=self.harness.group)
-        except RuntimeError as exc:  # a rank's process ended, or gloo's timeout
-            self._note(result, f"the ranks' outputs could not be compared: {str(exc).splitlines()[0]}")
+    def _mark(self, part: CaseResult, disagreeing_launches: list[int]) -> None:
+        """A rank's launches that disagree with the others, and a note that says so."""
+        if not disagreeing_launches:
             return
-        flagged = disagreeing(everyone)
-        mine_flagged = sorted(index for index, ranks in flagged.items() if self.rank in ranks)
-        for launch in result.launches:
-            if launch.index in mine_flagged:
+        for launch in part.launches:
+            if launch.index in disagreeing_launches:
                 launch.add_kind(RANKS_DISAGREE)
-        if mine_flagged:
-            shown = ", ".join(str(index) for index in mine_flagged[:8]) + (", ..." if len(mine_flagged) > 8 else "")
-            self._note(result, f"its output's bits differ from the agreed ones of the other ranks on launch"
-                               f"{'es' if len(mine_flagged) > 1 else ''} {shown}")
+        shown = ", ".join(str(index) for index in disagreeing_launches[:8])
+        shown += ", ..." if len(disagreeing_launches) > 8 else ""
+        self._note(part, f"its output's bits differ from the agreed ones of the other ranks on launch"
+                         f"{'es' if len(disagreeing_launches) > 1 else ''} {shown}")
 
     @staticmethod
     def _note(result: CaseResult, text: str) -> None:
