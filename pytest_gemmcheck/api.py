@@ -69,6 +69,7 @@ class Session:
     def __init__(self, *, db=_DEFAULT_DB, tag: str | None = None, goldens: str | Path | None = None,
                  rootdir: str | Path | None = None, on_result: Callable | None = None, **options: Any):
         from .case.sanitized import target_key
+        from .launch.rank_group import launcher_rank_not_first
         from .pytest_session.run_history import SessionHistory
 
         self.sanitizing = target_key() is not None  # a sanitizer child of this script: nothing recorded or read
@@ -79,7 +80,9 @@ class Session:
         # db=None: nothing recorded and no history read, judged against the goldens, else clean
         self.history = SessionHistory(self.settings, rootdir=self.rootdir, start_dir=Path(os.getcwd()),
                                       command=[Path(sys.argv[0]).name if sys.argv and sys.argv[0] else "python",
-                                               *sys.argv[1:]], token=uuid.uuid4().hex, owner=True, reads=db is not None)
+                                               *sys.argv[1:]], token=uuid.uuid4().hex,
+                                      # under a launcher, rank 0's session records each collective case once
+                                      owner=not launcher_rank_not_first(), reads=db is not None)
         self.on_result = on_result  # called with each judged result before it is recorded
         self.results: list = []
         self._cases = None  # the case host, made at the first case

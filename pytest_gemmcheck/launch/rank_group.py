@@ -48,6 +48,14 @@ def launched_as_rank(environ=None) -> bool:
     return "RANK" in environ and "WORLD_SIZE" in environ
 
 
+def launcher_rank_not_first(environ=None) -> bool:
+    """Whether a launcher (torchrun) started this process as a rank other than 0, whose session
+    records nothing: rank 0's judges and records each collective case once (every rank runs the
+    same cases). The plugin's own ranks record nothing anyway: their parent does."""
+    environ = os.environ if environ is None else environ
+    return launched_as_rank(environ) and environ["RANK"].strip() not in ("", "0") and not spawned_rank(environ)
+
+
 def spawned_rank(environ=None) -> bool:
     """Whether the plugin spawned this process as a rank (--gemmcheck-world-size)."""
     return bool((os.environ if environ is None else environ).get(SPAWNED_BACKEND))

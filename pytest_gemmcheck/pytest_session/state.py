@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from ..config.table import BY_NAME, Settings
+from ..launch.rank_group import launcher_rank_not_first
 from .run_history import SQLALCHEMY_MISSING, SessionHistory
 
 if TYPE_CHECKING:  # torch-backed modules are imported only when a case is made
@@ -46,12 +47,6 @@ def is_child() -> bool:
     (its parent judges and records)."""
     return bool(os.environ.get(CHILD_OUTPUT))
 
-
-def launcher_rank_not_first() -> bool:
-    """Whether a launcher (torchrun) started this process as a rank other than 0, whose session
-    records nothing: rank 0's judges and records each collective case once, and every rank runs
-    the same cases."""
-    return "WORLD_SIZE" in os.environ and os.environ.get("RANK", "0").strip() not in ("", "0") and not is_child()
 
 
 class GemmcheckSession:
