@@ -16,7 +16,7 @@ Views:
            (as pytest writes each test's). A piece's time excludes the pieces timed inside it.
            Every case is a new shape (n grows by one each case, by 8 on a GPU; the shape's GEMM
            run once on zeros before it, torch's own per-shape set-up), in one session
-           (gc.session); the mean of --cases cases, in ms.
+           (gc.session); the mean of --cases cases, in ms (on the CPU by the thread's CPU clock).
   profile  cProfile's functions by their own time over --cases such cases (seconds for all).
   inputs   ns an element of the seeded inputs: rng.bell's one stream, and each quant mode's
            make_inputs (both operands and their scales), square shapes.
@@ -48,21 +48,23 @@ GPU_SHAPES = [("bf16", 256, 256, 256), ("bf16", 1024, 1024, 1024), ("bf16", 4096
 
 class PieceTimer:
     """Exclusive time of each wrapped function, by name: a piece's time less that of the pieces
-    timed inside it."""
+    timed inside it, by ``clock`` (the thread's CPU time on the CPU, steady on a loaded machine;
+    the wall clock on a GPU, whose waits count)."""
 
-    def __init__(self):
+    def __init__(self, clock=time.perf_counter):
+        self.clock = clock
         self.totals: dict[str, float] = defaultdict(float)
         self.calls: dict[str, int] = defaultdict(int)
         self._stack: list[list] = []  # [name, started, time of the pieces inside]
 
     def wrap(self, name: str, function):
         def timed(*args, **kwargs):
-            self._stack.append([name, time.perf_counter(), 0.0])
+            self._stack.append([name, self.clock(), 0.0])
             try:
                 return function(*args, **kwargs)
             finally:
                 piece, started, inside = self._stack.pop()
-                spent = time.perf_counter() - started
+                spent = self.clock() - started
                 self.totals[piece] += spent - inside
                 self.calls[piece] += 1
                 if self._stack:
@@ -139,11 +141,16 @@ def torch_set_up(quant, m, n, k, device) -> None:
                      out_dtype=torch.bfloat16)
 
 
+def clock_of(device: str):
+    return time.thread_time if device == "cpu" else time.perf_counter
+
+
 def one_case(session, quant, m, n, k, device, repeat, timer: PieceTimer | None, record: bool) -> float:
     torch_set_up(quant, m, n, k, device)
     if device == "cuda":
         torch.cuda.synchronize()
-    started = time.perf_counter()
+    clock = clock_of(device)
+    started = clock()
     case = session.case("case_cost", m=m, n=n, k=k, quant=quant, device=device)
     x = case.inputs()
     case.run(launch_of(quant, x), repeat=repeat)
@@ -154,7 +161,7 @@ def one_case(session, quant, m, n, k, device, repeat, timer: PieceTimer | None, 
             session.history.flush()
     if device == "cuda":
         torch.cuda.synchronize()
-    return time.perf_counter() - started
+    return clock() - started
 
 
 def pick(shapes, wanted: str):
@@ -180,13 +187,13 @@ def pieces_view(args) -> int:
     step = 1 if device == "cpu" else 8
     print(f"{device} (torch {torch.__version__}, {torch.get_num_threads()} thread(s)), repeat {args.repeat}, "
           f"{'recording into SQLite' if args.record else 'recording nothing'}; mean of {args.cases} cases, each a "
-          f"new shape, ms a case:")
+          f"new shape, ms a case by {'the thread CPU clock' if device == 'cpu' else 'the wall clock'}:")
     with a_session(args.record) as session:
         one_case(session, "bf16", 32, 32, 32, device, 3, None, args.record)  # the check's kernels, the database
         for quant, m, n, k in shapes:
             if quant == "ptpc" and device != "cpu":
                 one_case(session, quant, 256, 256, 256, device, 3, None, args.record)
-            timer = PieceTimer()
+            timer = PieceTimer(clock_of(device))
             whole = 0.0
             with timing(timer):
                 for index in range(args.cases):

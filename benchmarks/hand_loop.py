@@ -20,8 +20,9 @@ Views:
           times every arm on it in turn, the order rotated; the minimum of the rounds for each arm
           (wall time, and this thread's CPU time), and their ratio.
   suite   a pytest suite of COUNT distinct shapes at --gemmcheck-repeat=REPEAT recording into
-          SQLite, against the same suite of hand loops, as two pytest sessions (wall time from
-          start to exit, interleaved rounds, the minimum of each).
+          SQLite and recording nothing, against the same suite of hand loops, as pytest sessions
+          (wall time from start to exit, and the sessions' CPU time; interleaved rounds, the
+          minimum of each).
   gpu     all on the current GPU, sized to end within --budget-s (default 230 s): cases at
           repeat 12 and 100 over bf16 256^3, 1024^3, 4096^3 and ptpc 4096x7168x256 and
           16384x7168x2048, the suite of 200 shapes, then python -m benchmarks.case_cost pieces
@@ -269,7 +270,7 @@ def suite_view(args) -> dict:
     rounds = args.rounds or 3
     shapes = suite_shapes(count, device)
     report = {"device": device, "count": count, "repeat": repeat, "rounds": rounds, "hand_s": [], "plugin_s": [],
-              "unrecorded_s": []}
+              "unrecorded_s": [], "hand_cpu_s": [], "plugin_cpu_s": [], "unrecorded_cpu_s": []}
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     plugin_option = [] if plugin_registered() else ["-p", "pytest_gemmcheck.plugin"]
     with tempfile.TemporaryDirectory() as folder:
@@ -294,22 +295,32 @@ def suite_view(args) -> dict:
                 print("out of time: no more rounds")
                 break
             for name in names[round_index % 3:] + names[:round_index % 3]:
-                started = time.perf_counter()
+                started, cpu = time.perf_counter(), children_cpu_s()
                 done = subprocess.run(commands[name], cwd=work, env=env, capture_output=True, text=True)
-                seconds = time.perf_counter() - started
+                seconds, cpu_seconds = time.perf_counter() - started, children_cpu_s() - cpu
                 if done.returncode != 0:
                     print(f"{name} suite failed (rc {done.returncode}):\n{(done.stdout + done.stderr)[-3000:]}")
                     return report
                 report[f"{name}_s"].append(seconds)
-                print(f"  round {round_index + 1} {name:<7}{seconds:8.2f} s   {done.stdout.strip().splitlines()[-1]}",
-                      flush=True)
-    hand, plugin, unrecorded = (min(report[f"{name}_s"]) for name in ("hand", "plugin", "unrecorded"))
-    report.update(hand_min_s=hand, plugin_min_s=plugin, unrecorded_min_s=unrecorded, ratio=plugin / hand,
-                  unrecorded_ratio=unrecorded / hand)
-    print(f"suite of {count}, the minimum of {len(report['hand_s'])} rounds: hand {hand:.2f} s; plugin recording "
-          f"{plugin:.2f} s, {plugin / hand:.2f}x ({(plugin - hand) / count * 1e3:.1f} ms more a case, session start-up "
-          f"included); recording nothing {unrecorded:.2f} s, {unrecorded / hand:.2f}x")
+                report[f"{name}_cpu_s"].append(cpu_seconds)
+                print(f"  round {round_index + 1} {name:<11}{seconds:8.2f} s, CPU {cpu_seconds:6.2f} s   "
+                      f"{done.stdout.strip().splitlines()[-1]}", flush=True)
+    for clock, key in (("wall", "s"), ("CPU", "cpu_s")):
+        hand, plugin, unrecorded = (min(report[f"{name}_{key}"]) for name in ("hand", "plugin", "unrecorded"))
+        report[f"ratio_{key}"], report[f"unrecorded_ratio_{key}"] = plugin / hand, unrecorded / hand
+        print(f"suite of {count}, {clock} time, the minimum of {len(report['hand_s'])} rounds: hand {hand:.2f} s; "
+              f"plugin recording {plugin:.2f} s, {plugin / hand:.2f}x ({(plugin - hand) / count * 1e3:.1f} ms more a "
+              f"case, session start-up included); recording nothing {unrecorded:.2f} s, {unrecorded / hand:.2f}x")
     return report
+
+
+def children_cpu_s() -> float:
+    """User and system CPU seconds of this process's finished children: a session's own work,
+    steadier than its wall time on a loaded machine."""
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 # --- view gpu -------------------------------------------------------------------------------
