@@ -86,11 +86,11 @@ def _launch_error(raised: BaseException, index: int, planned: int, message: str,
     kernel_frames = traceback.StackSummary.from_list(
         list(itertools.dropwhile(lambda frame: frame.filename.startswith(_PACKAGE), frames)))
     where = "".join(kernel_frames.format()).rstrip()
-    where = f"launch {index} of {planned}" + (f", rank {rank}," if rank is not None else "")
+    launch = f"launch {index} of {planned}" + (f", rank {rank}," if rank is not None else "")
     if isinstance(raised, LaunchHung):  # its own words say what happened; the message repeats them
-        text = f"{where} hung\n"
+        text = f"{launch} hung\n"
     else:
-        text = f"{where} raised " + f"{type(raised).__name__}: {raised}".strip() + "\n"
+        text = f"{launch} raised " + f"{type(raised).__name__}: {raised}".strip() + "\n"
     if where:
         text += "  kernel traceback (most recent call last):\n" + textwrap.indent(where, "  ") + "\n"
     failure = LaunchError(text + message)
