@@ -53,6 +53,11 @@
 #   search        gemmcheck.search over block-wise torch._scaled_mm: the K region at 4096x7168, the
 #                 smallest failing m x n x k, probes and seconds, and a sweep of every K to check
 #                 them against (benchmarks.search_scaled_mm; needs hypothesis)
+#   rng-tests     the seeded inputs' Triton generator on the GPU against numpy's bytes on the CPU
+#                 (tests/case/test_rng.py)
+#   hand-loop     a whole case and a suite of distinct shapes against the protocol written by hand
+#                 (benchmarks.hand_loop gpu), its numbers in gpu_results.json
+#   collective-tests  a collective case's ranks sharing the one GPU over gloo (tests/collective/test_gpu_ranks.py)
 #   hang          last, as it takes its process's GPU with it: a kernel that never ends, failed
 #                 as hung by --gemmcheck-launch-timeout=5, the GPU's next case skipped, the
 #                 process ended (a stack dump at 30 s if it is stuck anywhere)
@@ -228,6 +233,10 @@ if "$PY" -c "import hypothesis" 2>>"$LOG"; then
 elif wanted search; then
     log "=== search: skipped (no hypothesis)"
 fi
+
+run_part rng-tests 90 "$PY" -m pytest tests/case/test_rng.py -q -p no:cacheprovider
+run_part hand-loop 190 "$PY" -m benchmarks.hand_loop gpu --budget-s 150 --json "$JSON"
+run_part collective-tests 120 "$PY" -m pytest tests/collective/test_gpu_ranks.py -q -p no:cacheprovider -rs
 
 run_part hang 60 env GEMMCHECK_EXAMPLE_HANG=1 "$PY" -X faulthandler -m pytest examples/gpu/test_gpu_guards.py \
     "${COMMON[@]}" -s -k "spin or lost" --gemmcheck-launch-timeout=5 -o faulthandler_timeout=30
