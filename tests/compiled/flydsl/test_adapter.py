@@ -51,7 +51,9 @@ def test_stack_fields_without_flydsl(monkeypatch):
 
 
 def test_stack_fields_with_flydsl():
-    pytest.importorskip("flydsl", reason="FlyDSL is not installed (ci/install-flydsl.sh installs it)")
+    # by its distribution: `import flydsl` alone finds this test folder as a namespace package
+    if adapter.flydsl_version() is None:
+        pytest.skip("FlyDSL is not installed (ci/install-flydsl.sh installs it)")
     fields = adapter.stack_fields()
     assert fields["flydsl"] == adapter.flydsl_version()
     assert set(fields) == {"flydsl", "hip", "gpu_arch", "flydsl_compile_arch", "flydsl_toolkit"}
