@@ -53,8 +53,9 @@
 #   search        gemmcheck.search over block-wise torch._scaled_mm: the K region at 4096x7168, the
 #                 smallest failing m x n x k, probes and seconds, and a sweep of every K to check
 #                 them against (benchmarks.search_scaled_mm; needs hypothesis)
-#   rng-tests     the seeded inputs' Triton generator on the GPU against numpy's bytes on the CPU
-#                 (tests/case/test_rng.py)
+#   case-tests    the seeded inputs' Triton generator on the GPU against numpy's bytes on the CPU
+#                 (tests/case/test_rng.py); a kernel returning its own output passes with the case's
+#                 device given as "cuda", "cuda:0" or left out (tests/case/test_case.py)
 #   hand-loop     a whole case and a suite of distinct shapes against the protocol written by hand
 #                 (benchmarks.hand_loop gpu), its numbers in gpu_results.json
 #   collective-tests  a collective case's ranks sharing the one GPU over gloo (tests/collective/test_gpu_ranks.py)
@@ -234,7 +235,7 @@ elif wanted search; then
     log "=== search: skipped (no hypothesis)"
 fi
 
-run_part rng-tests 90 "$PY" -m pytest tests/case/test_rng.py -q -p no:cacheprovider
+run_part case-tests 90 "$PY" -m pytest tests/case/test_rng.py tests/case/test_case.py -q -p no:cacheprovider -rs
 run_part hand-loop 190 "$PY" -m benchmarks.hand_loop gpu --budget-s 150 --json "$JSON"
 run_part collective-tests 120 "$PY" -m pytest tests/collective/test_gpu_ranks.py -q -p no:cacheprovider -rs
 
