@@ -236,7 +236,7 @@ elif wanted search; then
 fi
 
 run_part case-tests 90 "$PY" -m pytest tests/case/test_rng.py tests/case/test_case.py -q -p no:cacheprovider -rs
-run_part hand-loop 190 "$PY" -m benchmarks.hand_loop gpu --budget-s 150 --json "$JSON"
+run_part hand-loop 150 "$PY" -m benchmarks.hand_loop gpu --budget-s 120 --json "$JSON"
 run_part collective-tests 120 "$PY" -m pytest tests/collective/test_gpu_ranks.py -q -p no:cacheprovider -rs
 
 run_part hang 60 env GEMMCHECK_EXAMPLE_HANG=1 "$PY" -X faulthandler -m pytest examples/gpu/test_gpu_guards.py \
