@@ -39,6 +39,7 @@ from pathlib import Path
 
 import torch
 
+from benchmarks import hand_loop
 from gemmcheck_dev.results import print_header
 
 CPU_SHAPES = [("bf16", 64, 64, 64), ("bf16", 256, 256, 256), ("ptpc", 256, 256, 256)]
@@ -184,13 +185,13 @@ def a_session(record: bool):
 def pieces_view(args) -> int:
     device = args.device
     shapes = pick(CPU_SHAPES if device == "cpu" else GPU_SHAPES, args.shapes)
-    step = 1 if device == "cpu" else 8
     print(f"{device} (torch {torch.__version__}, {torch.get_num_threads()} thread(s)), repeat {args.repeat}, "
           f"{'recording into SQLite' if args.record else 'recording nothing'}; mean of {args.cases} cases, each a "
           f"new shape, ms a case by {'the thread CPU clock' if device == 'cpu' else 'the wall clock'}:")
     with a_session(args.record) as session:
         one_case(session, "bf16", 32, 32, 32, device, 3, None, args.record)  # the check's kernels, the database
         for quant, m, n, k in shapes:
+            step = hand_loop.shape_step(quant, device)
             if quant == "ptpc" and device != "cpu":
                 one_case(session, quant, 256, 256, 256, device, 3, None, args.record)
             timer = PieceTimer(clock_of(device))
@@ -214,10 +215,10 @@ def pieces_view(args) -> int:
 def profile_view(args) -> int:
     device = args.device
     shapes = pick(CPU_SHAPES if device == "cpu" else GPU_SHAPES, args.shapes)
-    step = 1 if device == "cpu" else 8
     with a_session(args.record) as session:
         one_case(session, "bf16", 32, 32, 32, device, 3, None, args.record)
         for quant, m, n, k in shapes:
+            step = hand_loop.shape_step(quant, device)
             profiler = cProfile.Profile()
             profiler.enable()
             for index in range(args.cases):
