@@ -23,11 +23,13 @@ import os
 import sys
 import uuid
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from .config.table import BY_FIELD, SCRIPT_FIELDS, Settings
 from .errors import CaseError, GemmcheckError
 
+if TYPE_CHECKING:  # nothing of searching is imported until a search runs
+    from .searching.search_result import SearchResult
 
 _DEFAULT_DB = object()
 

@@ -1,1 +1,2 @@
-"""A case: its identity, seeded inputs (quant modes) and reference; ``case.run`` hands its launches to the launch loop (launch/)."""
+"""A case: its identity, seeded inputs (quant modes) and reference; ``case.run`` hands its launches
+to the launch loop (launch/)."""

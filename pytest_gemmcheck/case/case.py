@@ -18,17 +18,17 @@ from ..config.table import BY_NAME, Settings, parse_repeat, parse_seed, parse_sh
 from ..errors import CaseError
 from ..judging.baseline import CLEAN, Baseline
 from ..judging.conclude import conclude
+from ..launch.loop import LaunchLoop
+from ..launch.stopping import StoppingRule
+from ..records.result import CaseResult, CompiledResult
 from .cache import LruCache
-from .identity import case_key, dtype_name, out_dtype as parse_out_dtype, parse_tile
+from .identity import case_key, dtype_name, parse_tile
+from .identity import out_dtype as parse_out_dtype
 from .kept_inputs import KeptInputs, input_checksums
 from .quant import Inputs, fp8_flavour, quant_mode
 from .reference import ProtectedReference, compute_reference
 from .reference_identity import reference_identity, reference_name
-from ..records.result import CaseResult, CompiledResult
-from ..launch.loop import LaunchLoop
 from .sanitized import inputs_by_copy, launch_once, not_launched
-from ..launch.stopping import StoppingRule
-
 
 MAX_NAME = 255  # a kernel's name: a name, stored as one, not a description
 

@@ -8,7 +8,8 @@ code nested in them, the names it reads), its defaults, and the values it closes
 ``functools.partial`` by its function, arguments and keywords. Values count by what they are,
 never by where they sit in memory: numbers, strings, bytes, None, containers of them, dtypes,
 devices (by their type: where a case runs is no part of its key), modules, and functions by the
-same rules; classes and enums by their name where their module holds them by it. A value with no such identity (a tensor, any other object)
+same rules; classes and enums by their name where their module holds them by it. A value with no
+such identity (a tensor, any other object)
 cannot be told apart from another one: the reference is refused, and
 ``pytest_gemmcheck.named("name", fn)`` names it instead.
 

@@ -22,10 +22,10 @@ from typing import Callable
 
 import torch
 
+from ..errors import CaseError
 from . import torch_backend
 from .checksum import checksum
 from .rule import AccuracyStats, DiffStats
-from ..errors import CaseError
 
 
 @dataclass

@@ -55,7 +55,8 @@ def checksum(t: torch.Tensor) -> int:
     """A 64-bit hash of the output's bits and their places. The 2-D view (checksum_view) is cut
     into 32-bit words: each fp32 element is one, and each pair of 16-bit neighbours (columns c
     and c + 1, c even; the high half 0 past the last column) is one, the element at c in the
-    low half (a byte element is a word of its own, a 64-bit one two). Over the words (r, c), c the word's first column, the checksum is the sum modulo
+    low half (a byte element is a word of its own, a 64-bit one two). Over the words (r, c), c the
+    word's first column, the checksum is the sum modulo
     2**64 of mix32(word ^ element_key(r, c)) * group_weight(r, c // 128) * lane_weight(c % 128),
     as a signed 64-bit number. The weights are odd and the products exact in 64 bits.
 

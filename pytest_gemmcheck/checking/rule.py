@@ -20,6 +20,7 @@ located the same way. Both backends (torch_backend.py, triton/) compute these re
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
 from ..config.table import DEFAULTS
 
 # How many row indices / tile coordinates a result keeps for its message.

@@ -51,8 +51,17 @@ def run(args) -> int:
 def _current_words(engine, url) -> str:
     """``db current``'s line: the schema revision and what to do about it. Another application's
     database (tables, no revision) is a DatabaseError: not ours to upgrade."""
-    from ..history.engine import (DatabaseError, check_tables, current_revision, head_revision, is_empty, is_newer,
-                                  newer_schema_words, no_history_words, safe_url)
+    from ..history.engine import (
+        DatabaseError,
+        check_tables,
+        current_revision,
+        head_revision,
+        is_empty,
+        is_newer,
+        newer_schema_words,
+        no_history_words,
+        safe_url,
+    )
 
     current, head = current_revision(engine), head_revision()
     if is_newer(current):

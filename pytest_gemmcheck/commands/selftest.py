@@ -12,7 +12,7 @@ import sys
 import time
 
 from ..errors import CommandError
-from .selftest_probes import K, M, N, PROBES, QUANT, REPEAT, Verdict, device_of, run_probes
+from .selftest_probes import PROBES, QUANT, REPEAT, K, M, N, Verdict, device_of, run_probes
 
 
 def add_parser(subparsers) -> None:

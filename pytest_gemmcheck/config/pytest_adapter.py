@@ -9,8 +9,18 @@ import os
 
 import pytest
 
-from .table import (BY_NAME, CONFLICTS, MARKER_KEYS, OPTIONS, Option, Settings, TestOverrides, apply_marker, help_text,
-                    settings_from_child)
+from .table import (
+    BY_NAME,
+    CONFLICTS,
+    MARKER_KEYS,
+    OPTIONS,
+    Option,
+    Settings,
+    TestOverrides,
+    apply_marker,
+    help_text,
+    settings_from_child,
+)
 
 # Where a --gemmcheck-processes parent puts the settings its child runs with (table.child_settings).
 CHILD_SETTINGS = "GEMMCHECK_CHILD_SETTINGS"

@@ -24,7 +24,6 @@ from typing import Any, Callable
 
 from ..records.sanitize import TOOLS as SANITIZER_TOOLS
 
-
 # --- value parsers: raise ValueError with a message that stands alone -------------------
 
 AUTO = "auto"

@@ -143,7 +143,8 @@ def _where(connection, *selections: Selection):
     return and_(*clauses)
 
 
-def case_totals(engine: Engine, selection: Selection, *, limit: int = 500) -> tuple[list[CaseTotals], dict[int, CaseInfo]]:
+def case_totals(engine: Engine, selection: Selection, *,
+                limit: int = 500) -> tuple[list[CaseTotals], dict[int, CaseInfo]]:
     """One row per case over the selected results, the cases in kernel, quant, shape order."""
     with engine.connect() as connection:
         where = _where(connection, selection)
@@ -313,7 +314,8 @@ def check_selection(engine: Engine, selection: Selection, option: str = "--stack
                              "(gemmcheck history lists them)")
 
 
-def cell_totals(engine: Engine, selection: Selection) -> tuple[list[CellTotals], dict[int, CaseInfo], dict[int, StackInfo]]:
+def cell_totals(engine: Engine,
+                selection: Selection) -> tuple[list[CellTotals], dict[int, CaseInfo], dict[int, StackInfo]]:
     """Per case and stack: results, launches, bad launches and the worst result's rate."""
     with engine.connect() as connection:
         where = _where(connection, selection)

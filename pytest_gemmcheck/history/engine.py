@@ -23,7 +23,7 @@ from sqlalchemy.exc import ArgumentError, NoSuchModuleError, SQLAlchemyError
 
 from .. import jsontext
 from ..config.table import hide_passwords
-from .location import DatabaseError, make_folder, one_line, sqlite_file  # DatabaseError lives where no SQLAlchemy is needed
+from .location import DatabaseError, make_folder, one_line, sqlite_file  # DatabaseError's module needs no SQLAlchemy
 
 BUSY_TIMEOUT_MS = 60_000
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"

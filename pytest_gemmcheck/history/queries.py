@@ -67,7 +67,8 @@ def case_history(engine: Engine, key: str, *, scope: str, gpu_arch: str | None, 
         conditions.append(stack_table.c.fingerprint == fingerprint)
 
     def of_results(query, *, launches: bool = True):
-        return query.select_from(results_joined(case_table, run_table, stack_table, launches=launches)).where(*conditions)
+        return (query.select_from(results_joined(case_table, run_table, stack_table, launches=launches))
+                .where(*conditions))
 
     bad_flag = func.sum(func.cast(launch_table.c.kinds != "", Integer_()))
     per_process = of_results(
@@ -128,8 +129,9 @@ def kernel_launches(engine: Engine, kernel: str) -> KernelLaunches:
     with engine.connect() as connection:
         cases = {row.id: {"key": row.key, "quant": row.quant, "tile": row.tile, "m": row.m, "n": row.n, "k": row.k,
                           "params": row.params or {}}
-                 for row in connection.execute(select(case_table.c["id", "key", "quant", "tile", "m", "n", "k", "params"])
-                                               .where(case_table.c.kernel == kernel))}
+                 for row in connection.execute(
+                     select(case_table.c["id", "key", "quant", "tile", "m", "n", "k", "params"])
+                     .where(case_table.c.kernel == kernel))}
         if not cases:
             return KernelLaunches([], {}, {}, {})
         ids = sorted(cases)

@@ -6,8 +6,21 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from sqlalchemy import (JSON, BigInteger, Boolean, Column, DateTime, Float, ForeignKey, Index, Integer, MetaData,
-                        String, Table, Text)
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    Column,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+)
 
 # Stable constraint names, so that migrations can refer to them on every backend.
 NAMING = {
@@ -187,7 +200,8 @@ def results_joined(*tables: Table, launches: bool = False):
     """What most reads select from: the result table (or the launch table joined to it) joined to
     each of ``tables`` (case, run, stack) by the result's own foreign key, the stack by an outer
     join since a result may have none. The key is named: the run has a stack of its own."""
-    joined = launch_table.join(result_table, result_table.c.id == launch_table.c.result_id) if launches else result_table
+    joined = (launch_table.join(result_table, result_table.c.id == launch_table.c.result_id) if launches
+              else result_table)
     for table in tables:
         on = table.c.id == result_table.c[f"{table.name}_id"]
         joined = joined.outerjoin(table, on) if table is stack_table else joined.join(table, on)

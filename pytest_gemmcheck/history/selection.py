@@ -96,7 +96,8 @@ def parse_field(text: str, option: str) -> tuple[str, str]:
 def parse_shape(text: str) -> str:
     parts = text.lower().split("x")
     if len(parts) != 3 or not all(parts):
-        raise SelectionError(f"--shape {text!r}: expected MxNxK, each a number or a pattern, e.g. 4096x7168x256 or *x7168x*")
+        raise SelectionError(f"--shape {text!r}: expected MxNxK, each a number or a pattern, e.g. 4096x7168x256 "
+                             "or *x7168x*")
     return "x".join(parts)
 
 

@@ -114,7 +114,8 @@ def stack_words(gpu_name: str | None, gpu_arch: str | None, torch_version: str |
     """A stack in a few words, each fact once: 'NVIDIA H200 (sm_90), torch 2.11', or for no GPU
     'the CPU, torch 2.13.0+cpu'."""
     if gpu_name or gpu_arch:
-        where = f"{gpu_name} ({gpu_arch})" if gpu_name and gpu_arch and gpu_arch not in gpu_name else gpu_name or gpu_arch
+        where = (f"{gpu_name} ({gpu_arch})" if gpu_name and gpu_arch and gpu_arch not in gpu_name
+                 else gpu_name or gpu_arch)
     else:
         where = "the CPU"
     return f"{where}, torch {torch_version}" if torch_version else where

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from ..errors import GemmcheckFailure, LaunchError, LaunchHung
 from ..records.result import CaseResult
 from ..records.sanitize import RAN
-from ..errors import GemmcheckFailure, LaunchError, LaunchHung
 from .baseline import Baseline
 from .message import failure_message
 from .verdict import PASS, Verdict, failing_launches, judge, unmet_requirements

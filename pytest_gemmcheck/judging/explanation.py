@@ -31,8 +31,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from .stats import effective_counts, fisher_greater
 from ..config.table import DEFAULTS
+from .stats import effective_counts, fisher_greater
 
 PROCESS = "process"
 GPU_UUID = "gpu_uuid"

@@ -21,9 +21,9 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .baseline import Baseline, Evidence
 from ..errors import GemmcheckError
 from ..records.result import CaseResult
+from .baseline import Baseline, Evidence
 
 FORMAT = 1
 NAME_MAX = 255  # bytes in a file name on the common file systems

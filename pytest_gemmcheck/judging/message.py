@@ -9,13 +9,26 @@ unprintable characters escaped (records/printable.py).
 from __future__ import annotations
 
 from ..records.printable import printable
-from ..records.result_text import plural as _plural, ranks_text, static_counts
-from ..records.result import (BAD_OUTPUT, CHANGED_INPUT, HUNG, INCONSISTENT, NONFINITE, RAISED, RANKS_DISAGREE,
-                              UNWRITTEN, WRONG, WROTE_OUTSIDE, CaseResult, CompiledResult, LaunchRecord)
+from ..records.result import (
+    BAD_OUTPUT,
+    CHANGED_INPUT,
+    HUNG,
+    INCONSISTENT,
+    NONFINITE,
+    RAISED,
+    RANKS_DISAGREE,
+    UNWRITTEN,
+    WRONG,
+    WROTE_OUTSIDE,
+    CaseResult,
+    CompiledResult,
+    LaunchRecord,
+)
+from ..records.result_text import plural as _plural
+from ..records.result_text import ranks_text, static_counts
 from ..records.sanitize import RAN
 from .stats import format_percent, rate_upper_bound
 from .verdict import Verdict
-
 
 
 def _ids(values, total: int) -> str:
@@ -153,7 +166,8 @@ def launch_line(result: CaseResult, launch: LaunchRecord) -> str:
         parts.append(disagreement(result, launch))
     if INCONSISTENT in launch.kinds:
         if launch.differing is None:
-            parts.append(f"differs from the consensus of {result.consensus_size} launches (count unknown: its output was not kept)")
+            parts.append(f"differs from the consensus of {result.consensus_size} launches (count unknown: its output "
+                         "was not kept)")
         else:
             parts.append(f"differs from the consensus of {result.consensus_size} launches in "
                          f"{_plural(launch.differing, 'element')} in {_plural(launch.differing_rows, 'row')} "
@@ -193,7 +207,8 @@ def _message_lines(result: CaseResult, verdict: Verdict, max_launch_lines: int) 
         lines.append(f"  note: {result.consensus_note}")
     unpoisoned = [launch for launch in result.launches if not launch.poisoned and not launch.bad]
     if unpoisoned:
-        lines.append("  note: the kernel returned its own output; it was checked as returned, and poisoning could not apply to it")
+        lines.append("  note: the kernel returned its own output; it was checked as returned, and poisoning could "
+                     "not apply to it")
     lines += [f"  {line}" for line in verdict.lines]
     lines.append(f"  inputs: seed {result.seed}, {result.fp8 or 'no fp8'}, out {result.out_dtype}, on {result.device}; "
                  f"rule: off by > {result.rtol:g} x max(|ref|, {result.floor:g} x row max)"

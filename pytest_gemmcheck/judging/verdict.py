@@ -31,11 +31,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .baseline import CLEAN, Baseline, Evidence
+from ..config.table import DEFAULTS
 from ..records.result import HUNG, RAISED, CaseResult, CompiledResult
 from ..records.sanitize import HAZARD, RAN
+from .baseline import CLEAN, Baseline, Evidence
 from .stats import design_effect, effective_counts, fisher_greater, fisher_less
-from ..config.table import DEFAULTS
 
 PASS = "pass"
 REGRESSION = "regression"
@@ -105,7 +105,8 @@ def judge(result: CaseResult, baseline: Baseline = CLEAN, *, alpha: float = DEFA
         lines.append(f"test: one-sided Fisher exact, p = {p_value:.3g} that the bad-launch rate is not worse "
                      f"(alpha {alpha:g})")
     if current.bad and base.bad == 0:
-        what = "a clean baseline" if baseline.source == "clean" else f"a baseline without bad launches ({base.bad}/{base.launches})"
+        what = ("a clean baseline" if baseline.source == "clean"
+                else f"a baseline without bad launches ({base.bad}/{base.launches})")
         reasons.append(f"{current.bad} bad launch{'es' if current.bad != 1 else ''} against {what}")
     elif current.bad and p_value is not None and p_value < alpha:
         reasons.append(f"bad-launch rate {current.bad}/{current.launches} is worse than the baseline's "
@@ -137,7 +138,8 @@ def judge(result: CaseResult, baseline: Baseline = CLEAN, *, alpha: float = DEFA
             reasons.append(f"worst launch has {current.worst_wrong:,} wrong elements, more than {worst_factor:g}x the "
                            f"baseline's {base.worst_wrong:,}")
         if base.worst_tiles and current.worst_tiles > worst_factor * base.worst_tiles:
-            reasons.append(f"wrong tiles spread: {current.worst_tiles} in the worst launch, baseline {base.worst_tiles}")
+            reasons.append(f"wrong tiles spread: {current.worst_tiles} in the worst launch, "
+                           f"baseline {base.worst_tiles}")
         new_kinds = [kind for kind in current.kinds
                      if kind not in base.kinds and kind not in ("wrong", HAZARD, *FAILING_KINDS)]
         for kind in new_kinds:
@@ -198,7 +200,8 @@ def unmet_requirements(result: CaseResult, *, require_sanitize: bool = False) ->
 
 def failing_launches(result: CaseResult) -> list:
     """The launches that raised or hung."""
-    return [launch for launch in result.launches if launch.kinds and any(kind in launch.kinds for kind in FAILING_KINDS)]
+    return [launch for launch in result.launches
+            if launch.kinds and any(kind in launch.kinds for kind in FAILING_KINDS)]
 
 
 def failing_words(launches: list) -> str:

@@ -9,9 +9,20 @@ import torch
 
 from ..checking.rule import AccuracyStats
 from ..errors import LaunchHung
-from ..records.result import (BAD_OUTPUT, CHANGED_INPUT, HUNG, INCONSISTENT, NONFINITE, RAISED, UNWRITTEN, WRONG,
-                              WROTE_OUTSIDE, CaseResult, LaunchRecord)
 from ..records.printable import dtype_name
+from ..records.result import (
+    BAD_OUTPUT,
+    CHANGED_INPUT,
+    HUNG,
+    INCONSISTENT,
+    NONFINITE,
+    RAISED,
+    UNWRITTEN,
+    WRONG,
+    WROTE_OUTSIDE,
+    CaseResult,
+    LaunchRecord,
+)
 from .guards import layout
 
 

@@ -43,9 +43,8 @@ from ..environment import contention, stress
 from ..errors import CaseError, LaunchHung
 from ..records.result import CHANGED_INPUT, CaseResult, LaunchRecord
 from . import in_flight, launch_records
-from .guards import (CHECKSUM_COLUMN, GuardedBuffer, InputGuard, LaunchWatch, ReferenceCopies, differing_rows,
-                     layout)
 from .batch_work import BatchWork
+from .guards import CHECKSUM_COLUMN, GuardedBuffer, InputGuard, LaunchWatch, ReferenceCopies, differing_rows, layout
 from .in_flight import Batch, Queued
 from .launch_numbers import LaunchNumbers
 from .stopping import StoppingRule
@@ -94,7 +93,8 @@ class LaunchLoop:
                torch.cuda.current_stream(self.device).cuda_stream if self.device.type == "cuda" else None)
         self.ring = in_flight.ring_for(key, rows, cols, case.out_dtype, self.device, self.pipeline.ring)
         self.buffers = self.ring.buffers
-        self.consensus = (Consensus(self.rowmax, case.tile, checksum=self.checker.checksum, compare=self.checker.compare)
+        self.consensus = (Consensus(self.rowmax, case.tile, checksum=self.checker.checksum,
+                                    compare=self.checker.compare)
                           if case.deterministic else None)
         self.where = {"pid": os.getpid(), "host": socket.gethostname(), "device": str(self.device),
                       "device_uuid": case.context.device_identity(self.device).get("uuid") or ""}

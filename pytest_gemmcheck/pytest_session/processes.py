@@ -101,7 +101,8 @@ def run_children(nodeid: str, settings: Settings, *, command: list[str], invocat
                     test_failures[index] = (f"the test failed in process {index + 1} of {len(plan)} (exit status "
                                             f"{done.returncode}):\n{tail}")
             else:
-                errors[index] = f"process {index + 1} of {len(plan)} exited with status {done.returncode} and recorded nothing:\n{tail}"
+                errors[index] = (f"process {index + 1} of {len(plan)} exited with status {done.returncode} and "
+                                 f"recorded nothing:\n{tail}")
 
         seen_bad = threading.Event()  # --gemmcheck-stop-on-bad: start no more children
 
@@ -110,7 +111,8 @@ def run_children(nodeid: str, settings: Settings, *, command: list[str], invocat
                 if seen_bad.is_set():
                     return
                 run(index, device)
-                if settings.stop_on_bad and any(launch.bad for result in outputs[index] or [] for launch in result.launches):
+                if settings.stop_on_bad and any(launch.bad for result in outputs[index] or []
+                                                for launch in result.launches):
                     seen_bad.set()
 
         threads = [threading.Thread(target=run_group, args=(indices, device)) for device, indices in by_device.items()]

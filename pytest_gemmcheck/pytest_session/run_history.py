@@ -235,7 +235,8 @@ class SessionHistory:
         kernels, lines = set(), []
         for result in results:
             if {RAISED, HUNG} & set(result.kinds):
-                lines.append(f"not accepted as a golden: {result.label}: a launch {'raised' if RAISED in result.kinds else 'hung'}")
+                lines.append(f"not accepted as a golden: {result.label}: a launch "
+                             f"{'raised' if RAISED in result.kinds else 'hung'}")
                 continue
             try:
                 self.goldens.accept(result, self.settings.scope, note)

@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..errors import CaseError, GemmcheckFailure
-from ..searching.search import Outcome
 from ..searching.entry import Request, example_folder, probe_here, refuse_unmet, request, run
+from ..searching.search import Outcome
 from ..searching.search_result import Probe, SearchResult, config_text
 from ..searching.space import Config
 

@@ -25,10 +25,10 @@ import os
 from pathlib import Path
 
 from .. import jsontext
-from ..records.result import CaseResult, CompiledResult
-from ..records.result_text import VERDICT_WIDTH, per_rank_counts, rank_blame, summary_line, verdict_word
 from ..judging.message import sanitizer_words, static_words
 from ..judging.stats import format_percent, format_rate, rate_upper_bound
+from ..records.result import CaseResult, CompiledResult
+from ..records.result_text import VERDICT_WIDTH, per_rank_counts, rank_blame, summary_line, verdict_word
 from .tables import Table, params_text
 
 PROPERTY_PREFIX = "gemmcheck."
@@ -97,7 +97,8 @@ def case_properties(result: CaseResult) -> list[tuple[str, str]]:
             fields += [("collective", result.collective), ("world_size", str(result.world_size)),
                        ("per_rank", per_rank_counts(result))]
     line = summary_line(result)  # the terminal's first line, without its column padding
-    fields += [("baseline", baseline_words(result)), ("accepted", "true" if result.baseline.get("accepted") else "false"),
+    fields += [("baseline", baseline_words(result)),
+               ("accepted", "true" if result.baseline.get("accepted") else "false"),
                ("summary", f"{verdict_word(result)} {line[VERDICT_WIDTH + 1:]}")]
     return fields
 

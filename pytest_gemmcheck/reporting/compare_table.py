@@ -22,10 +22,10 @@ import statistics
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from ..config.table import DEFAULTS
 from ..history.dashboard import ResultRow, add_ranks, any_result, cases, known_runs, results
 from ..history.selection import Selection, SelectionError, check_stack_fields, parse_field
 from ..judging.stats import design_effect, effective_counts, fisher_greater, fisher_less
-from ..config.table import DEFAULTS
 from .history_table import case_record, ranks_record, ranks_text
 from .tables import Table, params_text
 
@@ -163,7 +163,8 @@ def _milliseconds(seconds: float) -> str:
     return f"{seconds * 1000:.3f} ms" if seconds < 1 else f"{seconds:.2f} s"
 
 
-def compare_table(engine, sides: list[Side], common: Selection, *, alpha: float = DEFAULTS.alpha, timing: bool = False) -> Table:
+def compare_table(engine, sides: list[Side], common: Selection, *, alpha: float = DEFAULTS.alpha,
+                  timing: bool = False) -> Table:
     if len(sides) < 2:
         raise SelectionError("compare needs two sides or more (--side A --side B)")
     per_side: list[dict[int, SideCase]] = []
@@ -187,7 +188,8 @@ def compare_table(engine, sides: list[Side], common: Selection, *, alpha: float 
     for case_id in order:
         info = infos[case_id]
         cells = [per_side[i].get(case_id, SideCase()) for i in range(len(sides))]
-        row = [info.kernel, info.quant, info.shape, info.tile or "", params_text(info.params), *[c.words for c in cells]]
+        row = [info.kernel, info.quant, info.shape, info.tile or "", params_text(info.params),
+               *[c.words for c in cells]]
         record = {**case_record(info, collective=collective), "sides": {}}
         for side, cell in zip(sides, cells):
             record["sides"][side.label] = {"launches": cell.launches, "bad_launches": cell.bad,

@@ -130,7 +130,8 @@ def coverage_tables(engine, selection: Selection) -> tuple[Table, Table]:
     for (config, stack), ran in sorted(gaps.items()):
         elsewhere = sorted(_stack_text(s) for s in matrix.get(config, {}))
         first = f"{_config_text(ran[0][0])} ({ran[0][1]})"
-        gap_rows.append([_config_text(config), _stack_text(stack), first + (f" and {len(ran) - 1} more" if len(ran) > 1 else ""),
+        gap_rows.append([_config_text(config), _stack_text(stack),
+                         first + (f" and {len(ran) - 1} more" if len(ran) > 1 else ""),
                          "; ".join(elsewhere) or "no stack"])
         gap_records.append({**_config_record(config), "stack": _stack_record(stack),
                             "neighbours_ran": [{**_config_record(other), "differs": how} for other, how in ran],

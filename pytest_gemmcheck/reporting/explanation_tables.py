@@ -13,13 +13,13 @@ from typing import Any
 
 from sqlalchemy import select
 
-from ..history.schema import case_table
+from ..config.table import DEFAULTS
 from ..history.queries import kernel_launches
+from ..history.schema import case_table
 from ..history.selection import SelectionError
 from ..judging.explanation import GPU_UUID, PROCESS, RANK, STRESS, Explanation, Group, explain, p_text
 from ..records.result import collective_words
 from .tables import Table
-from ..config.table import DEFAULTS
 
 # stack columns as factors, by the name a reader knows them by
 STACK_FACTORS = (("torch", "torch"), ("cuda", "cuda"), ("hip", "hip"), ("driver", "driver"), ("triton", "triton"),

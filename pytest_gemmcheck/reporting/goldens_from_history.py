@@ -11,8 +11,8 @@ from pathlib import Path
 from sqlalchemy import select
 
 from ..history.dashboard import cases
-from ..history.schema import result_table, results_joined, stack_table
 from ..history.queries import case_history
+from ..history.schema import result_table, results_joined, stack_table
 from ..history.selection import Selection, match
 from ..judging.baseline import Evidence
 from ..judging.goldens import GoldenEntry, GoldenStore, scope_value
@@ -62,8 +62,8 @@ def export_goldens(engine, selection: Selection, folder: Path, *, scope: str, in
                 continue
             history = case_history(engine, key, scope=scope, gpu_arch=gpu_arch, fingerprint=stack_fingerprint,
                                    runs=matched.runs, regressions=True)
-            note = f"known-bad: accepted with --include-bad from {history.runs} run{'s' if history.runs != 1 else ''} " \
-                   "that were all regressions"
+            note = (f"known-bad: accepted with --include-bad from {history.runs} "
+                    f"run{'s' if history.runs != 1 else ''} that were all regressions")
         description = {"kernel": case.kernel, "m": case.m, "n": case.n, "k": case.k, "quant": case.quant,
                        "tile": case.tile, "out_dtype": case.out_dtype, "fp8": case.fp8, "params": case.params}
         if case.collective:

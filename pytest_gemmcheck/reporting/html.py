@@ -5,7 +5,8 @@ per case), then per case a chart of its bad-launch rate over runs with each run'
 wrong and differing elements per launch of one chosen run, heatmaps of the worst launch's wrong
 elements and of the most differing launch's elements off the consensus over the output, and
 the chosen run's compute-sanitizer runs. Runs are named by id, with their tag, revision and
-start ("run 7 (main, ffb5715dc7, 2026-12-01 09:30)"): tags and revisions repeat, ids do not. Charts are SVG drawn here (``svg``), styles and the one small
+start ("run 7 (main, ffb5715dc7, 2026-12-01 09:30)"): tags and revisions repeat, ids do not.
+Charts are SVG drawn here (``svg``), styles and the one small
 script are inline, and a Content-Security-Policy lets the page load nothing else: it works
 opened from a CI artifact, offline. The script only makes table rows clickable and columns
 sortable; the page reads the same without it. Every string from the data is escaped.
@@ -26,10 +27,23 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from ..records.result import KINDS, collective_words
 from ..judging.stats import format_interval, rate_interval
-from .svg import (CHART_CSS, Bar, HeatGrid, IntervalMark, Slot, Symlog, bar_chart, esc, heatmap, interval_chart,
-                  sparkline, spread_labels, tag)
+from ..records.result import KINDS, collective_words
+from .svg import (
+    CHART_CSS,
+    Bar,
+    HeatGrid,
+    IntervalMark,
+    Slot,
+    Symlog,
+    bar_chart,
+    esc,
+    heatmap,
+    interval_chart,
+    sparkline,
+    spread_labels,
+    tag,
+)
 
 MAX_POINTS = 150  # runs drawn one by one in a rate chart; more are pooled into this many groups
 MAX_BARS = 120  # launches drawn one by one in a launch chart; more are grouped into this many bars
@@ -256,24 +270,25 @@ def launch_chart(launches: Sequence[LaunchBar], title: str) -> str:
     slots, labels = [], []
     for group in groups(len(launches), MAX_BARS):
         items = [launches[i] for i in group]
-        wrong, nonfinite = max(l.wrong for l in items), max(l.nonfinite for l in items)
-        known = [l.differing for l in items if l.differing is not None]
+        wrong, nonfinite = max(bar.wrong for bar in items), max(bar.nonfinite for bar in items)
+        known = [bar.differing for bar in items if bar.differing is not None]
         differing = None if not any(known) and len(known) < len(items) else max(known, default=0)
-        kinds = sorted({k for l in items for k in l.kinds}, key=lambda k: KINDS.index(k) if k in KINDS else len(KINDS))
+        kinds = sorted({k for bar in items for k in bar.kinds},
+                       key=lambda k: KINDS.index(k) if k in KINDS else len(KINDS))
         strip = kind_class(kinds[0]) if kinds else None
         kind_words = ", ".join(kinds) if kinds else "clean"
         if len(items) == 1:
             tip = (f"{items[0].name}: {wrong:,} wrong ({nonfinite:,} non-finite), "
                    f"{_differing_words(differing)}; {kind_words}")
         else:
-            bad = sum(1 for l in items if l.kinds)
+            bad = sum(1 for bar in items if bar.kinds)
             span = (f"{items[0].name} – {items[-1].name}" if items[0].rank is not None  # launches of ranks
                     else f"launches {items[0].index}–{items[-1].index}")
             tip = (f"{span}: {bad} of {len(items)} bad; worst {wrong:,} wrong "
                    f"({nonfinite:,} non-finite), {_differing_words(differing)}; {kind_words}")
         slots.append(Slot([Bar(wrong, "s-wrong", nonfinite, "s-nonfinite"), Bar(differing, "s-differing")], strip, tip))
         labels.append(items[0].index)  # a group by its first launch: its range is in its tooltip
-    largest = max((max(l.wrong, l.nonfinite, l.differing or 0) for l in launches), default=0)
+    largest = max((max(bar.wrong, bar.nonfinite, bar.differing or 0) for bar in launches), default=0)
     return bar_chart(
         slots, scale=Symlog.counts(largest), y_label=count_tick,
         x_labels=spread_labels(len(slots), lambda i: str(labels[i]), most=6),
@@ -306,9 +321,11 @@ td.name small,td.params{color:#6b7280;font-family:ui-monospace,monospace}
 td.params{white-space:normal;min-width:8em;max-width:16em;overflow-wrap:break-word;color:inherit;font-size:12px}
 tr[data-href]{cursor:pointer}tbody tr:hover{background:#f3f4f6}
 tr.regression{background:#fef2f2;font-weight:600}tr.regression td:first-child{box-shadow:inset 4px 0 #dc2626}
-.badge{display:inline-block;padding:0 6px;border-radius:3px;background:var(--c);color:#fff;font-size:12px;font-weight:600}
+.badge{display:inline-block;padding:0 6px;border-radius:3px;background:var(--c);color:#fff;font-size:12px;\
+font-weight:600}
 .case{border:1px solid #e5e7eb;border-radius:6px;padding:12px 14px;margin:14px 0;scroll-margin-top:8px}
-.case:target{outline:3px solid #f59e0b}.case.regression{border-left:5px solid #dc2626}.top{font-size:12px;margin-left:8px}
+.case:target{outline:3px solid #f59e0b}.case.regression{border-left:5px solid #dc2626}\
+.top{font-size:12px;margin-left:8px}
 .charts{display:flex;flex-wrap:wrap;gap:16px;align-items:flex-start;margin-top:8px}
 figure{margin:0;min-width:0}figcaption{font-size:13px;color:#374151;margin-bottom:4px;width:0;min-width:100%}
 .legend{font-size:12px;color:#4b5563;margin:2px 0 0}.key{margin-right:10px;white-space:nowrap}
@@ -447,7 +464,8 @@ def rank_table(ranks: Sequence[RankRow]) -> str:
 def case_section(detail: CaseDetail) -> str:
     row = detail.row
     verdict = row.last_verdict
-    heading = (esc(case_title(row)) + " " + tag("span", {"class": f"badge {verdict_class(verdict)}"}, esc(verdict or "-"))
+    heading = (esc(case_title(row)) + " "
+               + tag("span", {"class": f"badge {verdict_class(verdict)}"}, esc(verdict or "-"))
                + tag("a", {"class": "top", "href": "#top"}, "↑ table"))
     facts = [f"key {row.key}", plural(row.runs, "run"), f"{row.bad_launches:,}/{row.launches:,} launches bad"]
     if row.launches:
@@ -473,9 +491,10 @@ def case_section(detail: CaseDetail) -> str:
     if detail.launches:
         title = f"Launches of {run_words}: wrong and differing elements; the strip marks bad launches"
         # the strip's colours for wrong, non-finite and inconsistent launches are their bars'
-        others = sorted({k for l in detail.launches for k in l.kinds} - {"wrong", "nonfinite", "inconsistent"})
+        others = sorted({k for bar in detail.launches for k in bar.kinds} - {"wrong", "nonfinite", "inconsistent"})
         keys = legend([("s-wrong", "wrong"), ("s-nonfinite", "non-finite"),
-                       ("s-differing", "differing (? = count unknown)")] + [(kind_class(kind), kind) for kind in others])
+                       ("s-differing", "differing (? = count unknown)")]
+                      + [(kind_class(kind), kind) for kind in others])
         charts.append(_figure(title, launch_chart(detail.launches, title) + keys, "launches"))
     else:
         charts.append(tag("p", {"class": "none"}, "No launches recorded for the chosen run."))
@@ -490,7 +509,8 @@ def case_section(detail: CaseDetail) -> str:
                    f"{tiles.tile[0]}x{tiles.tile[1]}, a cell is {tiles.cell[0]}x{tiles.cell[1]} tiles")
         charts.append(_figure(caption, tile_chart(tiles), "tiles"))
     if not maps:
-        differs = any(l.differing or (l.differing is None and "inconsistent" in l.kinds) for l in detail.launches)
+        differs = any(bar.differing or (bar.differing is None and "inconsistent" in bar.kinds)
+                      for bar in detail.launches)
         if not row.tile:
             words = "No tile map: the case has no tile."
         elif differs:

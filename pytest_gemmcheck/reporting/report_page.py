@@ -87,7 +87,8 @@ def build_report(engine, selection: Selection, *, database: str, run: int | None
             bad, launches = sum(r.bad_launches for r in found), sum(r.launches for r in found)
             low, high = rate_interval(bad, launches)
             series.append(RunPoint(run_id=run_id, started_at=found[0].started_at, label=_label(found[0]), bad=bad,
-                                   launches=launches, low=low, high=high, verdict=worst_verdict(r.verdict for r in found)))
+                                   launches=launches, low=low, high=high,
+                                   verdict=worst_verdict(r.verdict for r in found)))
         chosen = _chosen_run(by_run, run)
         launches: list[LaunchBar] = []
         tiles = differing = None
@@ -95,9 +96,10 @@ def build_report(engine, selection: Selection, *, database: str, run: int | None
         ranks: list[RankRow] = []
         if chosen is not None:
             worst = max(by_run[chosen], key=lambda r: (r.worst_wrong, r.worst_differing or 0, r.bad_launches))
-            launches = [LaunchBar(index=l.index, wrong=l.wrong, nonfinite=l.nonfinite, differing=l.differing,
-                                  kinds=[kind for kind in l.kinds.split(",") if kind], rank=l.rank)
-                        for l in launches_of(engine, worst.id)]
+            launches = [LaunchBar(index=launch.index, wrong=launch.wrong, nonfinite=launch.nonfinite,
+                                  differing=launch.differing, kinds=[kind for kind in launch.kinds.split(",") if kind],
+                                  rank=launch.rank)
+                        for launch in launches_of(engine, worst.id)]
             ranks = rank_rows(worst.per_rank, launches)
             tiles, differing = tile_maps(worst_tiles_of(engine, worst.id))
             sanitizer = [SanitizedLaunch.from_dict(data).summary()

@@ -327,7 +327,8 @@ def heatmap(grid: HeatGrid, *, label: str, rows_name: str, cols_name: str, box: 
         tag("text", {"x": left - 4, "y": top + 9, "text-anchor": "end"}, "0"),
         tag("text", {"x": left - 4, "y": top + plot_h, "text-anchor": "end"}, esc(f"{grid.rows:,}")),
     ]
-    body = inner + tag("g", {"class": "axis"}, "".join(axis)) + _heat_legend(largest, grid.unit, left, top + plot_h + 14)
+    body = (inner + tag("g", {"class": "axis"}, "".join(axis))
+            + _heat_legend(largest, grid.unit, left, top + plot_h + 14))
     frame = Frame(width, height)
     return frame.svg(body, "heatmap", label)
 

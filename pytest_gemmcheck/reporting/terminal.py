@@ -14,11 +14,11 @@ from __future__ import annotations
 import re
 import textwrap
 
+from ..judging.message import bad_launch_ids, rank_rates, rate_words, sanitizer_words, static_source, worst
+from ..judging.verdict import failing_launches, failing_words
 from ..records.printable import printable
 from ..records.result import CaseResult, CompiledResult
 from ..records.result_text import VERDICT_WIDTH, summary_line
-from ..judging.message import bad_launch_ids, rank_rates, rate_words, sanitizer_words, static_source, worst
-from ..judging.verdict import failing_launches, failing_words
 
 WIDTH = 80  # columns of the terminal the lines are wrapped for
 INDENT = "    "  # details under a case's first line

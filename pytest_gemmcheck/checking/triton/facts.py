@@ -36,7 +36,8 @@ def reference_facts(ref: torch.Tensor, rowmax: torch.Tensor, floor: float) -> to
     outside = RUNTIME.allocate(m, torch.int32, ref.device)
     target = target_of(ref.device)
     if target.interpreted:
-        block_m, block_n, programs = min(64, triton.next_power_of_2(m)), min(1024, max(16, triton.next_power_of_2(n))), 1
+        block_m, block_n, programs = (min(64, triton.next_power_of_2(m)),
+                                      min(1024, max(16, triton.next_power_of_2(n))), 1)
     else:
         block_m, block_n = 16, 256
         programs = max(1, min(-(-m // block_m), 4 * target.multiprocessors))

@@ -252,7 +252,8 @@ class PendingChecksum:
 def _validate_pass(out: torch.Tensor, fill: torch.Tensor | None) -> None:
     if out.dim() != 2 or out.dtype not in (torch.bfloat16, torch.float16, torch.float32):
         raise ValueError(f"out {list(out.shape)} {out.dtype}: the pass takes a 2-D bfloat16, float16 or float32 tensor")
-    if fill is not None and (tuple(fill.shape) != tuple(out.shape) or fill.dtype != out.dtype or fill.device != out.device):
+    if fill is not None and (tuple(fill.shape) != tuple(out.shape) or fill.dtype != out.dtype
+                             or fill.device != out.device):
         raise ValueError(f"fill {list(fill.shape)} {fill.dtype} on {fill.device} does not match out "
                          f"{list(out.shape)} {out.dtype} on {out.device}")
 

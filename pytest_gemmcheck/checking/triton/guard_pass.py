@@ -192,9 +192,9 @@ def queue_watch(inputs: list[torch.Tensor], block: torch.Tensor, guard_numel: in
     arguments, ends, bits = _guard_arguments(inputs, block, guard_numel, after_offset, canary, result,
                                              _programs(block.device))
     launch(_watch_kernel, ends[-1] + plan.programs, (
-        *arguments, *ends, out, out.shape[0], out.shape[1], *out.stride(), plan.num_tasks, plan.col_chunks, plan.task_blocks,
-        checksum_at), dict(A_BITS=bits[0], B_BITS=bits[1], C_BITS=bits[2], D_BITS=bits[3], BLOCK=_BLOCK,
-            OUT_BITS=8 * out.element_size(), BLOCK_M=plan.block_m, BLOCK_N=plan.block_n, VEC=plan.vec,
+        *arguments, *ends, out, out.shape[0], out.shape[1], *out.stride(), plan.num_tasks, plan.col_chunks,
+        plan.task_blocks, checksum_at), dict(A_BITS=bits[0], B_BITS=bits[1], C_BITS=bits[2], D_BITS=bits[3],
+            BLOCK=_BLOCK, OUT_BITS=8 * out.element_size(), BLOCK_M=plan.block_m, BLOCK_N=plan.block_n, VEC=plan.vec,
             EVEN=plan.even), plan.num_warps, interpreted=INTERPRETED)
 
 

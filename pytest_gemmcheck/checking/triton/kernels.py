@@ -374,7 +374,8 @@ def _task_block(block, rows64, row_ok, N, last_block, BLOCK_N: tl.constexpr):
 @triton.jit
 def _step_block(ptr, stride_m, stride_n, rows64, cols64, mask, EVEN: tl.constexpr):
     if EVEN:
-        block = tl.load(ptr + (rows64 * stride_m)[:, None] + (cols64 * stride_n)[None, :], eviction_policy="evict_first")
+        block = tl.load(ptr + (rows64 * stride_m)[:, None] + (cols64 * stride_n)[None, :],
+                        eviction_policy="evict_first")
     else:
         block = _load_block(ptr, stride_m, stride_n, rows64, cols64, mask)
     return block

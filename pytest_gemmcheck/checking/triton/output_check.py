@@ -11,9 +11,28 @@ import torch
 
 from ..rule import SAMPLE, AccuracyStats, DiffStats, Locations, Tolerance
 from .facts import reference_facts
-from .kernels import (COPIES_PER_PASS, D_ELEMENTS, D_ROW_IDS, D_ROWS, D_TILE_IDS, D_TILES, D_WIDTH, D_WORST,
-                      D_WORST_TILE, INTERPRETED, P_WIDTH, R_CHECKSUM, R_ERR_SQ, R_MAX_ABS, R_NONFINITE, R_RECORDS,
-                      R_REF_SQ, _check_kernel, _finalize_kernel, _tile_kernel)
+from .kernels import (
+    COPIES_PER_PASS,
+    D_ELEMENTS,
+    D_ROW_IDS,
+    D_ROWS,
+    D_TILE_IDS,
+    D_TILES,
+    D_WIDTH,
+    D_WORST,
+    D_WORST_TILE,
+    INTERPRETED,
+    P_WIDTH,
+    R_CHECKSUM,
+    R_ERR_SQ,
+    R_MAX_ABS,
+    R_NONFINITE,
+    R_RECORDS,
+    R_REF_SQ,
+    _check_kernel,
+    _finalize_kernel,
+    _tile_kernel,
+)
 from .launch import diagnose, launch
 from .plan import LaunchConfig, main_plan, tile_plan
 from .runtime import RUNTIME
@@ -45,7 +64,8 @@ class OutputCheck:
         # without a tile nothing reads or writes tile counts; any valid pointer will do
         self.tile_counts = self.counts[self.detectors * self.row_slots:] if tile is not None else self.row_counts
         partial_numel = self.passes * self.plan.programs * P_WIDTH.value
-        floats = RUNTIME.allocate(partial_numel + R_RECORDS.value + self.detectors * D_WIDTH.value, torch.float64, device)
+        floats = RUNTIME.allocate(partial_numel + R_RECORDS.value + self.detectors * D_WIDTH.value, torch.float64,
+                                  device)
         self.partial = floats[:partial_numel]
         self.result = floats[partial_numel:]
         # without accuracy nothing reads the reference's facts; any float64 pair will do

@@ -82,7 +82,8 @@ def checksum_tasks(
                     tl.store(at_fill, poison, mask=inside, eviction_policy="evict_first")
             if tl.constexpr(BLOCK_N) % CHECKSUM_GROUP != 0:
                 lane_weights = _checksum_lanes(cols64, BITS, BLOCK_N)
-            lane_sums = _checksum_fold(out_raw, rows, row_ok, cols64, N, lane_weights, BITS, BLOCK_M, BLOCK_N, VEC, EVEN)
+            lane_sums = _checksum_fold(out_raw, rows, row_ok, cols64, N, lane_weights, BITS, BLOCK_M, BLOCK_N, VEC,
+                                       EVEN)
             groups = (block * BLOCK_N + tl.arange(0, FOLDED) * VEC).to(tl.uint32) // CHECKSUM_GROUP
             checksum += lane_sums * _group_weight(rows[:, None], groups[None, :])
             block += 1
@@ -173,6 +174,8 @@ def pass_config(out: torch.Tensor) -> LaunchConfig:
 def checksum_fill_for(out: torch.Tensor, fill: torch.Tensor | None, config: LaunchConfig | None = None) -> ChecksumFill:
     """The kept pass of this output and buffer, made at its first use."""
     config = config or pass_config(out)
-    key = tuple((t.data_ptr(), tuple(t.shape), tuple(t.stride()), t.dtype) for t in (out, *(() if fill is None else (fill,)))) \
-        + (fill is None, config, torch.cuda.current_stream(out.device).cuda_stream if out.device.type == "cuda" else None)
+    key = (tuple((t.data_ptr(), tuple(t.shape), tuple(t.stride()), t.dtype)
+                 for t in (out, *(() if fill is None else (fill,))))
+           + (fill is None, config,
+              torch.cuda.current_stream(out.device).cuda_stream if out.device.type == "cuda" else None))
     return RUNTIME.kept(RUNTIME.repeats, key, lambda: ChecksumFill(out, fill, config), _KEPT)

@@ -107,7 +107,8 @@ def lint_kernel(module: AsmModule, kernel: Kernel, options: Options = Options(),
     for choices, traces in _scenarios(kernel, geometry, options, deadline):
         if choices is None:
             unexplored = traces
-            stopped = f"the time limit ({options.time_limit:g} s)" if time.monotonic() > deadline else str(options.max_scenarios)
+            stopped = (f"the time limit ({options.time_limit:g} s)" if time.monotonic() > deadline
+                       else str(options.max_scenarios))
             notes.append(f"{kernel.name}: {traces} branch scenario(s) left unexplored after {stopped}")
             break
         scenario = _scenario_text(choices)
@@ -131,7 +132,8 @@ def lint_kernel(module: AsmModule, kernel: Kernel, options: Options = Options(),
     finished = time.monotonic() <= deadline
     if not finished:
         findings.append(Finding(severity="unchecked", kind="unfinished", kernel=kernel.name, line=0, instruction="",
-                                why=f"the time limit ({options.time_limit:g} s) stopped the path engine on {kernel.name}"
+                                why=f"the time limit ({options.time_limit:g} s) stopped the path engine on "
+                                f"{kernel.name}"
                                 f"{f' with {unexplored} branch scenario(s) left' if unexplored else ''}: "
                                 "what it did not reach was not checked"))
     elif unexplored:
@@ -161,7 +163,8 @@ def _kind(hazard: phase_states.Hazard) -> str:
     return (_DS_KINDS if hazard.how.startswith("ds-") else _KINDS)[hazard.severity]
 
 
-def lint_kernel_dataflow(module: AsmModule, kernel: Kernel, options: Options, deadline: float) -> tuple[list[Finding], list[str], bool]:
+def lint_kernel_dataflow(module: AsmModule, kernel: Kernel, options: Options,
+                         deadline: float) -> tuple[list[Finding], list[str], bool]:
     """The dataflow engine: findings of one kernel, its unmodelled instructions, whether it finished."""
     geometry = geometry_of(module, kernel, options)
     outcome = dataflow.analyse(kernel, geometry, target_of(module.arch), deadline)
@@ -172,7 +175,8 @@ def lint_kernel_dataflow(module: AsmModule, kernel: Kernel, options: Options, de
     findings = [_dataflow_finding(kernel, items) for items in grouped.values()]
     for item in outcome.unchecked.values():
         inst = code[item.site]
-        findings.append(Finding(severity="unchecked", kind="unresolved-address" if "not known" in item.why else "not-followed",
+        findings.append(Finding(severity="unchecked",
+                                kind="unresolved-address" if "not known" in item.why else "not-followed",
                                 kernel=kernel.name, line=inst.line, instruction=inst.text,
                                 reader_waves=sorted(item.waves),
                                 why=item.why + _incomplete_hint(outcome) + _merged_hint(sorted(item.merged))))
@@ -297,8 +301,8 @@ def _why(kernel: Kernel, h: phase_states.Hazard) -> str:
         elif h.how == "visible-offset":
             text += (f" Wave {w} retires the load before its next barrier, which pairs with a later barrier of wave "
                      f"{v}'s (the waves run a barrier phase apart), but it issued the load in the barrier phase that "
-                     f"ended at this rendezvous: the offset adds no elapsed time, and the read is as unordered as one behind a "
-                     f"barrier with no wait.")
+                     f"ended at this rendezvous: the offset adds no elapsed time, and the read is as unordered as one "
+                     f"behind a barrier with no wait.")
         return text
     if h.how == "after-end":
         return (f"Wave {w} issues the load at line {load} after its last barrier and ends without waiting for it; wave "
@@ -355,12 +359,14 @@ def _finding(kernel: Kernel, items: list[tuple[Hazard, str]]) -> Finding:
         reader_waves=sorted(readers),
         loads=sorted(loads.values(), key=lambda r: r.line),
         instances=len(items),
-        why=first.why + (f" ({own} of the instances are a wave reading its own load.)" if own and first.reader != first.writer else ""),
+        why=first.why + (f" ({own} of the instances are a wave reading its own load.)"
+                         if own and first.reader != first.writer else ""),
         scenario=scenario,
     )
 
 
-def lint_text(text: str, path: str = "<text>", options: Options = Options(), kernels: list[str] | None = None) -> LintReport:
+def lint_text(text: str, path: str = "<text>", options: Options = Options(),
+              kernels: list[str] | None = None) -> LintReport:
     """Lint every kernel (or the named ones) in an assembly text."""
     module = parse(text, path)
     report = LintReport(path=path)

@@ -86,7 +86,9 @@ def uses_and_defs(inst: Instruction) -> tuple[int, int, int]:
         uses |= _VCC
     elif name.startswith(_IMPLICIT_VCC):
         uses |= _VCC
-    if name.startswith(("s_cmp", "s_bitcmp")) or (name.startswith("s_") and not name.startswith(("s_mov", "s_cselect", "s_cmov", "s_load", "s_waitcnt", "s_barrier", "s_nop", "s_cbranch", "s_branch"))):
+    if (name.startswith(("s_cmp", "s_bitcmp"))
+            or (name.startswith("s_") and not name.startswith(("s_mov", "s_cselect", "s_cmov", "s_load", "s_waitcnt",
+                                                               "s_barrier", "s_nop", "s_cbranch", "s_branch")))):
         defs |= 1 << SCC
     return uses, defs, seeds
 
@@ -98,7 +100,8 @@ def live_in(kernel: Kernel) -> list[int]:
     successors: list[tuple[int, ...]] = []
     for i, inst in enumerate(code):
         name = inst.mnemonic
-        target = kernel.labels.get(inst.operands[0]) if inst.operands and name.startswith(("s_branch", "s_cbranch")) else None
+        target = (kernel.labels.get(inst.operands[0]) if inst.operands and name.startswith(("s_branch", "s_cbranch"))
+                  else None)
         if name == "s_endpgm" or name.startswith(("s_setpc", "s_swappc")):
             successors.append(())
         elif name == "s_branch":

@@ -4,9 +4,8 @@ Revision ID: 0001
 Revises: (none)
 Create Date: 2026-11-29 18:19:05.595652
 """
-from alembic import op
 import sqlalchemy as sa
-
+from alembic import op
 
 revision = '0001'
 down_revision = None

@@ -8,9 +8,8 @@ On SQLite the column types stay as they are: INTEGER already holds 64 bits and V
 length (the schema says so with a SQLite variant), so no SQLite table is copied; only result.uid
 is added there.
 """
-from alembic import op
 import sqlalchemy as sa
-
+from alembic import op
 
 revision = '0006'
 down_revision = '0005'

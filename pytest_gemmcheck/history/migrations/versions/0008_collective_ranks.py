@@ -11,7 +11,6 @@ they did: no table is copied on PostgreSQL, and on SQLite only the columns are a
 import sqlalchemy as sa
 from alembic import op
 
-
 revision = '0008'
 down_revision = '0007'
 branch_labels = None
