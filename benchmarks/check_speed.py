@@ -59,10 +59,12 @@ if not ON_GPU:
 from gemmcheck_dev import cuda_timing  # noqa: E402
 from gemmcheck_dev.results import print_header  # noqa: E402
 from pytest_gemmcheck.case import identity  # noqa: E402
-from pytest_gemmcheck.checking import rule, checksum as checksums, torch_backend as check  # noqa: E402
+from pytest_gemmcheck.checking import checksum as checksums  # noqa: E402
+from pytest_gemmcheck.checking import rule  # noqa: E402
+from pytest_gemmcheck.checking import torch_backend as check  # noqa: E402
 from pytest_gemmcheck.checking.triton import fused_check  # noqa: E402
-from pytest_gemmcheck.checking.triton.plan import main_plan  # noqa: E402
 from pytest_gemmcheck.checking.triton.output_check import OutputCheck  # noqa: E402
+from pytest_gemmcheck.checking.triton.plan import main_plan  # noqa: E402
 from pytest_gemmcheck.checking.triton.runtime import RUNTIME  # noqa: E402
 
 DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}

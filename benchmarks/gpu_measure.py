@@ -69,11 +69,11 @@ def run_case(kernel: str, m: int, n: int, k: int, quant: str, make_launch, *, re
              params: dict | None = None, tile: str | None = None, fp8: str = "e4m3fn", caches=None) -> dict:
     """One case through the plugin's own case.run, under a background load: what the
     gemmcheck fixture does, without pytest. Returns the numbers of its result."""
-    from pytest_gemmcheck.environment import stress
-    from pytest_gemmcheck.case.case import Case, CaseContext
-    from pytest_gemmcheck.errors import GemmcheckFailure
-    from pytest_gemmcheck.config.table import Settings
     from pytest_gemmcheck.case.cache import LruCache
+    from pytest_gemmcheck.case.case import Case, CaseContext
+    from pytest_gemmcheck.config.table import Settings
+    from pytest_gemmcheck.environment import stress
+    from pytest_gemmcheck.errors import GemmcheckFailure
 
     caches = caches or (LruCache(), LruCache())
     results = []
@@ -138,8 +138,8 @@ def part_environment(args) -> dict:
 def part_digests(args) -> dict:
     """Inputs.digest() of case.inputs() on the CPU and on the GPU, every mode and flavour."""
     from pytest_gemmcheck.case.case import Case, CaseContext
-    from pytest_gemmcheck.config.table import Settings
     from pytest_gemmcheck.case.quant import quant_mode, quant_mode_names
+    from pytest_gemmcheck.config.table import Settings
 
     device = _device()
     rows, mismatches = [], 0

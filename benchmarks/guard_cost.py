@@ -21,11 +21,11 @@ import torch
 
 from gemmcheck_dev.results import print_header
 from pytest_gemmcheck.case.case import Case, CaseContext
-from pytest_gemmcheck.launch.guards import ROW_WIDTH, GuardedBuffer, InputGuard, LaunchWatch
 from pytest_gemmcheck.checking.backends import select_checker
 from pytest_gemmcheck.checking.graphs import GraphAtSecondUse
 from pytest_gemmcheck.checking.torch_backend import row_max
 from pytest_gemmcheck.config.table import Settings
+from pytest_gemmcheck.launch.guards import ROW_WIDTH, GuardedBuffer, InputGuard, LaunchWatch
 
 
 def main(argv=None) -> int:

@@ -319,10 +319,11 @@ def device_ms(fn, repeat=BREAKDOWN_LAUNCHES) -> float:
 
 def breakdown_shape(name, quant, m, n, k, kernel_of) -> None:
     from pytest_gemmcheck.case.case import Case, CaseContext
-    from pytest_gemmcheck.launch.guards import ROW_WIDTH, GuardedBuffer, InputGuard, LaunchWatch
-    from pytest_gemmcheck.checking import rule, torch_backend as check
+    from pytest_gemmcheck.checking import rule
+    from pytest_gemmcheck.checking import torch_backend as check
     from pytest_gemmcheck.checking.backends import select_checker
     from pytest_gemmcheck.config.table import Settings
+    from pytest_gemmcheck.launch.guards import ROW_WIDTH, GuardedBuffer, InputGuard, LaunchWatch
 
     case = Case(CaseContext(Settings(repeat=BREAKDOWN_LAUNCHES)), name, m=m, n=n, k=k, quant=quant)
     x = case.inputs()
@@ -407,7 +408,8 @@ def host_view(args) -> int:
     are what the harness adds on top of the GPU's own work, and what two workers on two GPUs
     cannot overlap if the host is the bottleneck."""
     from pytest_gemmcheck.case.case import Case, CaseContext
-    from pytest_gemmcheck.checking import rule, torch_backend as check
+    from pytest_gemmcheck.checking import rule
+    from pytest_gemmcheck.checking import torch_backend as check
     from pytest_gemmcheck.checking.graphs import capture
     from pytest_gemmcheck.checking.triton import fused_check
     from pytest_gemmcheck.checking.triton.facts import reference_facts
@@ -694,8 +696,9 @@ def wrap(owner, name, label, spent, calls) -> None:
 
 def wrap_loop_steps(spent, calls) -> None:
     """Each named step of the launch loop, timed per call (the steps nest)."""
-    from pytest_gemmcheck.launch import batch_work, guards, loop as launch_loop
     from pytest_gemmcheck.checking import consensus
+    from pytest_gemmcheck.launch import batch_work, guards
+    from pytest_gemmcheck.launch import loop as launch_loop
 
     for name in LOOP_STEPS:
         wrap(launch_loop.LaunchLoop, name, None, spent, calls)
@@ -711,11 +714,13 @@ def wrap_loop_steps(spent, calls) -> None:
 
 def wrap_once_per_run(spent, calls) -> None:
     """What a run does once: the loop's making, its start and end, the judging and the record."""
-    from pytest_gemmcheck.case import case as case_module, reference
-    from pytest_gemmcheck.launch import in_flight, loop as launch_loop
+    from pytest_gemmcheck.case import case as case_module
+    from pytest_gemmcheck.case import reference
+    from pytest_gemmcheck.environment import contention
+    from pytest_gemmcheck.launch import in_flight
+    from pytest_gemmcheck.launch import loop as launch_loop
     from pytest_gemmcheck.launch.guards import InputGuard, LaunchWatch
     from pytest_gemmcheck.launch.launch_numbers import LaunchNumbers
-    from pytest_gemmcheck.environment import contention
 
     once = [(launch_loop.LaunchLoop, "__init__", "LaunchLoop()"), (case_module.Case, "judged_reference", None),
             (InputGuard, "__init__", "InputGuard()"), (LaunchWatch, "__init__", "LaunchWatch()"),

@@ -161,7 +161,8 @@ def one_kernel(name: str, arch: str, args, work: Path) -> list[dict]:
     return rows
 
 
-HEADER = f"{'kernel':<30} {'arch':<7} {'lines':>6} {'seconds':>8} {'peak MB':>8} {'err/lat/warn/unch':>18} {'exit':>5}  status"
+HEADER = (f"{'kernel':<30} {'arch':<7} {'lines':>6} {'seconds':>8} {'peak MB':>8} {'err/lat/warn/unch':>18} "
+          f"{'exit':>5}  status")
 
 
 def print_row(row: dict) -> None:
@@ -188,11 +189,14 @@ def print_row(row: dict) -> None:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("path", help="a FlyDSL source checkout (the directory holding kernels/)")
-    parser.add_argument("--arch", action="append", default=None, help="target arch (repeatable; default gfx950 and gfx942)")
+    parser.add_argument("--arch", action="append", default=None,
+                        help="target arch (repeatable; default gfx950 and gfx942)")
     parser.add_argument("--kernel", action="append", default=None, help="only this builder (repeatable)")
-    parser.add_argument("--keep-asm", default=None, metavar="DIR", help="write each compiled kernel as DIR/<arch>/<name>.s")
+    parser.add_argument("--keep-asm", default=None, metavar="DIR",
+                        help="write each compiled kernel as DIR/<arch>/<name>.s")
     parser.add_argument("--json", default=None, metavar="FILE", help="also write the rows as JSON")
-    parser.add_argument("--timeout", type=float, default=300.0, help="seconds before a lint child is killed (default 300)")
+    parser.add_argument("--timeout", type=float, default=300.0,
+                        help="seconds before a lint child is killed (default 300)")
     parser.add_argument("--time-limit", type=float, default=120.0, help="the lint's own --time-limit (default 120)")
     parser.add_argument("--compile-timeout", type=float, default=600.0, help="seconds for one compile (default 600)")
     parser.add_argument("--device-libs", default=None, metavar="DIR",
@@ -207,7 +211,8 @@ def main(argv=None) -> int:
         parser.error(f"{args.path} holds no kernels/ directory")
     args.arch = args.arch or ["gfx950", "gfx942"]
     print(f"# python -m benchmarks.lint_flydsl {' '.join(argv if argv is not None else sys.argv[1:])}")
-    print(f"# lint: each kernel in its own child process, --time-limit {args.time_limit:g}, killed after {args.timeout:g} s;"
+    print(f"# lint: each kernel in its own child process, --time-limit {args.time_limit:g}, "
+          f"killed after {args.timeout:g} s;"
           " seconds = the child's wall time (interpreter start included), peak MB = its maximum RSS")
     print(HEADER, flush=True)
     rows = run(args)

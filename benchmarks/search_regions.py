@@ -46,8 +46,8 @@ def main(argv=None) -> int:
                     first = (index, elapsed)
                     break
             where = f"#{first[0]:<3} {first[1]:>6.2f}" if first else f"{'-':>4} {'-':>6}"
-            print(f"{name:<30} {seed:>4} {where:>16} {len(found.probes):>7} {found.launch_count:>8} {found.seconds:>6.2f}  "
-                  f"{found.case_line() or 'none'}")
+            print(f"{name:<30} {seed:>4} {where:>16} {len(found.probes):>7} {found.launch_count:>8} "
+                  f"{found.seconds:>6.2f}  {found.case_line() or 'none'}")
     return 0
 
 

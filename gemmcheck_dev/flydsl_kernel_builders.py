@@ -245,7 +245,8 @@ def _moe(stage, tokens=128, tile_m=64, tile_n=64, tile_k=128, in_dtype="fp8"):
                                      out_dtype="bf16", in_dtype=in_dtype)
         out = torch.zeros(tokens * s["topk"] * s["inter_dim"], dtype=torch.bfloat16)
         x, w = _zeros(tokens * s["model_dim"]), _zeros(s["experts"] * 2 * s["inter_dim"] * s["model_dim"])
-        scale_x, scale_w = torch.ones(tokens, dtype=torch.float32), torch.ones(s["experts"] * 2 * s["inter_dim"], dtype=torch.float32)
+        scale_x, scale_w = (torch.ones(tokens, dtype=torch.float32),
+                            torch.ones(s["experts"] * 2 * s["inter_dim"], dtype=torch.float32))
         n, k = s["inter_dim"], s["model_dim"]
     else:
         from kernels.moe.moe_gemm_2stage.gemm2 import compile_moe_gemm2
@@ -342,9 +343,11 @@ BUILDERS = {
     "layernorm": (layernorm, ARCHS, "bf16, M=64 N=8192"),
     "rmsnorm": (rmsnorm, ARCHS, "bf16, M=64 N=8192"),
     "softmax": (softmax, ARCHS, "bf16, M=64 N=8192"),
-    "moe_gemm1": (moe_gemm1, ARCHS, "2-stage MoE gate-up, fp8, model 256 inter 128, 4 experts top-2, 128 tokens, 64x64x128"),
+    "moe_gemm1": (moe_gemm1, ARCHS,
+                  "2-stage MoE gate-up, fp8, model 256 inter 128, 4 experts top-2, 128 tokens, 64x64x128"),
     "moe_gemm2": (moe_gemm2, ARCHS, "2-stage MoE down, fp8, same shape, accumulate"),
-    "pa_decode_tile": (pa_decode_tile, ARCHS, "paged-attention decode, bf16 query, fp8 KV, D=128, 8 KV heads x 8, block 16"),
+    "pa_decode_tile": (pa_decode_tile, ARCHS,
+                       "paged-attention decode, bf16 query, fp8 KV, D=128, 8 KV heads x 8, block 16"),
     "mla_decode_fp8": (mla_decode_fp8, ARCHS, "MLA decode, fp8 Q/KV, 16 heads, D=576/512, 256 work slots"),
     "conv3d_implicit": (conv3d_implicit, ARCHS, "bf16 implicit GEMM, 1x32x8x16x16, 64 filters 3x3x3, pad 1"),
 }

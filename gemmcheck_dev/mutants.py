@@ -129,7 +129,8 @@ class Queue:
         def shift(ps):
             return frozenset(min(p + 1, cap - 1) for p in ps) if ordered else ps
 
-        return Queue(min(self.length + 1, cap), shift(self.marked) | ({0} if marked else frozenset()), shift(self.freed))
+        return Queue(min(self.length + 1, cap), shift(self.marked) | ({0} if marked else frozenset()),
+                     shift(self.freed))
 
     def retired(self, n: int) -> tuple[frozenset, frozenset]:
         """What ``wait(n)`` keeps of (marked, freed)."""
@@ -249,9 +250,11 @@ def analyse(prog: Program, edit: tuple[int, str, int | None] | None = None) -> t
         if edit is not None:
             c = _code(line)
             op = _mnemonic(c)
-            if state.vm.freed and (is_ds_read(op) or op == "s_barrier" or op.startswith("s_endpgm") or not prog.successors[k]):
+            if state.vm.freed and (is_ds_read(op) or op == "s_barrier" or op.startswith("s_endpgm")
+                                   or not prog.successors[k]):
                 observed.add(k)
-            if state.lgkm.freed and (is_dma(c) or op == "s_barrier" or op.startswith("s_endpgm") or not prog.successors[k]):
+            if state.lgkm.freed and (is_dma(c) or op == "s_barrier" or op.startswith("s_endpgm")
+                                     or not prog.successors[k]):
                 observed.add(k)
         state = _mutated(line, state, edit[1], edit[2]) if edit is not None and k == edit[0] else transfer(line, state)
         for s in prog.successors[k]:
@@ -356,7 +359,8 @@ def mutants(text: str) -> tuple[list[Mutant], Program]:
                     found.append(Mutant(number + 1, c, kind, replacement, effect, why))
         elif _mnemonic(c) == "s_barrier" and reads_after.get(k):
             if prog.indirect or state.dma_issued or state.ds_written:
-                effect, why = "in scope", "LDS reads follow it and an LDS-DMA load or a DS write may be issued before it"
+                effect, why = "in scope", ("LDS reads follow it and an LDS-DMA load or a DS write may be issued "
+                                           "before it")
             else:
                 effect, why = "out of scope", "no LDS-DMA load and no DS write is issued before it on any path"
             found.append(Mutant(number + 1, c, "delete s_barrier", None, effect, why))
@@ -455,7 +459,8 @@ def run_mutants(text: str, path: str = "<text>", *, time_limit: float = 30.0, or
             m.outcome = "unchecked"
         else:
             m.outcome = "missed"
-        if oracle and m.effect == "in scope" and m.outcome != "caught" and m.kind.startswith(("delete vmcnt", "vmcnt", "delete s_barrier")):
+        if (oracle and m.effect == "in scope" and m.outcome != "caught"
+                and m.kind.startswith(("delete vmcnt", "vmcnt", "delete s_barrier"))):
             paths = lint_text("\n".join(m.apply(lines)) + "\n", path, Options(engine="paths", time_limit=time_limit))
             if paths_base is None:  # the original by the path engine, once
                 paths_base = lint_text(text, path, Options(engine="paths", time_limit=time_limit))
@@ -491,8 +496,10 @@ def format_result(result: dict, verbose: bool = True) -> str:
            f"{len(result['mutants'])} of {result['all']} mutants linted"]
     for key in sorted(s["table"]):
         row = s["table"][key]
-        out.append(f"  {key:<28} " + ", ".join(f"{k} {row[k]}" for k in ("caught", "latent", "warned", "unchecked", "missed") if k in row))
-    score = "n/a (no in-scope vmcnt/barrier mutant)" if s["score"] is None else f"{s['caught']}/{s['in_scope']} = {s['score']:.1%}"
+        out.append(f"  {key:<28} " + ", ".join(
+            f"{k} {row[k]}" for k in ("caught", "latent", "warned", "unchecked", "missed") if k in row))
+    score = ("n/a (no in-scope vmcnt/barrier mutant)" if s["score"] is None
+             else f"{s['caught']}/{s['in_scope']} = {s['score']:.1%}")
     out.append(f"  mutation score (in-scope vmcnt and barrier mutants caught as errors): {score}")
     if s["caught_or_latent"] > s["caught"]:
         out.append(f"  with --fail-on-latent (errors or latent findings): {s['caught_or_latent']}/{s['in_scope']} = "
@@ -512,11 +519,14 @@ def format_result(result: dict, verbose: bool = True) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.lint_mutants",
-                                     description="Mutation testing of the LDS-race lint: weaken each wait and barrier, lint each mutant.")
+                                     description="Mutation testing of the LDS-race lint: weaken each wait and barrier, "
+                                                 "lint each mutant.")
     parser.add_argument("files", nargs="+")
     parser.add_argument("--json", default=None, help="write every mutant and its outcome as JSON")
-    parser.add_argument("--oracle", action="store_true", help="lint in-scope mutants the lint misses with the path engine too")
-    parser.add_argument("--time-limit", type=float, default=30.0, help="the lint's time limit per mutant (default 30 s)")
+    parser.add_argument("--oracle", action="store_true",
+                        help="lint in-scope mutants the lint misses with the path engine too")
+    parser.add_argument("--time-limit", type=float, default=30.0,
+                        help="the lint's time limit per mutant (default 30 s)")
     parser.add_argument("--in-scope-only", action="store_true", help="lint only in-scope mutants")
     parser.add_argument("--ordering-only", action="store_true",
                         help="lint only vmcnt and barrier mutants (those the mutation score counts)")
