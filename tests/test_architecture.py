@@ -122,7 +122,8 @@ def _imported_by(code: str, *, whole_names: bool = False) -> set[str]:
 def test_the_command_line_starts_light(argv):
     """gemmcheck --version and --help (of any command) import no pytest, torch, SQLAlchemy,
     Alembic, Triton or numpy."""
-    code = f"import sys; sys.argv = ['gemmcheck', *{argv!r}]\nfrom pytest_gemmcheck.cli import main\ntry:\n    main()\nexcept SystemExit:\n    pass"
+    code = (f"import sys; sys.argv = ['gemmcheck', *{argv!r}]\nfrom pytest_gemmcheck.cli import main\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass")
     heavy = _imported_by(code) & {"pytest", "_pytest", "torch", "sqlalchemy", "alembic", "triton", "numpy"}
     assert heavy == set()
 

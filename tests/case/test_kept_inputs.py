@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 import torch
-
 from kernels import bf16_matmul, tiled_gemm
+
 from pytest_gemmcheck.case.case import Case, CaseContext
 from pytest_gemmcheck.case.kept_inputs import KeptInputs, input_checksums
 from pytest_gemmcheck.case.quant import fp8_flavour, quant_mode

@@ -4,10 +4,17 @@ as DESIGN.md's quant table says; shapes a mode cannot represent refused clearly.
 import pytest
 import torch
 
-from pytest_gemmcheck.errors import CaseError
-from pytest_gemmcheck.case.quant import (BLOCK_K, QuantMode, e8m0_to_float, fp8_flavour, quant_mode,
-                                    quant_mode_names, register_quant_mode)
+from pytest_gemmcheck.case.quant import (
+    BLOCK_K,
+    QuantMode,
+    e8m0_to_float,
+    fp8_flavour,
+    quant_mode,
+    quant_mode_names,
+    register_quant_mode,
+)
 from pytest_gemmcheck.case.reference import compute_reference
+from pytest_gemmcheck.errors import CaseError
 
 # sha256 of the bytes of (a, b, a_scale, b_scale) for 96x160x256, seed 1234. These pin the
 # generator: a change here changes every stored case's inputs, so it must be deliberate.

@@ -112,6 +112,7 @@ def test_without_a_sanitizer_each_tool_is_skipped_with_the_reason(pytester, monk
     out = pytester.path / "results.json"
     outcome = pytester.runpytest_subprocess("--gemmcheck-no-record", f"--gemmcheck-json={out}",
                                             "--gemmcheck-sanitize=racecheck,initcheck", "--gemmcheck-repeat=2")
+    outcome.assert_outcomes(passed=1)
     for result in json.loads(out.read_text())["results"]:
         assert [(run["tool"], run["status"]) for run in result["sanitize"]] == [("racecheck", "skipped"),
                                                                                ("initcheck", "skipped")]

@@ -4,11 +4,12 @@ two K orders, over 20+ shapes per mode including non-tile multiples and K up to 
 
 import pytest
 import torch
+from kernels import tiled_gemm
 
 from gemmcheck_dev.correct_kernel_sweep import IMPLEMENTATIONS, MODES, SHAPES
-from kernels import tiled_gemm
-from pytest_gemmcheck.checking import rule, torch_backend as check
 from pytest_gemmcheck.case.case import Case, CaseContext
+from pytest_gemmcheck.checking import rule
+from pytest_gemmcheck.checking import torch_backend as check
 from pytest_gemmcheck.config.table import Settings
 
 

@@ -5,9 +5,9 @@ statistics alone, in memory: tests/judging/test_explanation.py."""
 
 import json
 
-from pytest_gemmcheck.records.result import CaseResult, LaunchRecord
-from pytest_gemmcheck.environment.stack import fingerprint
 from pytest_gemmcheck.cli import main as gemmcheck
+from pytest_gemmcheck.environment.stack import fingerprint
+from pytest_gemmcheck.records.result import CaseResult, LaunchRecord
 
 KEY = "ca5e0000000000000000000000000001"
 

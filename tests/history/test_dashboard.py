@@ -49,14 +49,16 @@ def run(capsys, *args) -> tuple[int, str, str]:
 
 
 def test_compare_gives_the_pr_table_in_markdown(ab_history, capsys):
-    status, out, _ = run(capsys, "compare", "--db", ab_history, "--side", "main", "--side", "pr-7", "--format", "markdown")
+    status, out, _ = run(capsys, "compare", "--db", ab_history, "--side", "main", "--side", "pr-7",
+                         "--format", "markdown")
     assert status == 0, out
     lines = out.splitlines()
     assert lines[0] == "| kernel | quant | shape | tile | params | main | pr-7 | pr-7 vs main |"
     rows = [line for line in lines if line.startswith("| tail_gemm")]
     assert len(rows) == 3
     for row in rows:
-        assert re.search(r"\| fails 12/12 \(worst \d{3} wrong\) \| passes 0/12 \| fixed \(p = \d\.\de-0\d\) \|", row), row
+        assert re.search(r"\| fails 12/12 \(worst \d{3} wrong\) \| passes 0/12 "
+                         r"\| fixed \(p = \d\.\de-0\d\) \|", row), row
     assert "fuse=False" in rows[0]
     assert any(line.startswith("p: one-sided Fisher exact test") for line in lines)
 
@@ -86,9 +88,9 @@ def test_compare_timing_leaves_out_results_not_known_to_be_uncontended(ab_histor
 def test_compare_timing_of_quiet_runs(tmp_path, capsys):
     """Times from uncontended results only: the min over runs, the change in %, and ± where the
     spread of a side is wider than the change."""
-    from pytest_gemmcheck.records.result import CaseResult, LaunchRecord
     from pytest_gemmcheck.history.engine import open_database, resolve_url
     from pytest_gemmcheck.history.store import HistoryStore, RunInfo
+    from pytest_gemmcheck.records.result import CaseResult, LaunchRecord
 
     url = resolve_url(str(tmp_path / "t.db"), tmp_path)
     store = HistoryStore(open_database(url, auto_upgrade=True))
@@ -129,7 +131,8 @@ def test_history_formats_interval_and_db_after_the_command(ab_history, capsys):
     assert "15/36" in row and "26–59%" in row and "pass" in row and "█▃▁" in row  # 12/12, 3/12, then 0/12
     assert "mixed checks" not in out  # no case mixes them: the note does not speak of them
     status, out, _ = run(capsys, "--db", ab_history, "history", "--format", "csv")
-    assert status == 0 and out.splitlines()[0].startswith("key,kernel,quant,m,n,k,shape,tile,out_dtype,fp8,params,runs,")
+    assert status == 0 and out.splitlines()[0].startswith(
+        "key,kernel,quant,m,n,k,shape,tile,out_dtype,fp8,params,runs,")
     assert len(out.splitlines()) == 4
     status, out, _ = run(capsys, "history", "--db", ab_history, "--json", "--shape", "*x64x*")
     records = json.loads(out)
@@ -207,7 +210,8 @@ def test_a_glob_filter_matches_names_with_sql_wildcards_literally(pytester, exam
             case.run(lambda out: bf16_matmul(x, out))
     """))
     db = tmp_path / "names.db"
-    pytester.runpytest("-p", "no:cacheprovider", f"--gemmcheck-db={db}", "--gemmcheck-repeat=2").assert_outcomes(passed=3)
+    pytester.runpytest("-p", "no:cacheprovider", f"--gemmcheck-db={db}",
+                       "--gemmcheck-repeat=2").assert_outcomes(passed=3)
     for pattern, expected in (("a_b%c", ["a_b%c"]), ("a?b?c", ["aXbYc", "a_b%c"]), ("a*", ["aXbYc", "a_b%c", "ab"])):
         status, out, _ = run(capsys, "history", "--db", db, "--kernel", pattern, "--json")
         assert sorted(r["kernel"] for r in json.loads(out)) == sorted(expected), pattern
@@ -246,7 +250,8 @@ def test_coverage_shows_cells_and_the_gaps_next_to_what_ran(pytester, examples_d
     shutil.copy(examples_dir / "cpu" / "kernels.py", pytester.path / "kernels.py")
     pytester.makepyfile(test_cover=COVERAGE_SUITE)
     db = tmp_path / "cover.db"
-    pytester.runpytest("-p", "no:cacheprovider", f"--gemmcheck-db={db}", "--gemmcheck-repeat=2").assert_outcomes(passed=4)
+    pytester.runpytest("-p", "no:cacheprovider", f"--gemmcheck-db={db}",
+                       "--gemmcheck-repeat=2").assert_outcomes(passed=4)
     status, out, _ = run(capsys, "coverage", "--db", db, "--format", "json")
     assert status == 0
     report = json.loads(out)
@@ -263,12 +268,13 @@ def test_coverage_shows_cells_and_the_gaps_next_to_what_ran(pytester, examples_d
 
 
 def test_goldens_export_says_what_it_left_out(ab_history, tmp_path, capsys):
-    status, out, _ = run(capsys, "goldens", "export", "--db", ab_history, "--dir", tmp_path / "goldens", "--tag", "main")
+    status, out, _ = run(capsys, "goldens", "export", "--db", ab_history, "--dir", tmp_path / "goldens",
+                         "--tag", "main")
     assert status == 0
     assert "left out 3 cases:" in out and "every recorded result was a regression; --include-bad" in out
     assert not (tmp_path / "goldens").exists()
-    status, out, _ = run(capsys, "goldens", "export", "--db", ab_history, "--dir", tmp_path / "goldens", "--tag", "main",
-                         "--include-bad")
+    status, out, _ = run(capsys, "goldens", "export", "--db", ab_history, "--dir", tmp_path / "goldens",
+                         "--tag", "main", "--include-bad")
     assert status == 0 and "wrote" in out and "left out" not in out
     golden = json.loads((tmp_path / "goldens" / "tail_gemm.json").read_text())
     assert len(golden["cases"]) == 3
@@ -425,7 +431,8 @@ def test_goldens_export_keeps_a_reviewers_note_and_says_when_its_evidence_change
     status, out, _ = run(capsys, "goldens", "export", "--db", ab_history, "--dir", goldens, "--tag", "pr-7")
     assert status == 0
     assert "kept the reviewer's note of 1 entry whose evidence changed; read each again:" in out
-    assert '[arch:cpu]: "known-bad on purpose: the tail tile, tracked in the kernel\'s own tests" (was 12/12, now 0/12)' in out
+    assert ('[arch:cpu]: "known-bad on purpose: the tail tile, tracked in the kernel\'s own tests" '
+            '(was 12/12, now 0/12)') in out
     notes = {entry["key"]: entry["note"] for entry in json.loads(path.read_text())["cases"]}
     assert notes[reviewed["key"]] == reviewed["note"]
     # the notes the export wrote itself are its own to replace

@@ -129,7 +129,8 @@ def test_a_session_killed_mid_run_leaves_a_consistent_database_marked_interrupte
         assert connection.execute(text("SELECT status FROM run")).scalar() == "running"
         # every result written before the kill is whole: 8 cases, 4 launches each
         per_result = connection.execute(text(
-            "SELECT r.launches, count(l.id) FROM result r LEFT JOIN launch l ON l.result_id = r.id GROUP BY r.id")).all()
+            "SELECT r.launches, count(l.id) FROM result r LEFT JOIN launch l ON l.result_id = r.id "
+            "GROUP BY r.id")).all()
     assert len(per_result) == 8 and all(declared == stored == 4 for declared, stored in per_result)
     # the next look at the history sees the dead process and marks its run interrupted
     assert gemmcheck_cli(["--db", str(db), "runs"]) == 0
@@ -271,10 +272,10 @@ def test_a_database_failing_mid_session_loses_no_results(tmp_path):
 def test_migrations_match_the_schema(db_url):
     from alembic.autogenerate import compare_metadata
     from alembic.migration import MigrationContext
+    from sqlalchemy.engine import make_url
 
     from pytest_gemmcheck.history.engine import create, upgrade
     from pytest_gemmcheck.history.schema import metadata
-    from sqlalchemy.engine import make_url
 
     engine = create(make_url(db_url))
     upgrade(engine, engine.url)

@@ -12,8 +12,17 @@ from pytest_gemmcheck.judging.baseline import Baseline, Evidence
 from pytest_gemmcheck.judging.conclude import conclude
 from pytest_gemmcheck.judging.verdict import KNOWN_BAD, PASS, REGRESSION, judge, unmet_requirements
 from pytest_gemmcheck.records.result import CaseResult, LaunchRecord
-from pytest_gemmcheck.records.sanitize import (ERROR, RACE_HAZARD, RAN, SKIPPED, TIMED_OUT, WARNING, Access,
-                                               SanitizerFinding, SanitizedLaunch)
+from pytest_gemmcheck.records.sanitize import (
+    ERROR,
+    RACE_HAZARD,
+    RAN,
+    SKIPPED,
+    TIMED_OUT,
+    WARNING,
+    Access,
+    SanitizedLaunch,
+    SanitizerFinding,
+)
 
 FINDING = SanitizerFinding(
     tool="racecheck", kind=RACE_HAZARD, severity=ERROR, text="Potential RAW hazard detected", kernel="tail_gemm",
@@ -64,7 +73,8 @@ def test_a_hazard_fails_whatever_the_baseline_accepts():
 def test_warnings_are_reported_never_failed():
     verdict = judge(result_with([WARNING_RUN]))
     assert verdict.kind == PASS
-    assert any(line.startswith("compute-sanitizer racecheck: 1 WAR hazard (cp.async synchronization, warning severity)") and
+    assert any(line.startswith("compute-sanitizer racecheck: 1 WAR hazard (cp.async synchronization, "
+                               "warning severity)") and
                line.endswith("(warnings are reported, not failed on)") for line in verdict.lines), verdict.lines
 
 

@@ -9,10 +9,16 @@ from sqlalchemy import create_engine, text
 
 from pytest_gemmcheck.judging.baseline import CLEAN, Baseline, Evidence
 from pytest_gemmcheck.judging.goldens import GoldenStore
-from pytest_gemmcheck.records.result import CaseResult, LaunchRecord
-from pytest_gemmcheck.judging.stats import (binom_cdf, design_effect, fisher_greater, format_interval, rate_interval,
-                                            rate_upper_bound)
+from pytest_gemmcheck.judging.stats import (
+    binom_cdf,
+    design_effect,
+    fisher_greater,
+    format_interval,
+    rate_interval,
+    rate_upper_bound,
+)
 from pytest_gemmcheck.judging.verdict import IMPROVED, KNOWN_BAD, PASS, REGRESSION, judge
+from pytest_gemmcheck.records.result import CaseResult, LaunchRecord
 
 
 def result_of(processes, *, worst_wrong=50, kinds=("wrong",), arch="sm_90", key="k1", kernel="fused"):
@@ -28,8 +34,8 @@ def result_of(processes, *, worst_wrong=50, kinds=("wrong",), arch="sm_90", key=
                 record.wrong = worst_wrong if "wrong" in kinds else 0
                 record.nonfinite = 7 if "nonfinite" in kinds else 0
             launches.append(record)
-    return CaseResult(key=key, kernel=kernel, m=64, n=64, k=64, quant="ptpc", tile=None, out_dtype="bfloat16", params={},
-                      fp8="e4m3fn", seed=0, device="cuda:0", deterministic=True, rtol=0.05, floor=1.0,
+    return CaseResult(key=key, kernel=kernel, m=64, n=64, k=64, quant="ptpc", tile=None, out_dtype="bfloat16",
+                      params={}, fp8="e4m3fn", seed=0, device="cuda:0", deterministic=True, rtol=0.05, floor=1.0,
                       launches=launches, stack={"gpu_arch": arch, "fingerprint": "f" + arch})
 
 
@@ -106,7 +112,8 @@ def test_binomial_tail_by_the_incomplete_beta_equals_the_direct_sum():
 def test_two_sided_intervals_as_the_dashboard_shows_them():
     assert rate_interval(12, 12) == pytest.approx((0.025 ** (1 / 12), 1.0))  # 74-100%, not "< 100%"
     assert rate_interval(0, 12) == pytest.approx((0.0, 1 - 0.025 ** (1 / 12)))
-    assert [format_interval(*rate_interval(bad, n)) for bad, n in ((12, 12), (0, 12), (0, 900), (11, 12), (1, 100_000))] \
+    assert [format_interval(*rate_interval(bad, n))
+            for bad, n in ((12, 12), (0, 12), (0, 900), (11, 12), (1, 100_000))] \
         == ["74–100%", "0–26%", "0–0.41%", "62–99.8%", "0.000025–0.0056%"]
 
 
@@ -214,7 +221,8 @@ def test_history_0_of_900_then_1_of_12_fails_naming_the_history(suite, monkeypat
     result.stdout.fnmatch_lines([
         "*gemmcheck: fused ptpc 32x32x64: regression",
         "*1 bad launch against a baseline without bad launches (0/900)",
-        "*baseline: 0/900 (rate < 0.33%) launches in 1 process on the CPU, from history: 1 earlier run on cpu (torch *)",
+        "*baseline: 0/900 (rate < 0.33%) launches in 1 process on the CPU, from history: 1 earlier run on cpu "
+        "(torch *)",
         "*test: one-sided Fisher exact, p = 0.0132*",
     ])
     # and the regression does not become the baseline of the next run
@@ -225,9 +233,9 @@ def test_history_0_of_900_then_1_of_12_fails_naming_the_history(suite, monkeypat
 
 def test_an_arch_with_no_history_gets_a_clean_baseline(suite, tmp_path, monkeypatch):
     from pytest_gemmcheck.case.case import Case, CaseContext
+    from pytest_gemmcheck.config.table import Settings
     from pytest_gemmcheck.history.engine import open_database, resolve_url
     from pytest_gemmcheck.history.store import HistoryStore, RunInfo
-    from pytest_gemmcheck.config.table import Settings
 
     # a history of 6/12 bad launches of this very case, on another arch (gfx942)
     engine = open_database(resolve_url(str(suite.path / ".gemmcheck" / "history.db"), tmp_path), auto_upgrade=True)
@@ -259,14 +267,17 @@ def test_accept_writes_goldens_and_the_next_run_is_known_bad(suite, monkeypatch)
     accepted.stdout.fnmatch_lines(["gemmcheck: accepted as goldens: */goldens/fused.json"])
     golden_file = suite.path / "goldens" / "fused.json"
     data = json.loads(golden_file.read_text())
-    assert (data["cases"][0]["launches"], data["cases"][0]["bad_launches"], data["cases"][0]["scope"]) == (12, 3, "arch:cpu")
+    assert ((data["cases"][0]["launches"], data["cases"][0]["bad_launches"], data["cases"][0]["scope"])
+            == (12, 3, "arch:cpu"))
     again = suite.runpytest("--gemmcheck-repeat=12", "--gemmcheck-no-record")
     again.assert_outcomes(passed=1)
-    again.stdout.fnmatch_lines(["KNOWN-BAD * 3/12 launches bad*", "    vs 3/12 (golden): golden*", "*/goldens/fused.json*"])
+    again.stdout.fnmatch_lines(["KNOWN-BAD * 3/12 launches bad*", "    vs 3/12 (golden): golden*",
+                                "*/goldens/fused.json*"])
     monkeypatch.setenv("BAD_LAUNCHES", ",".join(str(i) for i in range(1, 13)))
     worse = suite.runpytest("--gemmcheck-repeat=12", "--gemmcheck-no-record")
     worse.assert_outcomes(failed=1)
-    worse.stdout.fnmatch_lines(["*12/12 is worse than the baseline's 3/12*", "*from golden */goldens/fused.json [[]arch:cpu[]]*"])
+    worse.stdout.fnmatch_lines(["*12/12 is worse than the baseline's 3/12*",
+                                "*from golden */goldens/fused.json [[]arch:cpu[]]*"])
 
 
 def test_an_accepted_regression_says_accepted_and_the_run_passes(suite, monkeypatch):
@@ -299,7 +310,8 @@ def test_goldens_export_from_history(suite, tmp_path, capsys):
     suite.runpytest("--gemmcheck-repeat=30").assert_outcomes(passed=1)
     capsys.readouterr()
     out_dir = tmp_path / "exported"
-    assert main(["--db", str(suite.path / ".gemmcheck" / "history.db"), "goldens", "export", "--dir", str(out_dir)]) == 0
+    assert main(["--db", str(suite.path / ".gemmcheck" / "history.db"), "goldens", "export",
+                 "--dir", str(out_dir)]) == 0
     data = json.loads((out_dir / "fused.json").read_text())
     (entry,) = data["cases"]
     assert (entry["launches"], entry["bad_launches"], entry["per_process"]) == (50, 0, ["0/20", "0/30"])

@@ -2,8 +2,8 @@
 
 import pytest
 import torch
-
 from kernels import FaultInjector, bf16_matmul, tiled_gemm
+
 from pytest_gemmcheck.errors import GemmcheckFailure
 
 
@@ -196,7 +196,8 @@ def test_without_room_for_a_second_output_buffer_the_results_are_the_same(make_c
     two_buffers = run_tampered(make_case, tamper, m=32, n=48, k=64)
     monkeypatch.setattr(OutputBuffers, "spare", lambda self: None)
     one_buffer = run_tampered(make_case, tamper, m=32, n=48, k=64)
-    summary = [[(l.index, l.kinds, l.differing, l.differing_row_ids) for l in r.launches] + [r.consensus_size]
+    summary = [[(launch.index, launch.kinds, launch.differing, launch.differing_row_ids) for launch in r.launches]
+               + [r.consensus_size]
                for r in (two_buffers, one_buffer)]
     assert summary[0] == summary[1]
     assert [b.index for b in one_buffer.bad_launches] == [1, 4, 9]

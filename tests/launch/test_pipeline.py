@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 import torch
+from kernels import FaultInjector, tiled_gemm
 
-from kernels import FaultInjector, bf16_matmul, tiled_gemm
-from pytest_gemmcheck.launch import in_flight, loop
 from pytest_gemmcheck.config.table import Settings
 from pytest_gemmcheck.errors import GemmcheckFailure, LaunchError
+from pytest_gemmcheck.launch import in_flight, loop
 
 AHEAD = in_flight.Pipeline(ring=4, guard_depth=3, check_depth=3)
 # launches 5 to 8 of 9 in two batches of two (launch 1 is checked in full first, and 9 ends the run)
@@ -176,7 +176,8 @@ def test_the_scenarios_are_what_they_say(make_case, monkeypatch):
              for name in SCENARIOS}
     assert kinds["clean"] == set() and kinds["returns its own tensor"] == set()
     assert {"wrong", "nonfinite"} <= kinds["racy"] | kinds["racy, another draw"]
-    assert "changed_input" in kinds["changes input a on 3"] and "changed_input" in kinds["changes b_scale on every launch"]
+    assert ("changed_input" in kinds["changes input a on 3"]
+            and "changed_input" in kinds["changes b_scale on every launch"])
     assert "changed_input" in kinds["writes into a reference it was given on 4"]
     assert kinds["writes outside out on 2 and 5"] == {"wrote_outside"}
     assert "unwritten" in kinds["returns a stale tensor of its own"] and "nonfinite" in kinds["unwritten tile on 4"]

@@ -4,9 +4,9 @@ show a kernel that is bad on every launch to be below the target); else at the b
 
 import pytest
 
-from pytest_gemmcheck.launch.stopping import StoppingRule
 from pytest_gemmcheck.config.table import Settings
 from pytest_gemmcheck.judging.stats import format_percent, rate_interval, rate_lower_bound, rate_upper_bound
+from pytest_gemmcheck.launch.stopping import StoppingRule
 
 
 def auto(target=0.01, budget=600.0):

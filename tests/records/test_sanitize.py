@@ -4,9 +4,26 @@ import json
 
 import pytest
 
-from pytest_gemmcheck.records.sanitize import (API, ERROR, FAILED, HAZARD, MEMORY, RACE, RACE_HAZARD, RAN,
-                                               SKIPPED, STATUSES, TIMED_OUT, TOOLS, UNKNOWN, WARNING, Access,
-                                               Allocation, SanitizerFinding, SanitizedLaunch)
+from pytest_gemmcheck.records.sanitize import (
+    API,
+    ERROR,
+    FAILED,
+    HAZARD,
+    MEMORY,
+    RACE,
+    RACE_HAZARD,
+    RAN,
+    SKIPPED,
+    STATUSES,
+    TIMED_OUT,
+    TOOLS,
+    UNKNOWN,
+    WARNING,
+    Access,
+    Allocation,
+    SanitizedLaunch,
+    SanitizerFinding,
+)
 
 HAZARD_FINDING = SanitizerFinding(
     tool="racecheck", kind=RACE_HAZARD, severity=ERROR, text="Potential RAW hazard detected", kernel="tail_gemm",

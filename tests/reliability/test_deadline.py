@@ -8,8 +8,8 @@ import textwrap
 import time
 
 import pytest
-
 from kernels import bf16_matmul
+
 from pytest_gemmcheck.config.table import Settings
 from pytest_gemmcheck.errors import LaunchError
 
@@ -55,8 +55,8 @@ def test_pytest_timeout_signal_method_stops_a_launch_that_does_not_end(pytester,
             case.run(lambda out: time.sleep(30) or bf16_matmul(x, out))
     """))
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--timeout=3", "--timeout-method=signal",
-                                           "--gemmcheck-no-record", "--gemmcheck-launch-timeout=60", "--gemmcheck-repeat=2",
-                                           timeout=300)
+                                           "--gemmcheck-no-record", "--gemmcheck-launch-timeout=60",
+                                           "--gemmcheck-repeat=2", timeout=300)
     result.assert_outcomes(failed=1)
     assert "Timeout (>3.0s) from pytest-timeout" in result.stdout.str()
 

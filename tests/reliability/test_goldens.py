@@ -7,11 +7,11 @@ import shutil
 import textwrap
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from pytest_gemmcheck.records.result import CaseResult, LaunchRecord
 from pytest_gemmcheck.judging.goldens import GoldenError, GoldenStore, file_name
-
+from pytest_gemmcheck.records.result import CaseResult, LaunchRecord
 
 GOOD_CASE = {"key": "k1", "scope": "arch:cpu", "launches": 12, "bad_launches": 3}  # result_of's case
 

@@ -8,7 +8,8 @@ import os
 import re
 
 import pytest
-from hypothesis import HealthCheck, event, given, settings, strategies as st
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
 
 from pytest_gemmcheck.config.table import MARKER_KEYS, OPTIONS, Settings, apply_marker
 
@@ -99,13 +100,15 @@ def test_the_marker_gives_overrides_or_a_value_error(kwargs):
 
 @pytest.mark.parametrize("args,ini,named", [
     (["--gemmcheck-repeat=٣"], "", "argument --gemmcheck-repeat: expected a whole number of launches"),
-    (["--gemmcheck-seed=1_000"], "", "argument --gemmcheck-seed: expected a whole number >= 0 and < 2**63, got '1_000'"),
+    (["--gemmcheck-seed=1_000"], "",
+     "argument --gemmcheck-seed: expected a whole number >= 0 and < 2**63, got '1_000'"),
     (["--gemmcheck-rtol=０.05"], "", "argument --gemmcheck-rtol: expected a relative tolerance"),
     (["--gemmcheck-budget=1e"], "", "argument --gemmcheck-budget: expected a number of seconds"),
     (["--gemmcheck-devices=٣"], "", "argument --gemmcheck-devices: --gemmcheck-devices='٣'"),
     (["--gemmcheck-stress=loud"], "", "argument --gemmcheck-stress: expected one of none, copy, compute"),
     ([], "gemmcheck_processes = ３", "ini option gemmcheck_processes (the default of --gemmcheck-processes): expected"),
-    ([], "gemmcheck_wait_idle = 1_0", "ini option gemmcheck_wait_idle (the default of --gemmcheck-wait-idle): expected"),
+    ([], "gemmcheck_wait_idle = 1_0",
+     "ini option gemmcheck_wait_idle (the default of --gemmcheck-wait-idle): expected"),
     ([], "gemmcheck_alpha = ٠.٠٥", "ini option gemmcheck_alpha (the default of --gemmcheck-alpha): expected"),
 ])
 def test_a_session_with_a_bad_value_is_a_usage_error_naming_the_option(pytester, args, ini, named):
@@ -124,9 +127,9 @@ def test_a_session_with_a_bad_value_is_a_usage_error_naming_the_option(pytester,
 def history_db(tmp_path_factory):
     """A small real SQLite history: one run of two cases, one with bad launches; and a folder
     to run the command in (what it writes, it writes there)."""
-    from pytest_gemmcheck.records.result import CaseResult, LaunchRecord
     from pytest_gemmcheck.history.engine import open_database, resolve_url
     from pytest_gemmcheck.history.store import HistoryStore, RunInfo
+    from pytest_gemmcheck.records.result import CaseResult, LaunchRecord
 
     folder = tmp_path_factory.mktemp("cli")
     engine = open_database(resolve_url(str(folder / "history.db"), folder), auto_upgrade=True)
@@ -137,9 +140,9 @@ def history_db(tmp_path_factory):
     for key, kernel, bad in (("k1", "fused", 0), ("k2", "gemm/v1", 3)):
         launches = [LaunchRecord(index=i + 1, pid=1, host="h", device="cpu", kinds=["wrong"] if i < bad else [],
                                  wrong=9 if i < bad else 0, elapsed_s=0.001) for i in range(12)]
-        results.append(CaseResult(key=key, kernel=kernel, m=16, n=16, k=32, quant="ptpc", tile="8x8", out_dtype="bfloat16",
-                                  params={"fuse": False}, fp8="e4m3fn", seed=0, device="cpu", deterministic=True,
-                                  rtol=0.05, floor=1.0, launches=launches, stack=stack,
+        results.append(CaseResult(key=key, kernel=kernel, m=16, n=16, k=32, quant="ptpc", tile="8x8",
+                                  out_dtype="bfloat16", params={"fuse": False}, fp8="e4m3fn", seed=0, device="cpu",
+                                  deterministic=True, rtol=0.05, floor=1.0, launches=launches, stack=stack,
                                   verdict="regression" if bad else "pass"))
     store.add_results(run, results)
     store.finish_run(run, "passed", 0)
@@ -154,7 +157,8 @@ COMMANDS = [  # (the command, its options that take a value, its switches)
     (["history"], FILTERS + OUTPUT + ["--case", "--limit"], ["--json"]),
     (["runs"], FILTERS + OUTPUT + ["--limit"], ["--json"]),
     (["coverage"], FILTERS + OUTPUT, ["--json"]),
-    (["compare", "--side", "tag:main", "--side", "run:1"], FILTERS + OUTPUT + ["--side", "--alpha"], ["--json", "--timing"]),
+    (["compare", "--side", "tag:main", "--side", "run:1"], FILTERS + OUTPUT + ["--side", "--alpha"],
+     ["--json", "--timing"]),
     (["report", "--html", "page.html"], FILTERS + ["--show-run", "--html"], []),
     (["db", "current"], [], []),
     (["db", "upgrade"], [], []),
@@ -209,7 +213,8 @@ def test_the_command_returns_0_1_or_2_and_never_raises(history_db, argv):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--gemmcheck-repeat=99999999999999999999999"], "*--gemmcheck-repeat: expected a whole number of launches from 1 to 1,000,000*"),
+    (["--gemmcheck-repeat=99999999999999999999999"],
+     "*--gemmcheck-repeat: expected a whole number of launches from 1 to 1,000,000*"),
     (["--gemmcheck-repeat=1000001"], "*--gemmcheck-repeat: expected a whole number of launches from 1 to 1,000,000*"),
     (["--gemmcheck-processes=100000"], "*--gemmcheck-processes: expected a whole number of processes from 1 to 256*"),
 ])

@@ -7,8 +7,8 @@ import time
 
 import pytest
 import torch
-
 from kernels import bf16_matmul, tiled_gemm
+
 from pytest_gemmcheck.case.quant import Bf16, register_quant_mode
 from pytest_gemmcheck.config.table import Settings
 from pytest_gemmcheck.errors import CaseError, GemmcheckFailure, LaunchError

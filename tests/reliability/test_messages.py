@@ -7,10 +7,10 @@ import textwrap
 
 import pytest
 
-from pytest_gemmcheck.records.result import CaseResult, LaunchRecord
 from pytest_gemmcheck.judging.baseline import Baseline, Evidence
 from pytest_gemmcheck.judging.message import failure_message
 from pytest_gemmcheck.judging.verdict import REGRESSION, judge
+from pytest_gemmcheck.records.result import CaseResult, LaunchRecord
 from pytest_gemmcheck.reporting.terminal import summary_lines
 
 
@@ -37,10 +37,12 @@ def golden_of(result):
 
 def test_cpu_evidence_says_the_cpu_and_gpu_evidence_its_gpus():
     assert Evidence.of(result_of([])).describe() == "0/12 (rate < 22.1%) launches in 1 process on the CPU"
-    assert Evidence.of(result_of([], device="cuda:0")).describe() == "0/12 (rate < 22.1%) launches in 1 process on 1 GPU"
+    assert (Evidence.of(result_of([], device="cuda:0")).describe()
+            == "0/12 (rate < 22.1%) launches in 1 process on 1 GPU")
     lines = judge(result_of([["wrong"]]), golden_of(result_of([["wrong"]]))).lines
     assert "current: 1/12 (rate < 33.9%) launches in 1 process on the CPU" in lines
-    assert any(line.startswith("baseline: 1/12 (rate < 33.9%) launches in 1 process on the CPU, from golden") for line in lines)
+    assert any(line.startswith("baseline: 1/12 (rate < 33.9%) launches in 1 process on the CPU, from golden")
+               for line in lines)
 
 
 def test_a_cpu_golden_says_the_cpu(tmp_path):
@@ -80,7 +82,8 @@ RAISED_ON_3 = [[], [], ["raised"]]
 
 @pytest.mark.parametrize("baseline_source", ["golden", "history"])
 def test_a_raised_launch_is_a_regression_even_where_the_baseline_raised_too(baseline_source):
-    baseline = Baseline(source=baseline_source, description="earlier", evidence=Evidence.of(result_of(RAISED_ON_3, launches=3)))
+    baseline = Baseline(source=baseline_source, description="earlier",
+                        evidence=Evidence.of(result_of(RAISED_ON_3, launches=3)))
     result = result_of(RAISED_ON_3, launches=3)
     verdict = judge(result, baseline)
     assert verdict.kind == REGRESSION

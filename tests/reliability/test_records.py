@@ -17,9 +17,9 @@ import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
-from pytest_gemmcheck.records.result import CaseResult, LaunchRecord
-from pytest_gemmcheck.errors import CaseError
 from pytest_gemmcheck.cli import main as gemmcheck
+from pytest_gemmcheck.errors import CaseError
+from pytest_gemmcheck.records.result import CaseResult, LaunchRecord
 
 WRONG = 8192 * 8192  # every element of an 8192x8192 output wrong: 33 such launches overflow 32 bits
 

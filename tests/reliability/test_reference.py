@@ -5,8 +5,8 @@ what launches are judged against, in that case or any later one."""
 
 import pytest
 import torch
-
 from kernels import bf16_matmul
+
 from pytest_gemmcheck.case.case import Case, CaseContext
 from pytest_gemmcheck.config.table import Settings
 from pytest_gemmcheck.errors import CaseError, GemmcheckFailure

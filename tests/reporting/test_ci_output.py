@@ -90,7 +90,8 @@ def test_each_case_evidence_is_a_property_of_its_junit_test_case(suite, xdist):
     assert re.fullmatch(r"REGRESSION fused_gemm ptpc 128x128x128 tile 64x64 fuse=False: 3/12 launches bad, worst "
                         r"\d+ wrong, \d+ differing", flaky["gemmcheck.1.summary"]), flaky["gemmcheck.1.summary"]
     assert int(flaky["gemmcheck.1.worst_differing"]) > 0
-    assert (flaky["gemmcheck.1.hazards"], flaky["gemmcheck.1.sanitize"], flaky["gemmcheck.1.accepted"]) == ("0", "", "false")
+    assert ((flaky["gemmcheck.1.hazards"], flaky["gemmcheck.1.sanitize"], flaky["gemmcheck.1.accepted"])
+            == ("0", "", "false"))
     two = found["test_two"]  # both cases, numbered in the order they ran
     assert two["gemmcheck.cases"] == "2"
     assert (two["gemmcheck.1.shape"], two["gemmcheck.2.shape"]) == ("16x32x32", "16x48x32")
@@ -119,7 +120,8 @@ def test_each_case_reads_in_an_80_column_terminal(suite):
     lines = result.stdout.lines
     section = lines[next(i for i, line in enumerate(lines) if "- gemmcheck -" in line) + 1:]
     section = section[:next(i for i, line in enumerate(section) if line.startswith("=="))]
-    assert all(len(line) <= 80 or " " not in line.strip() for line in section), [l for l in section if len(l) > 80]
+    assert all(len(line) <= 80 or " " not in line.strip() for line in section), \
+        [line for line in section if len(line) > 80]
     first = section.index(next(line for line in section if line.startswith("REGRESSION")))
     assert section[first] == "REGRESSION fused_gemm ptpc 128x128x128 tile 64x64 fuse=False: 3/12 launches bad,"
     assert re.fullmatch(r" {11}worst \d+ wrong, \d+ differing", section[first + 1])  # its end, under the case
@@ -273,5 +275,6 @@ def test_the_header_imports_nothing_heavy():
     """)
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == ("gemmcheck 0: repeat 12, 3 processes per case, stress copy, no record (baselines read "
-                                   "from sqlite:///x.db if it exists), scope arch, check backend auto, tag t")
+    assert done.stdout.strip() == ("gemmcheck 0: repeat 12, 3 processes per case, stress copy, no record "
+                                   "(baselines read from sqlite:///x.db if it exists), scope arch, check backend auto, "
+                                   "tag t")

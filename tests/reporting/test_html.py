@@ -19,8 +19,18 @@ from pathlib import Path
 import pytest
 
 from pytest_gemmcheck.judging.stats import binom_cdf, rate_upper_bound
-from pytest_gemmcheck.reporting.html import (MAX_BARS, MAX_POINTS, CaseDetail, CaseRow, LaunchBar, RankRow, Report,
-                                             RunPoint, TileMap, render)
+from pytest_gemmcheck.reporting.html import (
+    MAX_BARS,
+    MAX_POINTS,
+    CaseDetail,
+    CaseRow,
+    LaunchBar,
+    RankRow,
+    Report,
+    RunPoint,
+    TileMap,
+    render,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "tests" / "artifacts"
@@ -60,7 +70,7 @@ def make_case(key: int, kernel: str, *, runs: list[tuple[int, int, str]], launch
     low, high = interval95(bad_total, launch_total)
     last_bad = max((p.started_at for p in series if p.bad), default=None)
     row = CaseRow(f"{key:016x}", kernel, quant, shape, tile, params if params is not None else {"fuse": False},
-                  len(series), launch_total, bad_total, low, high, max((l.wrong for l in launches), default=0),
+                  len(series), launch_total, bad_total, low, high, max((bar.wrong for bar in launches), default=0),
                   series[-1].verdict, last_bad, [(p.bad, p.launches) for p in series[-12:]])
     return CaseDetail(row, series, series[-1].run_id, launches, tiles)
 
@@ -92,7 +102,8 @@ def synthetic_cases() -> list[CaseDetail]:
                                      ["nonfinite", "wrong", "inconsistent"] if i == 7 else ["wrong", "inconsistent"])
                            for i in range(1, 13)]
     regression = make_case(0xDEADBEEF00C0FFEE, "fused_gemm_scatter",
-                           runs=[(0, 12, "pass")] * 7 + [(12, 12, "regression")], launches=regression_launches, params={"fuse": True},
+                           runs=[(0, 12, "pass")] * 7 + [(12, 12, "regression")], launches=regression_launches,
+                           params={"fuse": True},
                            tiles=tile_map(4096, 7168, (256, 128), (1, 1),
                                           {(0, 1): 1536, (0, 2): 700, (1, 1): 40, (5, 30): 3, (15, 55): 1}, launch=3))
     many_runs = [(1 if n % 37 == 0 else 0, 100, "regression" if n % 37 == 0 else "pass") for n in range(1, 401)]

@@ -12,8 +12,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from pytest_gemmcheck.cli import main as gemmcheck
-from pytest_gemmcheck.records.sanitize import (ERROR, MEMORY, RAN, SKIPPED, Allocation, SanitizerFinding,
-                                               SanitizedLaunch)
+from pytest_gemmcheck.records.sanitize import ERROR, MEMORY, RAN, SKIPPED, Allocation, SanitizedLaunch, SanitizerFinding
 
 OUT_OF_BOUNDS = SanitizerFinding(
     tool="memcheck", kind=MEMORY, severity=ERROR, text="Invalid __global__ write of size 4 bytes is out of bounds",
@@ -77,8 +76,8 @@ def command(capsys, *args) -> tuple[int, str]:
 
 
 def test_an_error_hazard_fails_the_case_and_shows_everywhere(suite, monkeypatch, capsys):
-    result = sanitized_run(suite, monkeypatch, [MEMCHECK_ERROR], "--junitxml=junit.xml", "--gemmcheck-summary=summary.md",
-                           "--gemmcheck-json=results.json")
+    result = sanitized_run(suite, monkeypatch, [MEMCHECK_ERROR], "--junitxml=junit.xml",
+                           "--gemmcheck-summary=summary.md", "--gemmcheck-json=results.json")
     result.assert_outcomes(failed=1)
     summary_line = MEMCHECK_ERROR.summary()
     assert summary_line.startswith("memcheck: 1 invalid __global__ write of 4 bytes (out of bounds) in write_past+0xc0")

@@ -5,10 +5,10 @@ import dataclasses
 
 import pytest
 import torch
-
 from kernels import FaultInjector, tiled_gemm
-from pytest_gemmcheck.errors import GemmcheckFailure
+
 from pytest_gemmcheck.config.table import Settings
+from pytest_gemmcheck.errors import GemmcheckFailure
 
 fused_check = pytest.importorskip("test_fused_check").fused_check  # loads it under the interpreter
 
@@ -32,8 +32,9 @@ def run(make_case, backend, scenario, deterministic=None, repeat_check="checksum
     except GemmcheckFailure:
         pass
     (result,) = results
-    launches = [(l.index, l.kinds, l.wrong, l.nonfinite, l.differing, l.wrong_rows, l.wrong_tiles, l.differing_rows)
-                for l in result.launches]
+    launches = [(launch.index, launch.kinds, launch.wrong, launch.nonfinite, launch.differing, launch.wrong_rows,
+                 launch.wrong_tiles, launch.differing_rows)
+                for launch in result.launches]
     return result, launches
 
 
@@ -70,7 +71,8 @@ def test_repeats_by_checksum_give_the_full_checks_numbers(make_case, fused_anywh
 
     pipelines = []
     pipeline_for = in_flight.pipeline_for
-    monkeypatch.setattr(in_flight, "pipeline_for", lambda *a, **k: pipelines.append(pipeline_for(*a, **k)) or pipelines[-1])
+    monkeypatch.setattr(in_flight, "pipeline_for",
+                        lambda *a, **k: pipelines.append(pipeline_for(*a, **k)) or pipelines[-1])
     repeated, _ = run(make_case, "triton", scenario, deterministic)
     assert every_number(repeated) == every_number(full)
     assert (repeated.verdict, repeated.consensus_size, repeated.message) == (full.verdict, full.consensus_size,
@@ -127,8 +129,9 @@ def test_checksum_grouping_matches_bitwise_comparison(make_case, fused_anywhere,
         with pytest.raises(GemmcheckFailure):
             case.run(launch)
         (result,) = results
-        outcomes[backend] = ([(l.index, l.kinds, l.differing, l.differing_rows, l.differing_row_ids, l.max_diff_rel)
-                              for l in result.launches], result.consensus_size, result.consensus_note)
+        outcomes[backend] = ([(launch.index, launch.kinds, launch.differing, launch.differing_rows,
+                               launch.differing_row_ids, launch.max_diff_rel)
+                              for launch in result.launches], result.consensus_size, result.consensus_note)
     assert outcomes["triton"] == outcomes["torch"]
     assert any(kinds for _, kinds, *rest in outcomes["torch"][0])
 

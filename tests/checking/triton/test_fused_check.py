@@ -38,7 +38,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from pytest_gemmcheck.checking import rule, checksum as checksums, torch_backend as check  # noqa: E402
+from pytest_gemmcheck.checking import checksum as checksums  # noqa: E402
+from pytest_gemmcheck.checking import rule  # noqa: E402
+from pytest_gemmcheck.checking import torch_backend as check  # noqa: E402
 from pytest_gemmcheck.checking.triton import available, interpreting  # noqa: E402
 from pytest_gemmcheck.checking.triton.runtime import RUNTIME  # noqa: E402  (torch alone: no triton yet)
 

@@ -12,15 +12,16 @@ its own device's target."""
 import pytest
 import torch
 
-from pytest_gemmcheck.checking import checksum as checksums, torch_backend as check
+from pytest_gemmcheck.checking import checksum as checksums
+from pytest_gemmcheck.checking import torch_backend as check
 from pytest_gemmcheck.checking.triton.runtime import RUNTIME
 from pytest_gemmcheck.checking.triton.target import Target
 
 test_fused_check = pytest.importorskip("test_fused_check")  # loads the check under the interpreter
-from test_fused_check import (compare, corrupt, differing_copy, fence, reference,  # noqa: E402,F401
-                              within_tolerance)
 from test_fused_case import SCENARIOS, run  # noqa: E402
+from test_fused_check import compare, corrupt, differing_copy, reference, within_tolerance  # noqa: E402
 
+fence = test_fused_check.fence  # the scratch fence fixture (autouse), for these tests too
 fused_check = test_fused_check.fused_check
 pytestmark = [test_fused_check.pytestmark,
               pytest.mark.skipif(test_fused_check.ON_GPU, reason="a GPU plans for its own target")]
@@ -77,9 +78,9 @@ def test_the_repeat_pass_and_the_one_read_checksum_are_the_torch_checksum(fence,
 
 
 def test_the_guard_kernel_counts_as_torch_does(fence, fused_anywhere, amd):
-    from pytest_gemmcheck.launch.guards import GUARD_ELEMENTS, GuardedBuffer
     from pytest_gemmcheck.checking.checksum import word_view, words_checksum
     from pytest_gemmcheck.checking.triton.guard_pass import RESULT_WIDTH, queue_guards, queue_watch
+    from pytest_gemmcheck.launch.guards import GUARD_ELEMENTS, GuardedBuffer
 
     inputs = [torch.randn(37, 13).to(torch.float8_e4m3fnuz), torch.rand(4099), torch.randn(64, 64).bfloat16()]
     words = [word_view(t) for t in inputs]

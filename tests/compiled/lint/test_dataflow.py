@@ -13,7 +13,8 @@ BARE_RACE = "{load_a}\ts_barrier\n{read_next_a}"
 
 
 def test_unmodelled_instruction_makes_the_read_unchecked_and_the_result_incomplete(asm_kernel, snippets):
-    body = snippets["load_a"] + "\ts_barrier\n\ts_quadmask_b32 s20, 0\n\tv_add_u32_e32 v6, s20, v5\n\tds_read_b128 v[8:11], v6\n"
+    body = snippets["load_a"] + ("\ts_barrier\n\ts_quadmask_b32 s20, 0\n\tv_add_u32_e32 v6, s20, v5\n"
+                                 "\tds_read_b128 v[8:11], v6\n")
     report = lint_text(asm_kernel(body))
     [unchecked] = report.findings
     assert unchecked.severity == "unchecked" and unchecked.instruction == "ds_read_b128 v[8:11], v6"
@@ -159,7 +160,8 @@ def test_a_read_of_unknown_address_after_vmcnt0_and_a_barrier_is_safe(asm_kernel
 def test_the_paths_engine_never_passes_an_unresolved_read(asm_kernel, snippets):
     from pytest_gemmcheck.compiled.lint.analysis import Options
 
-    body = snippets["load_a"] + "\ts_barrier\n\ts_quadmask_b32 s20, 0\n\tv_add_u32_e32 v6, s20, v5\n\tds_read_b128 v[8:11], v6\n"
+    body = snippets["load_a"] + ("\ts_barrier\n\ts_quadmask_b32 s20, 0\n\tv_add_u32_e32 v6, s20, v5\n"
+                                 "\tds_read_b128 v[8:11], v6\n")
     report = lint_text(asm_kernel(body), options=Options(engine="paths"))
     assert [f.severity for f in report.findings] == ["unchecked"]
     assert exit_status([report]) == 3
@@ -171,7 +173,8 @@ def _guarded_gather(pages: int, load: str, drain: str) -> str:
     wave's slice."""
     body = "\tbuffer_load_dword v20, v0, s[4:7], 0 offen\n\ts_waitcnt vmcnt(0)\n\tv_cmp_ne_u32_e32 vcc, -1, v20\n"
     for page in range(pages):
-        body += (f"\ts_and_saveexec_b64 s[2:3], vcc\n\ts_xor_b64 s[2:3], exec, s[2:3]\n\ts_cbranch_execz .LBB0_{2 * page}\n"
+        body += ("\ts_and_saveexec_b64 s[2:3], vcc\n\ts_xor_b64 s[2:3], exec, s[2:3]\n"
+                 f"\ts_cbranch_execz .LBB0_{2 * page}\n"
                  + load + f".LBB0_{2 * page}:\n\ts_andn2_saveexec_b64 s[2:3], s[2:3]\n"
                  f"\ts_cbranch_execz .LBB0_{2 * page + 1}\n\ts_waitcnt vmcnt(0)\n\tds_write_b32 v4, v21 offset:8192\n"
                  f".LBB0_{2 * page + 1}:\n\ts_or_b64 exec, exec, s[2:3]\n")
@@ -249,7 +252,8 @@ def test_a_select_inside_an_innermost_loop_is_joined(lint_corpus):
     # the pipelined loop's reads moved by a select on the tile against a kernel argument: a choice
     # per iteration would keep the loop from folding. Joined, the two offsets make the address
     # unknown, and with the next tile in flight the reads are unchecked, never a pass
-    moved = "\ts_cmp_lt_u32 s12, s17\n\ts_cselect_b32 s26, 0, 0x40\n\tv_add_u32_e32 v6, s26, v6\n\tds_read_b128 v[8:11], v6\n"
+    moved = ("\ts_cmp_lt_u32 s12, s17\n\ts_cselect_b32 s26, 0, 0x40\n\tv_add_u32_e32 v6, s26, v6\n"
+             "\tds_read_b128 v[8:11], v6\n")
     text = lint_corpus.pipelined_loop().replace("\tds_read_b128 v[8:11], v6\n", moved)
     report = lint_text(text)
     assert report.unfinished == [] and report.errors == []

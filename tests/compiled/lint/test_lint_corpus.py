@@ -111,7 +111,8 @@ def test_epilogue_reads_racing_the_writes_they_mean_to_see_are_errors(lint_corpu
     # computed under an exec of two and-ed bounds checks and resolve
     report = linted(lint_corpus.epilogue(drop="publish"))
     [error] = report.findings
-    assert (error.severity, error.kind, error.instruction) == ("error", "ds-write-races-read", "ds_read_b128 v[12:15], v7")
+    assert ((error.severity, error.kind, error.instruction)
+            == ("error", "ds-write-races-read", "ds_read_b128 v[12:15], v7"))
     assert [write.instruction for write in error.loads] == ["ds_write_b128 v6, v[8:11]"]
     assert error.reader_waves == [0, 1, 2, 3] and error.lds == [(0x4000, 0x5000)]
     assert "after issuing its own copy of that write" in error.why

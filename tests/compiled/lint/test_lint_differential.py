@@ -74,7 +74,8 @@ def test_dataflow_covers_every_unrolled_path_of_a_runtime_loop(seed, asm_kernel)
     # the loop bound is a kernel argument: the path engine follows 1..3 iterations per scenario,
     # the dataflow engine every trip count, so it reports at least what the path engine does
     text = random_kernel(seed, asm_kernel).replace("s_cmp_lt_u32 s12, 1\n", "s_cmp_lt_u32 s12, s16\n")
-    text = text.replace("s_cmp_lt_u32 s12, 2\n", "s_cmp_lt_u32 s12, s16\n").replace("s_cmp_lt_u32 s12, 3\n", "s_cmp_lt_u32 s12, s16\n")
+    text = (text.replace("s_cmp_lt_u32 s12, 2\n", "s_cmp_lt_u32 s12, s16\n")
+            .replace("s_cmp_lt_u32 s12, 3\n", "s_cmp_lt_u32 s12, s16\n"))
     paths = lint_text(text, options=Options(engine="paths", max_scenarios=8))
     dataflow = lint_text(text)
     assert dataflow.unchecked == []

@@ -186,7 +186,8 @@ def test_an_address_computed_under_a_bounds_checked_exec_is_known_in_its_lanes()
     state = WaveState(64)
     state.vgpr[5] = Lanes(np.arange(64, dtype=np.int64) * 16, np.ones(64, dtype=bool))
     region = ("s_mov_b64 exec, -1", "v_cmp_gt_u32_e32 vcc, s16, v5", "v_cmp_gt_u32_e64 s[26:27], s17, v5",
-              "s_and_b64 s[28:29], vcc, s[26:27]", "s_and_saveexec_b64 s[30:31], s[28:29]", "v_add_u32_e32 v7, 0x4000, v5")
+              "s_and_b64 s[28:29], vcc, s[26:27]", "s_and_saveexec_b64 s[30:31], s[28:29]",
+              "v_add_u32_e32 v7, 0x4000, v5")
     for index, line in enumerate(region):  # each compare's result is named by its instruction
         state.execute(parse_instruction(line, index=index))
     assert state.exec_mask is None
