@@ -29,8 +29,11 @@ from gemmcheck_dev.bisect_simulation import Scenario, bayes, commit_of, plain
 SCENARIOS = [
     ("10% per launch", Scenario(commits=64, culprit=37, rate=0.10), "launch"),
     ("2% per launch", Scenario(commits=64, culprit=37, rate=0.02), "launch"),
-    ("per process: 60%, half the processes", Scenario(commits=64, culprit=37, rate=0.60, mode="per_process",
-                                                       racing=0.5), "process"),
+    (
+        "per process: 60%, half the processes",
+        Scenario(commits=64, culprit=37, rate=0.60, mode="per_process", racing=0.5),
+        "process",
+    ),
 ]
 LADDER = (24, 36, 48, 72, 100, 150, 200, 300, 600)
 
@@ -62,8 +65,10 @@ def main() -> None:
     args = parser.parse_args()
     seeds = range(args.trials)
     print(f"{args.trials} seeded trials each; 64 commits, culprit commit 37; confidence 0.95")
-    print(f"{'scenario':38} {'method':26} {'found 37':>9} {'launches/trial':>15} {'probes/trial':>13} "
-          f"{'launches vs plain-12':>21}")
+    print(
+        f"{'scenario':38} {'method':26} {'found 37':>9} {'launches/trial':>15} {'probes/trial':>13} "
+        f"{'launches vs plain-12':>21}"
+    )
     for name, scenario, unit in SCENARIOS:
         started = time.perf_counter()
         outcomes = [bayes(scenario, seed, unit=unit) for seed in seeds]
@@ -74,31 +79,39 @@ def main() -> None:
         seed_runs = [plain(scenario, seed, clean=12) for seed in seeds]
         plain_ok = sum(found == scenario.culprit for found, _ in seed_runs)
         plain_launches = sum(spent for _, spent in seed_runs) / len(seed_runs)
-        print(f"{name:38} {'bayes (gemmcheck bisect)':26} {ours_ok:>5}/{args.trials:<3} {ours_launches:>15.0f} "
-              f"{ours_probes:>13.1f} {ours_launches / plain_launches:>20.2f}x")
-        print(f"{'':38} {'plain, 12 clean (seed)':26} {plain_ok:>5}/{args.trials:<3} {plain_launches:>15.0f} "
-              f"{'':>13} {1.0:>20.2f}x")
+        print(
+            f"{name:38} {'bayes (gemmcheck bisect)':26} {ours_ok:>5}/{args.trials:<3} {ours_launches:>15.0f} "
+            f"{ours_probes:>13.1f} {ours_launches / plain_launches:>20.2f}x"
+        )
+        print(
+            f"{'':38} {'plain, 12 clean (seed)':26} {plain_ok:>5}/{args.trials:<3} {plain_launches:>15.0f} "
+            f"{'':>13} {1.0:>20.2f}x"
+        )
         for clean in LADDER:  # plain bisection made as accurate as the search, if it can be
             runs = [plain(scenario, seed, clean=clean) for seed in seeds]
             ok = sum(found == scenario.culprit for found, _ in runs)
             if ok >= ours_ok or clean == LADDER[-1]:
                 spent = sum(s for _, s in runs) / len(runs)
-                print(f"{'':38} {f'plain, {clean} clean':26} {ok:>5}/{args.trials:<3} {spent:>15.0f} {'':>13} "
-                      f"{spent / plain_launches:>20.2f}x   <- the least clean launches matching the search's accuracy"
-                      if ok >= ours_ok else
-                      f"{'':38} {f'plain, {clean} clean':26} {ok:>5}/{args.trials:<3} {spent:>15.0f} {'':>13} "
-                      f"{spent / plain_launches:>20.2f}x   <- never as accurate as the search on this ladder")
+                print(
+                    f"{'':38} {f'plain, {clean} clean':26} {ok:>5}/{args.trials:<3} {spent:>15.0f} {'':>13} "
+                    f"{spent / plain_launches:>20.2f}x   <- the least clean launches matching the search's accuracy"
+                    if ok >= ours_ok
+                    else f"{'':38} {f'plain, {clean} clean':26} {ok:>5}/{args.trials:<3} {spent:>15.0f} {'':>13} "
+                    f"{spent / plain_launches:>20.2f}x   <- never as accurate as the search on this ladder"
+                )
                 if ok >= ours_ok:
                     print(f"{'':38} {'':26} search/plain-{clean} launches: {ours_launches / spent:.2f}x")
                 break
         if unit == "launch":
             candidates = scenario.commits - 1
             half = plain_launches / 2
-            print(f"{'':38} bound: a launch tells at most {bits_per_launch(scenario.rate):.4f} bits; any search needs "
-                  f">= {least_launches(ours_ok / args.trials, scenario.rate, candidates):.0f} launches for "
-                  f"{ours_ok}/{args.trials}, and with {half:.0f} (half plain-12's) finds it at most "
-                  f"{best_accuracy(half, scenario.rate, candidates):.0%} of the time (plain-12: "
-                  f"{plain_ok / args.trials:.0%})")
+            print(
+                f"{'':38} bound: a launch tells at most {bits_per_launch(scenario.rate):.4f} bits; any search needs "
+                f">= {least_launches(ours_ok / args.trials, scenario.rate, candidates):.0f} launches for "
+                f"{ours_ok}/{args.trials}, and with {half:.0f} (half plain-12's) finds it at most "
+                f"{best_accuracy(half, scenario.rate, candidates):.0%} of the time (plain-12: "
+                f"{plain_ok / args.trials:.0%})"
+            )
         print(f"{'':38} (search: {seconds:.2f} s of model time for {args.trials} trials)")
 
 

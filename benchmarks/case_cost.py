@@ -43,8 +43,13 @@ from benchmarks import hand_loop
 from gemmcheck_dev.results import print_header
 
 CPU_SHAPES = [("bf16", 64, 64, 64), ("bf16", 256, 256, 256), ("ptpc", 256, 256, 256)]
-GPU_SHAPES = [("bf16", 256, 256, 256), ("bf16", 1024, 1024, 1024), ("bf16", 4096, 4096, 4096),
-              ("ptpc", 4096, 7168, 256), ("ptpc", 16384, 7168, 2048)]
+GPU_SHAPES = [
+    ("bf16", 256, 256, 256),
+    ("bf16", 1024, 1024, 1024),
+    ("bf16", 4096, 4096, 4096),
+    ("ptpc", 4096, 7168, 256),
+    ("ptpc", 16384, 7168, 2048),
+]
 
 
 class PieceTimer:
@@ -70,6 +75,7 @@ class PieceTimer:
                 self.calls[piece] += 1
                 if self._stack:
                     self._stack[-1][2] += spent
+
         timed.__wrapped__ = function
         return timed
 
@@ -138,8 +144,13 @@ def torch_set_up(quant, m, n, k, device) -> None:
         return
     a = torch.zeros(m, k, device=device).to(torch.float8_e4m3fn)
     b = torch.zeros(n, k, device=device).to(torch.float8_e4m3fn)
-    torch._scaled_mm(a, b.t(), scale_a=torch.ones(m, 1, device=device), scale_b=torch.ones(1, n, device=device),
-                     out_dtype=torch.bfloat16)
+    torch._scaled_mm(
+        a,
+        b.t(),
+        scale_a=torch.ones(m, 1, device=device),
+        scale_b=torch.ones(1, n, device=device),
+        out_dtype=torch.bfloat16,
+    )
 
 
 def clock_of(device: str):
@@ -185,9 +196,11 @@ def a_session(record: bool):
 def pieces_view(args) -> int:
     device = args.device
     shapes = pick(CPU_SHAPES if device == "cpu" else GPU_SHAPES, args.shapes)
-    print(f"{device} (torch {torch.__version__}, {torch.get_num_threads()} thread(s)), repeat {args.repeat}, "
-          f"{'recording into SQLite' if args.record else 'recording nothing'}; mean of {args.cases} cases, each a "
-          f"new shape, ms a case by {'the thread CPU clock' if device == 'cpu' else 'the wall clock'}:")
+    print(
+        f"{device} (torch {torch.__version__}, {torch.get_num_threads()} thread(s)), repeat {args.repeat}, "
+        f"{'recording into SQLite' if args.record else 'recording nothing'}; mean of {args.cases} cases, each a "
+        f"new shape, ms a case by {'the thread CPU clock' if device == 'cpu' else 'the wall clock'}:"
+    )
     with a_session(args.record) as session:
         one_case(session, "bf16", 32, 32, 32, device, 3, None, args.record)  # the check's kernels, the database
         for quant, m, n, k in shapes:
@@ -198,15 +211,18 @@ def pieces_view(args) -> int:
             whole = 0.0
             with timing(timer):
                 for index in range(args.cases):
-                    whole += one_case(session, quant, m, n + step * (index + 1), k, device, args.repeat, timer,
-                                      args.record)
+                    whole += one_case(
+                        session, quant, m, n + step * (index + 1), k, device, args.repeat, timer, args.record
+                    )
             count = args.cases
             print(f"\n{quant} {m}x{n}x{k}: whole case {whole / count * 1e3:.3f} ms")
             labels = [label for label, _, _ in pieces_of_a_case()] + ["record (SQLite, after the case)"]
             for label in labels:
                 if timer.calls.get(label):
-                    print(f"  {label:<42}{timer.totals[label] / count * 1e3:9.3f}   ({timer.calls[label] / count:.1f} "
-                          f"calls a case)")
+                    print(
+                        f"  {label:<42}{timer.totals[label] / count * 1e3:9.3f}   ({timer.calls[label] / count:.1f} "
+                        f"calls a case)"
+                    )
             covered = sum(timer.totals.values())
             print(f"  {'outside the pieces (test code, session)':<42}{(whole - covered) / count * 1e3:9.3f}")
     return 0
@@ -227,8 +243,10 @@ def profile_view(args) -> int:
             text = io.StringIO()
             stats = pstats.Stats(profiler, stream=text)
             stats.sort_stats("tottime").print_stats(args.rows)
-            print(f"\n{quant} {m}x{n}x{k}, repeat {args.repeat}: cProfile of {args.cases} cases, by own time "
-                  f"(seconds for all {args.cases})")
+            print(
+                f"\n{quant} {m}x{n}x{k}, repeat {args.repeat}: cProfile of {args.cases} cases, by own time "
+                f"(seconds for all {args.cases})"
+            )
             print("\n".join(line for line in text.getvalue().splitlines()[4:] if line.strip()))
     return 0
 
@@ -252,8 +270,10 @@ def inputs_view(args) -> int:
             fastest = min(fastest, time.perf_counter() - started)
         return fastest
 
-    print(f"{device} (torch {torch.__version__}, {torch.get_num_threads()} thread(s)): the minimum of {args.calls} "
-          f"calls, ns an element")
+    print(
+        f"{device} (torch {torch.__version__}, {torch.get_num_threads()} thread(s)): the minimum of {args.calls} "
+        f"calls, ns an element"
+    )
     sizes = [int(size) for size in args.sizes.split(",")]
     for size in sizes:
         numel = 2 * size * size
@@ -263,8 +283,10 @@ def inputs_view(args) -> int:
         for size in sizes:
             mode, numel = quant_mode(quant), 2 * size * size
             seconds = best(lambda: mode.make_inputs(size, size, size, seed=1, device=device, fp8=fp8_flavour("e4m3fn")))
-            print(f"  make_inputs {quant:<11}{size}^3 ({numel:>10,} elements){seconds / numel * 1e9:8.2f}   "
-                  f"({seconds * 1e3:.3f} ms)")
+            print(
+                f"  make_inputs {quant:<11}{size}^3 ({numel:>10,} elements){seconds / numel * 1e9:8.2f}   "
+                f"({seconds * 1e3:.3f} ms)"
+            )
     return 0
 
 

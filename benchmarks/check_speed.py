@@ -144,8 +144,16 @@ def naive(out, ref, copy):
 def enqueuer(out, ref, rowmax, tile, copies, config=None, checksum=False):
     """The fused check's kernels for these tensors, as a function that launches them and does
     not wait (scratch allocated once, outside the timing)."""
-    run = OutputCheck(out, ref, rowmax.to(torch.float32).contiguous(), TOL, tile, list(copies),
-                      config or fused_check.LaunchConfig(), checksum=checksum)
+    run = OutputCheck(
+        out,
+        ref,
+        rowmax.to(torch.float32).contiguous(),
+        TOL,
+        tile,
+        list(copies),
+        config or fused_check.LaunchConfig(),
+        checksum=checksum,
+    )
     return lambda: run.enqueue(row_scale=True)
 
 
@@ -167,12 +175,16 @@ def queued_seconds(start, repeat: int) -> float:
 
 def same_numbers(fused, expected) -> bool:
     (accuracy, diffs), (want, want_diffs) = fused, expected
-    return (accuracy.wrong == want.wrong and accuracy.nonfinite == want.nonfinite
-            and accuracy.max_abs_err == want.max_abs_err and accuracy.max_rel_err == want.max_rel_err
-            # relL2 sums fp32 squares within a task: kernels.py's docstring bounds it at 2.9e-6
-            and abs(accuracy.rel_l2 - want.rel_l2) <= 1e-5 * abs(want.rel_l2) + 1e-15
-            and [d.differing for d in diffs] == [d.differing for d in want_diffs]
-            and [d.max_diff_rel for d in diffs] == [d.max_diff_rel for d in want_diffs])
+    return (
+        accuracy.wrong == want.wrong
+        and accuracy.nonfinite == want.nonfinite
+        and accuracy.max_abs_err == want.max_abs_err
+        and accuracy.max_rel_err == want.max_rel_err
+        # relL2 sums fp32 squares within a task: kernels.py's docstring bounds it at 2.9e-6
+        and abs(accuracy.rel_l2 - want.rel_l2) <= 1e-5 * abs(want.rel_l2) + 1e-15
+        and [d.differing for d in diffs] == [d.differing for d in want_diffs]
+        and [d.max_diff_rel for d in diffs] == [d.max_diff_rel for d in want_diffs]
+    )
 
 
 def sweep(out, ref, rowmax, read_bytes, copy_bandwidth, repeat, started) -> None:
@@ -182,55 +194,82 @@ def sweep(out, ref, rowmax, read_bytes, copy_bandwidth, repeat, started) -> None
     best go first, should the deadline cut the list."""
     element = out.element_size()
     if ON_GPU:
-        shapes = [(block_m, row_bytes // element, warps) for row_bytes in (512, 1024, 256)
-                  for block_m in (8, 16, 4) for warps in (8, 4)]
+        shapes = [
+            (block_m, row_bytes // element, warps)
+            for row_bytes in (512, 1024, 256)
+            for block_m in (8, 16, 4)
+            for warps in (8, 4)
+        ]
         per_sm = (2, 3, 4, 6, 8)
     else:
         shapes = [(4, 128 // element, 4), (8, 256 // element, 8)]
         per_sm = (1, 2)
     default = fused_check.LaunchConfig()
     rows, skipped = [], []
-    print(f"\nsweep: {len(shapes)} block shapes x programs per multiprocessor {per_sm}, no tile; device time per "
-          f"check (mean of {repeat} back to back); no shape starts after {SWEEP_DEADLINE_S} s")
+    print(
+        f"\nsweep: {len(shapes)} block shapes x programs per multiprocessor {per_sm}, no tile; device time per "
+        f"check (mean of {repeat} back to back); no shape starts after {SWEEP_DEADLINE_S} s"
+    )
     for block_m, block_n, warps in shapes:
         if time.monotonic() - started > SWEEP_DEADLINE_S:
             skipped.append((block_m, block_n, warps))
             continue
         for programs_per_sm in per_sm:
-            config = fused_check.LaunchConfig(block_m=block_m, block_n=block_n, num_warps=warps,
-                                              programs_per_sm=programs_per_sm,
-                                              programs=None if ON_GPU else programs_per_sm)
+            config = fused_check.LaunchConfig(
+                block_m=block_m,
+                block_n=block_n,
+                num_warps=warps,
+                programs_per_sm=programs_per_sm,
+                programs=None if ON_GPU else programs_per_sm,
+            )
             try:
                 seconds = device_seconds(enqueuer(out, ref, rowmax, None, [], config, checksum=True), repeat)
             except Exception as exc:  # a configuration the compiler or the GPU refuses
-                print(f"  block {block_m}x{block_n}, {warps} warps, {programs_per_sm}/SM: failed "
-                      f"({type(exc).__name__}: {str(exc).splitlines()[0][:120]})")
+                print(
+                    f"  block {block_m}x{block_n}, {warps} warps, {programs_per_sm}/SM: failed "
+                    f"({type(exc).__name__}: {str(exc).splitlines()[0][:120]})"
+                )
                 break
             rows.append((seconds, block_m, block_n, warps, programs_per_sm))
     rows.sort()
     plan = main_plan(out.shape[0], out.shape[1], element, default, out.device)
-    print(f"\n{'block rows':>10s} {'block cols':>10s} {'warps':>5s} {'progs/SM':>8s} {'device ms':>9s} "
-          f"{'of copy bw':>10s}")
+    print(
+        f"\n{'block rows':>10s} {'block cols':>10s} {'warps':>5s} {'progs/SM':>8s} {'device ms':>9s} "
+        f"{'of copy bw':>10s}"
+    )
     for seconds, block_m, block_n, warps, programs_per_sm in rows:
-        is_default = (block_m, block_n, warps, programs_per_sm) == (plan.block_m, plan.block_n, plan.num_warps,
-                                                                     default.programs_per_sm)
-        print(f"{block_m:10d} {block_n:10d} {warps:5d} {programs_per_sm:8d} {seconds * 1e3:9.3f} "
-              f"{read_bytes / seconds / copy_bandwidth:10.1%}{'  <- the current default' if is_default else ''}")
+        is_default = (block_m, block_n, warps, programs_per_sm) == (
+            plan.block_m,
+            plan.block_n,
+            plan.num_warps,
+            default.programs_per_sm,
+        )
+        print(
+            f"{block_m:10d} {block_n:10d} {warps:5d} {programs_per_sm:8d} {seconds * 1e3:9.3f} "
+            f"{read_bytes / seconds / copy_bandwidth:10.1%}{'  <- the current default' if is_default else ''}"
+        )
     if skipped:
         print(f"not timed (deadline): {', '.join(f'{m}x{n}/{w}w' for m, n, w in skipped)}")
     if rows:
         seconds, block_m, block_n, warps, programs_per_sm = rows[0]
-        print(f"\nbest: LaunchConfig(block_m={block_m}, block_n={block_n * element} bytes = {block_n} elements, "
-              f"num_warps={warps}, programs_per_sm={programs_per_sm}): {seconds * 1e3:.3f} ms device, "
-              f"{read_bytes / seconds / copy_bandwidth:.1%} of copy bandwidth")
+        print(
+            f"\nbest: LaunchConfig(block_m={block_m}, block_n={block_n * element} bytes = {block_n} elements, "
+            f"num_warps={warps}, programs_per_sm={programs_per_sm}): {seconds * 1e3:.3f} ms device, "
+            f"{read_bytes / seconds / copy_bandwidth:.1%} of copy bandwidth"
+        )
 
 
 def parse_config(text: str) -> fused_check.LaunchConfig:
     """'BMxBNxW@P' (block rows x block elements x warps @ programs per multiprocessor)."""
     shape, _, per_sm = text.partition("@")
     block_m, block_n, warps = (int(part) for part in shape.split("x"))
-    return fused_check.LaunchConfig(block_m=block_m, block_n=block_n, num_warps=warps,
-                                    programs_per_sm=int(per_sm or 6), programs=None if ON_GPU else int(per_sm or 1))
+    return fused_check.LaunchConfig(
+        block_m=block_m,
+        block_n=block_n,
+        num_warps=warps,
+        programs_per_sm=int(per_sm or 6),
+        programs=None if ON_GPU else int(per_sm or 1),
+    )
 
 
 def compare_configs(texts, out, ref, rowmax, tile, read_bytes, copy_bandwidth, repeat, rounds=7) -> None:
@@ -243,24 +282,41 @@ def compare_configs(texts, out, ref, rowmax, tile, read_bytes, copy_bandwidth, r
     spare = torch.empty_like(out)
     for _ in range(rounds):
         for text, config in configs.items():
-            walls[text].append(queued_seconds(
-                lambda: fused_check.start_check(out, ref, rowmax, TOL, tile, checksum=True, config=config,
-                                                replay=True),
-                max(repeat, 30 if ON_GPU else 2)))
+            walls[text].append(
+                queued_seconds(
+                    lambda: fused_check.start_check(
+                        out, ref, rowmax, TOL, tile, checksum=True, config=config, replay=True
+                    ),
+                    max(repeat, 30 if ON_GPU else 2),
+                )
+            )
             devices[text].append(device_seconds(enqueuer(out, ref, rowmax, None, [], config, checksum=True), repeat))
-            repeats[text].append(queued_seconds(lambda: fused_check.start_checksum_and_fill(out, spare, config=config),
-                                                max(repeat, 30 if ON_GPU else 2)))
-    print(f"\nconfigurations, interleaved over {rounds} rounds (medians; check + checksum, reads "
-          f"{read_bytes / 1e6:.1f} MB):")
+            repeats[text].append(
+                queued_seconds(
+                    lambda: fused_check.start_checksum_and_fill(out, spare, config=config),
+                    max(repeat, 30 if ON_GPU else 2),
+                )
+            )
+    print(
+        f"\nconfigurations, interleaved over {rounds} rounds (medians; check + checksum, reads "
+        f"{read_bytes / 1e6:.1f} MB):"
+    )
     moved = 2 * out.numel() * out.element_size()
-    print(f"{'config':>14s} {'queued ms':>9s} {'of copy bw':>10s} {'device ms':>9s} {'of copy bw':>10s} "
-          f"{'repeat pass ms':>14s} {'of copy bw':>10s}")
+    print(
+        f"{'config':>14s} {'queued ms':>9s} {'of copy bw':>10s} {'device ms':>9s} {'of copy bw':>10s} "
+        f"{'repeat pass ms':>14s} {'of copy bw':>10s}"
+    )
     for text in texts:
-        wall, device, again = (statistics.median(walls[text]), statistics.median(devices[text]),
-                               statistics.median(repeats[text]))
-        print(f"{text:>14s} {wall * 1e3:9.3f} {read_bytes / wall / copy_bandwidth:10.1%} {device * 1e3:9.3f} "
-              f"{read_bytes / device / copy_bandwidth:10.1%} {again * 1e3:14.3f} "
-              f"{moved / again / copy_bandwidth:10.1%}")
+        wall, device, again = (
+            statistics.median(walls[text]),
+            statistics.median(devices[text]),
+            statistics.median(repeats[text]),
+        )
+        print(
+            f"{text:>14s} {wall * 1e3:9.3f} {read_bytes / wall / copy_bandwidth:10.1%} {device * 1e3:9.3f} "
+            f"{read_bytes / device / copy_bandwidth:10.1%} {again * 1e3:14.3f} "
+            f"{moved / again / copy_bandwidth:10.1%}"
+        )
 
 
 def main(argv=None) -> int:
@@ -284,46 +340,73 @@ def main(argv=None) -> int:
     read_bytes = 3 * m * n * out.element_size()  # out, ref and the copy, once each
 
     where = torch.cuda.get_device_name(device) if ON_GPU else "CPU, Triton interpreter (smoke test: no speed claim)"
-    print(f"{where}; {m}x{n} {args.dtype}, one stored copy, tile {args.tile}; "
-          f"the check reads {read_bytes / 1e6:.1f} MB; median of {args.repeat}")
+    print(
+        f"{where}; {m}x{n} {args.dtype}, one stored copy, tile {args.tile}; "
+        f"the check reads {read_bytes / 1e6:.1f} MB; median of {args.repeat}"
+    )
 
     copy_time = copy_seconds(read_bytes, device, args.repeat)
     copy_bandwidth = 2 * read_bytes / copy_time  # a copy reads and writes
-    print(f"device-to-device copy of {read_bytes / 1e6:.1f} MB: {copy_time * 1e3:.3f} ms, "
-          f"{copy_bandwidth / 1e9:.0f} GB/s (read + write): the yardstick")
+    print(
+        f"device-to-device copy of {read_bytes / 1e6:.1f} MB: {copy_time * 1e3:.3f} ms, "
+        f"{copy_bandwidth / 1e9:.0f} GB/s (read + write): the yardstick"
+    )
 
     fused = lambda: fused_check.check_launch(out, ref, rowmax, TOL, tile, [copy])  # noqa: E731
     with_checksum = lambda: fused_check.check_launch_and_checksum(out, ref, rowmax, TOL, tile)  # noqa: E731
     atol = TOL.rtol * float(rowmax.max())  # assert_close's terms for "within 5% of the largest |ref|"
     # name: (wall seconds, device seconds or None, bytes it reads)
     timings = {
-        "fused check (Triton)": (seconds_per_call(fused, args.repeat),
-                                 device_seconds(enqueuer(out, ref, rowmax, tile, [copy]), args.repeat), read_bytes),
-        "fused check, no tile": (seconds_per_call(lambda: fused_check.check_launch(out, ref, rowmax, TOL, None, [copy]),
-                                                  args.repeat),
-                                 device_seconds(enqueuer(out, ref, rowmax, None, [copy]), args.repeat), read_bytes),
+        "fused check (Triton)": (
+            seconds_per_call(fused, args.repeat),
+            device_seconds(enqueuer(out, ref, rowmax, tile, [copy]), args.repeat),
+            read_bytes,
+        ),
+        "fused check, no tile": (
+            seconds_per_call(lambda: fused_check.check_launch(out, ref, rowmax, TOL, None, [copy]), args.repeat),
+            device_seconds(enqueuer(out, ref, rowmax, None, [copy]), args.repeat),
+            read_bytes,
+        ),
         "fused check + checksum, no copy": (
             seconds_per_call(with_checksum, args.repeat),
-            device_seconds(enqueuer(out, ref, rowmax, tile, [], checksum=True), args.repeat), read_bytes * 2 // 3),
+            device_seconds(enqueuer(out, ref, rowmax, tile, [], checksum=True), args.repeat),
+            read_bytes * 2 // 3,
+        ),
         "check.check_launch (torch path)": (
             seconds_per_call(lambda: check.check_launch(out, ref, rowmax, TOL, tile, [copy]), max(2, args.repeat // 4)),
-            None, read_bytes),
+            None,
+            read_bytes,
+        ),
         "naive torch comparison": (seconds_per_call(lambda: naive(out, ref, copy), args.repeat), None, read_bytes),
         "torch.testing.assert_close": (
             seconds_per_call(lambda: torch.testing.assert_close(out, ref, rtol=TOL.rtol, atol=atol), args.repeat),
-            None, read_bytes * 2 // 3),
+            None,
+            read_bytes * 2 // 3,
+        ),
     }
 
-    queued = queued_seconds(lambda: fused_check.start_check(out, ref, rowmax, TOL, tile, checksum=True, replay=True),
-                            max(args.repeat, 50 if ON_GPU else 2))
+    queued = queued_seconds(
+        lambda: fused_check.start_check(out, ref, rowmax, TOL, tile, checksum=True, replay=True),
+        max(args.repeat, 50 if ON_GPU else 2),
+    )
     timings["fused check + checksum, queued (case.run)"] = (queued, None, read_bytes * 2 // 3)
     timings["  the same, no CUDA graph"] = (
-        queued_seconds(lambda: fused_check.start_check(out, ref, rowmax, TOL, tile, checksum=True),
-                       max(args.repeat, 50 if ON_GPU else 2)), None, read_bytes * 2 // 3)
+        queued_seconds(
+            lambda: fused_check.start_check(out, ref, rowmax, TOL, tile, checksum=True),
+            max(args.repeat, 50 if ON_GPU else 2),
+        ),
+        None,
+        read_bytes * 2 // 3,
+    )
     RUNTIME.direct_launch = False  # the same through Triton's own launch path (gpu/launch.py)
     timings["  no graph, Triton's launch path"] = (
-        queued_seconds(lambda: fused_check.start_check(out, ref, rowmax, TOL, tile, checksum=True),
-                       max(args.repeat, 50 if ON_GPU else 2)), None, read_bytes * 2 // 3)
+        queued_seconds(
+            lambda: fused_check.start_check(out, ref, rowmax, TOL, tile, checksum=True),
+            max(args.repeat, 50 if ON_GPU else 2),
+        ),
+        None,
+        read_bytes * 2 // 3,
+    )
     RUNTIME.direct_launch = True
     # a repeated launch whose checksum is known (case.run's default): one read of out for its
     # checksum and, in the same pass, the next buffer's poison; its "reads MB" are the bytes it moves
@@ -331,47 +414,68 @@ def main(argv=None) -> int:
     repeat_bytes = 2 * out.numel() * out.element_size()
     timings["repeat pass: checksum + next fill, queued"] = (
         queued_seconds(lambda: fused_check.start_checksum_and_fill(out, spare), max(args.repeat, 50 if ON_GPU else 2)),
-        None, repeat_bytes)
+        None,
+        repeat_bytes,
+    )
     timings["  checksum alone, queued"] = (
         queued_seconds(lambda: fused_check.start_checksum_and_fill(out), max(args.repeat, 50 if ON_GPU else 2)),
-        None, repeat_bytes // 2)
+        None,
+        repeat_bytes // 2,
+    )
     base = timings["fused check (Triton)"][0]
     print(f"\n{'':34s} {'wall ms':>8s} {'device ms':>9s} {'reads MB':>8s} {'of copy bw':>10s} {'wall/fused':>10s}")
     for name, (seconds, device_time, nbytes) in timings.items():
         shown = f"{device_time * 1e3:9.3f}" if device_time is not None else f"{'':>9s}"
-        print(f"{name:34s} {seconds * 1e3:8.3f} {shown} {nbytes / 1e6:8.1f} "
-              f"{nbytes / seconds / copy_bandwidth:10.1%} {seconds / base:9.1f}x")
-    print("(of copy bw: the bytes each reads per wall second, against the copy's read + write bandwidth; the repeat "
-          "pass's bytes are its read and its write)")
+        print(
+            f"{name:34s} {seconds * 1e3:8.3f} {shown} {nbytes / 1e6:8.1f} "
+            f"{nbytes / seconds / copy_bandwidth:10.1%} {seconds / base:9.1f}x"
+        )
+    print(
+        "(of copy bw: the bytes each reads per wall second, against the copy's read + write bandwidth; the repeat "
+        "pass's bytes are its read and its write)"
+    )
 
     torch_sum = seconds_per_call(lambda: checksums.checksum(out), max(2, args.repeat // 4))
     fused_sum = seconds_per_call(lambda: fused_check.checksum(out), args.repeat)
-    print(f"\nchecksum alone: fused {fused_sum * 1e3:.3f} ms, torch {torch_sum * 1e3:.3f} ms "
-          f"({torch_sum / fused_sum:.1f}x); equal: {fused_check.checksum(out) == checksums.checksum(out)}")
+    print(
+        f"\nchecksum alone: fused {fused_sum * 1e3:.3f} ms, torch {torch_sum * 1e3:.3f} ms "
+        f"({torch_sum / fused_sum:.1f}x); equal: {fused_check.checksum(out) == checksums.checksum(out)}"
+    )
 
     broken = out.clone()
-    broken[m // 3:m // 3 + max(1, m // 64), : max(1, n // 8)] = float("nan")  # unwritten rows: the bad path
+    broken[m // 3 : m // 3 + max(1, m // 64), : max(1, n // 8)] = float("nan")  # unwritten rows: the bad path
     bad = seconds_per_call(lambda: fused_check.check_launch(broken, ref, rowmax, TOL, tile, [copy]), args.repeat)
-    print(f"fused check of an output with a NaN block (1/64 of the rows, located per tile): {bad * 1e3:.3f} ms "
-          f"({bad / base:.2f}x the clean one)")
+    print(
+        f"fused check of an output with a NaN block (1/64 of the rows, located per tile): {bad * 1e3:.3f} ms "
+        f"({bad / base:.2f}x the clean one)"
+    )
 
     fill = seconds_per_call(lambda: broken.fill_(float("nan")), args.repeat)
-    for name in ("fused check (Triton)", "fused check + checksum, no copy",
-                 "fused check + checksum, queued (case.run)"):
+    for name in (
+        "fused check (Triton)",
+        "fused check + checksum, no copy",
+        "fused check + checksum, queued (case.run)",
+    ):
         launch = GEMM_MS / 1e3 + fill + timings[name][0]
-        print(f"harness with {name}: poison fill {fill * 1e3:.3f} ms + GEMM {GEMM_MS:.3f} ms + check "
-              f"{timings[name][0] * 1e3:.3f} ms = {launch * 1e3:.3f} ms = {launch / (GEMM_MS / 1e3):.2f}x the GEMM "
-              f"(budget {HARNESS_BUDGET}x, before recording)")
+        print(
+            f"harness with {name}: poison fill {fill * 1e3:.3f} ms + GEMM {GEMM_MS:.3f} ms + check "
+            f"{timings[name][0] * 1e3:.3f} ms = {launch * 1e3:.3f} ms = {launch / (GEMM_MS / 1e3):.2f}x the GEMM "
+            f"(budget {HARNESS_BUDGET}x, before recording)"
+        )
 
     repeat_pass = timings["repeat pass: checksum + next fill, queued"][0]
     full_launch = GEMM_MS / 1e3 + fill + queued
     repeat_launch = GEMM_MS / 1e3 + repeat_pass
-    print(f"harness with the repeat pass (case.run's default once an output is checked): GEMM {GEMM_MS:.3f} ms + "
-          f"checksum and next fill {repeat_pass * 1e3:.3f} ms = {repeat_launch * 1e3:.3f} ms = "
-          f"{repeat_launch / (GEMM_MS / 1e3):.2f}x the GEMM (target 1.35x, before guards and recording); every launch "
-          f"in full: {full_launch / (GEMM_MS / 1e3):.2f}x; repeat / full: {repeat_launch / full_launch:.2f}")
-    print(f"repeat pass: {repeat_bytes / repeat_pass / copy_bandwidth:.1%} of copy bandwidth for the "
-          f"{repeat_bytes / 1e6:.1f} MB it moves (target >= 80%)")
+    print(
+        f"harness with the repeat pass (case.run's default once an output is checked): GEMM {GEMM_MS:.3f} ms + "
+        f"checksum and next fill {repeat_pass * 1e3:.3f} ms = {repeat_launch * 1e3:.3f} ms = "
+        f"{repeat_launch / (GEMM_MS / 1e3):.2f}x the GEMM (target 1.35x, before guards and recording); every launch "
+        f"in full: {full_launch / (GEMM_MS / 1e3):.2f}x; repeat / full: {repeat_launch / full_launch:.2f}"
+    )
+    print(
+        f"repeat pass: {repeat_bytes / repeat_pass / copy_bandwidth:.1%} of copy bandwidth for the "
+        f"{repeat_bytes / 1e6:.1f} MB it moves (target >= 80%)"
+    )
 
     spare.zero_()
     repeat_total = fused_check.start_checksum_and_fill(out, spare).result()
@@ -380,28 +484,40 @@ def main(argv=None) -> int:
 
     expected = check.check_launch(out, ref, rowmax, TOL, tile, [copy])
     accuracy, total = with_checksum()
-    agree = (same_numbers(fused(), expected)
-             and same_numbers(fused_check.check_launch(broken, ref, rowmax, TOL, tile, [copy]),
-                              check.check_launch(broken, ref, rowmax, TOL, tile, [copy]))
-             and same_numbers((accuracy, []), (expected[0], [])) and total == checksums.checksum(out))
+    agree = (
+        same_numbers(fused(), expected)
+        and same_numbers(
+            fused_check.check_launch(broken, ref, rowmax, TOL, tile, [copy]),
+            check.check_launch(broken, ref, rowmax, TOL, tile, [copy]),
+        )
+        and same_numbers((accuracy, []), (expected[0], []))
+        and total == checksums.checksum(out)
+    )
     ratio = read_bytes / base / copy_bandwidth
     device_ratio = read_bytes / timings["fused check (Triton)"][1] / copy_bandwidth
     assert_close_s = timings["torch.testing.assert_close"][0]
     print(f"\nsame numbers as the torch path (clean, NaN block, check + checksum): {agree}")
-    print(f"fused check with a copy, one call: {ratio:.1%} of copy bandwidth by wall time, {device_ratio:.1%} by "
-          f"device time; {assert_close_s / base:.1f}x faster than assert_close")
+    print(
+        f"fused check with a copy, one call: {ratio:.1%} of copy bandwidth by wall time, {device_ratio:.1%} by "
+        f"device time; {assert_close_s / base:.1f}x faster than assert_close"
+    )
     summed_bytes = read_bytes * 2 // 3
     single = timings["fused check + checksum, no copy"]
-    print(f"fused check + checksum, one call: {summed_bytes / single[0] / copy_bandwidth:.1%} of copy bandwidth by "
-          f"wall time, {summed_bytes / single[1] / copy_bandwidth:.1%} by device time; "
-          f"{assert_close_s / single[0]:.1f}x faster than assert_close")
-    print(f"fused check + checksum as case.run runs it (queued): {summed_bytes / queued / copy_bandwidth:.1%} of copy "
-          f"bandwidth by wall time (target >= 70%); {assert_close_s / queued:.1f}x faster than assert_close "
-          f"(target >= 10x)")
+    print(
+        f"fused check + checksum, one call: {summed_bytes / single[0] / copy_bandwidth:.1%} of copy bandwidth by "
+        f"wall time, {summed_bytes / single[1] / copy_bandwidth:.1%} by device time; "
+        f"{assert_close_s / single[0]:.1f}x faster than assert_close"
+    )
+    print(
+        f"fused check + checksum as case.run runs it (queued): {summed_bytes / queued / copy_bandwidth:.1%} of copy "
+        f"bandwidth by wall time (target >= 70%); {assert_close_s / queued:.1f}x faster than assert_close "
+        f"(target >= 10x)"
+    )
 
     if args.configs:
-        compare_configs(args.configs.split(","), out, ref, rowmax, tile, read_bytes * 2 // 3, copy_bandwidth,
-                        args.repeat)
+        compare_configs(
+            args.configs.split(","), out, ref, rowmax, tile, read_bytes * 2 // 3, copy_bandwidth, args.repeat
+        )
     if args.sweep:
         sweep(out, ref, rowmax, read_bytes * 2 // 3, copy_bandwidth, args.repeat, started)
     print(f"\ndone in {time.monotonic() - started:.0f} s")

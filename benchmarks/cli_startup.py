@@ -38,13 +38,39 @@ def make_history(path: Path, launches: int) -> None:
         run_id = store.begin_run(RunInfo(tag=f"run{run}", command="bench", options={}, token=f"t{run}"), stack=stack)
         results = []
         for case in range(100):
-            records = [LaunchRecord(index=i + 1, pid=1, host="bench", device="cuda:0",
-                                    kinds=["wrong"] if (case + i + run) % 97 == 0 else [],
-                                    wrong=3 if (case + i + run) % 97 == 0 else 0) for i in range(12)]
-            results.append(CaseResult(key=f"{case:032x}", kernel=f"gemm{case % 7}", m=64 * (case + 1), n=7168, k=256,
-                                      quant="ptpc", tile="128x128", out_dtype="bfloat16", params={}, fp8="e4m3fn",
-                                      seed=0, device="cuda:0", deterministic=True, rtol=0.05, floor=1.0,
-                                      launches=records, verdict="pass", stack=stack))
+            records = [
+                LaunchRecord(
+                    index=i + 1,
+                    pid=1,
+                    host="bench",
+                    device="cuda:0",
+                    kinds=["wrong"] if (case + i + run) % 97 == 0 else [],
+                    wrong=3 if (case + i + run) % 97 == 0 else 0,
+                )
+                for i in range(12)
+            ]
+            results.append(
+                CaseResult(
+                    key=f"{case:032x}",
+                    kernel=f"gemm{case % 7}",
+                    m=64 * (case + 1),
+                    n=7168,
+                    k=256,
+                    quant="ptpc",
+                    tile="128x128",
+                    out_dtype="bfloat16",
+                    params={},
+                    fp8="e4m3fn",
+                    seed=0,
+                    device="cuda:0",
+                    deterministic=True,
+                    rtol=0.05,
+                    floor=1.0,
+                    launches=records,
+                    verdict="pass",
+                    stack=stack,
+                )
+            )
         store.add_results(run_id, results)
         store.finish_run(run_id, "complete", 0)
     store.engine.dispose()
@@ -83,16 +109,20 @@ def main() -> None:
             for name, command in arms.items():
                 times[name].append(timed(command))
     base = min(times["python -c pass"])
-    print(f"gemmcheck commands in fresh processes, {args.rounds} interleaved rounds, a database of "
-          f"{args.launches:,} launches; seconds")
+    print(
+        f"gemmcheck commands in fresh processes, {args.rounds} interleaved rounds, a database of "
+        f"{args.launches:,} launches; seconds"
+    )
     print(f"{'command':<18} {'min':>7} {'median':>7} {'above python -c pass':>22}")
     for name, values in times.items():
         above = "" if name == "python -c pass" else f"{min(values) - base:+.3f}"
         print(f"{name:<18} {min(values):7.3f} {statistics.median(values):7.3f} {above:>22}")
     for name, target in TARGETS_S.items():
         above = min(times[name]) - base
-        print(f"target: {name} <= {target:.2f} s above python -c pass: {'met' if above <= target else 'NOT met'} "
-              f"({above:+.3f} s)")
+        print(
+            f"target: {name} <= {target:.2f} s above python -c pass: {'met' if above <= target else 'NOT met'} "
+            f"({above:+.3f} s)"
+        )
 
 
 if __name__ == "__main__":

@@ -108,7 +108,7 @@ def rank_main(args) -> None:
         def gemm(out):
             out.copy_(wa @ wb.T)
 
-        partial_a, partial_b = wa[:, :k // world_size].contiguous(), wb[:, :k // world_size].contiguous()
+        partial_a, partial_b = wa[:, : k // world_size].contiguous(), wb[:, : k // world_size].contiguous()
 
         def gemm_communicating(out):  # the same work and all_reduce as gemm_ar's, the whole product written
             partial = partial_a @ partial_b.T
@@ -121,12 +121,14 @@ def rank_main(args) -> None:
         plain.run(gemm_communicating, repeat=8)
         for _ in range(args.rounds):
             for sync, case in collective.items():
-                times.setdefault(f"collective, sync={sync}", []).append(_harness_per_launch(case, gemm_ar,
-                                                                                            args.launches, rank))
+                times.setdefault(f"collective, sync={sync}", []).append(
+                    _harness_per_launch(case, gemm_ar, args.launches, rank)
+                )
             dist.barrier()  # every rank runs the plain case at once: the machine as busy as for the others
             times.setdefault("no collective", []).append(_harness_per_launch(plain, gemm, args.launches, None))
             times.setdefault("no collective, kernel all_reduces", []).append(
-                _harness_per_launch(plain, gemm_communicating, args.launches, None))
+                _harness_per_launch(plain, gemm_communicating, args.launches, None)
+            )
             dist.barrier()
         rendezvous = _rendezvous_costs(harness_for(cases["launch"].settings), args.launches)
         for s in cases.values():
@@ -144,15 +146,23 @@ def accuracy(args) -> None:
     from pytest_gemmcheck.case.quant import fp8_flavour, quant_mode
     from pytest_gemmcheck.case.reference import compute_reference
 
-    print(f"# all_reduce {args.m}x{args.n}x{args.k}: the largest |kernel - reference| of any element over its row's "
-          "largest |reference|, over the ring orders starting at each rank")
+    print(
+        f"# all_reduce {args.m}x{args.n}x{args.k}: the largest |kernel - reference| of any element over its row's "
+        "largest |reference|, over the ring orders starting at each rank"
+    )
     print(f"{'quant':<11} {'ranks':>5} {'bf16 partials, bf16 sums':>25} {'fp32 sums, rounded once':>24}")
     for quant in ("bf16", "fp8", "ptpc", "blockscale", "mxfp8"):
         mode = quant_mode(quant)
         for world_size in args.world_sizes:
-            shards = [mode.make_inputs(*shard_shape("all_reduce", args.m, args.n, args.k, world_size),
-                                       seed=shard_seed(0, rank), device=torch.device("cpu"),
-                                       fp8=fp8_flavour("e4m3fn")) for rank in range(world_size)]
+            shards = [
+                mode.make_inputs(
+                    *shard_shape("all_reduce", args.m, args.n, args.k, world_size),
+                    seed=shard_seed(0, rank),
+                    device=torch.device("cpu"),
+                    fp8=fp8_flavour("e4m3fn"),
+                )
+                for rank in range(world_size)
+            ]
             ref = collective_reference("all_reduce", shards, 0, torch.bfloat16).float()
             rowmax = ref.abs().amax(dim=1, keepdim=True)
             partials = [compute_reference(shard, torch.float32) for shard in shards]
@@ -170,10 +180,16 @@ def accuracy(args) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("view", nargs="?", choices=("cost", "accuracy"), default="cost",
-                        help="cost (default): the harness's cost per launch; accuracy: reduction orders")
-    parser.add_argument("--shape", default=None, help="M x N x K of the GEMM (default 128x128x128 for cost, "
-                        "256x512x4096 for accuracy)")
+    parser.add_argument(
+        "view",
+        nargs="?",
+        choices=("cost", "accuracy"),
+        default="cost",
+        help="cost (default): the harness's cost per launch; accuracy: reduction orders",
+    )
+    parser.add_argument(
+        "--shape", default=None, help="M x N x K of the GEMM (default 128x128x128 for cost, 256x512x4096 for accuracy)"
+    )
     parser.add_argument("--world-sizes", default="2,4,8,16,32", help="accuracy: world sizes (default 2,4,8,16,32)")
     parser.add_argument("--launches", type=int, default=400, help="launches per case.run (default 400)")
     parser.add_argument("--rounds", type=int, default=7, help="rounds, the arms interleaved (default 7)")
@@ -195,24 +211,45 @@ def main(argv: list[str] | None = None) -> None:
         port = probe.getsockname()[1]
     ranks = []
     for rank in range(args.world_size):
-        env = dict(os.environ, RANK=str(rank), WORLD_SIZE=str(args.world_size), MASTER_ADDR="127.0.0.1",
-                   MASTER_PORT=str(port), OMP_NUM_THREADS="1")
-        ranks.append(subprocess.Popen([sys.executable, "-m", "benchmarks.collective_cost", "--rank-of",
-                                       *(argv if argv is not None else sys.argv[1:])], env=env,
-                                      stdout=subprocess.PIPE, text=True))
+        env = dict(
+            os.environ,
+            RANK=str(rank),
+            WORLD_SIZE=str(args.world_size),
+            MASTER_ADDR="127.0.0.1",
+            MASTER_PORT=str(port),
+            OMP_NUM_THREADS="1",
+        )
+        ranks.append(
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "benchmarks.collective_cost",
+                    "--rank-of",
+                    *(argv if argv is not None else sys.argv[1:]),
+                ],
+                env=env,
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+        )
     outputs = [process.communicate()[0] for process in ranks]
     if any(process.returncode for process in ranks):
         raise SystemExit(f"collective_cost: a rank failed: {[process.returncode for process in ranks]}")
     found = json.loads(outputs[0].strip().splitlines()[-1])
-    print(f"# {args.world_size} ranks on the CPU (gloo), all_reduce GEMM {args.shape} bf16, {args.launches} launches "
-          f"a run, {args.rounds} rounds; harness time per launch = (case.run's wall time - the kernel "
-          "calls' time) / launches")
+    print(
+        f"# {args.world_size} ranks on the CPU (gloo), all_reduce GEMM {args.shape} bf16, {args.launches} launches "
+        f"a run, {args.rounds} rounds; harness time per launch = (case.run's wall time - the kernel "
+        "calls' time) / launches"
+    )
     print(f"{'arm':<36} {'min us':>8} {'median us':>10}  per round (us)")
     medians = {}
     for arm, values in found["times"].items():
         medians[arm] = statistics.median(values)
-        print(f"{arm:<36} {min(values) * 1e6:8.1f} {medians[arm] * 1e6:10.1f}  "
-              + " ".join(f"{value * 1e6:.0f}" for value in values))
+        print(
+            f"{arm:<36} {min(values) * 1e6:8.1f} {medians[arm] * 1e6:10.1f}  "
+            + " ".join(f"{value * 1e6:.0f}" for value in values)
+        )
     for arm, value in found["rendezvous"].items():
         print(f"{'rendezvous: ' + arm:<36} {value * 1e6:8.1f}")
     for baseline in ("no collective", "no collective, kernel all_reduces"):

@@ -33,8 +33,10 @@ from pytest_gemmcheck.reporting.history_table import history_table
 from pytest_gemmcheck.reporting.report_page import build_report
 
 TARGET_S = 0.5
-STACKS = [{"fingerprint": f"bench{i}", "host": "bench", "gpu_arch": arch, "gpu_name": "bench GPU", "torch": "2.11"}
-          for i, arch in enumerate(("sm_90", "gfx942"))]
+STACKS = [
+    {"fingerprint": f"bench{i}", "host": "bench", "gpu_arch": arch, "gpu_name": "bench GPU", "torch": "2.11"}
+    for i, arch in enumerate(("sm_90", "gfx942"))
+]
 QUANTS = ("bf16", "fp8", "ptpc", "blockscale", "mxfp8")
 TILES = ("256x256", "256x128")
 
@@ -48,18 +50,41 @@ def fill(engine, cases: int, runs: int, launches: int) -> int:
         for case in range(cases):
             records = []
             for index in range(launches):
-                record = LaunchRecord(index=index + 1, pid=1000 + run, host="bench", device="cuda:0",
-                                      device_uuid=f"GPU-{run % 2}", elapsed_s=0.001 + 1e-6 * (index % 7))
+                record = LaunchRecord(
+                    index=index + 1,
+                    pid=1000 + run,
+                    host="bench",
+                    device="cuda:0",
+                    device_uuid=f"GPU-{run % 2}",
+                    elapsed_s=0.001 + 1e-6 * (index % 7),
+                )
                 if tag == "main" and case % 10 == 0 and index % 9 == 0:
                     record.add_kind("wrong")
                     record.wrong, record.wrong_rows = 512, 16
                 records.append(record)
-            results.append(CaseResult(
-                key=f"case{case:06d}", kernel=f"kernel{case % 4}", m=4096, n=7168, k=256 * (1 + case // 20),
-                quant=QUANTS[case % len(QUANTS)], tile=TILES[case % 2], out_dtype="bfloat16",
-                params={"fuse": bool(case % 3)}, fp8="e4m3fn", seed=0, device="cuda:0", deterministic=True, rtol=0.05,
-                floor=1.0, launches=records, verdict="pass", stack=STACKS[run % 2],
-                contention={"contended": run % 5 == 0}))
+            results.append(
+                CaseResult(
+                    key=f"case{case:06d}",
+                    kernel=f"kernel{case % 4}",
+                    m=4096,
+                    n=7168,
+                    k=256 * (1 + case // 20),
+                    quant=QUANTS[case % len(QUANTS)],
+                    tile=TILES[case % 2],
+                    out_dtype="bfloat16",
+                    params={"fuse": bool(case % 3)},
+                    fp8="e4m3fn",
+                    seed=0,
+                    device="cuda:0",
+                    deterministic=True,
+                    rtol=0.05,
+                    floor=1.0,
+                    launches=records,
+                    verdict="pass",
+                    stack=STACKS[run % 2],
+                    contention={"contended": run % 5 == 0},
+                )
+            )
             if len(results) == 64:  # the recorder's batch
                 store.add_results(run_id, results)
                 results = []
@@ -101,8 +126,11 @@ def backends(pg_url: str | None, folder: Path):
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--pg", default="postgresql+psycopg://postgres@127.0.0.1:5432/test",
-                        help="a PostgreSQL server to create a scratch database on ('' to skip)")
+    parser.add_argument(
+        "--pg",
+        default="postgresql+psycopg://postgres@127.0.0.1:5432/test",
+        help="a PostgreSQL server to create a scratch database on ('' to skip)",
+    )
     parser.add_argument("--cases", type=int, default=100)
     parser.add_argument("--runs", type=int, default=100)
     parser.add_argument("--launches", type=int, default=100, help="launches per result")
@@ -111,12 +139,17 @@ def main(argv=None) -> int:
     questions = {
         "history": lambda engine: history_table(engine, Selection()),
         "history --kernel kernel1 --quant ptpc": lambda engine: history_table(
-            engine, Selection(kernels=("kernel1",), quants=("ptpc",))),
+            engine, Selection(kernels=("kernel1",), quants=("ptpc",))
+        ),
         "compare --side main --side pr": lambda engine: compare_table(
-            engine, [Side("main", Selection(tags=("main",))), Side("pr", Selection(tags=("pr",)))], Selection()),
+            engine, [Side("main", Selection(tags=("main",))), Side("pr", Selection(tags=("pr",)))], Selection()
+        ),
         "compare ... --timing": lambda engine: compare_table(
-            engine, [Side("main", Selection(tags=("main",))), Side("pr", Selection(tags=("pr",)))], Selection(),
-            timing=True),
+            engine,
+            [Side("main", Selection(tags=("main",))), Side("pr", Selection(tags=("pr",)))],
+            Selection(),
+            timing=True,
+        ),
         "coverage": lambda engine: coverage_tables(engine, Selection()),
         "report (its data)": lambda engine: build_report(engine, Selection(), database="bench"),
     }
@@ -128,20 +161,26 @@ def main(argv=None) -> int:
                 upgrade(engine, url)
                 started = time.perf_counter()
                 rows = fill(engine, args.cases, args.runs, args.launches)
-                print(f"{name}: {rows:,} launch rows, {args.cases * args.runs:,} results "
-                      f"(filled in {time.perf_counter() - started:.0f} s); seconds, median / slowest of 3")
+                print(
+                    f"{name}: {rows:,} launch rows, {args.cases * args.runs:,} results "
+                    f"(filled in {time.perf_counter() - started:.0f} s); seconds, median / slowest of 3"
+                )
                 for question, ask in questions.items():
                     seconds = timed(lambda: ask(engine))
                     counted = question != "report (its data)"  # the page is not among the targets
                     if counted:
                         worst = max(worst, statistics.median(seconds))
-                    print(f"   {question:<40} {statistics.median(seconds):7.3f} / {max(seconds):7.3f}"
-                          + ("" if counted else "   (not a target)"))
+                    print(
+                        f"   {question:<40} {statistics.median(seconds):7.3f} / {max(seconds):7.3f}"
+                        + ("" if counted else "   (not a target)")
+                    )
                 engine.dispose()
             finally:
                 drop()
-    print(f"target: history, compare and coverage under {TARGET_S} s: {'met' if worst < TARGET_S else 'NOT met'} "
-          f"(slowest median {worst:.3f} s)")
+    print(
+        f"target: history, compare and coverage under {TARGET_S} s: {'met' if worst < TARGET_S else 'NOT met'} "
+        f"(slowest median {worst:.3f} s)"
+    )
     return 0
 
 

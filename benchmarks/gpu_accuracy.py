@@ -26,8 +26,14 @@ from pytest_gemmcheck.case.case import Case, CaseContext
 from pytest_gemmcheck.checking.torch_backend import Tolerance, check_launch, row_max
 from pytest_gemmcheck.config.table import Settings
 
-SHAPES = [(4096, 7168, 256), (4096, 7168, 1024), (2048, 4096, 4096), (1024, 2048, 8192), (512, 1024, 16384),
-          (777, 1000, 2048)]
+SHAPES = [
+    (4096, 7168, 256),
+    (4096, 7168, 1024),
+    (2048, 4096, 4096),
+    (1024, 2048, 8192),
+    (512, 1024, 16384),
+    (777, 1000, 2048),
+]
 RTOL = 0.05
 
 
@@ -38,12 +44,15 @@ def kernels():
         def run(x, out):
             a, b = scales_of(x)
             torch._scaled_mm(x.a, x.b.t(), scale_a=a, scale_b=b, out_dtype=out.dtype, use_fast_accum=fast, out=out)
+
         return run
 
     found = [("cublas bf16", "bf16", torch_gemms.matmul_bf16)]
     if torch_gemms.scaled_mm_unavailable("ptpc") is None:
-        found += [("scaled_mm ptpc", "ptpc", scaled(False, torch_gemms.ptpc_scales)),
-                  ("scaled_mm ptpc fast-accum", "ptpc", scaled(True, torch_gemms.ptpc_scales))]
+        found += [
+            ("scaled_mm ptpc", "ptpc", scaled(False, torch_gemms.ptpc_scales)),
+            ("scaled_mm ptpc fast-accum", "ptpc", scaled(True, torch_gemms.ptpc_scales)),
+        ]
     if torch_gemms.scaled_mm_unavailable("blockscale") is None:
         found += [("scaled_mm blockscale", "blockscale", scaled(False, torch_gemms.blockscale_scales))]
     try:
@@ -68,9 +77,17 @@ def measure(name, quant, kernel, m, n, k):
     ref_abs = ref.float().abs()
     plain = int((err > RTOL * ref_abs).sum())
     needs = torch.where(err > RTOL * ref_abs, err / (RTOL * rowmax[:, None]), torch.zeros((), device=err.device))
-    return {"kernel": name, "quant": quant, "shape": f"{m}x{n}x{k}", "wrong": accuracy.wrong.elements,
-            "nonfinite": accuracy.nonfinite, "worst_of_rowmax": float((err / rowmax[:, None]).max()),
-            "plain_ref_flags": plain, "floor_needed": float(needs.max()), "rel_l2": accuracy.rel_l2}
+    return {
+        "kernel": name,
+        "quant": quant,
+        "shape": f"{m}x{n}x{k}",
+        "wrong": accuracy.wrong.elements,
+        "nonfinite": accuracy.nonfinite,
+        "worst_of_rowmax": float((err / rowmax[:, None]).max()),
+        "plain_ref_flags": plain,
+        "floor_needed": float(needs.max()),
+        "rel_l2": accuracy.rel_l2,
+    }
 
 
 def main(argv=None) -> int:
@@ -82,8 +99,10 @@ def main(argv=None) -> int:
         print("no GPU: nothing to measure")
         return 0
     rows = []
-    print(f"{'kernel':<28}{'shape':<18}{'wrong':>7}{'|err|/rowmax':>14}{'margin':>8}{'plain-|ref|':>13}"
-          f"{'floor needed':>14}")
+    print(
+        f"{'kernel':<28}{'shape':<18}{'wrong':>7}{'|err|/rowmax':>14}{'margin':>8}{'plain-|ref|':>13}"
+        f"{'floor needed':>14}"
+    )
     for name, quant, kernel in kernels():
         for m, n, k in SHAPES:
             try:
@@ -93,12 +112,16 @@ def main(argv=None) -> int:
                 continue
             rows.append(row)
             margin = RTOL / row["worst_of_rowmax"] if row["worst_of_rowmax"] else float("inf")
-            print(f"{name:<28}{row['shape']:<18}{row['wrong']:>7}{row['worst_of_rowmax']:>14.5f}{margin:>8.1f}"
-                  f"{row['plain_ref_flags']:>13}{row['floor_needed']:>14.4f}")
+            print(
+                f"{name:<28}{row['shape']:<18}{row['wrong']:>7}{row['worst_of_rowmax']:>14.5f}{margin:>8.1f}"
+                f"{row['plain_ref_flags']:>13}{row['floor_needed']:>14.4f}"
+            )
     worst = max((r["worst_of_rowmax"] for r in rows), default=0.0)
-    print(f"\nall kernels: {sum(r['wrong'] for r in rows)} wrong elements; worst |err|/rowmax {worst:.5f} "
-          f"(margin {RTOL / worst if worst else float('inf'):.1f}x); largest floor needed "
-          f"{max((r['floor_needed'] for r in rows), default=0.0):.4f}")
+    print(
+        f"\nall kernels: {sum(r['wrong'] for r in rows)} wrong elements; worst |err|/rowmax {worst:.5f} "
+        f"(margin {RTOL / worst if worst else float('inf'):.1f}x); largest floor needed "
+        f"{max((r['floor_needed'] for r in rows), default=0.0):.4f}"
+    )
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1))
     return 0

@@ -46,6 +46,7 @@ STRESS_KINDS = ("none", "copy", "compute")
 
 # --- shared helpers --------------------------------------------------------------------
 
+
 def _device():
     import torch
 
@@ -65,8 +66,21 @@ class Deadline:
         return self.end is not None and time.monotonic() > self.end
 
 
-def run_case(kernel: str, m: int, n: int, k: int, quant: str, make_launch, *, repeat: int, stress_kind: str,
-             params: dict | None = None, tile: str | None = None, fp8: str = "e4m3fn", caches=None) -> dict:
+def run_case(
+    kernel: str,
+    m: int,
+    n: int,
+    k: int,
+    quant: str,
+    make_launch,
+    *,
+    repeat: int,
+    stress_kind: str,
+    params: dict | None = None,
+    tile: str | None = None,
+    fp8: str = "e4m3fn",
+    caches=None,
+) -> dict:
     """One case through the plugin's own case.run, under a background load: what the
     gemmcheck fixture does, without pytest. Returns the numbers of its result."""
     from pytest_gemmcheck.case.cache import LruCache
@@ -77,8 +91,9 @@ def run_case(kernel: str, m: int, n: int, k: int, quant: str, make_launch, *, re
 
     caches = caches or (LruCache(), LruCache())
     results = []
-    context = CaseContext(Settings(repeat=repeat), inputs_cache=caches[0], reference_cache=caches[1],
-                          record=results.append)
+    context = CaseContext(
+        Settings(repeat=repeat), inputs_cache=caches[0], reference_cache=caches[1], record=results.append
+    )
     case = Case(context, kernel, m=m, n=n, k=k, quant=quant, tile=tile, fp8=fp8, params=params or {})
     x = case.inputs()
     case.reference()  # before the load starts: the load is for the launches
@@ -111,13 +126,19 @@ def run_case(kernel: str, m: int, n: int, k: int, quant: str, make_launch, *, re
 
 # --- parts ------------------------------------------------------------------------------
 
+
 def part_environment(args) -> dict:
     import torch
 
     from pytest_gemmcheck.environment import gpus
 
-    info = {"python": platform.python_version(), "torch": torch.__version__, "cuda": torch.version.cuda,
-            "hip": getattr(torch.version, "hip", None), "gpu_count": torch.cuda.device_count()}
+    info = {
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda,
+        "hip": getattr(torch.version, "hip", None),
+        "gpu_count": torch.cuda.device_count(),
+    }
     for name in ("triton", "cupy", "numpy", "pytest", "xdist"):
         try:
             module = __import__(name)
@@ -125,8 +146,9 @@ def part_environment(args) -> dict:
         except ImportError:
             info[name] = None
     try:
-        info["revision"] = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
-                                          text=True, timeout=10).stdout.strip()
+        info["revision"] = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, timeout=10
+        ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         info["revision"] = None
     info["gpus"] = [gpus.gpu_identity(index) for index in range(torch.cuda.device_count())]
@@ -149,14 +171,17 @@ def part_digests(args) -> dict:
             for m, n, k in [(257, 130, 384), (1024, 512, 2048)]:
                 digests = {}
                 for where in ("cpu", device):
-                    case = Case(CaseContext(Settings()), "digest", m=m, n=n, k=k, quant=quant, fp8=fp8,
-                                device=where, seed=11)
+                    case = Case(
+                        CaseContext(Settings()), "digest", m=m, n=n, k=k, quant=quant, fp8=fp8, device=where, seed=11
+                    )
                     digests[str(where)] = case.inputs().digest()
                 same = len(set(digests.values())) == 1
                 mismatches += not same
                 rows.append({"quant": quant, "fp8": fp8, "shape": [m, n, k], "same": same, **digests})
-                print(f"{quant:<11}{fp8:<10}{m}x{n}x{k:<6} cpu {digests['cpu']}  {device} {digests[str(device)]}  "
-                      f"{'same' if same else 'DIFFERENT'}")
+                print(
+                    f"{quant:<11}{fp8:<10}{m}x{n}x{k:<6} cpu {digests['cpu']}  {device} {digests[str(device)]}  "
+                    f"{'same' if same else 'DIFFERENT'}"
+                )
     print(f"digests: {len(rows) - mismatches}/{len(rows)} identical on cpu and {device}")
     return {"cases": rows, "mismatches": mismatches}
 
@@ -202,19 +227,25 @@ def part_stress(args) -> dict:
         stop_ms = 1000 * (time.perf_counter() - stop_start)
         beside_info = beside.describe()
         row = {
-            "alone": alone_info, "beside_launches": beside_info,
+            "alone": alone_info,
+            "beside_launches": beside_info,
             "bandwidth_ratio_beside_vs_alone": round(beside_info["gb_per_s"] / alone_info["gb_per_s"], 3)
-            if alone_info.get("gb_per_s") else None,
+            if alone_info.get("gb_per_s")
+            else None,
             "launch_ms_stressed": round(stressed_ms, 4),
             "launch_slowdown": round(stressed_ms / idle_ms, 3),
-            "launches": count, "threads_while_active": running, "threads_after_exit": leftover,
+            "launches": count,
+            "threads_while_active": running,
+            "threads_after_exit": leftover,
             "stop_ms": round(stop_ms, 3),
         }
         report[kind] = row
-        print(f"{kind:>8}: alone {alone_info['gb_per_s']:.0f} GB/s ({alone_info['engine']}); beside launches "
-              f"{beside_info['gb_per_s']:.0f} GB/s = {row['bandwidth_ratio_beside_vs_alone']}x of alone; "
-              f"launch {stressed_ms:.3f} ms = {row['launch_slowdown']}x idle; stop {stop_ms:.1f} ms; "
-              f"threads after exit: {leftover or 'none'}")
+        print(
+            f"{kind:>8}: alone {alone_info['gb_per_s']:.0f} GB/s ({alone_info['engine']}); beside launches "
+            f"{beside_info['gb_per_s']:.0f} GB/s = {row['bandwidth_ratio_beside_vs_alone']}x of alone; "
+            f"launch {stressed_ms:.3f} ms = {row['launch_slowdown']}x idle; stop {stop_ms:.1f} ms; "
+            f"threads after exit: {leftover or 'none'}"
+        )
     return report
 
 
@@ -231,7 +262,10 @@ def part_racy_sweep(args) -> dict:
     caches = (LruCache(), LruCache())
     m = n = 2048
     configs = [  # (stages, block_k, K): K = 2*block_k runs the main loop zero times
-        (2, 32, 64), (2, 32, 256), (3, 32, 1024), (4, 64, 1024),
+        (2, 32, 64),
+        (2, 32, 256),
+        (3, 32, 1024),
+        (4, 64, 1024),
     ]
     slacks = [0, 512, 1024, 2048, 4096, 8192, 16384]
     repeats = {"racy": 40, "fixed": 20}
@@ -239,27 +273,56 @@ def part_racy_sweep(args) -> dict:
 
     def one(variant, stages, block_k, k, slack, kind, repeat, shape=(m, n)):
         kernel = racy_gemm.TailGemm(variant, stages=stages, block_k=block_k)
-        row = run_case("cp_async_tail_gemm", shape[0], shape[1], k, "ptpc",
-                       lambda x: (lambda out: kernel(x.a, x.b, x.a_scale, x.b_scale, out, slack=slack)),
-                       repeat=repeat, stress_kind=kind, params={**kernel.params, "slack": slack},
-                       tile="64x64", caches=caches)
-        row.update({"variant": variant, "stages": stages, "block_k": block_k, "m": shape[0], "n": shape[1], "k": k,
-                    "slack": slack, "stress_kind": kind})
+        row = run_case(
+            "cp_async_tail_gemm",
+            shape[0],
+            shape[1],
+            k,
+            "ptpc",
+            lambda x: lambda out: kernel(x.a, x.b, x.a_scale, x.b_scale, out, slack=slack),
+            repeat=repeat,
+            stress_kind=kind,
+            params={**kernel.params, "slack": slack},
+            tile="64x64",
+            caches=caches,
+        )
+        row.update(
+            {
+                "variant": variant,
+                "stages": stages,
+                "block_k": block_k,
+                "m": shape[0],
+                "n": shape[1],
+                "k": k,
+                "slack": slack,
+                "stress_kind": kind,
+            }
+        )
         rows.append(row)
-        print(f"{variant:<6} stages={stages} block_k={block_k:<3} {shape[0]}x{shape[1]}x{k:<5} slack={slack:<6} "
-              f"stress={kind:<8} {row['bad']:>4}/{row['launches']:<4} bad  kinds={','.join(row['kinds']) or '-':<24} "
-              f"worst wrong {row['worst_wrong']}, differing {row['worst_differing']}  {row['ms_per_launch']} ms/launch",
-              flush=True)
+        print(
+            f"{variant:<6} stages={stages} block_k={block_k:<3} {shape[0]}x{shape[1]}x{k:<5} slack={slack:<6} "
+            f"stress={kind:<8} {row['bad']:>4}/{row['launches']:<4} bad  kinds={','.join(row['kinds']) or '-':<24} "
+            f"worst wrong {row['worst_wrong']}, differing {row['worst_differing']}  {row['ms_per_launch']} ms/launch",
+            flush=True,
+        )
         return row
 
     # the fixed twin at its tightest window first (the target: 0 bad in >= 1000 launches, idle
     # and under each stressor), then the grid and the background's shape while time lasts
     twin = [one("fixed", 2, 32, 256, 0, kind, 1000) for kind in STRESS_KINDS]
-    jobs = [(variant, stages, block_k, k, slack, kind, repeats[variant], (m, n))
-            for stages, block_k, k in configs for slack in slacks for kind in STRESS_KINDS
-            for variant in ("racy", "fixed")]
-    jobs += [(variant, 2, 32, 256, slack, kind, 20, (4096, 7168))
-             for slack in (0, 2048, 4096) for kind in STRESS_KINDS for variant in ("racy", "fixed")]
+    jobs = [
+        (variant, stages, block_k, k, slack, kind, repeats[variant], (m, n))
+        for stages, block_k, k in configs
+        for slack in slacks
+        for kind in STRESS_KINDS
+        for variant in ("racy", "fixed")
+    ]
+    jobs += [
+        (variant, 2, 32, 256, slack, kind, 20, (4096, 7168))
+        for slack in (0, 2048, 4096)
+        for kind in STRESS_KINDS
+        for variant in ("racy", "fixed")
+    ]
     done = 0
     for job in jobs:
         if deadline.passed:
@@ -271,10 +334,14 @@ def part_racy_sweep(args) -> dict:
         print(f"time budget spent: {len(jobs) - done} of {len(jobs)} sweep settings not run")
 
     band = _hiding_band(rows)
-    print("slack settings where the racy variant is clean idle and bad under stress: "
-          + (", ".join(f"stages={s} block_k={b} K={k} slack={sl} ({kinds})" for s, b, k, sl, kinds in band) or "none"))
-    print("fixed twin, >= 1000 launches each: "
-          + "; ".join(f"{r['stress_kind']}: {r['bad']}/{r['launches']} bad" for r in twin))
+    print(
+        "slack settings where the racy variant is clean idle and bad under stress: "
+        + (", ".join(f"stages={s} block_k={b} K={k} slack={sl} ({kinds})" for s, b, k, sl, kinds in band) or "none")
+    )
+    print(
+        "fixed twin, >= 1000 launches each: "
+        + "; ".join(f"{r['stress_kind']}: {r['bad']}/{r['launches']} bad" for r in twin)
+    )
     return {"rows": rows, "fixed_twin_1000": twin, "hides_idle_shows_under_stress": band, "truncated": truncated}
 
 
@@ -361,25 +428,39 @@ def part_throughput_summary(args) -> dict:
         in_run = sum(line["end"] - line["start"] for line in lines)  # inside case.run, summed over workers
         preparing = sum(line["start"] - line.get("began", line["start"]) for line in lines)  # inputs and reference
         kernel = sum(line.get("kernel_s", 0.0) for line in lines)  # the launches' own GPU time
-        report[label] = {"launches": launches, "seconds": round(span, 3), "launches_per_s": round(launches / span, 2),
-                         "summed_worker_launches_per_s": round(per_worker, 2), "workers": workers,
-                         "devices": devices_used, "case_run_s": round(in_run, 3), "preparing_s": round(preparing, 3),
-                         "ms_per_launch_in_case_run": round(1000 * in_run / launches, 3),
-                         "kernel_ms_per_launch": round(1000 * kernel / launches, 3)}
-        print(f"{label}: {launches} launches in {span:.2f} s = {launches / span:.1f}/s on {devices_used} "
-              f"({len(workers)} workers); summed over the workers' own spans {per_worker:.1f}/s; "
-              f"inside case.run {1000 * in_run / launches:.3f} ms per launch (summed over workers; the kernel "
-              f"{1000 * kernel / launches:.3f} ms of it), "
-              f"inputs and reference {preparing:.2f} s, the rest of the span per worker "
-              f"{(span * len(workers) - in_run - preparing) / len(workers):.2f} s")
+        report[label] = {
+            "launches": launches,
+            "seconds": round(span, 3),
+            "launches_per_s": round(launches / span, 2),
+            "summed_worker_launches_per_s": round(per_worker, 2),
+            "workers": workers,
+            "devices": devices_used,
+            "case_run_s": round(in_run, 3),
+            "preparing_s": round(preparing, 3),
+            "ms_per_launch_in_case_run": round(1000 * in_run / launches, 3),
+            "kernel_ms_per_launch": round(1000 * kernel / launches, 3),
+        }
+        print(
+            f"{label}: {launches} launches in {span:.2f} s = {launches / span:.1f}/s on {devices_used} "
+            f"({len(workers)} workers); summed over the workers' own spans {per_worker:.1f}/s; "
+            f"inside case.run {1000 * in_run / launches:.3f} ms per launch (summed over workers; the kernel "
+            f"{1000 * kernel / launches:.3f} ms of it), "
+            f"inputs and reference {preparing:.2f} s, the rest of the span per worker "
+            f"{(span * len(workers) - in_run - preparing) / len(workers):.2f} s"
+        )
     rates = {label: row.get("launches_per_s") for label, row in report.items() if row.get("launches_per_s")}
-    summed = {label: row.get("summed_worker_launches_per_s") for label, row in report.items()
-              if row.get("summed_worker_launches_per_s")}
+    summed = {
+        label: row.get("summed_worker_launches_per_s")
+        for label, row in report.items()
+        if row.get("summed_worker_launches_per_s")
+    }
     if "n1" in rates and "n2" in rates:
         report["speedup_n2_vs_n1"] = round(rates["n2"] / rates["n1"], 3)
         report["summed_speedup_n2_vs_n1"] = round(summed["n2"] / summed["n1"], 3)
-        print(f"-n 2 vs -n 1: {report['speedup_n2_vs_n1']}x the launches per second over the whole span, "
-              f"{report['summed_speedup_n2_vs_n1']}x summed over the workers' own spans (target >= 1.8)")
+        print(
+            f"-n 2 vs -n 1: {report['speedup_n2_vs_n1']}x the launches per second over the whole span, "
+            f"{report['summed_speedup_n2_vs_n1']}x summed over the workers' own spans (target >= 1.8)"
+        )
     return report
 
 

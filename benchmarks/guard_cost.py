@@ -80,8 +80,12 @@ def main(argv=None) -> int:
         stream.synchronize()
         torch_ops.read(host.tolist())
 
-    works = (("fused check", check), ("guards", guards), ("guards, no graph", guards_eager),
-             ("guards, torch ops", guards_torch))
+    works = (
+        ("fused check", check),
+        ("guards", guards),
+        ("guards, no graph", guards_eager),
+        ("guards, torch ops", guards_torch),
+    )
     times = {name: ([], []) for name, _ in works}
     for _ in range(5):  # compile, capture, warm
         for _, work in works:
@@ -108,16 +112,22 @@ def main(argv=None) -> int:
     stop.synchronize()
     back_to_back = start.elapsed_time(stop) / 1000 / args.rounds
     inputs = sum(t.numel() * t.element_size() for t in watch.inputs.live.values())
-    print(f"{args.quant} {m}x{n}x{k}: inputs {inputs / 1e6:.1f} MB (read once per launch for their checksums; "
-          f"compared with their copies by the torch ops: {2 * inputs / 1e6:.1f} MB); "
-          f"out {m * n * ref.element_size() / 1e6:.1f} MB; median of {args.rounds} interleaved rounds")
+    print(
+        f"{args.quant} {m}x{n}x{k}: inputs {inputs / 1e6:.1f} MB (read once per launch for their checksums; "
+        f"compared with their copies by the torch ops: {2 * inputs / 1e6:.1f} MB); "
+        f"out {m * n * ref.element_size() / 1e6:.1f} MB; median of {args.rounds} interleaved rounds"
+    )
     for name, (gpu, host) in times.items():
         print(f"   {name:<17} GPU {1e3 * statistics.median(gpu):.3f} ms   wall {1e3 * statistics.median(host):.3f} ms")
-    print(f"   guards, queued back to back: GPU {1e3 * back_to_back:.3f} ms each, "
-          f"{inputs / back_to_back / 1e9:.0f} GB/s read")
+    print(
+        f"   guards, queued back to back: GPU {1e3 * back_to_back:.3f} ms each, "
+        f"{inputs / back_to_back / 1e9:.0f} GB/s read"
+    )
     wall = {name: statistics.median(host) for name, (_, host) in times.items()}
-    print(f"   guards / fused check (wall): {wall['guards'] / wall['fused check']:.2f}; "
-          f"guards without the graph / with it (wall): {wall['guards, no graph'] / wall['guards']:.2f}")
+    print(
+        f"   guards / fused check (wall): {wall['guards'] / wall['fused check']:.2f}; "
+        f"guards without the graph / with it (wall): {wall['guards, no graph'] / wall['guards']:.2f}"
+    )
     if args.sweep:
         sweep(watch.inputs.words, inputs, case.device)
     return 0
@@ -146,8 +156,10 @@ def sweep(words: list[torch.Tensor], inputs: int, device: torch.device) -> None:
 
     source = torch.empty(inputs // 4, dtype=torch.int32, device=device)
     target = torch.empty_like(source)
-    print(f"   the guard kernel alone, 20 in a CUDA graph; a copy of {inputs / 1e6:.1f} MB: "
-          f"{1e6 * replayed(lambda: target.copy_(source)):.1f} us")
+    print(
+        f"   the guard kernel alone, 20 in a CUDA graph; a copy of {inputs / 1e6:.1f} MB: "
+        f"{1e6 * replayed(lambda: target.copy_(source)):.1f} us"
+    )
     defaults = guard_pass._WARPS, guard_pass._PROGRAMS_PER_SM
     try:
         for warps in (4, 8):
@@ -155,8 +167,10 @@ def sweep(words: list[torch.Tensor], inputs: int, device: torch.device) -> None:
                 guard_pass._WARPS, guard_pass._PROGRAMS_PER_SM = warps, per_sm
                 seconds = replayed(lambda: guard_pass.queue_guards(words, row, 0, 0, 0, row))
                 mark = "  (the default)" if (warps, per_sm) == defaults else ""
-                print(f"   {warps} warps, {per_sm:2d} programs per SM: {1e6 * seconds:6.1f} us, "
-                      f"{inputs / seconds / 1e9:5.0f} GB/s{mark}")
+                print(
+                    f"   {warps} warps, {per_sm:2d} programs per SM: {1e6 * seconds:6.1f} us, "
+                    f"{inputs / seconds / 1e9:5.0f} GB/s{mark}"
+                )
     finally:
         guard_pass._WARPS, guard_pass._PROGRAMS_PER_SM = defaults
 

@@ -47,11 +47,17 @@ from gemmcheck_dev.results import ROOT, merge_json, print_header
 
 FP8_MAX = 448.0
 CPU_SHAPES = [("bf16", 64, 64, 64), ("bf16", 256, 256, 256)]
-GPU_SHAPES = [("bf16", 256, 256, 256), ("bf16", 1024, 1024, 1024), ("bf16", 4096, 4096, 4096),
-              ("ptpc", 4096, 7168, 256), ("ptpc", 16384, 7168, 2048)]
+GPU_SHAPES = [
+    ("bf16", 256, 256, 256),
+    ("bf16", 1024, 1024, 1024),
+    ("bf16", 4096, 4096, 4096),
+    ("ptpc", 4096, 7168, 256),
+    ("ptpc", 16384, 7168, 2048),
+]
 
 
 # --- the hand loop ------------------------------------------------------------------------------
+
 
 def hand_case(quant: str, m: int, n: int, k: int, repeat: int, device: str = "cpu") -> int:
     """The protocol by hand; the number of bad launches."""
@@ -73,6 +79,7 @@ def hand_case(quant: str, m: int, n: int, k: int, repeat: int, device: str = "cp
 
         def launch(out):
             torch._scaled_mm(a8, b8.t(), scale_a=scale_a, scale_b=scale_b, out_dtype=out.dtype, out=out)
+
     ref = ref.to(torch.bfloat16).float()
     out = torch.empty(m, n, dtype=torch.bfloat16, device=device)
     bad = 0
@@ -88,6 +95,7 @@ def hand_case(quant: str, m: int, n: int, k: int, repeat: int, device: str = "cp
 
 
 # --- the plugin -------------------------------------------------------------------------------
+
 
 def plugin_launch(quant: str, x):
     """The same kernel as the hand loop's, on the case's inputs."""
@@ -110,6 +118,7 @@ def plugin_case(session, quant: str, m: int, n: int, k: int, repeat: int, device
 
 
 # --- view cases -----------------------------------------------------------------------------
+
 
 def synchronize(device: str) -> None:
     if device.startswith("cuda"):
@@ -141,8 +150,13 @@ def ptpc_unavailable(device: str) -> str | None:
         a = torch.zeros(16, 32, device=device).to(torch.float8_e4m3fn)
         b = torch.zeros(16, 32, device=device).to(torch.float8_e4m3fn)
         one = torch.ones(1, 1, device=device)
-        torch._scaled_mm(a, b.t(), scale_a=one.expand(16, 1).contiguous(), scale_b=one.expand(1, 16).contiguous(),
-                         out_dtype=torch.bfloat16)
+        torch._scaled_mm(
+            a,
+            b.t(),
+            scale_a=one.expand(16, 1).contiguous(),
+            scale_b=one.expand(1, 16).contiguous(),
+            out_dtype=torch.bfloat16,
+        )
     except (RuntimeError, NotImplementedError, AttributeError, TypeError) as exc:
         return f"torch._scaled_mm cannot run ptpc here: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
     return None
@@ -160,17 +174,24 @@ def cases_view(args) -> dict:
     rounds = args.rounds or (15 if device == "cpu" else 3)
     why_not_ptpc = ptpc_unavailable(device) if any(s[0] == "ptpc" for s in shapes) else None
     report = {"device": device, "threads": torch.get_num_threads(), "rounds": rounds, "rows": []}
-    print(f"{device} (torch {torch.__version__}, {torch.get_num_threads()} thread(s)); whole case, a new shape each "
-          f"round (n +- steps), the minimum of {rounds} interleaved rounds, ms:")
-    with tempfile.TemporaryDirectory() as folder, gc.session(db=None) as plain, \
-            gc.session(db=str(Path(folder) / "history.db"), tag="hand_loop") as recording:
+    print(
+        f"{device} (torch {torch.__version__}, {torch.get_num_threads()} thread(s)); whole case, a new shape each "
+        f"round (n +- steps), the minimum of {rounds} interleaved rounds, ms:"
+    )
+    with (
+        tempfile.TemporaryDirectory() as folder,
+        gc.session(db=None) as plain,
+        gc.session(db=str(Path(folder) / "history.db"), tag="hand_loop") as recording,
+    ):
         warm = plain.case("hand_loop_warm", m=32, n=32, k=32, device=device)  # the check's kernels compiled
         x = warm.inputs()
         warm.run(plugin_launch("bf16", x), repeat=3)
         hand_case("bf16", 32, 32, 32, 3, device)
         plugin_case(recording, "bf16", 32, 40, 32, 3, device, flush=True)  # the database made and migrated
-        print(f"{'shape':<26}{'repeat':>7}{'hand':>9}{'plugin':>9}{'ratio':>8}{'recording':>11}{'ratio':>8}"
-              f"{'   CPU time: ratio, recording':<30}")
+        print(
+            f"{'shape':<26}{'repeat':>7}{'hand':>9}{'plugin':>9}{'ratio':>8}{'recording':>11}{'ratio':>8}"
+            f"{'   CPU time: ratio, recording':<30}"
+        )
         for repeat in repeats:
             for quant, m, n, k in shapes:
                 if quant == "ptpc" and why_not_ptpc:
@@ -181,11 +202,16 @@ def cases_view(args) -> dict:
                     print(f"{quant} {m}x{n}x{k} repeat {repeat}: skipped, out of time")
                     continue
                 report["rows"].append(row)
-                print(f"{quant + ' ' + f'{m}x{n}x{k}':<26}{repeat:>7}{row['hand_ms']:>9.2f}{row['plugin_ms']:>9.2f}"
-                      f"{row['ratio']:>7.2f}x{row['recording_ms']:>11.2f}{row['recording_ratio']:>7.2f}x"
-                      f"{row['cpu_ratio']:>10.2f}x{row['cpu_recording_ratio']:>8.2f}x", flush=True)
-    print("hand: the protocol in plain torch; plugin: gc.session(db=None); recording: into SQLite, flushed each case;\n"
-          "CPU time: the same minima by this thread's CPU clock (the steadier measure on a loaded CPU)")
+                print(
+                    f"{quant + ' ' + f'{m}x{n}x{k}':<26}{repeat:>7}{row['hand_ms']:>9.2f}{row['plugin_ms']:>9.2f}"
+                    f"{row['ratio']:>7.2f}x{row['recording_ms']:>11.2f}{row['recording_ratio']:>7.2f}x"
+                    f"{row['cpu_ratio']:>10.2f}x{row['cpu_recording_ratio']:>8.2f}x",
+                    flush=True,
+                )
+    print(
+        "hand: the protocol in plain torch; plugin: gc.session(db=None); recording: into SQLite, flushed each case;\n"
+        "CPU time: the same minima by this thread's CPU clock (the steadier measure on a loaded CPU)"
+    )
     return report
 
 
@@ -205,21 +231,32 @@ def one_shape(quant, m, n, k, repeat, rounds, device, plain, recording, budget_e
             break
         shape = (m, n + step * (round_index // 2 + 1) * (1 if round_index % 2 == 0 else -1), k)  # n+1, n-1, n+2, ...
         hand_case(quant, *shape, 1, device)  # torch's own per-shape set-up, paid alike by both ways
-        order = names[round_index % len(names):] + names[:round_index % len(names)]
+        order = names[round_index % len(names) :] + names[: round_index % len(names)]
         for name in order:
             times[name].append(timed(lambda name=name: arms[name](shape), device))
     best = {name: min(wall for wall, _ in values) * 1e3 for name, values in times.items()}
     cpu = {name: min(used for _, used in values) * 1e3 for name, values in times.items()}
-    return {"quant": quant, "shape": [m, n, k], "repeat": repeat, "step": step, "rounds": len(times["hand"]),
-            "hand_ms": best["hand"], "plugin_ms": best["plugin"], "recording_ms": best["recording"],
-            "ratio": best["plugin"] / best["hand"], "recording_ratio": best["recording"] / best["hand"],
-            "cpu_ms": cpu, "cpu_ratio": cpu["plugin"] / cpu["hand"],
-            "cpu_recording_ratio": cpu["recording"] / cpu["hand"],
-            "plugin_ratios": [p[0] / h[0] for p, h in zip(times["plugin"], times["hand"])],
-            "times_ms": {name: [[v * 1e3 for v in pair] for pair in values] for name, values in times.items()}}
+    return {
+        "quant": quant,
+        "shape": [m, n, k],
+        "repeat": repeat,
+        "step": step,
+        "rounds": len(times["hand"]),
+        "hand_ms": best["hand"],
+        "plugin_ms": best["plugin"],
+        "recording_ms": best["recording"],
+        "ratio": best["plugin"] / best["hand"],
+        "recording_ratio": best["recording"] / best["hand"],
+        "cpu_ms": cpu,
+        "cpu_ratio": cpu["plugin"] / cpu["hand"],
+        "cpu_recording_ratio": cpu["recording"] / cpu["hand"],
+        "plugin_ratios": [p[0] / h[0] for p, h in zip(times["plugin"], times["hand"])],
+        "times_ms": {name: [[v * 1e3 for v in pair] for pair in values] for name, values in times.items()},
+    }
 
 
 # --- view suite -----------------------------------------------------------------------------
+
 
 def suite_shapes(count: int, device: str) -> list[tuple[int, int, int]]:
     """``count`` distinct shapes: 64 to 256 on the CPU, 256 to 2048 on a GPU (aligned for its GEMMs)."""
@@ -240,7 +277,9 @@ if DEVICE == "cpu":
 SHAPES = {shapes!r}
 """
 
-PLUGIN_SUITE = SUITE_HEAD + """
+PLUGIN_SUITE = (
+    SUITE_HEAD
+    + """
 
 @pytest.mark.parametrize("m,n,k", SHAPES)
 def test_gemm(gemmcheck, m, n, k):
@@ -248,8 +287,11 @@ def test_gemm(gemmcheck, m, n, k):
     x = case.inputs()
     case.run(lambda out: torch.matmul(x.a, x.b.t(), out=out))
 """
+)
 
-HAND_SUITE = SUITE_HEAD + """
+HAND_SUITE = (
+    SUITE_HEAD
+    + """
 from benchmarks.hand_loop import hand_case
 
 
@@ -257,6 +299,7 @@ from benchmarks.hand_loop import hand_case
 def test_gemm(m, n, k):
     hand_case("bf16", m, n, k, {repeat}, DEVICE)  # 5% of |ref| flags near-zero outputs: counted, not asserted
 """
+)
 
 
 def plugin_registered() -> bool:
@@ -269,8 +312,18 @@ def suite_view(args) -> dict:
     device, count, repeat = args.device, args.count, int(str(args.repeat).split(",")[0])
     rounds = args.rounds or 3
     shapes = suite_shapes(count, device)
-    report = {"device": device, "count": count, "repeat": repeat, "rounds": rounds, "hand_s": [], "plugin_s": [],
-              "unrecorded_s": [], "hand_cpu_s": [], "plugin_cpu_s": [], "unrecorded_cpu_s": []}
+    report = {
+        "device": device,
+        "count": count,
+        "repeat": repeat,
+        "rounds": rounds,
+        "hand_s": [],
+        "plugin_s": [],
+        "unrecorded_s": [],
+        "hand_cpu_s": [],
+        "plugin_cpu_s": [],
+        "unrecorded_cpu_s": [],
+    }
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     plugin_option = [] if plugin_registered() else ["-p", "pytest_gemmcheck.plugin"]
     with tempfile.TemporaryDirectory() as folder:
@@ -285,16 +338,18 @@ def suite_view(args) -> dict:
             "unrecorded": plugin + ["--gemmcheck-no-record"],
         }
         sizes = [sorted({shape[axis] for shape in shapes}) for axis in range(3)]
-        print(f"{device}: a pytest suite of {count} distinct shapes (m {sizes[0][0]}-{sizes[0][-1]}, n {sizes[1][0]}-"
-              f"{sizes[1][-1]}, k {sizes[2][0]}-{sizes[2][-1]}), repeat {repeat}: the hand loops, the plugin recording "
-              f"into SQLite (one database for every round) and the plugin recording nothing; wall time of each pytest "
-              f"session, s:")
+        print(
+            f"{device}: a pytest suite of {count} distinct shapes (m {sizes[0][0]}-{sizes[0][-1]}, n {sizes[1][0]}-"
+            f"{sizes[1][-1]}, k {sizes[2][0]}-{sizes[2][-1]}), repeat {repeat}: the hand loops, the plugin recording "
+            f"into SQLite (one database for every round) and the plugin recording nothing; wall time of each pytest "
+            f"session, s:"
+        )
         names = list(commands)
         for round_index in range(rounds):
             if args.budget_end is not None and time.monotonic() > args.budget_end and round_index:
                 print("out of time: no more rounds")
                 break
-            for name in names[round_index % 3:] + names[:round_index % 3]:
+            for name in names[round_index % 3 :] + names[: round_index % 3]:
                 started, cpu = time.perf_counter(), children_cpu_s()
                 done = subprocess.run(commands[name], cwd=work, env=env, capture_output=True, text=True)
                 seconds, cpu_seconds = time.perf_counter() - started, children_cpu_s() - cpu
@@ -303,14 +358,19 @@ def suite_view(args) -> dict:
                     return report
                 report[f"{name}_s"].append(seconds)
                 report[f"{name}_cpu_s"].append(cpu_seconds)
-                print(f"  round {round_index + 1} {name:<11}{seconds:8.2f} s, CPU {cpu_seconds:6.2f} s   "
-                      f"{done.stdout.strip().splitlines()[-1]}", flush=True)
+                print(
+                    f"  round {round_index + 1} {name:<11}{seconds:8.2f} s, CPU {cpu_seconds:6.2f} s   "
+                    f"{done.stdout.strip().splitlines()[-1]}",
+                    flush=True,
+                )
     for clock, key in (("wall", "s"), ("CPU", "cpu_s")):
         hand, plugin, unrecorded = (min(report[f"{name}_{key}"]) for name in ("hand", "plugin", "unrecorded"))
         report[f"ratio_{key}"], report[f"unrecorded_ratio_{key}"] = plugin / hand, unrecorded / hand
-        print(f"suite of {count}, {clock} time, the minimum of {len(report['hand_s'])} rounds: hand {hand:.2f} s; "
-              f"plugin recording {plugin:.2f} s, {plugin / hand:.2f}x ({(plugin - hand) / count * 1e3:.1f} ms more a "
-              f"case, session start-up included); recording nothing {unrecorded:.2f} s, {unrecorded / hand:.2f}x")
+        print(
+            f"suite of {count}, {clock} time, the minimum of {len(report['hand_s'])} rounds: hand {hand:.2f} s; "
+            f"plugin recording {plugin:.2f} s, {plugin / hand:.2f}x ({(plugin - hand) / count * 1e3:.1f} ms more a "
+            f"case, session start-up included); recording nothing {unrecorded:.2f} s, {unrecorded / hand:.2f}x"
+        )
     return report
 
 
@@ -324,6 +384,7 @@ def children_cpu_s() -> float:
 
 
 # --- view gpu -------------------------------------------------------------------------------
+
 
 def gpu_view(args) -> dict:
     if not torch.cuda.is_available():

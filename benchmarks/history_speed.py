@@ -45,17 +45,42 @@ def make_results(count: int, launches_each: int, cases: int, bad_every: int = 50
     for i in range(count):
         launches = []
         for j in range(launches_each):
-            record = LaunchRecord(index=j + 1, pid=1000 + i % 7, host="bench", device="cuda:0", device_uuid="GPU-0",
-                                  elapsed_s=0.001, max_rel_err=0.001, rel_l2=0.0016)
+            record = LaunchRecord(
+                index=j + 1,
+                pid=1000 + i % 7,
+                host="bench",
+                device="cuda:0",
+                device_uuid="GPU-0",
+                elapsed_s=0.001,
+                max_rel_err=0.001,
+                rel_l2=0.0016,
+            )
             if (i * launches_each + j) % bad_every == 0:
                 record.add_kind("wrong")
                 record.wrong, record.wrong_rows = 512, 16
             launches.append(record)
-        results.append(CaseResult(key=f"case{i % cases:06d}", kernel=f"kernel{i % 10}", m=4096, n=7168,
-                                  k=256 * (1 + i % cases),
-                                  quant="ptpc", tile="256x256", out_dtype="bfloat16", params={"fuse": False},
-                                  fp8="e4m3fn", seed=0, device="cuda:0", deterministic=True, rtol=0.05, floor=1.0,
-                                  launches=launches, verdict="pass", stack=STACK))
+        results.append(
+            CaseResult(
+                key=f"case{i % cases:06d}",
+                kernel=f"kernel{i % 10}",
+                m=4096,
+                n=7168,
+                k=256 * (1 + i % cases),
+                quant="ptpc",
+                tile="256x256",
+                out_dtype="bfloat16",
+                params={"fuse": False},
+                fp8="e4m3fn",
+                seed=0,
+                device="cuda:0",
+                deterministic=True,
+                rtol=0.05,
+                floor=1.0,
+                launches=launches,
+                verdict="pass",
+                stack=STACK,
+            )
+        )
     return results
 
 
@@ -65,7 +90,7 @@ def record(engine, results: list[CaseResult]) -> float:
     run_id = store.begin_run(RunInfo(tag="bench"), STACK)
     start = time.perf_counter()
     for first in range(0, len(results), BATCH_RESULTS):
-        store.add_results(run_id, results[first:first + BATCH_RESULTS])
+        store.add_results(run_id, results[first : first + BATCH_RESULTS])
     seconds = time.perf_counter() - start
     store.finish_run(run_id, "complete", 0)
     return sum(len(r.launches) for r in results) / seconds
@@ -100,15 +125,20 @@ def backends(pg_url: str | None, folder: Path):
 
 def session_seconds(args: list[str], cwd: Path) -> float:
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args], cwd=cwd, check=False,
-                   capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
+        cwd=cwd,
+        check=False,
+        capture_output=True,
+    )
     return time.perf_counter() - start
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--pg", default=os.environ.get("GEMMCHECK_TEST_PG",
-                                                       "postgresql+psycopg://postgres@127.0.0.1:5432/test"))
+    parser.add_argument(
+        "--pg", default=os.environ.get("GEMMCHECK_TEST_PG", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
+    )
     parser.add_argument("--launches", type=int, default=100_000)
     parser.add_argument("--query-launches", type=int, default=1_000_000)
     args = parser.parse_args(argv)
@@ -153,9 +183,11 @@ def main(argv=None) -> int:
         print("2. per-case history queries over the launch table")
         for name, (evidence_s, summary_s, rows, history) in query_times.items():
             launches = sum(process.launches for process in history.processes)
-            print(f"   {name:<11} {rows:>9,} launch rows: baseline of one case ({launches:,} launches, "
-                  f"{len(history.processes)} processes) {evidence_s * 1000:.1f} ms; dashboard summary of one kernel "
-                  f"{summary_s * 1000:.1f} ms")
+            print(
+                f"   {name:<11} {rows:>9,} launch rows: baseline of one case ({launches:,} launches, "
+                f"{len(history.processes)} processes) {evidence_s * 1000:.1f} ms; dashboard summary of one kernel "
+                f"{summary_s * 1000:.1f} ms"
+            )
 
         print("3. record overhead of a session (examples/cpu/test_cpu_kernels.py, --gemmcheck-repeat=12)")
         suite = folder / "suite"
@@ -168,8 +200,10 @@ def main(argv=None) -> int:
         for _ in range(3):
             with_record.append(session_seconds(common, suite))
             without.append(session_seconds([*common, "--gemmcheck-no-record"], suite))
-        print(f"   with recording {min(with_record):.2f} s, without {min(without):.2f} s: "
-              f"ratio {min(with_record) / min(without):.3f}")
+        print(
+            f"   with recording {min(with_record):.2f} s, without {min(without):.2f} s: "
+            f"ratio {min(with_record) / min(without):.3f}"
+        )
     return 0
 
 

@@ -45,6 +45,7 @@ CPU_SHAPES = [("bf16", 64, 64, 64), ("bf16", 256, 256, 256)]
 
 # --- shared: shapes, kernels and timers ----------------------------------------------------
 
+
 def synchronize(device: torch.device) -> None:
     if device.type == "cuda":
         torch.cuda.synchronize(device)
@@ -104,6 +105,7 @@ def median_seconds(fn, calls: int, *, with_wait: bool) -> float:
 
 # --- shapes ---------------------------------------------------------------------------------
 
+
 def shapes_arguments(parser) -> None:
     parser.add_argument("--device", choices=["cpu", "cuda"], default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--repeat", type=int, default=100)
@@ -128,16 +130,23 @@ def shapes_view(args) -> int:
     shapes = GPU_SHAPES if device.type == "cuda" else CPU_SHAPES
     if args.shapes:
         shapes = pick_shapes(shapes, args.shapes)
-    print(f"{device} (torch {torch.__version__}, {torch.get_num_threads()} threads), repeat={args.repeat}, "
-          f"min of {rounds} interleaved rounds; per launch:")
-    print(f"{'shape':<24} {'bare us':>9} {'checked us':>11} {'ratio':>7} {'host us bare':>13} {'host us checked':>16}"
-          f" {'spread':>12}")
+    print(
+        f"{device} (torch {torch.__version__}, {torch.get_num_threads()} threads), repeat={args.repeat}, "
+        f"min of {rounds} interleaved rounds; per launch:"
+    )
+    print(
+        f"{'shape':<24} {'bare us':>9} {'checked us':>11} {'ratio':>7} {'host us bare':>13} {'host us checked':>16}"
+        f" {'spread':>12}"
+    )
     with gc.session(db=None) as session:
         for quant, m, n, k in shapes:
             row = one_shape(session, quant, m, n, k, device, args.repeat, rounds)
-            print(f"{quant + ' ' + f'{m}x{n}x{k}':<24} {row['bare_us']:9.1f} {row['checked_us']:11.1f} "
-                  f"{row['ratio']:6.2f}x {row['bare_host_us']:13.1f} {row['checked_host_us']:16.1f} "
-                  f"{row['spread_bare']:5.2f}/{row['spread_checked']:4.2f}", flush=True)
+            print(
+                f"{quant + ' ' + f'{m}x{n}x{k}':<24} {row['bare_us']:9.1f} {row['checked_us']:11.1f} "
+                f"{row['ratio']:6.2f}x {row['bare_host_us']:13.1f} {row['checked_host_us']:16.1f} "
+                f"{row['spread_bare']:5.2f}/{row['spread_checked']:4.2f}",
+                flush=True,
+            )
     print("spread: slowest / fastest round, bare / checked")
     return 0
 
@@ -159,17 +168,28 @@ def one_shape(session, quant, m, n, k, device, repeat, rounds) -> dict:
     for _ in range(rounds):
         samples["bare"].append(timed(bare, device))
         samples["checked"].append(timed(lambda: case.run(launch, repeat=repeat), device))
-    best = {side: (min(w for w, _ in values) / repeat, min(c for _, c in values) / repeat)
-            for side, values in samples.items()}
+    best = {
+        side: (min(w for w, _ in values) / repeat, min(c for _, c in values) / repeat)
+        for side, values in samples.items()
+    }
     spread = {side: max(w for w, _ in values) / min(w for w, _ in values) for side, values in samples.items()}
-    return {"quant": quant, "shape": [m, n, k], "repeat": repeat, "rounds": rounds,
-            "bare_us": best["bare"][0] * 1e6, "checked_us": best["checked"][0] * 1e6,
-            "ratio": best["checked"][0] / best["bare"][0],
-            "bare_host_us": best["bare"][1] * 1e6, "checked_host_us": best["checked"][1] * 1e6,
-            "spread_bare": spread["bare"], "spread_checked": spread["checked"]}
+    return {
+        "quant": quant,
+        "shape": [m, n, k],
+        "repeat": repeat,
+        "rounds": rounds,
+        "bare_us": best["bare"][0] * 1e6,
+        "checked_us": best["checked"][0] * 1e6,
+        "ratio": best["checked"][0] / best["bare"][0],
+        "bare_host_us": best["bare"][1] * 1e6,
+        "checked_host_us": best["checked"][1] * 1e6,
+        "spread_bare": spread["bare"],
+        "spread_checked": spread["checked"],
+    }
 
 
 # --- ratio ----------------------------------------------------------------------------------
+
 
 def ratio_arguments(parser) -> None:
     parser.add_argument("--json", type=Path, help="merge the numbers into this JSON file, under 'overhead'")
@@ -191,14 +211,17 @@ def ratio_launch():
     """(kernel name, make_launch(x)) of the ptpc GEMM this GPU has."""
     gemms = torch_gemms()
     if gemms.scaled_mm_unavailable("ptpc") is None:
+
         def make_launch(x):
             scales = gemms.ptpc_scales(x)
             return lambda out: gemms.scaled_mm(x, scales, out)
+
         return "torch_scaled_mm", make_launch
     from examples.gpu import triton_fp8_gemm
 
     def make_triton_launch(x):
         return lambda out: triton_fp8_gemm.fp8_ptpc_gemm(x.a, x.b, x.a_scale, x.b_scale, out)
+
     return "triton_fp8_ptpc_gemm", make_triton_launch
 
 
@@ -212,8 +235,16 @@ def harness_ratio() -> dict:
     kernel_name, make_launch = ratio_launch()
 
     def new_case(repeat_count, record, repeat_check="checksum"):
-        return Case(CaseContext(Settings(repeat=repeat_count, repeat_check=repeat_check), record=record), kernel_name,
-                    m=m, n=n, k=k, quant="ptpc", fp8=torch_gemms().fp8_flavour(), device=device)
+        return Case(
+            CaseContext(Settings(repeat=repeat_count, repeat_check=repeat_check), record=record),
+            kernel_name,
+            m=m,
+            n=n,
+            k=k,
+            quant="ptpc",
+            fp8=torch_gemms().fp8_flavour(),
+            device=device,
+        )
 
     warm = new_case(3, lambda result: None)  # compiles whatever the check and kernel compile
     x = warm.inputs()
@@ -259,36 +290,51 @@ def harness_ratio() -> dict:
     ratios = {how: seconds / (bare_s + reference_s) for how, seconds in harness.items()}
 
     def numbers(result):
-        return [{key: value for key, value in launch.items() if key not in ("elapsed_s", "pid", "index")}
-                for launch in result["launches"]]
+        return [
+            {key: value for key, value in launch.items() if key not in ("elapsed_s", "pid", "index")}
+            for launch in result["launches"]
+        ]
 
     same_numbers = all(numbers(a) == numbers(b) for a, b in zip(records["checksum"], records["full"]))
     element = 2  # bf16 out
     repeat_bytes = 2 * m * n * element  # the repeat pass: one read of out, one write of the next buffer
     full_bytes = 3 * m * n * element  # the full check's read of out and the bf16 reference, and the fill
     report = {
-        "kernel": kernel_name, "shape": [m, n, k], "repeat": repeat,
-        "bare_s": round(bare_s, 4), "bare_synced_s": round(bare_synced_s, 4), "reference_s": round(reference_s, 4),
-        "harness_s": round(harness["checksum"], 4), "ratio": round(ratios["checksum"], 3),
-        "harness_full_s": round(harness["full"], 4), "ratio_full": round(ratios["full"], 3),
+        "kernel": kernel_name,
+        "shape": [m, n, k],
+        "repeat": repeat,
+        "bare_s": round(bare_s, 4),
+        "bare_synced_s": round(bare_synced_s, 4),
+        "reference_s": round(reference_s, 4),
+        "harness_s": round(harness["checksum"], 4),
+        "ratio": round(ratios["checksum"], 3),
+        "harness_full_s": round(harness["full"], 4),
+        "ratio_full": round(ratios["full"], 3),
         "ms_per_launch_bare": round(1000 * bare_s / repeat, 4),
         "ms_per_launch_harness": round(1000 * (harness["checksum"] - reference_s) / repeat, 4),
         "ms_per_launch_harness_full": round(1000 * (harness["full"] - reference_s) / repeat, 4),
-        "bytes_per_launch_checked": repeat_bytes, "bytes_per_launch_full": full_bytes,
+        "bytes_per_launch_checked": repeat_bytes,
+        "bytes_per_launch_full": full_bytes,
         "bad_launches": sum(1 for launch in records["checksum"][-1]["launches"] if launch["kinds"]),
         "same_numbers_both_ways": same_numbers,
         "target_ratio": 1.35,
     }
-    print(f"{kernel_name} ptpc {m}x{n}x{k}: bare {repeat} launches {bare_s * 1000:.1f} ms "
-          f"({report['ms_per_launch_bare']} ms each; {bare_synced_s * 1000:.1f} ms synchronising each), "
-          f"reference {reference_s * 1000:.1f} ms; medians of 3 interleaved rounds")
+    print(
+        f"{kernel_name} ptpc {m}x{n}x{k}: bare {repeat} launches {bare_s * 1000:.1f} ms "
+        f"({report['ms_per_launch_bare']} ms each; {bare_synced_s * 1000:.1f} ms synchronising each), "
+        f"reference {reference_s * 1000:.1f} ms; medians of 3 interleaved rounds"
+    )
     for how, words in (("checksum", "repeats by checksum (default)"), ("full", "every launch in full")):
         moved = repeat_bytes if how == "checksum" else full_bytes
-        print(f"  harness --gemmcheck-repeat={repeat}, {words:30}: {harness[how] * 1000:.1f} ms -> ratio "
-              f"{ratios[how]:.2f}; the check and fill move {moved / 1e6:.0f} MB per launch")
-    print(f"  checksum / full harness: {harness['checksum'] / harness['full']:.2f}; target ratio <= 1.35 for the "
-          f"default; {report['bad_launches']} bad launches; the same numbers both ways, launch by launch: "
-          f"{same_numbers}")
+        print(
+            f"  harness --gemmcheck-repeat={repeat}, {words:30}: {harness[how] * 1000:.1f} ms -> ratio "
+            f"{ratios[how]:.2f}; the check and fill move {moved / 1e6:.0f} MB per launch"
+        )
+    print(
+        f"  checksum / full harness: {harness['checksum'] / harness['full']:.2f}; target ratio <= 1.35 for the "
+        f"default; {report['bad_launches']} bad launches; the same numbers both ways, launch by launch: "
+        f"{same_numbers}"
+    )
     return report
 
 
@@ -306,9 +352,10 @@ def breakdown_view(args) -> int:
     Last, the GPU's own time per kernel and copy over a whole case.run (torch.profiler), per
     launch: what the harness itself costs the GPU, apart from the kernel under test."""
     gemms = torch_gemms()
-    breakdown_shape("matmul", "bf16", 8192, 8192, 4096, lambda x: (lambda out: torch.matmul(x.a, x.b.t(), out=out)))
-    breakdown_shape("scaled_mm", "ptpc", 16384, 7168, 2048,
-                    lambda x: (lambda out, s=gemms.ptpc_scales(x): gemms.scaled_mm(x, s, out)))
+    breakdown_shape("matmul", "bf16", 8192, 8192, 4096, lambda x: lambda out: torch.matmul(x.a, x.b.t(), out=out))
+    breakdown_shape(
+        "scaled_mm", "ptpc", 16384, 7168, 2048, lambda x: lambda out, s=gemms.ptpc_scales(x): gemms.scaled_mm(x, s, out)
+    )
     return 0
 
 
@@ -342,20 +389,28 @@ def breakdown_shape(name, quant, m, n, k, kernel_of) -> None:
     watch = LaunchWatch(InputGuard(x), ref.device, fused=checker.name == "triton")
     row = torch.zeros(ROW_WIDTH, dtype=torch.int64, device=ref.device)
     guards_ms = device_ms(lambda: watch.queue(buffer, row))
-    check_wall_ms = 1e3 * median_seconds(lambda: checker.prepare(out, ref, rowmax, tol, None, [], True).result(),
-                                         BREAKDOWN_LAUNCHES, with_wait=True)
+    check_wall_ms = 1e3 * median_seconds(
+        lambda: checker.prepare(out, ref, rowmax, tol, None, [], True).result(), BREAKDOWN_LAUNCHES, with_wait=True
+    )
     case.run(kernel)  # warm: compiles, caches
     start = time.perf_counter()
     result = case.run(kernel)
     whole_ms = (time.perf_counter() - start) * 1000 / BREAKDOWN_LAUNCHES
     rest = whole_ms - fill_ms - kernel_ms - check_ms - guards_ms
     print(f"{name} {quant} {m}x{n}x{k} ({checker.name} check), per launch, GPU time of each phase:")
-    for label, value in (("poison fill", fill_ms), ("kernel", kernel_ms), ("check", check_ms),
-                         ("guards", guards_ms), ("GPU waiting for host", rest)):
+    for label, value in (
+        ("poison fill", fill_ms),
+        ("kernel", kernel_ms),
+        ("check", check_ms),
+        ("guards", guards_ms),
+        ("GPU waiting for host", rest),
+    ):
         print(f"   {label:<22} {value:8.3f} ms  {100 * value / whole_ms:5.1f}%")
     print(f"   (one check called alone and waited for: {check_wall_ms:.3f} ms wall)")
-    print(f"   {'case.run per launch':<22} {whole_ms:8.3f} ms = {whole_ms / kernel_ms:.2f}x the kernel; "
-          f"{len(result.bad_launches)} bad launches")
+    print(
+        f"   {'case.run per launch':<22} {whole_ms:8.3f} ms = {whole_ms / kernel_ms:.2f}x the kernel; "
+        f"{len(result.bad_launches)} bad launches"
+    )
     device_work(case, kernel)
 
 
@@ -366,8 +421,11 @@ def device_work(case, kernel) -> None:
     with profile(activities=[ProfilerActivity.CUDA]) as profiler:
         case.run(kernel)
         torch.cuda.synchronize()
-    rows = [(event.device_time_total, event.count, event.key) for event in profiler.key_averages()
-            if event.device_time_total > 0]
+    rows = [
+        (event.device_time_total, event.count, event.key)
+        for event in profiler.key_averages()
+        if event.device_time_total > 0
+    ]
     total = sum(time_us for time_us, _, _ in rows)
     print(f"   GPU time over case.run by kernel, per launch ({total / BREAKDOWN_LAUNCHES / 1000:.3f} ms in all):")
     for time_us, count, key in sorted(rows, reverse=True)[:12]:
@@ -436,18 +494,24 @@ def host_view(args) -> int:
         "torch.matmul enqueue": host_us(lambda: torch.matmul(x.a, x.b.t(), out=out)),
         "cuda event record": host_us(event.record),
         "OutputCheck(...) (plan, scratch)": host_us(
-            lambda: OutputCheck(out, ref, rowmax, tol, None, [], fused_check.LaunchConfig(), checksum=True)),
+            lambda: OutputCheck(out, ref, rowmax, tol, None, [], fused_check.LaunchConfig(), checksum=True)
+        ),
         "OutputCheck.enqueue (2 kernel launches)": host_us(lambda: run.enqueue(True)),
         "start_check (validate + OutputCheck + enqueue)": host_us(
-            lambda: fused_check.start_check(out, ref, rowmax, tol, None, checksum=True)),
-        "start_check, Triton's own launch path": host_us(lambda: triton_path(
-            lambda: fused_check.start_check(out, ref, rowmax, tol, None, checksum=True))),
+            lambda: fused_check.start_check(out, ref, rowmax, tol, None, checksum=True)
+        ),
+        "start_check, Triton's own launch path": host_us(
+            lambda: triton_path(lambda: fused_check.start_check(out, ref, rowmax, tol, None, checksum=True))
+        ),
         "start_check, replayed as a CUDA graph": host_us(
-            lambda: fused_check.start_check(out, ref, rowmax, tol, None, checksum=True, replay=True)),
+            lambda: fused_check.start_check(out, ref, rowmax, tol, None, checksum=True, replay=True)
+        ),
         "CUDA graph capture of a check (once per buffer)": host_us(
-            lambda: capture(lambda: run.launch_kernels(True), out.device)),
+            lambda: capture(lambda: run.launch_kernels(True), out.device)
+        ),
         "reference facts, GPU time included (once per case)": host_us(
-            lambda: (reference_facts(ref, rowmax.clone(), tol.floor), torch.cuda.synchronize())),
+            lambda: (reference_facts(ref, rowmax.clone(), tol.floor), torch.cuda.synchronize())
+        ),
         "OutputCheck.read (tolist, decode)": host_us(lambda: run.read(None)),
         "OutputCheck.accuracy (numbers to stats)": host_us(lambda: run.accuracy(values)),
     }
@@ -464,8 +528,10 @@ def host_view(args) -> int:
     case.run(launch)
     profiler.disable()
     whole = (time.perf_counter() - started) * 1e3
-    print(f"\ncase.run, {args.launches} launches of bf16 {m}x{n}x{k} under cProfile: {whole:.1f} ms "
-          f"({whole / args.launches:.3f} ms per launch)")
+    print(
+        f"\ncase.run, {args.launches} launches of bf16 {m}x{n}x{k} under cProfile: {whole:.1f} ms "
+        f"({whole / args.launches:.3f} ms per launch)"
+    )
     stream = io.StringIO()
     pstats.Stats(profiler, stream=stream).sort_stats("tottime").print_stats(args.profile_rows)
     pstats.Stats(profiler, stream=stream).sort_stats("cumulative").print_stats(args.profile_rows)
@@ -474,6 +540,7 @@ def host_view(args) -> int:
 
 
 # --- floor ----------------------------------------------------------------------------------
+
 
 def floor_arguments(parser) -> None:
     parser.add_argument("--size", type=int, default=1024)
@@ -492,8 +559,9 @@ def guard_kernel(a, b, outs, rows):
     blocks = [out.view(-1).view(torch.int16) for out in outs]
 
     def guards(i: int) -> None:
-        queue_guards(words, blocks[i % len(blocks)], 1024, blocks[0].numel() - 1024, 0,
-                     rows[i % len(rows), :RESULT_WIDTH])
+        queue_guards(
+            words, blocks[i % len(blocks)], 1024, blocks[0].numel() - 1024, 0, rows[i % len(rows), :RESULT_WIDTH]
+        )
 
     for i in range(len(outs)):
         guards(i)  # compiled
@@ -621,22 +689,25 @@ def floor_arms(size: int) -> dict:
     # one event.
     batch = 8
     arena = torch.empty(2 * batch, size * size + 4096, device="cuda", dtype=torch.bfloat16)
-    arena_outs = [arena[i, :size * size].view(size, size) for i in range(2 * batch)]
+    arena_outs = [arena[i, : size * size].view(size, size) for i in range(2 * batch)]
     wide_rows = torch.zeros(2 * batch, 8, dtype=torch.int64, device="cuda")
     wide_host = torch.zeros(2 * batch, 8, dtype=torch.int64, pin_memory=True)
     arena_guards = guard_kernel(a, b, arena_outs, wide_rows)
 
     def batch_work(half: int) -> None:
         other = 1 - half
-        arena[other * batch:(other + 1) * batch, :size * size].fill_(float("nan"))
-        wide_rows[other * batch:(other + 1) * batch].zero_()
-        wide_host[half * batch:(half + 1) * batch].copy_(wide_rows[half * batch:(half + 1) * batch], non_blocking=True)
+        arena[other * batch : (other + 1) * batch, : size * size].fill_(float("nan"))
+        wide_rows[other * batch : (other + 1) * batch].zero_()
+        wide_host[half * batch : (half + 1) * batch].copy_(
+            wide_rows[half * batch : (half + 1) * batch], non_blocking=True
+        )
 
     watch_graphs = [capture_graph(lambda i=i: arena_guards(i), stream) for i in range(2 * batch)]
     batch_graphs = [capture_graph(lambda h=h: batch_work(h), stream) for h in range(2)]
     record = torch._C._CudaEventBase.record
-    wide_timers = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
-                   for _ in range(2 * batch)]
+    wide_timers = [
+        (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(2 * batch)
+    ]
 
     def watched_batches(i):
         start, stop = wide_timers[i % (2 * batch)]
@@ -657,21 +728,34 @@ def floor_arms(size: int) -> dict:
         torch.matmul(a, b, out=outs[i % ring])
         _REPLAY(guard_graphs[i % ring])
 
-    return {"bare launch": bare, "launch + event": with_event, "launch + work op by op + event": op_by_op,
-            "launch + work graph": graph_only, "launch + work graph + event": graph_and_event,
-            "launch and work in one graph + event": one_graph,
-            "launch + 2 timing events + event": timed_events,
-            "launch + guard kernel, direct + event": one_kernel,
-            "launch + guard kernel graph + event": one_kernel_graph,
-            "launch + 2 timing events (C record)": c_timing_events,
-            "launch + guard kernel graph, raw replay": raw_guard_graph,
-            "launch, 2 C events, guard graph, batch graph per 8": watched_batches}
+    return {
+        "bare launch": bare,
+        "launch + event": with_event,
+        "launch + work op by op + event": op_by_op,
+        "launch + work graph": graph_only,
+        "launch + work graph + event": graph_and_event,
+        "launch and work in one graph + event": one_graph,
+        "launch + 2 timing events + event": timed_events,
+        "launch + guard kernel, direct + event": one_kernel,
+        "launch + guard kernel graph + event": one_kernel_graph,
+        "launch + 2 timing events (C record)": c_timing_events,
+        "launch + guard kernel graph, raw replay": raw_guard_graph,
+        "launch, 2 C events, guard graph, batch graph per 8": watched_batches,
+    }
 
 
 # --- loop -----------------------------------------------------------------------------------
 
-LOOP_STEPS = ("_launch_batch", "_read_until", "_read", "_clean_repeat", "_wait_until", "_batch_begins", "_launch_once",
-              "_drain")
+LOOP_STEPS = (
+    "_launch_batch",
+    "_read_until",
+    "_read",
+    "_clean_repeat",
+    "_wait_until",
+    "_batch_begins",
+    "_launch_once",
+    "_drain",
+)
 BATCH_STEPS = (("_work", "_batch_work"), ("close", "_close_batch"))  # BatchWork's, under the names they had
 
 
@@ -691,6 +775,7 @@ def wrap(owner, name, label, spent, calls) -> None:
         finally:
             spent[label] += time.perf_counter() - t
             calls[label] += 1
+
     setattr(owner, name, staticmethod(wrapped) if is_classmethod else wrapped)
 
 
@@ -722,13 +807,22 @@ def wrap_once_per_run(spent, calls) -> None:
     from pytest_gemmcheck.launch.guards import InputGuard, LaunchWatch
     from pytest_gemmcheck.launch.launch_numbers import LaunchNumbers
 
-    once = [(launch_loop.LaunchLoop, "__init__", "LaunchLoop()"), (case_module.Case, "judged_reference", None),
-            (InputGuard, "__init__", "InputGuard()"), (LaunchWatch, "__init__", "LaunchWatch()"),
-            (in_flight, "pipeline_for", None), (in_flight, "ring_for", None), (launch_loop, "select_checker", None),
-            (launch_loop.contention, "start", "contention.start"), (contention.Watch, "finish", "contention finish"),
-            (launch_loop.LaunchLoop, "_prove_reference", None),
-            (LaunchNumbers, "fill_consistency", "_fill_consistency"), (case_module.Case, "_conclude", None),
-            (case_module.Case, "_new_result", None), (reference.ProtectedReference, "intact", None)]
+    once = [
+        (launch_loop.LaunchLoop, "__init__", "LaunchLoop()"),
+        (case_module.Case, "judged_reference", None),
+        (InputGuard, "__init__", "InputGuard()"),
+        (LaunchWatch, "__init__", "LaunchWatch()"),
+        (in_flight, "pipeline_for", None),
+        (in_flight, "ring_for", None),
+        (launch_loop, "select_checker", None),
+        (launch_loop.contention, "start", "contention.start"),
+        (contention.Watch, "finish", "contention finish"),
+        (launch_loop.LaunchLoop, "_prove_reference", None),
+        (LaunchNumbers, "fill_consistency", "_fill_consistency"),
+        (case_module.Case, "_conclude", None),
+        (case_module.Case, "_new_result", None),
+        (reference.ProtectedReference, "intact", None),
+    ]
     for owner, name, label in once:
         wrap(owner, name, label, spent, calls)
 
@@ -804,6 +898,7 @@ def once_per_run(session, quant, m, n, k, spent, calls, runs: int = 5) -> None:
 
 # --- run-costs ------------------------------------------------------------------------------
 
+
 def run_costs_arguments(parser) -> None:
     parser.add_argument("--shapes", default="1024,ptpc")
     parser.add_argument("--repeat", type=int, default=100)
@@ -826,8 +921,7 @@ def run_costs_view(args) -> int:
     shapes = pick_shapes(GPU_SHAPES, args.shapes)
     repeat = args.repeat
     print(f"cuda (torch {torch.__version__}), R={repeat}, min of {args.rounds} interleaved rounds")
-    print(f"{'shape':<24} {'bare us':>8} {'per launch us':>14} {'ratio':>7} {'once per run ms':>16} "
-          f"{'= launches':>11}")
+    print(f"{'shape':<24} {'bare us':>8} {'per launch us':>14} {'ratio':>7} {'once per run ms':>16} {'= launches':>11}")
     with gc.session(db=None) as session:
         for quant, m, n, k in shapes:
             case = shape_case(session, f"costs_{quant}", quant, m, n, k, device="cuda")
@@ -863,15 +957,20 @@ def run_costs_shape(case, launch, quant, m, n, k, device, repeat: int, rounds: i
     bare_us = best["bare"] / repeat * 1e6
     per_launch = (best["long"] - best["short"]) / (2 * repeat) * 1e6
     once_ms = (best["short"] * 1e6 - repeat * per_launch) / 1e3
-    print(f"{quant + ' ' + f'{m}x{n}x{k}':<24} {bare_us:8.1f} {per_launch:14.1f} {per_launch / bare_us:6.2f}x "
-          f"{once_ms:16.2f} {once_ms * 1e3 / bare_us:11.1f}", flush=True)
+    print(
+        f"{quant + ' ' + f'{m}x{n}x{k}':<24} {bare_us:8.1f} {per_launch:14.1f} {per_launch / bare_us:6.2f}x "
+        f"{once_ms:16.2f} {once_ms * 1e3 / bare_us:11.1f}",
+        flush=True,
+    )
 
 
 def print_profile(stats: pstats.Stats, rows: int, runs: int) -> None:
     """The top ``rows`` functions by internal and by cumulative time, in microseconds per run
     (pstats prints milliseconds to three places: zeros for most of a short run's calls)."""
-    entries = [(f"{Path(file).name}:{line}({name})", calls / runs, own / runs * 1e6, total / runs * 1e6)
-               for (file, line, name), (_, calls, own, total, _) in stats.stats.items()]
+    entries = [
+        (f"{Path(file).name}:{line}({name})", calls / runs, own / runs * 1e6, total / runs * 1e6)
+        for (file, line, name), (_, calls, own, total, _) in stats.stats.items()
+    ]
     for title, column in (("internal", 2), ("cumulative", 3)):
         print(f"by {title} time: {'calls':>8} {'own us':>9} {'total us':>9}  function (per run)")
         for where, calls, own, total in sorted(entries, key=lambda entry: -entry[column])[:rows]:
@@ -895,19 +994,24 @@ def print_kernel_profile(case, launch, repeat: int, device: torch.device) -> Non
         case.run(stamped, repeat=repeat)
         torch.cuda.synchronize(device)
         ended = time.perf_counter()
-    print(f"\ncase.run of {repeat} launches under torch.profiler: {(ended - begun) * 1e3:.2f} ms, "
-          f"{(calls[0] - begun) * 1e3:.2f} ms before the first launch's call, "
-          f"{(ended - calls[-1]) * 1e3:.2f} ms after the last one's")
+    print(
+        f"\ncase.run of {repeat} launches under torch.profiler: {(ended - begun) * 1e3:.2f} ms, "
+        f"{(calls[0] - begun) * 1e3:.2f} ms before the first launch's call, "
+        f"{(ended - calls[-1]) * 1e3:.2f} ms after the last one's"
+    )
     print(prof.key_averages().table(sort_by="self_device_time_total", row_limit=25, max_name_column_width=55))
 
 
 # --- gpu-busy -------------------------------------------------------------------------------
 
+
 def gpu_busy_arguments(parser) -> None:
     parser.add_argument("shape", nargs="?", default="ptpc", help="ptpc, or 256 ... 8192 for bf16 (default ptpc)")
-    parser.add_argument("--graphs", action="store_true",
-                        help="graph a launch's work whatever the launch's length (launch/loop.py's GRAPHS_BELOW_S "
-                             "raised past it)")
+    parser.add_argument(
+        "--graphs",
+        action="store_true",
+        help="graph a launch's work whatever the launch's length (launch/loop.py's GRAPHS_BELOW_S raised past it)",
+    )
 
 
 def gpu_busy_view(args) -> int:
@@ -932,9 +1036,11 @@ def gpu_busy_view(args) -> int:
         for _ in range(5):
             for name, work in works.items():
                 best[name] = min(best[name], timed(work, device)[0])
-        print(f"{quant} {m}x{n}x{k}{' (graphs)' if args.graphs else ''}: "
-              f"100 bare launches {best['bare'] * 1e3:.2f} ms, "
-              f"a checked run of 100 {best['checked'] * 1e3:.2f} ms: {best['checked'] / best['bare']:.3f}x")
+        print(
+            f"{quant} {m}x{n}x{k}{' (graphs)' if args.graphs else ''}: "
+            f"100 bare launches {best['bare'] * 1e3:.2f} ms, "
+            f"a checked run of 100 {best['checked'] * 1e3:.2f} ms: {best['checked'] / best['bare']:.3f}x"
+        )
         for name, work in works.items():
             print(f" {name}, under torch.profiler:")
             gpu_timeline(work, device)
@@ -946,9 +1052,11 @@ def gpu_timeline(work, device) -> None:
 
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
         wall = timed(work, device)[0]
-    spans = sorted((event.start_ns(), event.start_ns() + event.duration_ns(), event.name())
-                   for event in prof.profiler.kineto_results.events()
-                   if event.device_type() == torch.autograd.DeviceType.CUDA)
+    spans = sorted(
+        (event.start_ns(), event.start_ns() + event.duration_ns(), event.name())
+        for event in prof.profiler.kineto_results.events()
+        if event.device_type() == torch.autograd.DeviceType.CUDA
+    )
     busy, gaps, reached = 0, [], spans[0][0]
     for start, end, name in spans:
         if start > reached:
@@ -957,13 +1065,17 @@ def gpu_timeline(work, device) -> None:
         reached = max(reached, end)
     gaps.sort(reverse=True)
     largest = ", ".join(f"{gap / 1e3:.0f} us before {name[:30]}" for gap, name in gaps[:6])
-    print(f"   wall {wall * 1e3:.2f} ms; GPU first op to last {(spans[-1][1] - spans[0][0]) / 1e6:.2f} ms, busy "
-          f"{busy / 1e6:.2f} ms, idle {sum(gap for gap, _ in gaps) / 1e6:.2f} ms in {len(gaps)} gaps; "
-          f"largest: {largest}")
+    print(
+        f"   wall {wall * 1e3:.2f} ms; GPU first op to last {(spans[-1][1] - spans[0][0]) / 1e6:.2f} ms, busy "
+        f"{busy / 1e6:.2f} ms, idle {sum(gap for gap, _ in gaps) / 1e6:.2f} ms in {len(gaps)} gaps; "
+        f"largest: {largest}"
+    )
     gemms = [span for span in spans if span[2].startswith(("nvjet", "sm90", "cutlass")) or "gemm" in span[2].lower()]
     if gemms:
-        print(f"   first GEMM {(gemms[0][0] - spans[0][0]) / 1e6:.2f} ms after the first op; the last ends "
-              f"{(spans[-1][1] - gemms[-1][1]) / 1e6:.2f} ms before the last op's end")
+        print(
+            f"   first GEMM {(gemms[0][0] - spans[0][0]) / 1e6:.2f} ms after the first op; the last ends "
+            f"{(spans[-1][1] - gemms[-1][1]) / 1e6:.2f} ms before the last op's end"
+        )
 
 
 # --- the command ----------------------------------------------------------------------------
@@ -982,9 +1094,12 @@ VIEWS = {
 
 
 def parser() -> argparse.ArgumentParser:
-    top = argparse.ArgumentParser(prog="python -m benchmarks.launch_cost", description=__doc__.splitlines()[0],
-                                  formatter_class=argparse.RawDescriptionHelpFormatter,
-                                  epilog=__doc__.split("Views:", 1)[1])
+    top = argparse.ArgumentParser(
+        prog="python -m benchmarks.launch_cost",
+        description=__doc__.splitlines()[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=__doc__.split("Views:", 1)[1],
+    )
     views = top.add_subparsers(dest="view", required=True, metavar="VIEW")
     for name, (run, add_arguments, _) in VIEWS.items():
         view = views.add_parser(name, description=" ".join(run.__doc__.split()))

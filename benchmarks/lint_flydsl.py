@@ -73,8 +73,16 @@ def toolkit_with_device_libs(libs: str, work: Path) -> str:
 
 def lint_child(path: str, timeout: float, time_limit: float) -> dict:
     """Lint one file in a child process; its wall time, peak RSS, findings and exit status."""
-    command = [sys.executable, "-m", "pytest_gemmcheck.compiled.lint", "--format", "json",
-               "--time-limit", str(time_limit), path]
+    command = [
+        sys.executable,
+        "-m",
+        "pytest_gemmcheck.compiled.lint",
+        "--format",
+        "json",
+        "--time-limit",
+        str(time_limit),
+        path,
+    ]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)}
     out = tempfile.TemporaryFile()
     start = time.perf_counter()
@@ -94,12 +102,16 @@ def lint_child(path: str, timeout: float, time_limit: float) -> dict:
     seconds = time.perf_counter() - start
     out.seek(0)
     text = out.read().decode("utf-8", "replace")
-    result = {"seconds": round(seconds, 2), "peak_mb": round(usage.ru_maxrss / 1024, 1),
-              "exit": None if timed_out else child.returncode, "timed_out": timed_out}
+    result = {
+        "seconds": round(seconds, 2),
+        "peak_mb": round(usage.ru_maxrss / 1024, 1),
+        "exit": None if timed_out else child.returncode,
+        "timed_out": timed_out,
+    }
     if timed_out:
         return result
     try:
-        report = json.loads(text[text.index("{"):])
+        report = json.loads(text[text.index("{") :])
     except ValueError:
         result["failure"] = text.strip().splitlines()[-1] if text.strip() else "no output"
         return result
@@ -137,8 +149,13 @@ def run(args) -> list[dict]:
 def one_kernel(name: str, arch: str, args, work: Path) -> list[dict]:
     config = BUILDERS[name][2]
     start = time.perf_counter()
-    compiled = compile_spec(SPEC, {"kernel": name, "root": os.path.abspath(args.path)}, arch=arch,
-                            keep_dir=str(work / f"{arch}-{name}"), timeout=args.compile_timeout)
+    compiled = compile_spec(
+        SPEC,
+        {"kernel": name, "root": os.path.abspath(args.path)},
+        arch=arch,
+        keep_dir=str(work / f"{arch}-{name}"),
+        timeout=args.compile_timeout,
+    )
     compile_seconds = round(time.perf_counter() - start, 1)
     base = {"kernel": name, "arch": arch, "config": config, "compile_seconds": compile_seconds}
     if not compiled.ok:
@@ -154,21 +171,32 @@ def one_kernel(name: str, arch: str, args, work: Path) -> list[dict]:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(asm.text, encoding="utf-8")
             path = str(target)
-        row = {**base, "kernel": label, "compiled": True, "symbol": asm.kernel,
-               "lines": asm.text.count("\n"), **lint_child(path, args.timeout, args.time_limit)}
+        row = {
+            **base,
+            "kernel": label,
+            "compiled": True,
+            "symbol": asm.kernel,
+            "lines": asm.text.count("\n"),
+            **lint_child(path, args.timeout, args.time_limit),
+        }
         print_row(row)
         rows.append(row)
     return rows
 
 
-HEADER = (f"{'kernel':<30} {'arch':<7} {'lines':>6} {'seconds':>8} {'peak MB':>8} {'err/lat/warn/unch':>18} "
-          f"{'exit':>5}  status")
+HEADER = (
+    f"{'kernel':<30} {'arch':<7} {'lines':>6} {'seconds':>8} {'peak MB':>8} {'err/lat/warn/unch':>18} "
+    f"{'exit':>5}  status"
+)
 
 
 def print_row(row: dict) -> None:
     if not row["compiled"]:
-        print(f"{row['kernel']:<30} {row['arch']:<7} {'-':>6} {'-':>8} {'-':>8} {'-':>18} {'-':>5}  "
-              f"did not compile: {row['reason'][:150]}", flush=True)
+        print(
+            f"{row['kernel']:<30} {row['arch']:<7} {'-':>6} {'-':>8} {'-':>8} {'-':>18} {'-':>5}  "
+            f"did not compile: {row['reason'][:150]}",
+            flush=True,
+        )
         return
     if row["timed_out"]:
         counts, status = "-", f"killed after {row['seconds']:.0f} s"
@@ -182,25 +210,35 @@ def print_row(row: dict) -> None:
         if row.get("unfinished"):
             status += f" (time limit: {len(row['unfinished'])} kernel(s) unfinished)"
     exit_text = "-" if row["exit"] is None else str(row["exit"])
-    print(f"{row['kernel']:<30} {row['arch']:<7} {row['lines']:>6} {row['seconds']:>8.2f} {row['peak_mb']:>8.1f} "
-          f"{counts:>18} {exit_text:>5}  {status}", flush=True)
+    print(
+        f"{row['kernel']:<30} {row['arch']:<7} {row['lines']:>6} {row['seconds']:>8.2f} {row['peak_mb']:>8.1f} "
+        f"{counts:>18} {exit_text:>5}  {status}",
+        flush=True,
+    )
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("path", help="a FlyDSL source checkout (the directory holding kernels/)")
-    parser.add_argument("--arch", action="append", default=None,
-                        help="target arch (repeatable; default gfx950 and gfx942)")
+    parser.add_argument(
+        "--arch", action="append", default=None, help="target arch (repeatable; default gfx950 and gfx942)"
+    )
     parser.add_argument("--kernel", action="append", default=None, help="only this builder (repeatable)")
-    parser.add_argument("--keep-asm", default=None, metavar="DIR",
-                        help="write each compiled kernel as DIR/<arch>/<name>.s")
+    parser.add_argument(
+        "--keep-asm", default=None, metavar="DIR", help="write each compiled kernel as DIR/<arch>/<name>.s"
+    )
     parser.add_argument("--json", default=None, metavar="FILE", help="also write the rows as JSON")
-    parser.add_argument("--timeout", type=float, default=300.0,
-                        help="seconds before a lint child is killed (default 300)")
+    parser.add_argument(
+        "--timeout", type=float, default=300.0, help="seconds before a lint child is killed (default 300)"
+    )
     parser.add_argument("--time-limit", type=float, default=120.0, help="the lint's own --time-limit (default 120)")
     parser.add_argument("--compile-timeout", type=float, default=600.0, help="seconds for one compile (default 600)")
-    parser.add_argument("--device-libs", default=None, metavar="DIR",
-                        help="a directory with ocml.bc/ockl.bc (default: Triton's AMD backend copy, if installed)")
+    parser.add_argument(
+        "--device-libs",
+        default=None,
+        metavar="DIR",
+        help="a directory with ocml.bc/ockl.bc (default: Triton's AMD backend copy, if installed)",
+    )
     parser.add_argument("--list", action="store_true", help="list the builders and their configurations, and exit")
     args = parser.parse_args(argv)
     if args.list:
@@ -211,9 +249,11 @@ def main(argv=None) -> int:
         parser.error(f"{args.path} holds no kernels/ directory")
     args.arch = args.arch or ["gfx950", "gfx942"]
     print(f"# python -m benchmarks.lint_flydsl {' '.join(argv if argv is not None else sys.argv[1:])}")
-    print(f"# lint: each kernel in its own child process, --time-limit {args.time_limit:g}, "
-          f"killed after {args.timeout:g} s;"
-          " seconds = the child's wall time (interpreter start included), peak MB = its maximum RSS")
+    print(
+        f"# lint: each kernel in its own child process, --time-limit {args.time_limit:g}, "
+        f"killed after {args.timeout:g} s;"
+        " seconds = the child's wall time (interpreter start included), peak MB = its maximum RSS"
+    )
     print(HEADER, flush=True)
     rows = run(args)
     if args.json:

@@ -36,8 +36,14 @@ print(json.dumps({"seconds": seconds, "rss_mb": resource.getrusage(resource.RUSA
 def measure(text: str, engine: str, cap: float) -> dict | None:
     """One engine on one text in a child process; None when it ran past ``cap`` seconds."""
     try:
-        done = subprocess.run([sys.executable, "-c", CHILD, engine, str(cap)], input=text, capture_output=True,
-                              text=True, timeout=cap + 5, cwd=ROOT)
+        done = subprocess.run(
+            [sys.executable, "-c", CHILD, engine, str(cap)],
+            input=text,
+            capture_output=True,
+            text=True,
+            timeout=cap + 5,
+            cwd=ROOT,
+        )
     except subprocess.TimeoutExpired:
         return None
     if done.returncode != 0:
@@ -63,8 +69,11 @@ def row(name: str, new: dict, old: dict | None, cap: float) -> str:
     head = f"{name:28s} {new['seconds']:7.2f} s {new['rss_mb']:6.0f} MB  {counts(new):14s}"
     if old is None or not old["finished"]:
         return head + f" | did not finish in {cap:g} s"
-    return (head + f" | {old['seconds']:7.2f} s {old['rss_mb']:6.0f} MB  {counts(old):14s}"
-            + f" x{old['seconds'] / new['seconds']:.1f} time, x{old['rss_mb'] / new['rss_mb']:.2f} memory")
+    return (
+        head
+        + f" | {old['seconds']:7.2f} s {old['rss_mb']:6.0f} MB  {counts(old):14s}"
+        + f" x{old['seconds'] / new['seconds']:.1f} time, x{old['rss_mb'] / new['rss_mb']:.2f} memory"
+    )
 
 
 TRIP_LOOP = """\tv_lshrrev_b32_e32 v1, 6, v0
@@ -108,8 +117,10 @@ def main() -> None:
     spec = importlib.util.spec_from_file_location("lint_corpus", CORPUS)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    print(f"{'kernel':28s} {'dataflow: time, peak memory, findings (error latent warning unchecked)':>47s} | "
-          "paths: the same, then paths / dataflow")
+    print(
+        f"{'kernel':28s} {'dataflow: time, peak memory, findings (error latent warning unchecked)':>47s} | "
+        "paths: the same, then paths / dataflow"
+    )
     for name, text in corpus().items():
         new = measure(text, "dataflow", cap)
         print(row(name, new, measure(text, "paths", cap), cap), flush=True)

@@ -73,17 +73,37 @@ extern "C" __global__ void copy(const float* src, float* dst, int n) {
 }
 """
 
-WORKLOADS = ("tail-racy-256", "tail-fixed-256", "tail-racy-1024", "tail-fixed-1024",
-             "tail-racy-lineinfo", "oob-write", "sync-divergent", "uninit-read", "matmul", "idle12",
-             "syncwarp-mask", "misaligned")
+WORKLOADS = (
+    "tail-racy-256",
+    "tail-fixed-256",
+    "tail-racy-1024",
+    "tail-fixed-1024",
+    "tail-racy-lineinfo",
+    "oob-write",
+    "sync-divergent",
+    "uninit-read",
+    "matmul",
+    "idle12",
+    "syncwarp-mask",
+    "misaligned",
+)
 # which tools run on which workload: the clean ones under all four
 RUNS = [
-    ("tail-racy-256", "racecheck"), ("tail-fixed-256", "racecheck"),
-    ("tail-racy-1024", "racecheck"), ("tail-fixed-1024", "racecheck"),
+    ("tail-racy-256", "racecheck"),
+    ("tail-fixed-256", "racecheck"),
+    ("tail-racy-1024", "racecheck"),
+    ("tail-fixed-1024", "racecheck"),
     ("tail-racy-lineinfo", "racecheck"),
-    ("tail-fixed-256", "memcheck"), ("tail-fixed-256", "synccheck"), ("tail-fixed-256", "initcheck"),
-    ("oob-write", "memcheck"), ("sync-divergent", "synccheck"), ("uninit-read", "initcheck"),
-    ("matmul", "racecheck"), ("matmul", "memcheck"), ("matmul", "synccheck"), ("matmul", "initcheck"),
+    ("tail-fixed-256", "memcheck"),
+    ("tail-fixed-256", "synccheck"),
+    ("tail-fixed-256", "initcheck"),
+    ("oob-write", "memcheck"),
+    ("sync-divergent", "synccheck"),
+    ("uninit-read", "initcheck"),
+    ("matmul", "racecheck"),
+    ("matmul", "memcheck"),
+    ("matmul", "synccheck"),
+    ("matmul", "initcheck"),
 ]
 # (workload, tool, extra flags, name): report modes, filters and limits
 SECOND = [
@@ -98,8 +118,12 @@ SECOND = [
     ("uninit-read", "initcheck", ["--print-limit", "4"], "limit4"),
     ("oob-write", "memcheck", ["--show-backtrace", "no"], "nobacktrace"),
 ]
-XML_RUNS = {("tail-racy-256", "racecheck"), ("oob-write", "memcheck"),
-            ("sync-divergent", "synccheck"), ("uninit-read", "initcheck")}
+XML_RUNS = {
+    ("tail-racy-256", "racecheck"),
+    ("oob-write", "memcheck"),
+    ("sync-divergent", "synccheck"),
+    ("uninit-read", "initcheck"),
+}
 
 
 def _tail(variant: str, k: int, lineinfo: bool) -> None:
@@ -118,15 +142,27 @@ def _tail(variant: str, k: int, lineinfo: bool) -> None:
     if not lineinfo:
         racy_gemm.TailGemm(variant)(a, b, a_scale, b_scale, out, slack=20000)
     else:
-        module = cupy.RawModule(code=racy_gemm.SOURCE.read_text(),
-                                options=("--std=c++17", "-lineinfo", "-DSTAGES=2", "-DBLOCK_K=32",
-                                         f"-DFIXED={int(variant == 'fixed')}"))
+        module = cupy.RawModule(
+            code=racy_gemm.SOURCE.read_text(),
+            options=("--std=c++17", "-lineinfo", "-DSTAGES=2", "-DBLOCK_K=32", f"-DFIXED={int(variant == 'fixed')}"),
+        )
         kernel = module.get_function("tail_gemm")
-        kernel((N // 64, M // 64), (256,),
-               (np.uint64(a.data_ptr()), np.uint64(b.data_ptr()), np.uint64(a_scale.data_ptr()),
-                np.uint64(b_scale.data_ptr()), np.uint64(out.data_ptr()),
-                np.int32(M), np.int32(N), np.int32(k), np.int64(20000)),
-               shared_mem=racy_gemm.shared_bytes(2, 32))
+        kernel(
+            (N // 64, M // 64),
+            (256,),
+            (
+                np.uint64(a.data_ptr()),
+                np.uint64(b.data_ptr()),
+                np.uint64(a_scale.data_ptr()),
+                np.uint64(b_scale.data_ptr()),
+                np.uint64(out.data_ptr()),
+                np.int32(M),
+                np.int32(N),
+                np.int32(k),
+                np.int64(20000),
+            ),
+            shared_mem=racy_gemm.shared_bytes(2, 32),
+        )
     torch.cuda.synchronize()
     print("finite:", bool(torch.isfinite(out.float()).all()))
 
@@ -180,8 +216,9 @@ def workload(name: str) -> None:
         n = 1024
         src = torch.empty(n, device="cuda")
         dst = torch.zeros(n, device="cuda")
-        cupy.RawKernel(_UNINIT, "copy")((4,), (256,),
-                                        (np.uint64(src.data_ptr()), np.uint64(dst.data_ptr()), np.int32(n)))
+        cupy.RawKernel(_UNINIT, "copy")(
+            (4,), (256,), (np.uint64(src.data_ptr()), np.uint64(dst.data_ptr()), np.int32(n))
+        )
     elif name == "idle12":
         _idle12()
     elif name == "matmul":
@@ -202,8 +239,17 @@ def _sanitizer() -> str:
     raise SystemExit("no compute-sanitizer on PATH, CUDA_HOME or /usr/local/cuda")
 
 
-def _record_one(tool: str, tool_name: str, flags: list[str], work: str, stem: str, xml: bool, out_dir: Path,
-                env: dict, timeout: float) -> dict:
+def _record_one(
+    tool: str,
+    tool_name: str,
+    flags: list[str],
+    work: str,
+    stem: str,
+    xml: bool,
+    out_dir: Path,
+    env: dict,
+    timeout: float,
+) -> dict:
     """One workload under one tool: its text (and XML) report written, its index entry returned."""
     cmd = [tool, "--tool", tool_name, *flags]
     if xml:
@@ -219,8 +265,15 @@ def _record_one(tool: str, tool_name: str, flags: list[str], work: str, stem: st
     (out_dir / f"{stem}.out").write_text(stdout)
     (out_dir / f"{stem}.err").write_text(stderr)
     print(f"{stem}: rc {rc} in {seconds} s", flush=True)
-    return {"workload": work, "tool": tool_name, "flags": flags, "xml": xml, "rc": rc, "seconds": seconds,
-            "command": cmd}
+    return {
+        "workload": work,
+        "tool": tool_name,
+        "flags": flags,
+        "xml": xml,
+        "rc": rc,
+        "seconds": seconds,
+        "command": cmd,
+    }
 
 
 def record_second(out_dir: Path, timeout: float, only: str | None = None) -> None:
@@ -246,7 +299,7 @@ def record(out_dir: Path, timeout: float) -> None:
         done = subprocess.run([tool, *args], capture_output=True, text=True)
         (out_dir / f"{name}.txt").write_text(done.stdout + done.stderr)
     for work, tool_name in RUNS:
-        for xml in ((False, True) if (work, tool_name) in XML_RUNS else (False,)):
+        for xml in (False, True) if (work, tool_name) in XML_RUNS else (False,):
             stem = f"{tool_name}__{work}" + ("__xml" if xml else "")
             index["runs"].append(_record_one(tool, tool_name, [], work, stem, xml, out_dir, env, timeout))
     done = subprocess.run([*CHILD, "--workload", "idle12"], capture_output=True, text=True, env=env, cwd=ROOT)

@@ -19,12 +19,30 @@ from gemmcheck_dev import search_region_kernels as regions
 from gemmcheck_dev.results import print_header
 
 REGIONS = [  # (region, kernel name, make_launch, axes)
-    ("m % 128 == 64", "tail", regions.tail_of_half_a_tile,
-     dict(m=(128, 1024, 64), n=(64, 256, 64), k=(128, 512, 128), tile="128x128", repeat=4)),
-    ("K < 3 blocks, 1 launch in 3", "short_k", regions.short_k,
-     dict(m=(64, 256, 64), n=(64, 256, 64), k=(64, 1024, 64), repeat=4)),
-    ("split=4", "split", regions.split_four, dict(m=(64, 512, 64), n=(64, 256, 64), k=(128, 512, 128),
-                                         params={"split": [1, 2, 4], "swizzle": [False, True]}, repeat=2)),
+    (
+        "m % 128 == 64",
+        "tail",
+        regions.tail_of_half_a_tile,
+        dict(m=(128, 1024, 64), n=(64, 256, 64), k=(128, 512, 128), tile="128x128", repeat=4),
+    ),
+    (
+        "K < 3 blocks, 1 launch in 3",
+        "short_k",
+        regions.short_k,
+        dict(m=(64, 256, 64), n=(64, 256, 64), k=(64, 1024, 64), repeat=4),
+    ),
+    (
+        "split=4",
+        "split",
+        regions.split_four,
+        dict(
+            m=(64, 512, 64),
+            n=(64, 256, 64),
+            k=(128, 512, 128),
+            params={"split": [1, 2, 4], "swizzle": [False, True]},
+            repeat=2,
+        ),
+    ),
     ("always right", "clean", regions.correct, dict(m=(64, 512, 64), n=(64, 512, 64), k=(128, 512, 128), repeat=2)),
 ]
 
@@ -46,8 +64,10 @@ def main(argv=None) -> int:
                     first = (index, elapsed)
                     break
             where = f"#{first[0]:<3} {first[1]:>6.2f}" if first else f"{'-':>4} {'-':>6}"
-            print(f"{name:<30} {seed:>4} {where:>16} {len(found.probes):>7} {found.launch_count:>8} "
-                  f"{found.seconds:>6.2f}  {found.case_line() or 'none'}")
+            print(
+                f"{name:<30} {seed:>4} {where:>16} {len(found.probes):>7} {found.launch_count:>8} "
+                f"{found.seconds:>6.2f}  {found.case_line() or 'none'}"
+            )
     return 0
 
 

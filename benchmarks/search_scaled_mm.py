@@ -58,6 +58,7 @@ def emulated_launch(case, x):
         out.copy_(torch.matmul(mode.dequantize_a(x, slice(None)), mode.dequantize_b(x).t()))
         if -(-case.k // STEP) in (2, 3):
             out[0] = out[0] * 2 + 1
+
     return launch
 
 
@@ -86,10 +87,16 @@ def sweep(make_launch, axes: dict, *, fp8: str, device, repeat: int) -> dict:
             result = case.run(launch, repeat=repeat)
             (failing if result.bad_launches else passing).append(k)
     seconds = time.monotonic() - started
-    print(f"\n=== sweep of every K at {axes['m']}x{axes['n']}: failing {failing or 'none'}, {len(passing)} passing, "
-          f"{seconds:.1f} s")
-    return {"name": f"sweep k at {axes['m']}x{axes['n']}", "failing_k": failing, "passing_k": passing,
-            "seconds": seconds}
+    print(
+        f"\n=== sweep of every K at {axes['m']}x{axes['n']}: failing {failing or 'none'}, {len(passing)} passing, "
+        f"{seconds:.1f} s"
+    )
+    return {
+        "name": f"sweep k at {axes['m']}x{axes['n']}",
+        "failing_k": failing,
+        "passing_k": passing,
+        "seconds": seconds,
+    }
 
 
 def first_failing(found) -> dict | None:
@@ -108,18 +115,31 @@ def report(name: str, found) -> dict:
     print(f"{'m':>6} {'n':>6} {'k':>6} {'phase':<10} {'verdict':<11} {'bad/launches':>12} {'seconds':>8}")
     for probe in found.probes:
         c = probe.config
-        print(f"{c['m']:>6} {c['n']:>6} {c['k']:>6} {probe.phase:<10} {probe.verdict:<11} "
-              f"{f'{probe.bad_launch_count}/{probe.launch_count}':>12} {probe.seconds:>8.3f}")
+        print(
+            f"{c['m']:>6} {c['n']:>6} {c['k']:>6} {probe.phase:<10} {probe.verdict:<11} "
+            f"{f'{probe.bad_launch_count}/{probe.launch_count}':>12} {probe.seconds:>8.3f}"
+        )
     failing_k = sorted({c["k"] for c in found.failing})
     passing_k = sorted({p.config["k"] for p in found.probes if not p.failing})
     first = first_failing(found)
     if first:
-        print(f"first failing probe: #{first['probe']} after {first['seconds']:.1f} s of probing; smallest after "
-              f"{len(found.probes)} probes, {found.seconds:.1f} s in all")
+        print(
+            f"first failing probe: #{first['probe']} after {first['seconds']:.1f} s of probing; smallest after "
+            f"{len(found.probes)} probes, {found.seconds:.1f} s in all"
+        )
     print(f"K failing: {failing_k or 'none'}; K passing: {passing_k or 'none'}")
-    return {"name": name, "probes": len(found.probes), "seconds": found.seconds, "first_failing": first,
-            "minimal": found.minimal, "case": str(found), "boundary": found.boundary, "failing_k": failing_k,
-            "passing_k": passing_k, "result": found.to_dict()}
+    return {
+        "name": name,
+        "probes": len(found.probes),
+        "seconds": found.seconds,
+        "first_failing": first,
+        "minimal": found.minimal,
+        "case": str(found),
+        "boundary": found.boundary,
+        "failing_k": failing_k,
+        "passing_k": passing_k,
+        "result": found.to_dict(),
+    }
 
 
 def main(argv=None) -> int:
@@ -148,21 +168,45 @@ def main(argv=None) -> int:
             return 2
         make_launch, device, fp8 = scaled_mm_launch, None, torch_gemms.fp8_flavour()
         stack = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "cuda": torch.version.cuda}
-    print(f"gemmcheck.search over block-wise torch._scaled_mm on {stack}: budget {args.budget:g} s per search, "
-          f"{args.examples} examples, {args.repeat} launches per probe, seed {args.seed}")
+    print(
+        f"gemmcheck.search over block-wise torch._scaled_mm on {stack}: budget {args.budget:g} s per search, "
+        f"{args.examples} examples, {args.repeat} launches per probe, seed {args.seed}"
+    )
     figures = []
     started = time.monotonic()
     for name, axes in searches(args.emulate):
-        found = gc.search(KERNEL, make_launch, **axes, quant="blockscale", fp8=fp8, device=device, db=None,
-                          repeat=args.repeat, examples=args.examples, budget=args.budget, seed=args.seed)
+        found = gc.search(
+            KERNEL,
+            make_launch,
+            **axes,
+            quant="blockscale",
+            fp8=fp8,
+            device=device,
+            db=None,
+            repeat=args.repeat,
+            examples=args.examples,
+            budget=args.budget,
+            seed=args.seed,
+        )
         figures.append(report(name, found))
     fixed = searches(args.emulate)[0][1]
     figures.append(sweep(make_launch, fixed, fp8=fp8, device=device, repeat=args.repeat))
     print(f"\ndone in {time.monotonic() - started:.1f} s")
     if args.json:
-        Path(args.json).write_text(json.dumps({"stack": stack, "budget": args.budget, "examples": args.examples,
-                                               "repeat": args.repeat, "seed": args.seed, "searches": figures},
-                                              indent=1, default=str))
+        Path(args.json).write_text(
+            json.dumps(
+                {
+                    "stack": stack,
+                    "budget": args.budget,
+                    "examples": args.examples,
+                    "repeat": args.repeat,
+                    "seed": args.seed,
+                    "searches": figures,
+                },
+                indent=1,
+                default=str,
+            )
+        )
     return 0
 
 

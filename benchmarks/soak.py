@@ -54,9 +54,23 @@ def suite_folder(cases: int) -> Path:
 
 
 def session(folder: Path, url: str, launches: int, *args: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--gemmcheck-db={url}",
-                             f"--gemmcheck-repeat={launches}", *args], cwd=folder, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            f"--gemmcheck-db={url}",
+            f"--gemmcheck-repeat={launches}",
+            *args,
+        ],
+        cwd=folder,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
 
 
 def lock_errors(output: str) -> int:
@@ -70,6 +84,7 @@ def check(url: str, runs: int, cases: int, launches: int) -> dict:
 
     engine = create_engine(url)
     with engine.connect() as connection:
+
         def scalar(sql: str) -> int:
             return int(connection.execute(text(sql)).scalar() or 0)
 
@@ -78,11 +93,15 @@ def check(url: str, runs: int, cases: int, launches: int) -> dict:
             "not complete": scalar("SELECT count(*) FROM run WHERE status <> 'complete'"),
             "results": scalar("SELECT count(*) FROM result"),
             "launch rows": scalar("SELECT count(*) FROM launch"),
-            "doubled": scalar("SELECT coalesce(sum(n - 1), 0) FROM (SELECT count(*) AS n FROM launch "
-                              "GROUP BY result_id, launch_index) AS per_launch"),
-            "short results": scalar("SELECT count(*) FROM (SELECT r.id FROM result r LEFT JOIN launch l "
-                                    "ON l.result_id = r.id GROUP BY r.id, r.launches "
-                                    "HAVING count(l.id) <> r.launches) AS short"),
+            "doubled": scalar(
+                "SELECT coalesce(sum(n - 1), 0) FROM (SELECT count(*) AS n FROM launch "
+                "GROUP BY result_id, launch_index) AS per_launch"
+            ),
+            "short results": scalar(
+                "SELECT count(*) FROM (SELECT r.id FROM result r LEFT JOIN launch l "
+                "ON l.result_id = r.id GROUP BY r.id, r.launches "
+                "HAVING count(l.id) <> r.launches) AS short"
+            ),
         }
     engine.dispose()
     found["missing"] = runs * cases * launches - found["launch rows"] + found["doubled"]
@@ -95,16 +114,18 @@ def one_session(name: str, url: str, folder: Path, workers: int, cases: int, lau
     process = session(folder, url, launches, "-n", str(workers))
     output = process.communicate()[0]
     found = check(url, 1, cases, launches)
-    found.update(backend=name, exit=process.returncode, lock_errors=lock_errors(output),
-                 wall_s=time.perf_counter() - started)
+    found.update(
+        backend=name, exit=process.returncode, lock_errors=lock_errors(output), wall_s=time.perf_counter() - started
+    )
     return found
 
 
 def concurrent_sessions(folder: Path, sessions: int, cases: int, launches: int) -> dict:
     db = folder / "shared.db"
     url = f"sqlite:///{db}"
-    subprocess.run([sys.executable, "-m", "pytest_gemmcheck", "--db", str(db), "db", "upgrade"], check=True,
-                   capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "pytest_gemmcheck", "--db", str(db), "db", "upgrade"], check=True, capture_output=True
+    )
     polls, failed, slowest = 0, 0, 0.0
     stop = threading.Event()
 
@@ -112,8 +133,11 @@ def concurrent_sessions(folder: Path, sessions: int, cases: int, launches: int) 
         nonlocal polls, failed, slowest
         while not stop.is_set():
             moment = time.perf_counter()
-            done = subprocess.run([sys.executable, "-m", "pytest_gemmcheck", "--db", str(db), "history", "--json"],
-                                  capture_output=True, text=True)
+            done = subprocess.run(
+                [sys.executable, "-m", "pytest_gemmcheck", "--db", str(db), "history", "--json"],
+                capture_output=True,
+                text=True,
+            )
             slowest = max(slowest, time.perf_counter() - moment)
             polls += 1
             failed += done.returncode != 0 or bool(lock_errors(done.stderr))
@@ -126,9 +150,14 @@ def concurrent_sessions(folder: Path, sessions: int, cases: int, launches: int) 
     stop.set()
     poller.join()
     found = check(url, sessions, cases, launches)
-    found.update(exit=max(process.returncode for process in processes),
-                 lock_errors=sum(lock_errors(output) for output in outputs), polls=polls, failed_polls=failed,
-                 slowest_poll_s=slowest, wall_s=time.perf_counter() - started)
+    found.update(
+        exit=max(process.returncode for process in processes),
+        lock_errors=sum(lock_errors(output) for output in outputs),
+        polls=polls,
+        failed_polls=failed,
+        slowest_poll_s=slowest,
+        wall_s=time.perf_counter() - started,
+    )
     return found
 
 
@@ -150,8 +179,15 @@ def fresh_pg_database(admin_url: str):
 
 
 def bad(found: dict) -> bool:
-    return bool(found["exit"] or found["lock_errors"] or found["missing"] or found["doubled"]
-                or found["short results"] or found["not complete"] or found.get("failed_polls"))
+    return bool(
+        found["exit"]
+        or found["lock_errors"]
+        or found["missing"]
+        or found["doubled"]
+        or found["short results"]
+        or found["not complete"]
+        or found.get("failed_polls")
+    )
 
 
 def main() -> int:
@@ -168,8 +204,9 @@ def main() -> int:
     folder = suite_folder(args.cases)
     findings = []
     try:
-        findings.append(one_session("sqlite", f"sqlite:///{folder / 'xdist.db'}", folder, args.workers, args.cases,
-                                    args.launches))
+        findings.append(
+            one_session("sqlite", f"sqlite:///{folder / 'xdist.db'}", folder, args.workers, args.cases, args.launches)
+        )
         if not args.no_pg:
             url, drop = fresh_pg_database(args.pg)
             try:
@@ -178,20 +215,26 @@ def main() -> int:
                 drop()
         print(f"one session, -n {args.workers}, {args.cases} cases x {args.launches} launches:")
         for found in findings:
-            print(f"  {found['backend']:<10} exit {found['exit']}, results {found['results']}/{args.cases}, "
-                  f"launch rows {found['launch rows']}/{found['expected launch rows']} "
-                  f"(doubled {found['doubled']}, missing {found['missing']}, short results {found['short results']}), "
-                  f"runs not complete {found['not complete']}, lock errors {found['lock_errors']}, "
-                  f"{found['wall_s']:.1f} s")
+            print(
+                f"  {found['backend']:<10} exit {found['exit']}, results {found['results']}/{args.cases}, "
+                f"launch rows {found['launch rows']}/{found['expected launch rows']} "
+                f"(doubled {found['doubled']}, missing {found['missing']}, short results {found['short results']}), "
+                f"runs not complete {found['not complete']}, lock errors {found['lock_errors']}, "
+                f"{found['wall_s']:.1f} s"
+            )
         shared = concurrent_sessions(folder, args.sessions, args.cases, args.launches)
         findings.append(shared)
-        print(f"{args.sessions} sessions at once on one SQLite file, {args.cases} cases x {args.launches} launches "
-              f"each, `gemmcheck history` polling:")
-        print(f"  exit {shared['exit']}, results {shared['results']}/{args.sessions * args.cases}, launch rows "
-              f"{shared['launch rows']}/{shared['expected launch rows']} (doubled {shared['doubled']}, missing "
-              f"{shared['missing']}, short results {shared['short results']}), runs not complete "
-              f"{shared['not complete']}, lock errors {shared['lock_errors']}; polls {shared['polls']} "
-              f"({shared['failed_polls']} failed, slowest {shared['slowest_poll_s']:.2f} s), {shared['wall_s']:.1f} s")
+        print(
+            f"{args.sessions} sessions at once on one SQLite file, {args.cases} cases x {args.launches} launches "
+            f"each, `gemmcheck history` polling:"
+        )
+        print(
+            f"  exit {shared['exit']}, results {shared['results']}/{args.sessions * args.cases}, launch rows "
+            f"{shared['launch rows']}/{shared['expected launch rows']} (doubled {shared['doubled']}, missing "
+            f"{shared['missing']}, short results {shared['short results']}), runs not complete "
+            f"{shared['not complete']}, lock errors {shared['lock_errors']}; polls {shared['polls']} "
+            f"({shared['failed_polls']} failed, slowest {shared['slowest_poll_s']:.2f} s), {shared['wall_s']:.1f} s"
+        )
     finally:
         shutil.rmtree(folder)
     failed = [found.get("backend", "concurrent") for found in findings if bad(found)]

@@ -42,8 +42,7 @@ def plain_tests(folder: Path, count: int) -> None:
     """``count`` plain test functions over ten files, as a small real suite has them."""
     files = 10
     for index in range(files):
-        body = "\n\n".join(f"def test_{index}_{n}():\n    assert {n} + 1 > {n}"
-                           for n in range(index, count, files))
+        body = "\n\n".join(f"def test_{index}_{n}():\n    assert {n} + 1 > {n}" for n in range(index, count, files))
         (folder / f"test_plain_{index}.py").write_text(body + "\n")
 
 
@@ -56,8 +55,12 @@ def make_folders(root: Path, count: int) -> dict[str, Path]:
         plain_tests(folder, count)
     probe = with_history / "test_probe.py"
     probe.write_text(PROBE)
-    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(probe),
-                           "--gemmcheck-repeat=1"], cwd=with_history, capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(probe), "--gemmcheck-repeat=1"],
+        cwd=with_history,
+        capture_output=True,
+        text=True,
+    )
     probe.unlink()
     history = with_history / ".gemmcheck" / "history.db"
     if done.returncode != 0 or not history.exists():
@@ -83,8 +86,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=9, help="interleaved rounds per arm (default 9)")
     parser.add_argument("--tests", type=int, default=200, help="plain tests in the suite (default 200)")
-    parser.add_argument("--mode", choices=("collect", "run"), default="collect",
-                        help="pytest --collect-only (default), or run the plain tests")
+    parser.add_argument(
+        "--mode",
+        choices=("collect", "run"),
+        default="collect",
+        help="pytest --collect-only (default), or run the plain tests",
+    )
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)
     print_header("benchmarks.startup", argv)
@@ -102,18 +109,29 @@ def main(argv: list[str] | None = None) -> int:
                 times[(name, plugin)].append(time_once(folders[name], args.mode, plugin))
 
     what = "pytest --collect-only" if args.mode == "collect" else "pytest"
-    print(f"{what} of {args.tests} plain tests, plugin off (-p no:gemmcheck) and on, {args.rounds} interleaved "
-          f"rounds; ms, min / median")
+    print(
+        f"{what} of {args.tests} plain tests, plugin off (-p no:gemmcheck) and on, {args.rounds} interleaved "
+        f"rounds; ms, min / median"
+    )
     print(f"{'':24}{'plugin off':>16}{'plugin on':>16}{'added (min)':>14}{'on/off':>9}")
-    report = {"mode": args.mode, "tests": args.tests, "rounds": args.rounds, "target_ms": TARGET_MS,
-              "python": sys.version.split()[0], "pythonpath": os.environ.get("PYTHONPATH", ""), "arms": {}}
+    report = {
+        "mode": args.mode,
+        "tests": args.tests,
+        "rounds": args.rounds,
+        "target_ms": TARGET_MS,
+        "python": sys.version.split()[0],
+        "pythonpath": os.environ.get("PYTHONPATH", ""),
+        "arms": {},
+    }
     worst_added = 0.0
     for name in folders:
         off, on = times[(name, False)], times[(name, True)]
         added = 1000 * (min(on) - min(off))
         worst_added = max(worst_added, added)
-        print(f"{name:24}{1000 * min(off):8.0f} /{1000 * statistics.median(off):5.0f}"
-              f"{1000 * min(on):9.0f} /{1000 * statistics.median(on):5.0f}{added:+11.0f} ms{min(on) / min(off):8.2f}x")
+        print(
+            f"{name:24}{1000 * min(off):8.0f} /{1000 * statistics.median(off):5.0f}"
+            f"{1000 * min(on):9.0f} /{1000 * statistics.median(on):5.0f}{added:+11.0f} ms{min(on) / min(off):8.2f}x"
+        )
         report["arms"][name] = {"off_s": off, "on_s": on, "added_ms": added}
     verdict = "met" if worst_added <= TARGET_MS else "NOT met"
     print(f"target: <= {TARGET_MS:.0f} ms added: {verdict} (worst {worst_added:+.0f} ms)")

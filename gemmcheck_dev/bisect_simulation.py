@@ -45,8 +45,15 @@ def commit_of(position: int) -> int:
     return 0 if position == GOOD else position + 1
 
 
-def bayes(scenario: Scenario, seed: int, *, unit: str = "launch", confidence: float = 0.95,
-          budget: Budget | None = None, **options) -> Outcome:
+def bayes(
+    scenario: Scenario,
+    seed: int,
+    *,
+    unit: str = "launch",
+    confidence: float = 0.95,
+    budget: Budget | None = None,
+    **options,
+) -> Outcome:
     """The Bayesian search on ``scenario``. unit='launch' counts launches (each probe one
     process); unit='process' counts processes with a bad launch, of ``launches_per_process``
     launches each."""

@@ -84,11 +84,26 @@ def _a16w16(M=512, N=512, K=1024, **kwargs):
     a = torch.zeros((M, K), dtype=torch.bfloat16)
     b = torch.zeros((N, K), dtype=torch.bfloat16).t()  # [K, N], column-major: layout "nt"
     out = torch.zeros((M, N), dtype=torch.bfloat16)
-    params = dict(block_m=256, block_n=256, block_k=64, stages=2, split_k=1, m_waves=2, n_waves=4, k_waves=1,
-                  group_m=0, use_half_tile_interleaved=False)
+    params = dict(
+        block_m=256,
+        block_n=256,
+        block_k=64,
+        stages=2,
+        split_k=1,
+        m_waves=2,
+        n_waves=4,
+        k_waves=1,
+        group_m=0,
+        use_half_tile_interleaved=False,
+    )
     params.update(kwargs)
-    params.update(a_is_transposed=False, b_is_transposed=True, in_dtype_id=g.GEMM_A16W16_DTYPE_BF16,
-                  out_dtype_id=g.GEMM_A16W16_DTYPE_BF16, has_bias=False)
+    params.update(
+        a_is_transposed=False,
+        b_is_transposed=True,
+        in_dtype_id=g.GEMM_A16W16_DTYPE_BF16,
+        out_dtype_id=g.GEMM_A16W16_DTYPE_BF16,
+        has_bias=False,
+    )
     g.make_gemm_a16w16_gfx950_param(**params)  # raises with the reason a configuration is refused
     param = g.make_gemm_a16w16_param_and_validate(M, N, K, params)
     if param is None:
@@ -119,10 +134,27 @@ def _preshuffle(use_async_copy, M=32, N=1024, K=2048, tile_m=32, tile_n=64, tile
     from kernels.gemm.preshuffle_gemm import compile_preshuffle_gemm
 
     torch = _torch()
-    launcher = compile_preshuffle_gemm(N=N, K=K, tile_m=tile_m, tile_n=tile_n, tile_k=tile_k, in_dtype=in_dtype,
-                                       out_dtype="bf16", use_async_copy=use_async_copy)
-    args = (_zeros(M * N, torch.bfloat16), _zeros(M * K), _zeros(N * K), torch.ones(M, dtype=torch.float32),
-            torch.ones(N, dtype=torch.float32), _zeros(N, torch.bfloat16), M, N, None)
+    launcher = compile_preshuffle_gemm(
+        N=N,
+        K=K,
+        tile_m=tile_m,
+        tile_n=tile_n,
+        tile_k=tile_k,
+        in_dtype=in_dtype,
+        out_dtype="bf16",
+        use_async_copy=use_async_copy,
+    )
+    args = (
+        _zeros(M * N, torch.bfloat16),
+        _zeros(M * K),
+        _zeros(N * K),
+        torch.ones(M, dtype=torch.float32),
+        torch.ones(N, dtype=torch.float32),
+        _zeros(N, torch.bfloat16),
+        M,
+        N,
+        None,
+    )
     return launcher, args
 
 
@@ -140,8 +172,33 @@ def mxfp4_preshuffle(M=64, N=8192, K=8192, tile_m=64, tile_n=128, tile_k=128):
     torch = _torch()
     c, a, b = _zeros(M * N, torch.bfloat16), _zeros(M * K // 2), _zeros(N * K // 2)
     sa, sb = _zeros(M * K // 32), _zeros(N * K // 32)
-    args = (_ptr(c), _ptr(a), _ptr(b), _ptr(sa), _ptr(sb), M, N, None, N, K, tile_m, tile_n, tile_k,
-            "fp4", "bf16", "fp4", 1, -1, -1, -1, -1, -1, -1, 0, 0)
+    args = (
+        _ptr(c),
+        _ptr(a),
+        _ptr(b),
+        _ptr(sa),
+        _ptr(sb),
+        M,
+        N,
+        None,
+        N,
+        K,
+        tile_m,
+        tile_n,
+        tile_k,
+        "fp4",
+        "bf16",
+        "fp4",
+        1,
+        -1,
+        -1,
+        -1,
+        -1,
+        -1,
+        -1,
+        0,
+        0,
+    )
     keep = (c, a, b, sa, sb)  # the pointers must outlive the call
 
     def launch(*a):
@@ -181,8 +238,7 @@ def flash_attn_fp8_950():
     from kernels.attention.flash_attn_fp8_gfx950 import build_flash_attn_dualwave_swp_fp8_module as build
 
     torch = _torch()
-    launcher, (q, k, v, o, B, S) = _attention(build, D=128, causal=True, dtype_str="fp8",
-                                              dtype=torch.float8_e4m3fn)
+    launcher, (q, k, v, o, B, S) = _attention(build, D=128, causal=True, dtype_str="fp8", dtype=torch.float8_e4m3fn)
     return launcher, (q.view(torch.uint8), k.view(torch.uint8), v.view(torch.uint8), o, B, S)
 
 
@@ -201,8 +257,12 @@ def layernorm(M=64, N=8192):
 
     torch = _torch()
     launcher = build_layernorm_module(N, "bf16")
-    x, g, b, y = (_zeros(M * N, torch.bfloat16), _zeros(N, torch.bfloat16), _zeros(N, torch.bfloat16),
-                  _zeros(M * N, torch.bfloat16))
+    x, g, b, y = (
+        _zeros(M * N, torch.bfloat16),
+        _zeros(N, torch.bfloat16),
+        _zeros(N, torch.bfloat16),
+        _zeros(M * N, torch.bfloat16),
+    )
     keep = (x, g, b, y)
 
     def launch(*a):
@@ -241,18 +301,29 @@ def _moe(stage, tokens=128, tile_m=64, tile_n=64, tile_k=128, in_dtype="fp8"):
     if stage == 1:
         from kernels.moe.moe_gemm_2stage.gemm1 import compile_moe_gemm1
 
-        launcher = compile_moe_gemm1(**s, tile_m=tile_m, tile_n=tile_n, tile_k=tile_k, doweight_stage1=False,
-                                     out_dtype="bf16", in_dtype=in_dtype)
+        launcher = compile_moe_gemm1(
+            **s, tile_m=tile_m, tile_n=tile_n, tile_k=tile_k, doweight_stage1=False, out_dtype="bf16", in_dtype=in_dtype
+        )
         out = torch.zeros(tokens * s["topk"] * s["inter_dim"], dtype=torch.bfloat16)
         x, w = _zeros(tokens * s["model_dim"]), _zeros(s["experts"] * 2 * s["inter_dim"] * s["model_dim"])
-        scale_x, scale_w = (torch.ones(tokens, dtype=torch.float32),
-                            torch.ones(s["experts"] * 2 * s["inter_dim"], dtype=torch.float32))
+        scale_x, scale_w = (
+            torch.ones(tokens, dtype=torch.float32),
+            torch.ones(s["experts"] * 2 * s["inter_dim"], dtype=torch.float32),
+        )
         n, k = s["inter_dim"], s["model_dim"]
     else:
         from kernels.moe.moe_gemm_2stage.gemm2 import compile_moe_gemm2
 
-        launcher = compile_moe_gemm2(**s, tile_m=tile_m, tile_n=tile_n, tile_k=tile_k, doweight_stage2=True,
-                                     out_dtype="bf16", accumulate=True, in_dtype=in_dtype)
+        launcher = compile_moe_gemm2(
+            **s,
+            tile_m=tile_m,
+            tile_n=tile_n,
+            tile_k=tile_k,
+            doweight_stage2=True,
+            out_dtype="bf16",
+            accumulate=True,
+            in_dtype=in_dtype,
+        )
         out = torch.zeros(tokens * s["model_dim"], dtype=torch.bfloat16)
         x, w = _zeros(tokens * s["topk"] * s["inter_dim"]), _zeros(s["experts"] * s["model_dim"] * s["inter_dim"])
         scale_x = torch.ones(tokens * s["topk"], dtype=torch.float32)
@@ -277,8 +348,9 @@ def pa_decode_tile(num_seqs=4, num_kv_heads=8, group=8, head_dim=128, block_size
     from kernels.attention.pa_decode_tile import compile_pa_decode_tile
 
     torch = _torch()
-    built = compile_pa_decode_tile(head_dim=head_dim, query_group_size=group, block_size=block_size,
-                                   num_partitions=1, query_dtype="bf16")
+    built = compile_pa_decode_tile(
+        head_dim=head_dim, query_group_size=group, block_size=block_size, num_partitions=1, query_dtype="bf16"
+    )
     hq = num_kv_heads * group
     num_blocks = num_seqs * max_blocks
     query = torch.zeros((num_seqs, hq, head_dim), dtype=torch.bfloat16)
@@ -289,8 +361,27 @@ def pa_decode_tile(num_seqs=4, num_kv_heads=8, group=8, head_dim=128, block_size
     lengths = torch.full((num_seqs,), block_size * max_blocks, dtype=torch.int32)
     scale = torch.ones(1, dtype=torch.float32)
     part = torch.zeros(1, dtype=torch.float32)
-    return built["launch"], (output, part, part, part, query, key_cache, value_cache, tables, lengths, scale, scale,
-                             max_blocks, num_seqs, num_kv_heads, 0, 0, query.stride(0), query.stride(1), None)
+    return built["launch"], (
+        output,
+        part,
+        part,
+        part,
+        query,
+        key_cache,
+        value_cache,
+        tables,
+        lengths,
+        scale,
+        scale,
+        max_blocks,
+        num_seqs,
+        num_kv_heads,
+        0,
+        0,
+        query.stride(0),
+        query.stride(1),
+        None,
+    )
 
 
 def mla_decode_fp8(batch=4, heads=16, ctx=1024, num_cus=256):
@@ -343,11 +434,17 @@ BUILDERS = {
     "layernorm": (layernorm, ARCHS, "bf16, M=64 N=8192"),
     "rmsnorm": (rmsnorm, ARCHS, "bf16, M=64 N=8192"),
     "softmax": (softmax, ARCHS, "bf16, M=64 N=8192"),
-    "moe_gemm1": (moe_gemm1, ARCHS,
-                  "2-stage MoE gate-up, fp8, model 256 inter 128, 4 experts top-2, 128 tokens, 64x64x128"),
+    "moe_gemm1": (
+        moe_gemm1,
+        ARCHS,
+        "2-stage MoE gate-up, fp8, model 256 inter 128, 4 experts top-2, 128 tokens, 64x64x128",
+    ),
     "moe_gemm2": (moe_gemm2, ARCHS, "2-stage MoE down, fp8, same shape, accumulate"),
-    "pa_decode_tile": (pa_decode_tile, ARCHS,
-                       "paged-attention decode, bf16 query, fp8 KV, D=128, 8 KV heads x 8, block 16"),
+    "pa_decode_tile": (
+        pa_decode_tile,
+        ARCHS,
+        "paged-attention decode, bf16 query, fp8 KV, D=128, 8 KV heads x 8, block 16",
+    ),
     "mla_decode_fp8": (mla_decode_fp8, ARCHS, "MLA decode, fp8 Q/KV, 16 heads, D=576/512, 256 work slots"),
     "conv3d_implicit": (conv3d_implicit, ARCHS, "bf16 implicit GEMM, 1x32x8x16x16, 64 filters 3x3x3, pad 1"),
 }

@@ -39,6 +39,17 @@ def test_bf16_launches(gemmcheck, index):
     result = case.run(lambda out: torch.matmul(x.a, x.b.t(), out=out))
     end = time.time()
     with open(os.environ["GEMMCHECK_THROUGHPUT_LOG"], "a") as log:
-        log.write(json.dumps({"worker": os.environ.get("PYTEST_XDIST_WORKER", "main"), "device": str(case.device),
-                              "began": began, "start": start, "end": end, "launches": len(result.launches),
-                              "kernel_s": sum(launch.elapsed_s for launch in result.launches)}) + "\n")
+        log.write(
+            json.dumps(
+                {
+                    "worker": os.environ.get("PYTEST_XDIST_WORKER", "main"),
+                    "device": str(case.device),
+                    "began": began,
+                    "start": start,
+                    "end": end,
+                    "launches": len(result.launches),
+                    "kernel_s": sum(launch.elapsed_s for launch in result.launches),
+                }
+            )
+            + "\n"
+        )

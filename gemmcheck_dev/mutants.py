@@ -61,8 +61,21 @@ VM_MAX, LGKM_MAX = _GFX9.vm_limit, _GFX9.lgkm_limit
 _LABEL = re.compile(r"^([A-Za-z_.$][\w.$]*|\d+):")
 _BLOCKS = ((".amdgpu_metadata", ".end_amdgpu_metadata"), (".amdhsa_kernel", ".end_amdhsa_kernel"))
 _INSTRUCTION = re.compile(r"^(s|v|ds|buffer|global|flat|scratch|tbuffer|image|exp)_?[a-z0-9_]*(\s|$)")
-_LGKM_PREFIXES = ("ds_", "s_load", "s_buffer_", "s_scratch_", "s_store", "s_atc", "s_atomic", "s_sendmsg",
-                  "s_memtime", "s_memrealtime", "s_dcache", "flat_", "s_get_barrier")
+_LGKM_PREFIXES = (
+    "ds_",
+    "s_load",
+    "s_buffer_",
+    "s_scratch_",
+    "s_store",
+    "s_atc",
+    "s_atomic",
+    "s_sendmsg",
+    "s_memtime",
+    "s_memrealtime",
+    "s_dcache",
+    "flat_",
+    "s_get_barrier",
+)
 
 
 def _code(line: str) -> str:
@@ -77,7 +90,7 @@ def waitcnt_fields(code: str) -> dict[str, int] | None:
     """The counter fields of an ``s_waitcnt`` (symbolic, or a raw gfx9 immediate); None otherwise."""
     if _mnemonic(code) != "s_waitcnt":
         return None
-    return _waitcnt_operand_fields(code[len("s_waitcnt"):].strip())
+    return _waitcnt_operand_fields(code[len("s_waitcnt") :].strip())
 
 
 def render_waitcnt(fields: dict[str, int]) -> str | None:
@@ -129,8 +142,9 @@ class Queue:
         def shift(ps):
             return frozenset(min(p + 1, cap - 1) for p in ps) if ordered else ps
 
-        return Queue(min(self.length + 1, cap), shift(self.marked) | ({0} if marked else frozenset()),
-                     shift(self.freed))
+        return Queue(
+            min(self.length + 1, cap), shift(self.marked) | ({0} if marked else frozenset()), shift(self.freed)
+        )
 
     def retired(self, n: int) -> tuple[frozenset, frozenset]:
         """What ``wait(n)`` keeps of (marked, freed)."""
@@ -152,8 +166,12 @@ class State:
     ds_written: bool = False  # some DS write was issued on some path to here
 
     def join(self, other: "State") -> "State":
-        return State(self.vm.join(other.vm), self.lgkm.join(other.lgkm), self.dma_issued or other.dma_issued,
-                     self.ds_written or other.ds_written)
+        return State(
+            self.vm.join(other.vm),
+            self.lgkm.join(other.lgkm),
+            self.dma_issued or other.dma_issued,
+            self.ds_written or other.ds_written,
+        )
 
 
 @dataclass
@@ -191,12 +209,12 @@ def program(text: str) -> Program:
         m = _LABEL.match(stripped)
         if m and m.group(1).isdigit():
             numeric.setdefault(m.group(1), []).append((number, len(code)))
-            stripped = stripped[m.end():].strip()
+            stripped = stripped[m.end() :].strip()
         elif m:
             labels[m.group(1)] = len(code)
             if m.group(1) in functions:
                 entries_by_label[m.group(1)] = len(code)
-            stripped = stripped[m.end():].strip()
+            stripped = stripped[m.end() :].strip()
         if not stripped or stripped.startswith(".") or not _INSTRUCTION.match(stripped):
             continue
         code.append(number)
@@ -209,8 +227,11 @@ def program(text: str) -> Program:
         local = re.fullmatch(r"(\d+)([fb])", target)
         if local:
             defs = numeric.get(local.group(1), [])
-            pick = ([i for line, i in defs if line > number][:1] if local.group(2) == "f"
-                    else [i for line, i in defs if line < number][-1:])
+            pick = (
+                [i for line, i in defs if line > number][:1]
+                if local.group(2) == "f"
+                else [i for line, i in defs if line < number][-1:]
+            )
             if pick:
                 labels = {**labels, target: pick[0]}
         nxt = [k + 1] if k + 1 < len(code) else []
@@ -250,11 +271,13 @@ def analyse(prog: Program, edit: tuple[int, str, int | None] | None = None) -> t
         if edit is not None:
             c = _code(line)
             op = _mnemonic(c)
-            if state.vm.freed and (is_ds_read(op) or op == "s_barrier" or op.startswith("s_endpgm")
-                                   or not prog.successors[k]):
+            if state.vm.freed and (
+                is_ds_read(op) or op == "s_barrier" or op.startswith("s_endpgm") or not prog.successors[k]
+            ):
                 observed.add(k)
-            if state.lgkm.freed and (is_dma(c) or op == "s_barrier" or op.startswith("s_endpgm")
-                                     or not prog.successors[k]):
+            if state.lgkm.freed and (
+                is_dma(c) or op == "s_barrier" or op.startswith("s_endpgm") or not prog.successors[k]
+            ):
                 observed.add(k)
         state = _mutated(line, state, edit[1], edit[2]) if edit is not None and k == edit[0] else transfer(line, state)
         for s in prog.successors[k]:
@@ -359,8 +382,10 @@ def mutants(text: str) -> tuple[list[Mutant], Program]:
                     found.append(Mutant(number + 1, c, kind, replacement, effect, why))
         elif _mnemonic(c) == "s_barrier" and reads_after.get(k):
             if prog.indirect or state.dma_issued or state.ds_written:
-                effect, why = "in scope", ("LDS reads follow it and an LDS-DMA load or a DS write may be issued "
-                                           "before it")
+                effect, why = (
+                    "in scope",
+                    ("LDS reads follow it and an LDS-DMA load or a DS write may be issued before it"),
+                )
             else:
                 effect, why = "out of scope", "no LDS-DMA load and no DS write is issued before it on any path"
             found.append(Mutant(number + 1, c, "delete s_barrier", None, effect, why))
@@ -376,8 +401,10 @@ def _effect(prog: Program, k: int, queue: Queue, n: int, name: str, count: int |
         return "equivalent", f"at most {queue.length} outstanding on every path: the wait retires nothing"
     _, observed = analyse(prog, (k, name, count))
     if not observed:
-        return "out of scope", (f"up to {queue.length} outstanding; no {what} it leaves in flight is still "
-                                f"outstanding at {where} on any path")
+        return "out of scope", (
+            f"up to {queue.length} outstanding; no {what} it leaves in flight is still "
+            f"outstanding at {where} on any path"
+        )
     first = min(prog.code[o] + 1 for o in observed)
     return "in scope", f"up to {queue.length} outstanding; a {what} it leaves in flight may still be at line {first}"
 
@@ -410,20 +437,31 @@ def _signature(report, severity: str, shift_at: int | None) -> set:
     """The findings of one severity as (kernel, read line, instruction, load lines), lines mapped
     back through a deleted line: on a file that has errors already, a read that races with one
     more load is new too."""
+
     def original(line):
         return line + 1 if shift_at is not None and line >= shift_at else line
 
-    return {(f.kernel, original(f.line), f.instruction, frozenset(original(load.line) for load in f.loads))
-            for f in report.of(severity)}
+    return {
+        (f.kernel, original(f.line), f.instruction, frozenset(original(load.line) for load in f.loads))
+        for f in report.of(severity)
+    }
 
 
 def _counts(report) -> dict:
     return {s: len(report.of(s)) for s in ("error", "latent", "warning", "unchecked")}
 
 
-def run_mutants(text: str, path: str = "<text>", *, time_limit: float = 30.0, oracle: bool = False,
-                effects: tuple[str, ...] = ("equivalent", "out of scope", "in scope"),
-                kinds: tuple[str, ...] | None = None, select=None, found: list[Mutant] | None = None) -> dict:
+def run_mutants(
+    text: str,
+    path: str = "<text>",
+    *,
+    time_limit: float = 30.0,
+    oracle: bool = False,
+    effects: tuple[str, ...] = ("equivalent", "out of scope", "in scope"),
+    kinds: tuple[str, ...] | None = None,
+    select=None,
+    found: list[Mutant] | None = None,
+) -> dict:
     """Lint ``text`` and each of its mutants; the result as a dict (see :func:`summary`)."""
     from pytest_gemmcheck.compiled.lint import Options, exit_status, lint_text
 
@@ -434,8 +472,9 @@ def run_mutants(text: str, path: str = "<text>", *, time_limit: float = 30.0, or
     if found is None:
         found, _ = mutants(text)
     lines = text.splitlines()
-    chosen = [m for m in found if m.effect in effects and (kinds is None or m.kind in kinds)
-              and (select is None or select(m))]
+    chosen = [
+        m for m in found if m.effect in effects and (kinds is None or m.kind in kinds) and (select is None or select(m))
+    ]
     paths_base = None
     for m in chosen:
         shift = m.line if m.replacement is None else None
@@ -459,15 +498,25 @@ def run_mutants(text: str, path: str = "<text>", *, time_limit: float = 30.0, or
             m.outcome = "unchecked"
         else:
             m.outcome = "missed"
-        if (oracle and m.effect == "in scope" and m.outcome != "caught"
-                and m.kind.startswith(("delete vmcnt", "vmcnt", "delete s_barrier"))):
+        if (
+            oracle
+            and m.effect == "in scope"
+            and m.outcome != "caught"
+            and m.kind.startswith(("delete vmcnt", "vmcnt", "delete s_barrier"))
+        ):
             paths = lint_text("\n".join(m.apply(lines)) + "\n", path, Options(engine="paths", time_limit=time_limit))
             if paths_base is None:  # the original by the path engine, once
                 paths_base = lint_text(text, path, Options(engine="paths", time_limit=time_limit))
             extra = _signature(paths, "error", shift) - _signature(paths_base, "error", None)
             m.oracle = f"paths engine: {len(extra)} new error(s)" if extra else "paths engine: no new error"
-    return {"path": path, "baseline": _counts(base), "baseline_exit": exit_status([base]),
-            "baseline_seconds": round(base_seconds, 3), "mutants": chosen, "all": len(found)}
+    return {
+        "path": path,
+        "baseline": _counts(base),
+        "baseline_exit": exit_status([base]),
+        "baseline_seconds": round(base_seconds, 3),
+        "mutants": chosen,
+        "all": len(found),
+    }
 
 
 def summary(result: dict) -> dict:
@@ -482,54 +531,77 @@ def summary(result: dict) -> dict:
     # what `gemmcheck lint --fail-on-latent` fails: a new latent finding too
     failing = sum(m.outcome in ("caught", "latent") for m in scoped)
     false_errors = [m for m in ms if m.effect != "in scope" and m.outcome == "caught"]
-    return {"table": table, "in_scope": len(scoped), "caught": caught,
-            "score": round(caught / len(scoped), 3) if scoped else None,
-            "caught_or_latent": failing, "score_failing_on_latent": round(failing / len(scoped), 3) if scoped else None,
-            "false_errors": len(false_errors)}
+    return {
+        "table": table,
+        "in_scope": len(scoped),
+        "caught": caught,
+        "score": round(caught / len(scoped), 3) if scoped else None,
+        "caught_or_latent": failing,
+        "score_failing_on_latent": round(failing / len(scoped), 3) if scoped else None,
+        "false_errors": len(false_errors),
+    }
 
 
 def format_result(result: dict, verbose: bool = True) -> str:
     s = summary(result)
     b = result["baseline"]
-    out = [f"{result['path']}: original {b['error']}/{b['latent']}/{b['warning']}/{b['unchecked']} "
-           f"(errors/latent/warnings/unchecked), exit {result['baseline_exit']}, {result['baseline_seconds']:.2f} s; "
-           f"{len(result['mutants'])} of {result['all']} mutants linted"]
+    out = [
+        f"{result['path']}: original {b['error']}/{b['latent']}/{b['warning']}/{b['unchecked']} "
+        f"(errors/latent/warnings/unchecked), exit {result['baseline_exit']}, {result['baseline_seconds']:.2f} s; "
+        f"{len(result['mutants'])} of {result['all']} mutants linted"
+    ]
     for key in sorted(s["table"]):
         row = s["table"][key]
-        out.append(f"  {key:<28} " + ", ".join(
-            f"{k} {row[k]}" for k in ("caught", "latent", "warned", "unchecked", "missed") if k in row))
-    score = ("n/a (no in-scope vmcnt/barrier mutant)" if s["score"] is None
-             else f"{s['caught']}/{s['in_scope']} = {s['score']:.1%}")
+        out.append(
+            f"  {key:<28} "
+            + ", ".join(f"{k} {row[k]}" for k in ("caught", "latent", "warned", "unchecked", "missed") if k in row)
+        )
+    score = (
+        "n/a (no in-scope vmcnt/barrier mutant)"
+        if s["score"] is None
+        else f"{s['caught']}/{s['in_scope']} = {s['score']:.1%}"
+    )
     out.append(f"  mutation score (in-scope vmcnt and barrier mutants caught as errors): {score}")
     if s["caught_or_latent"] > s["caught"]:
-        out.append(f"  with --fail-on-latent (errors or latent findings): {s['caught_or_latent']}/{s['in_scope']} = "
-                   f"{s['score_failing_on_latent']:.1%}")
+        out.append(
+            f"  with --fail-on-latent (errors or latent findings): {s['caught_or_latent']}/{s['in_scope']} = "
+            f"{s['score_failing_on_latent']:.1%}"
+        )
     if s["false_errors"]:
         out.append(f"  new errors on equivalent or out-of-scope mutants (false errors): {s['false_errors']}")
     if verbose:
         for m in result["mutants"]:
             if (m.effect == "in scope" and m.outcome != "caught" and "lgkmcnt" not in m.kind) or (
-                    m.effect != "in scope" and m.outcome == "caught"):
+                m.effect != "in scope" and m.outcome == "caught"
+            ):
                 label = "not caught" if m.effect == "in scope" else "false error"
                 extra = f"; {m.oracle}" if m.oracle else ""
-                out.append(f"    {label}: line {m.line} {m.original!r} {m.kind}: {m.outcome}, exit {m.exit_status} "
-                           f"({m.why}{extra})")
+                out.append(
+                    f"    {label}: line {m.line} {m.original!r} {m.kind}: {m.outcome}, exit {m.exit_status} "
+                    f"({m.why}{extra})"
+                )
     return "\n".join(out)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.lint_mutants",
-                                     description="Mutation testing of the LDS-race lint: weaken each wait and barrier, "
-                                                 "lint each mutant.")
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.lint_mutants",
+        description="Mutation testing of the LDS-race lint: weaken each wait and barrier, lint each mutant.",
+    )
     parser.add_argument("files", nargs="+")
     parser.add_argument("--json", default=None, help="write every mutant and its outcome as JSON")
-    parser.add_argument("--oracle", action="store_true",
-                        help="lint in-scope mutants the lint misses with the path engine too")
-    parser.add_argument("--time-limit", type=float, default=30.0,
-                        help="the lint's time limit per mutant (default 30 s)")
+    parser.add_argument(
+        "--oracle", action="store_true", help="lint in-scope mutants the lint misses with the path engine too"
+    )
+    parser.add_argument(
+        "--time-limit", type=float, default=30.0, help="the lint's time limit per mutant (default 30 s)"
+    )
     parser.add_argument("--in-scope-only", action="store_true", help="lint only in-scope mutants")
-    parser.add_argument("--ordering-only", action="store_true",
-                        help="lint only vmcnt and barrier mutants (those the mutation score counts)")
+    parser.add_argument(
+        "--ordering-only",
+        action="store_true",
+        help="lint only vmcnt and barrier mutants (those the mutation score counts)",
+    )
     parser.add_argument("--quiet", action="store_true", help="no per-mutant lines")
     args = parser.parse_args(argv)
     results = []
@@ -543,6 +615,16 @@ def main(argv: list[str] | None = None) -> int:
         results.append(result)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as handle:
-            json.dump([{**{k: v for k, v in r.items() if k != "mutants"}, "summary": summary(r),
-                        "mutants": [asdict(m) for m in r["mutants"]]} for r in results], handle, indent=2)
+            json.dump(
+                [
+                    {
+                        **{k: v for k, v in r.items() if k != "mutants"},
+                        "summary": summary(r),
+                        "mutants": [asdict(m) for m in r["mutants"]],
+                    }
+                    for r in results
+                ],
+                handle,
+                indent=2,
+            )
     return 0

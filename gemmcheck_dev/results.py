@@ -77,8 +77,13 @@ def header_lines(command: str) -> list[str]:
     machine = f"{machine_name(found)} ({where})"
     gpu = "; ".join(f"{name}, driver {driver}" for name, driver in found) or "none"
     date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    return [f"# machine: {machine}", f"# gpu: {gpu}", f"# commit: {commit()}", f"# date: {date}",
-            f"# command: {command}"]
+    return [
+        f"# machine: {machine}",
+        f"# gpu: {gpu}",
+        f"# commit: {commit()}",
+        f"# date: {date}",
+        f"# command: {command}",
+    ]
 
 
 def print_header(module: str, argv: list[str] | None = None) -> None:

@@ -24,10 +24,12 @@ def correct(case, x):
 
 def tail_of_half_a_tile(case, x):
     """Wrong when m % 128 == 64: a last row tile half full."""
+
     def launch(out):
         gemm(x, out)
         if case.m % 128 == 64:
             spoil(out)
+
     return launch
 
 
@@ -41,13 +43,16 @@ def short_k(case, x):
         gemm(x, out)
         if -(-case.k // 128) < 3 and len(launches) % 3 == 0:
             spoil(out)
+
     return launch
 
 
 def split_four(case, x):
     """Wrong for one params value: split=4."""
+
     def launch(out):
         gemm(x, out)
         if case.params["split"] == 4:
             spoil(out)
+
     return launch

@@ -44,8 +44,9 @@ def _settings(db, tag, goldens, options: dict[str, Any]) -> Settings:
         option = BY_FIELD.get(name)
         if option is None or not option.script:
             known = ", ".join(sorted(SCRIPT_FIELDS))
-            raise GemmcheckError(f"gemmcheck.session() has no option {name!r}; it takes db, tag, goldens, rootdir, "
-                                 f"on_result and {known}")
+            raise GemmcheckError(
+                f"gemmcheck.session() has no option {name!r}; it takes db, tag, goldens, rootdir, on_result and {known}"
+            )
         try:
             values[name] = option.parse(value)
         except ValueError as exc:
@@ -68,8 +69,16 @@ class Session:
     """One run of a script's cases; a context manager (``with gc.session(...) as s``) that
     writes the run's end on leaving, marked interrupted when an exception left it."""
 
-    def __init__(self, *, db=_DEFAULT_DB, tag: str | None = None, goldens: str | Path | None = None,
-                 rootdir: str | Path | None = None, on_result: Callable | None = None, **options: Any):
+    def __init__(
+        self,
+        *,
+        db=_DEFAULT_DB,
+        tag: str | None = None,
+        goldens: str | Path | None = None,
+        rootdir: str | Path | None = None,
+        on_result: Callable | None = None,
+        **options: Any,
+    ):
         from .case.sanitized import target_key
         from .launch.rank_group import launcher_rank_not_first
         from .pytest_session.run_history import SessionHistory
@@ -80,11 +89,16 @@ class Session:
         self.settings = _settings(db, tag, goldens, options)
         self.rootdir = Path(rootdir if rootdir is not None else os.getcwd()).resolve()
         # db=None: nothing recorded and no history read, judged against the goldens, else clean
-        self.history = SessionHistory(self.settings, rootdir=self.rootdir, start_dir=Path(os.getcwd()),
-                                      command=[Path(sys.argv[0]).name if sys.argv and sys.argv[0] else "python",
-                                               *sys.argv[1:]], token=uuid.uuid4().hex,
-                                      # under a launcher, rank 0's session records each collective case once
-                                      owner=not launcher_rank_not_first(), reads=db is not None)
+        self.history = SessionHistory(
+            self.settings,
+            rootdir=self.rootdir,
+            start_dir=Path(os.getcwd()),
+            command=[Path(sys.argv[0]).name if sys.argv and sys.argv[0] else "python", *sys.argv[1:]],
+            token=uuid.uuid4().hex,
+            # under a launcher, rank 0's session records each collective case once
+            owner=not launcher_rank_not_first(),
+            reads=db is not None,
+        )
         self.on_result = on_result  # called with each judged result before it is recorded
         self.results: list = []
         self._cases = None  # the case host, made at the first case
@@ -117,10 +131,17 @@ class Session:
             from .case.host import CaseHost, SessionStack
 
             self.history.prepare()  # the database is opened (and refused) before any launch
-            self._cases = CaseHost(self.settings, record=self._record, baseline_for=self.history.baseline_for,
-                                   stack_info=SessionStack(self.settings), lost_devices=self.lost_devices,
-                                   unusable=_unusable, judge=not self.sanitizing, raises=False,
-                                   sanitize=self._sanitize)
+            self._cases = CaseHost(
+                self.settings,
+                record=self._record,
+                baseline_for=self.history.baseline_for,
+                stack_info=SessionStack(self.settings),
+                lost_devices=self.lost_devices,
+                unusable=_unusable,
+                judge=not self.sanitizing,
+                raises=False,
+                sanitize=self._sanitize,
+            )
         return self._cases
 
     def _sanitize(self, case) -> list:
@@ -130,9 +151,16 @@ class Session:
 
         script = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
         child = [sys.executable, *sys.argv] if script is not None and script.is_file() else None
-        return sanitize(case.key, case.device, self.settings, child=child, environ=dict(os.environ), cwd=os.getcwd(),
-                        unavailable="not run: a script's case is sanitized by running the script again, and this "
-                                    "session has no script file (an interactive session or a notebook)")
+        return sanitize(
+            case.key,
+            case.device,
+            self.settings,
+            child=child,
+            environ=dict(os.environ),
+            cwd=os.getcwd(),
+            unavailable="not run: a script's case is sanitized by running the script again, and this "
+            "session has no script file (an interactive session or a notebook)",
+        )
 
     def _record(self, result) -> None:
         if self.on_result is not None:
@@ -174,10 +202,33 @@ def session(**kwargs: Any) -> Session:
 _SESSION_DEFAULT = object()
 
 
-def search(kernel: str, make_launch: Callable, *, m, n, k, quant="bf16", params=None, tile=None, examples=None,
-           repeat=None, device=None, db=_SESSION_DEFAULT, tag=None, seed=None, budget=None, rootdir=None, goldens=None,
-           out_dtype=None, fp8=None, deterministic=None, rtol=None, floor=None, reference=None,
-           **options) -> SearchResult:
+def search(
+    kernel: str,
+    make_launch: Callable,
+    *,
+    m,
+    n,
+    k,
+    quant="bf16",
+    params=None,
+    tile=None,
+    examples=None,
+    repeat=None,
+    device=None,
+    db=_SESSION_DEFAULT,
+    tag=None,
+    seed=None,
+    budget=None,
+    rootdir=None,
+    goldens=None,
+    out_dtype=None,
+    fp8=None,
+    deterministic=None,
+    rtol=None,
+    floor=None,
+    reference=None,
+    **options,
+) -> SearchResult:
     """Search ``kernel`` for its smallest failing configuration, outside pytest.
 
     ``make_launch(case, inputs)`` returns the launch ``launch(out)`` of one configuration
@@ -195,15 +246,38 @@ def search(kernel: str, make_launch: Callable, *, m, n, k, quant="bf16", params=
 
     unknown = sorted(name for name in options if name not in BY_FIELD)
     if unknown:
-        raise CaseError(f"gemmcheck.search got unknown argument(s) {', '.join(unknown)}; besides the axes it takes "
-                        f"examples, repeat, seed, budget, db, tag, rootdir, goldens, the case keywords "
-                        f"{', '.join(CASE_KEYWORDS)} and gemmcheck.session()'s options")
-    session_args = {"tag": tag if tag is not None else f"search:{kernel}", "rootdir": rootdir, "goldens": goldens,
-                    **options}
+        raise CaseError(
+            f"gemmcheck.search got unknown argument(s) {', '.join(unknown)}; besides the axes it takes "
+            f"examples, repeat, seed, budget, db, tag, rootdir, goldens, the case keywords "
+            f"{', '.join(CASE_KEYWORDS)} and gemmcheck.session()'s options"
+        )
+    session_args = {
+        "tag": tag if tag is not None else f"search:{kernel}",
+        "rootdir": rootdir,
+        "goldens": goldens,
+        **options,
+    }
     if db is not _SESSION_DEFAULT:
         session_args["db"] = db
     with Session(**session_args) as session:
-        return session.search(kernel, make_launch, m=m, n=n, k=k, quant=quant, params=params, tile=tile,
-                              examples=examples, repeat=repeat, device=device, seed=seed, budget=budget,
-                              out_dtype=out_dtype, fp8=fp8, deterministic=deterministic, rtol=rtol, floor=floor,
-                              reference=reference)
+        return session.search(
+            kernel,
+            make_launch,
+            m=m,
+            n=n,
+            k=k,
+            quant=quant,
+            params=params,
+            tile=tile,
+            examples=examples,
+            repeat=repeat,
+            device=device,
+            seed=seed,
+            budget=budget,
+            out_dtype=out_dtype,
+            fp8=fp8,
+            deterministic=deterministic,
+            rtol=rtol,
+            floor=floor,
+            reference=reference,
+        )

@@ -52,8 +52,12 @@ def gemmcheck(request: pytest.FixtureRequest):
     ``case.inputs()`` and ``case.run(lambda out: kernel(..., out))``."""
     from .pytest_session.fixtures import GemmcheckFixture
 
-    return GemmcheckFixture(_session(request.config), _overrides(request.config, request.node), request.node.nodeid,
-                            _results_sink(request.node))
+    return GemmcheckFixture(
+        _session(request.config),
+        _overrides(request.config, request.node),
+        request.node.nodeid,
+        _results_sink(request.node),
+    )
 
 
 @pytest.fixture
@@ -79,6 +83,7 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function):
     if "gemmcheck" not in pyfuncitem.fixturenames:
         return None
     from .pytest_session.processes import run_in_processes
+
     config = pyfuncitem.config
     handled = run_in_processes(_session(config), pyfuncitem, _overrides(config, pyfuncitem), _results_sink(pyfuncitem))
     return True if handled else None

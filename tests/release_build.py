@@ -25,11 +25,25 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 # What a snapshot leaves out when the tree is not a git checkout (an unpacked sdist)
-NOT_SOURCES = (".git", ".venv", "build", "dist", "*.egg-info", ".gemmcheck", "__pycache__", ".pytest_cache",
-               ".hypothesis", "artifacts")
+NOT_SOURCES = (
+    ".git",
+    ".venv",
+    "build",
+    "dist",
+    "*.egg-info",
+    ".gemmcheck",
+    "__pycache__",
+    ".pytest_cache",
+    ".hypothesis",
+    "artifacts",
+)
 # Lines of pip's output that mean the build environment could not be installed (no network)
-NO_NETWORK = ("Could not find a version that satisfies the requirement setuptools",
-              "No matching distribution found for setuptools", "NewConnectionError", "Network is unreachable")
+NO_NETWORK = (
+    "Could not find a version that satisfies the requirement setuptools",
+    "No matching distribution found for setuptools",
+    "NewConnectionError",
+    "Network is unreachable",
+)
 
 
 @dataclass
@@ -44,8 +58,12 @@ class Dists:
 
 
 def _snapshot(target: Path) -> None:
-    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-                            cwd=ROOT, capture_output=True, text=True)
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     if listed.returncode != 0:  # not a checkout: copy the tree, less what is never a source
         shutil.copytree(ROOT, target, ignore=shutil.ignore_patterns(*NOT_SOURCES))
         return
@@ -75,8 +93,9 @@ def _build(work: Path) -> Dists:
     if done.returncode != 0:
         raise AssertionError(f"python -m build failed (exit {done.returncode}):\n{log[-6000:]}")
     sdists, wheels = sorted(outdir.glob("*.tar.gz")), sorted(outdir.glob("*.whl"))
-    assert len(sdists) == 1 and len(wheels) == 1, \
+    assert len(sdists) == 1 and len(wheels) == 1, (
         f"expected one sdist and one wheel in {outdir}: {sorted(outdir.iterdir())}"
+    )
     left = sorted(str(path) for path in watched if path.exists() and path not in before)
     return Dists(source, sdists[0], wheels[0], time.monotonic() - started, isolation, log, left)
 

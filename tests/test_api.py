@@ -19,8 +19,9 @@ from pytest_gemmcheck.records.result import CaseResult
 def run_once(s, bad=frozenset(), repeat=6, **case):
     case = s.case("fused", m=64, n=64, k=128, quant="ptpc", tile="32x32", device="cpu", **case)
     x = case.inputs()
-    return case.run(FaultInjector(lambda out: tiled_gemm(x, out), "tile", set(bad), tile=(16, 16), at=(16, 16)),
-                    repeat=repeat)
+    return case.run(
+        FaultInjector(lambda out: tiled_gemm(x, out), "tile", set(bad), tile=(16, 16), at=(16, 16)), repeat=repeat
+    )
 
 
 def test_a_second_session_is_judged_against_the_first_and_nothing_raises(tmp_path):
@@ -43,8 +44,11 @@ def test_check_true_raises_as_under_pytest(tmp_path):
         with pytest.raises(GemmcheckFailure, match="1/6 launches bad"):
             case = s.case("fused", m=64, n=64, k=128, quant="ptpc", tile="32x32", device="cpu")
             x = case.inputs()
-            case.run(FaultInjector(lambda out: tiled_gemm(x, out), "tile", {3}, tile=(16, 16), at=(16, 16)),
-                     repeat=6, check=True)
+            case.run(
+                FaultInjector(lambda out: tiled_gemm(x, out), "tile", {3}, tile=(16, 16), at=(16, 16)),
+                repeat=6,
+                check=True,
+            )
 
 
 def test_db_none_writes_nothing_and_judges_against_clean(tmp_path):
@@ -71,33 +75,47 @@ def test_a_script_and_a_pytest_session_share_one_history(pytester, examples_dir,
     """The same case from a pytest session and from a script: one key, and the script's run is
     judged against the pytest session's."""
     (pytester.path / "kernels.py").write_text((examples_dir / "cpu" / "kernels.py").read_text())
-    pytester.makepyfile(test_fused=textwrap.dedent("""
+    pytester.makepyfile(
+        test_fused=textwrap.dedent("""
         from kernels import tiled_gemm
 
         def test_fused(gemmcheck):
             case = gemmcheck.case("fused", m=64, n=64, k=128, quant="ptpc", tile="32x32", device="cpu")
             x = case.inputs()
             case.run(lambda out: tiled_gemm(x, out), repeat=6)
-    """))
+    """)
+    )
     db = tmp_path / "shared.db"
     pytester.runpytest(f"--gemmcheck-db={db}", "-p", "no:cacheprovider").assert_outcomes(passed=1)
     with api.session(db=db, rootdir=pytester.path) as s:
         result = run_once(s)
     assert result.baseline["source"] == "history" and result.baseline["launches"] == 6
     with sqlite3.connect(db) as connection:
-        assert connection.execute("SELECT count(DISTINCT key) FROM \"case\"").fetchone()[0] == 1
+        assert connection.execute('SELECT count(DISTINCT key) FROM "case"').fetchone()[0] == 1
 
 
-@pytest.mark.parametrize("options,words", [
-    (dict(repeat=0), "gemmcheck.session(repeat=0): expected a whole number of launches from 1 to 1,000,000 "
-                     "or 'auto', got 0 (the option --gemmcheck-repeat)"),
-    (dict(rtol="5%"), "gemmcheck.session(rtol='5%'): expected a relative tolerance"),
-    (dict(repet=3), "gemmcheck.session() has no option 'repet'"),
-    (dict(processes=4), "gemmcheck.session() has no option 'processes'"),
-    (dict(tag="x" * 100_000), "gemmcheck.session(tag=...): expected a label of at most 512 characters, got 100,000"),
-    (dict(tag="repro\x00"), "gemmcheck.session(tag=...): expected a label of printable characters, got 'repro\\x00': "
-                            "U+0000 is a control"),
-])
+@pytest.mark.parametrize(
+    "options,words",
+    [
+        (
+            dict(repeat=0),
+            "gemmcheck.session(repeat=0): expected a whole number of launches from 1 to 1,000,000 "
+            "or 'auto', got 0 (the option --gemmcheck-repeat)",
+        ),
+        (dict(rtol="5%"), "gemmcheck.session(rtol='5%'): expected a relative tolerance"),
+        (dict(repet=3), "gemmcheck.session() has no option 'repet'"),
+        (dict(processes=4), "gemmcheck.session() has no option 'processes'"),
+        (
+            dict(tag="x" * 100_000),
+            "gemmcheck.session(tag=...): expected a label of at most 512 characters, got 100,000",
+        ),
+        (
+            dict(tag="repro\x00"),
+            "gemmcheck.session(tag=...): expected a label of printable characters, got 'repro\\x00': "
+            "U+0000 is a control",
+        ),
+    ],
+)
 def test_a_bad_option_names_itself(options, words):
     with pytest.raises(GemmcheckError) as raised:
         api.session(**options)
@@ -125,7 +143,8 @@ def test_on_result_sees_each_result_before_it_is_recorded(tmp_path):
 
 def test_the_readme_example_runs_as_a_script(tmp_path, examples_dir):
     script = tmp_path / "repro.py"
-    script.write_text(textwrap.dedent(f"""
+    script.write_text(
+        textwrap.dedent(f"""
         import sys
         sys.path.insert(0, {str(examples_dir / "cpu")!r})
         import pytest_gemmcheck as gc
@@ -136,7 +155,8 @@ def test_the_readme_example_runs_as_a_script(tmp_path, examples_dir):
             x = case.inputs()
             result = case.run(lambda out: tiled_gemm(x, out), repeat=4)
             print(result.verdict, result.summary())
-    """))
+    """)
+    )
     done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("pass PASS       fused_gemm_scatter ptpc 128x96x256 tile 32x32: 0/4 launches bad")
@@ -147,6 +167,7 @@ def test_the_readme_example_runs_as_a_script(tmp_path, examples_dir):
 def test_a_case_with_its_own_reference_judges_by_it(tmp_path):
     """An epilogue the built-in modes do not describe (a ReLU): right against its own reference,
     wrong against the plain GEMM's."""
+
     def relu_reference(x):
         return (x.a.float() @ x.b.float().t()).relu()
 

@@ -51,15 +51,16 @@ def _imports(path: Path) -> list[tuple[str, int]]:
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.ImportFrom):
             if node.level:
-                base = package[:len(package) - node.level + 1]
+                base = package[: len(package) - node.level + 1]
                 target = ".".join(base + ([node.module] if node.module else []))
             else:
                 target = node.module or ""
             if target == "pytest_gemmcheck" and not node.module:
                 found += [(f"{target}.{alias.name}", node.lineno) for alias in node.names]
             elif target.startswith("pytest_gemmcheck"):
-                found.append((target if node.module or node.level == 0 else target + "." + node.names[0].name,
-                              node.lineno))
+                found.append(
+                    (target if node.module or node.level == 0 else target + "." + node.names[0].name, node.lineno)
+                )
         elif isinstance(node, ast.Import):
             found += [(alias.name, node.lineno) for alias in node.names if alias.name.startswith("pytest_gemmcheck")]
     return found
@@ -104,26 +105,34 @@ def test_the_rule_sees_a_violation(tmp_path, monkeypatch):
         (fake / room / "__init__.py").write_text("")
     (fake / "history" / "store.py").write_text("from ..case.case import Case\n")
     monkeypatch.setattr(sys.modules[__name__], "PACKAGE", fake)
-    assert _violations() == ["pytest_gemmcheck/history/store.py:1: history/ imports pytest_gemmcheck.case.case, "
-                             "a higher layer"]
+    assert _violations() == [
+        "pytest_gemmcheck/history/store.py:1: history/ imports pytest_gemmcheck.case.case, a higher layer"
+    ]
 
 
 def _imported_by(code: str, *, whole_names: bool = False) -> set[str]:
-    done = subprocess.run([sys.executable, "-c", code + "\nimport sys, json; print(json.dumps(sorted(sys.modules)))"],
-                          capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", code + "\nimport sys, json; print(json.dumps(sorted(sys.modules)))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     import json
 
     names = json.loads(done.stdout.splitlines()[-1])
     return set(names) if whole_names else {name.split(".")[0] for name in names}
 
 
-@pytest.mark.parametrize("argv", [["--version"], ["--help"], ["history", "--help"], ["lint", "--help"],
-                                  ["selftest", "--help"]])
+@pytest.mark.parametrize(
+    "argv", [["--version"], ["--help"], ["history", "--help"], ["lint", "--help"], ["selftest", "--help"]]
+)
 def test_the_command_line_starts_light(argv):
     """gemmcheck --version and --help (of any command) import no pytest, torch, SQLAlchemy,
     Alembic, Triton or numpy."""
-    code = (f"import sys; sys.argv = ['gemmcheck', *{argv!r}]\nfrom pytest_gemmcheck.cli import main\n"
-            "try:\n    main()\nexcept SystemExit:\n    pass")
+    code = (
+        f"import sys; sys.argv = ['gemmcheck', *{argv!r}]\nfrom pytest_gemmcheck.cli import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass"
+    )
     heavy = _imported_by(code) & {"pytest", "_pytest", "torch", "sqlalchemy", "alembic", "triton", "numpy"}
     assert heavy == set()
 
@@ -133,8 +142,9 @@ def test_a_history_query_reads_through_sqlalchemy_core_alone(tmp_path):
     store that writes results: what a read pays for is SQLAlchemy Core."""
     database = tmp_path / "history.db"
     _imported_by(f"from pytest_gemmcheck.cli import main\nmain(['--db', {str(database)!r}, 'db', 'upgrade'])")
-    imported = _imported_by(f"from pytest_gemmcheck.cli import main\nmain(['--db', {str(database)!r}, 'history'])",
-                            whole_names=True)
+    imported = _imported_by(
+        f"from pytest_gemmcheck.cli import main\nmain(['--db', {str(database)!r}, 'history'])", whole_names=True
+    )
     assert "pytest_gemmcheck.history.dashboard" in imported  # the query ran
     heavy = {name for name in imported if name.split(".")[0] in {"pytest", "_pytest", "torch", "triton", "alembic"}}
     assert heavy == set()

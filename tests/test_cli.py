@@ -5,9 +5,19 @@ import importlib
 
 from pytest_gemmcheck.cli import build_parser
 
-COMMANDS = {"history": "history", "compare": "compare", "coverage": "coverage", "explain": "explain",
-            "report": "report", "runs": "runs", "db": "db", "goldens": "goldens_export", "bisect": "bisect",
-            "selftest": "selftest", "lint": "lint"}
+COMMANDS = {
+    "history": "history",
+    "compare": "compare",
+    "coverage": "coverage",
+    "explain": "explain",
+    "report": "report",
+    "runs": "runs",
+    "db": "db",
+    "goldens": "goldens_export",
+    "bisect": "bisect",
+    "selftest": "selftest",
+    "lint": "lint",
+}
 
 
 def _subcommands(parser):

@@ -30,8 +30,12 @@ pytestmark = pytest.mark.slow  # builds the wheel and a fresh environment that i
 TORCH = "torch==2.13.0"  # the Makefile's CPU build
 DOWNSTREAM = ROOT / "examples" / "downstream"
 # pip's words for a package it could not fetch because there is no network
-NO_NETWORK = ("NewConnectionError", "Network is unreachable", "Temporary failure in name resolution",
-              "Failed to establish a new connection")
+NO_NETWORK = (
+    "NewConnectionError",
+    "Network is unreachable",
+    "Temporary failure in name resolution",
+    "Failed to establish a new connection",
+)
 
 
 @pytest.fixture(scope="session")
@@ -42,8 +46,11 @@ def dists(tmp_path_factory):
 def clean_env(venv: Path) -> dict[str, str]:
     """The environment of a shell that activated ``venv``: nothing of this session's Python,
     pytest or gemmcheck settings leaks in (PYTHONPATH could put this tree on sys.path)."""
-    env = {key: value for key, value in os.environ.items()
-           if not key.startswith(("PYTHON", "PYTEST_", "GEMMCHECK_", "COV_CORE_", "VIRTUAL_ENV", "CONDA"))}
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("PYTHON", "PYTEST_", "GEMMCHECK_", "COV_CORE_", "VIRTUAL_ENV", "CONDA"))
+    }
     env["VIRTUAL_ENV"] = str(venv)
     env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
     env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
@@ -70,8 +77,11 @@ def test_downstream_repo_runs_against_the_wheel(dists, tmp_path):
         started = now
 
     venv, repo = tmp_path / "venv", tmp_path / "repo"
-    shutil.copytree(DOWNSTREAM, repo, ignore=shutil.ignore_patterns("__pycache__", ".gemmcheck", "build", "*.egg-info",
-                                                                    ".pytest_cache"))
+    shutil.copytree(
+        DOWNSTREAM,
+        repo,
+        ignore=shutil.ignore_patterns("__pycache__", ".gemmcheck", "build", "*.egg-info", ".pytest_cache"),
+    )
     assert not (repo / "conftest.py").exists() and not list(repo.rglob("conftest.py"))
 
     made = subprocess.run([sys.executable, "-m", "venv", str(venv)], capture_output=True, text=True, timeout=300)
@@ -95,13 +105,24 @@ def test_downstream_repo_runs_against_the_wheel(dists, tmp_path):
     lap("wheel and downstream repo")
 
     # the plugin comes from the venv's site-packages, installed from the wheel file
-    probe = run([python, "-c", "import json, importlib.metadata as m, pytest_gemmcheck as g; "
-                 "d = m.distribution('pytest-gemmcheck'); "
-                 "print(json.dumps([g.__file__, g.__version__, d.read_text('direct_url.json')]))"], cwd=repo, env=env)
+    probe = run(
+        [
+            python,
+            "-c",
+            "import json, importlib.metadata as m, pytest_gemmcheck as g; "
+            "d = m.distribution('pytest-gemmcheck'); "
+            "print(json.dumps([g.__file__, g.__version__, d.read_text('direct_url.json')]))",
+        ],
+        cwd=repo,
+        env=env,
+    )
     assert probe.returncode == 0, tail(probe)
     module_file, version, direct_url = json.loads(probe.stdout)
-    site_packages = Path(run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                             cwd=repo, env=env).stdout.strip())
+    site_packages = Path(
+        run(
+            [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], cwd=repo, env=env
+        ).stdout.strip()
+    )
     assert Path(module_file).is_relative_to(site_packages), module_file
     assert not Path(module_file).resolve().is_relative_to(ROOT), module_file
     assert version == pytest_gemmcheck.__version__
@@ -118,8 +139,12 @@ def test_downstream_repo_runs_against_the_wheel(dists, tmp_path):
     assert f"gemmcheck-{pytest_gemmcheck.__version__}" in output  # pytest's "plugins:" header line
     assert re.search(r"^-+ gemmcheck -+$", output, re.M), output[-6000:]
     for shape in ("256x512x256", "512x256x512"):
-        assert re.search(rf"^PASS +torch_ptpc_gemm ptpc {shape} tile 128x128: 0/12 launches bad\n"
-                         r" +rate < 22\.1% \(95%\)", output, re.M), output[-6000:]
+        assert re.search(
+            rf"^PASS +torch_ptpc_gemm ptpc {shape} tile 128x128: 0/12 launches bad\n"
+            r" +rate < 22\.1% \(95%\)",
+            output,
+            re.M,
+        ), output[-6000:]
     assert re.search(r"\b2 passed\b", output), output[-3000:]
     assert "failed" not in output.splitlines()[-1], output[-3000:]
     database = repo / ".gemmcheck" / "history.db"

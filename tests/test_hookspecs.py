@@ -51,7 +51,7 @@ CONFTEST = textwrap.dedent('''
                                   "bad": len(result.bad_launches)}) + "\\n")
 ''')
 
-TESTS = textwrap.dedent('''
+TESTS = textwrap.dedent("""
     import torch
 
 
@@ -80,7 +80,7 @@ TESTS = textwrap.dedent('''
         case = gemmcheck.case("gemm_gelu", m=32, n=32, k=64, device="cpu")
         x = case.inputs()
         case.run(lambda out: out.copy_(torch.nn.functional.gelu(x.a.float() @ x.b.float().t())), repeat=3)
-''')
+""")
 
 
 @pytest.fixture
@@ -98,42 +98,62 @@ def test_every_extension_point_from_a_downstream_conftest(downstream, tmp_path):
     result = pytester.runpytest(f"--gemmcheck-db={db}", "-p", "no:cacheprovider")
     # the mode of its own and the case's own reference pass; the epilogue without it is wrong
     result.assert_outcomes(passed=2, failed=1)
-    result.stdout.fnmatch_lines(["PASS * int8_gemm int8_rows 32x48x64: 0/3 launches bad",
-                                 "PASS * gemm_gelu bf16 32x32x64: 0/3 launches bad",
-                                 "REGRESSION gemm_gelu bf16 32x32x64: 3/3 launches bad*",
-                                 "    launches 1, 2, 3; rate < *[[]wrong*"])
+    result.stdout.fnmatch_lines(
+        [
+            "PASS * int8_gemm int8_rows 32x48x64: 0/3 launches bad",
+            "PASS * gemm_gelu bf16 32x32x64: 0/3 launches bad",
+            "REGRESSION gemm_gelu bf16 32x32x64: 3/3 launches bad*",
+            "    launches 1, 2, 3; rate < *[[]wrong*",
+        ]
+    )
     # the result hook: each result, judged, in order
     assert [json.loads(line) for line in log.read_text().splitlines()] == [
         {"kernel": "int8_gemm", "verdict": "pass", "bad": 0},
         {"kernel": "gemm_gelu", "verdict": "pass", "bad": 0},
-        {"kernel": "gemm_gelu", "verdict": "regression", "bad": 3}]
+        {"kernel": "gemm_gelu", "verdict": "regression", "bad": 3},
+    ]
     with sqlite3.connect(db) as connection:
         extra = connection.execute("SELECT extra FROM stack").fetchone()[0]
-        keys = connection.execute('SELECT count(DISTINCT key) FROM "case" WHERE kernel = ?',
-                                  ("gemm_gelu",)).fetchone()[0]
+        keys = connection.execute('SELECT count(DISTINCT key) FROM "case" WHERE kernel = ?', ("gemm_gelu",)).fetchone()[
+            0
+        ]
     assert json.loads(extra)["ccl"] == "rccl 2.21"  # the stack field, stored with the run's stack
     assert keys == 2  # a case with its own reference is a case of its own
 
 
 def test_the_result_hook_runs_once_per_result_under_processes(downstream):
     pytester, log = downstream
-    result = pytester.runpytest_subprocess("-k", "int8", "--gemmcheck-processes=2", "--gemmcheck-repeat=4",
-                                           "--gemmcheck-no-record", "-p", "no:cacheprovider")
+    result = pytester.runpytest_subprocess(
+        "-k",
+        "int8",
+        "--gemmcheck-processes=2",
+        "--gemmcheck-repeat=4",
+        "--gemmcheck-no-record",
+        "-p",
+        "no:cacheprovider",
+    )
     result.assert_outcomes(passed=1)
     # the aggregate, in the parent: not each child's part
     assert [json.loads(line) for line in log.read_text().splitlines()] == [
-        {"kernel": "int8_gemm", "verdict": "pass", "bad": 0}]
+        {"kernel": "int8_gemm", "verdict": "pass", "bad": 0}
+    ]
 
 
 def test_a_reference_of_the_wrong_shape_is_a_case_error(pytester):
-    pytester.makepyfile(test_bad=textwrap.dedent('''
+    pytester.makepyfile(
+        test_bad=textwrap.dedent("""
         import torch
 
         def test_bad(gemmcheck):
             case = gemmcheck.case("k", m=16, n=16, k=32, device="cpu", reference=lambda x: torch.zeros(16, 8))
             case.run(lambda out: None, repeat=2)
-    '''))
+    """)
+    )
     result = pytester.runpytest("--gemmcheck-no-record", "-p", "no:cacheprovider")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*CaseError: reference *<lambda> of <gemmcheck case k bf16 16x16x32 *> must return a "
-                                 "floating-point [[]16, 16[]] tensor, got shape [[]16, 8[]], dtype float32*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*CaseError: reference *<lambda> of <gemmcheck case k bf16 16x16x32 *> must return a "
+            "floating-point [[]16, 16[]] tensor, got shape [[]16, 8[]], dtype float32*"
+        ]
+    )

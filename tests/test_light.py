@@ -56,13 +56,16 @@ def digest(path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-@pytest.mark.parametrize("args,processes", [
-    ((), 1),
-    (("--collect-only",), 1),
-    (("-n", "2"), 3),
-    (("--co", "-n", "2"), 1),  # xdist starts no workers to collect
-    (("--gemmcheck-db=postgresql+psycopg://nobody@127.0.0.1:1/absent",), 1),
-])
+@pytest.mark.parametrize(
+    "args,processes",
+    [
+        ((), 1),
+        (("--collect-only",), 1),
+        (("-n", "2"), 3),
+        (("--co", "-n", "2"), 1),  # xdist starts no workers to collect
+        (("--gemmcheck-db=postgresql+psycopg://nobody@127.0.0.1:1/absent",), 1),
+    ],
+)
 def test_a_session_without_cases_imports_nothing_heavy(plain_suite, args, processes):
     if "-n" in args:
         pytest.importorskip("xdist")
@@ -79,8 +82,10 @@ def test_help_and_version_import_nothing_heavy(plain_suite, args):
     result = plain_suite.runpytest_subprocess(*args)
     assert result.ret == pytest.ExitCode.OK
     # --help and --version end before pytest_unconfigure in some pytest versions: ask directly
-    code = ("import sys, pytest; rc = pytest.main([{args!r}]); "
-            "print('HEAVY', sorted(m for m in {heavy!r} if m in sys.modules))").format(args=args[0], heavy=HEAVY)
+    code = (
+        "import sys, pytest; rc = pytest.main([{args!r}]); "
+        "print('HEAVY', sorted(m for m in {heavy!r} if m in sys.modules))"
+    ).format(args=args[0], heavy=HEAVY)
     done = plain_suite.run(sys.executable, "-c", code)
     assert "HEAVY []" in done.stdout.str(), done.stdout.str()
 
@@ -91,16 +96,19 @@ def test_an_existing_history_is_left_byte_for_byte_as_it_was(plain_suite, exampl
     import shutil
 
     shutil.copy(examples_dir / "cpu" / "kernels.py", plain_suite.path / "kernels.py")
-    plain_suite.makepyfile(test_case=textwrap.dedent("""
+    plain_suite.makepyfile(
+        test_case=textwrap.dedent("""
         from kernels import bf16_matmul
 
         def test_case(gemmcheck):
             case = gemmcheck.case("k", m=16, n=16, k=32)
             x = case.inputs()
             case.run(lambda out: bf16_matmul(x, out))
-    """))
-    plain_suite.runpytest_subprocess("-p", "no:cacheprovider", "test_case.py", "--gemmcheck-repeat=2") \
-        .assert_outcomes(passed=1)
+    """)
+    )
+    plain_suite.runpytest_subprocess("-p", "no:cacheprovider", "test_case.py", "--gemmcheck-repeat=2").assert_outcomes(
+        passed=1
+    )
     history = plain_suite.path / ".gemmcheck" / "history.db"
     foreign = plain_suite.path / "other.db"
     with sqlite3.connect(foreign) as connection:  # a database of someone else's, journal mode DELETE
@@ -129,7 +137,8 @@ def test_under_xdist_a_worker_judges_without_this_runs_own_results(pytester, exa
 
     shutil.copy(examples_dir / "cpu" / "kernels.py", pytester.path / "kernels.py")
     db = tmp_path / "history.db"
-    pytester.makepyfile(test_twice=textwrap.dedent(f"""
+    pytester.makepyfile(
+        test_twice=textwrap.dedent(f"""
         import sqlite3, time
         from kernels import bf16_matmul
 
@@ -157,9 +166,11 @@ def test_under_xdist_a_worker_judges_without_this_runs_own_results(pytester, exa
                 time.sleep(0.05)
             result = run(gemmcheck)
             assert result.baseline["source"] == "clean", result.baseline
-    """))
-    result = pytester.runpytest_subprocess("-n", "2", "--dist", "loadfile", "-p", "no:cacheprovider",
-                                           "--gemmcheck-repeat=3", f"--gemmcheck-db={db}")
+    """)
+    )
+    result = pytester.runpytest_subprocess(
+        "-n", "2", "--dist", "loadfile", "-p", "no:cacheprovider", "--gemmcheck-repeat=3", f"--gemmcheck-db={db}"
+    )
     result.assert_outcomes(passed=3)
     with sqlite3.connect(db) as connection:
         assert connection.execute("SELECT count(*) FROM run").fetchone()[0] == 1

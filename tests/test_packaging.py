@@ -72,8 +72,10 @@ def test_wheel_holds_the_package_and_its_migrations(dists, wheel_names):
     assert len(migrations) > 3 and migrations <= wheel_names, f"missing: {sorted(migrations - wheel_names)}"
     assert f"{PACKAGE}/py.typed" in wheel_names
     # only the package and its metadata: no tests, examples or docs installed as top-level names
-    assert ({name.split("/", 1)[0] for name in wheel_names}
-            == {PACKAGE, f"{PACKAGE}-{pytest_gemmcheck.__version__}.dist-info"})
+    assert {name.split("/", 1)[0] for name in wheel_names} == {
+        PACKAGE,
+        f"{PACKAGE}-{pytest_gemmcheck.__version__}.dist-info",
+    }
 
 
 def test_wheel_holds_the_license(dists, dist_info, wheel_names, metadata):
@@ -145,20 +147,42 @@ def test_requirements_and_extras(metadata):
 def test_sdist_holds_the_project(dists):
     with tarfile.open(dists.sdist) as sdist:
         names = {name.split("/", 1)[1] for name in sdist.getnames() if "/" in name}
-    expected = {"PKG-INFO", "pyproject.toml", "LICENSE", "README.md", "CHANGELOG.md", f"{PACKAGE}/py.typed",
-                f"{PACKAGE}/history/migrations/script.py.mako", "tests/conftest.py", "tests/test_packaging.py",
-                "examples/downstream/pyproject.toml", "docs/downstream.md",
-                # the benchmarks run from the unpacked sdist as they do from a checkout
-                "benchmarks/__init__.py", "benchmarks/README.md", "gemmcheck_dev/results.py"}
+    expected = {
+        "PKG-INFO",
+        "pyproject.toml",
+        "LICENSE",
+        "README.md",
+        "CHANGELOG.md",
+        f"{PACKAGE}/py.typed",
+        f"{PACKAGE}/history/migrations/script.py.mako",
+        "tests/conftest.py",
+        "tests/test_packaging.py",
+        "examples/downstream/pyproject.toml",
+        "docs/downstream.md",
+        # the benchmarks run from the unpacked sdist as they do from a checkout
+        "benchmarks/__init__.py",
+        "benchmarks/README.md",
+        "gemmcheck_dev/results.py",
+    }
     assert expected <= names, f"missing from the sdist: {sorted(expected - names)}"
-    assert not [n for n in names if "__pycache__" in n or n.startswith((".venv/", ".git/", ".gemmcheck/"))
-                or "/.gemmcheck/" in n or n.endswith((".pyc", ".db"))]
+    assert not [
+        n
+        for n in names
+        if "__pycache__" in n
+        or n.startswith((".venv/", ".git/", ".gemmcheck/"))
+        or "/.gemmcheck/" in n
+        or n.endswith((".pyc", ".db"))
+    ]
 
 
 def test_twine_check_passes(dists):
     pytest.importorskip("twine", reason="twine check needs twine (pip install -e '.[test]')")
-    done = subprocess.run([sys.executable, "-m", "twine", "check", "--strict", str(dists.sdist), str(dists.wheel)],
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "twine", "check", "--strict", str(dists.sdist), str(dists.wheel)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     output = done.stdout + done.stderr
     assert done.returncode == 0, output
     assert output.count("PASSED") == 2, output
@@ -176,14 +200,16 @@ def test_the_version_has_one_source_shown_by_the_command_and_the_header(pytester
 
 def test_the_history_folder_ignores_itself_in_git(pytester, examples_dir):
     (pytester.path / "kernels.py").write_text((examples_dir / "cpu" / "kernels.py").read_text())
-    pytester.makepyfile(test_k="""
+    pytester.makepyfile(
+        test_k="""
         from kernels import tiled_gemm
 
         def test_k(gemmcheck):
             case = gemmcheck.case("k", m=16, n=16, k=32, device="cpu")
             x = case.inputs()
             case.run(lambda out: tiled_gemm(x, out), repeat=2)
-    """)
+    """
+    )
     pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=1)
     assert (pytester.path / ".gemmcheck" / ".gitignore").read_text().splitlines()[-1] == "*"
     assert (pytester.path / ".gemmcheck" / "history.db").exists()

@@ -13,8 +13,10 @@ def probe(tmp_path, name: str, call: str) -> str:
     """``call`` in a Python without site-packages (so without the real package) where a bare
     folder ``name`` comes first on sys.path; what it printed."""
     (tmp_path / name).mkdir()
-    code = (f"import sys; sys.path[:0] = [{str(tmp_path)!r}, {str(ROOT)!r}]; "
-            f"import importlib.util; assert importlib.util.find_spec({name!r}) is not None; {call}")
+    code = (
+        f"import sys; sys.path[:0] = [{str(tmp_path)!r}, {str(ROOT)!r}]; "
+        f"import importlib.util; assert importlib.util.find_spec({name!r}) is not None; {call}"
+    )
     done = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     return done.stdout.strip()

@@ -33,8 +33,16 @@ def test_all_reduce_over_four_ranks(gemmcheck):
 @pytest.mark.gemmcheck(world_size=2)
 @pytest.mark.parametrize("m,n,k", [(512, 1024, 256)], ids=lambda v: str(v))  # GPU: 4096x7168x256, 16384x7168x512
 def test_ptpc_tail_reads_complete_lds_fused(gemmcheck, m, n, k):
-    case = gemmcheck.case("fused_gemm_scatter", m=m, n=n, k=k, quant="ptpc", tile="256x256",
-                          params={"fuse": True}, collective="all_reduce")
+    case = gemmcheck.case(
+        "fused_gemm_scatter",
+        m=m,
+        n=n,
+        k=k,
+        quant="ptpc",
+        tile="256x256",
+        params={"fuse": True},
+        collective="all_reduce",
+    )
     x = case.inputs()
     kern = fused_gemm_scatter(x, fuse=True)  # compile_fused_gemm_scatter(..., fuse=True) on the GPUs
     case.run(kern)

@@ -117,7 +117,7 @@ class FaultInjector:
         r, c = self.at
         tm, tn = self.tile
         if self.fault == "tile":
-            out[r:r + tm, c:c + tn] *= 1.5
+            out[r : r + tm, c : c + tn] *= 1.5
         elif self.fault == "row":
             out[r] = -out[r]
         elif self.fault in ("elements", "subtle"):
@@ -126,7 +126,7 @@ class FaultInjector:
             for i, j in spots:
                 out[i, j] = (out[i, j].float() + self.fraction * rowmax[i]).to(out.dtype)
         elif self.fault == "unwritten":
-            out[r:r + tm, c:c + tn] = float("nan")
+            out[r : r + tm, c : c + tn] = float("nan")
         else:
             raise ValueError(f"unknown fault {self.fault!r}")
 

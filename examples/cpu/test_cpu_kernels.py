@@ -19,8 +19,15 @@ def test_tiled_gemm(gemmcheck, quant, m, n, k):
 
 @pytest.mark.parametrize("quant", ["ptpc", "blockscale"])
 def test_fp64_reverse_k(gemmcheck, quant):
-    case = gemmcheck.case("tiled_gemm_fp64", m=192, n=256, k=1024, quant=quant, tile="64x128",
-                          params={"acc": "fp64", "k_order": "reverse"})
+    case = gemmcheck.case(
+        "tiled_gemm_fp64",
+        m=192,
+        n=256,
+        k=1024,
+        quant=quant,
+        tile="64x128",
+        params={"acc": "fp64", "k_order": "reverse"},
+    )
     x = case.inputs()
     case.run(lambda out: tiled_gemm(x, out, tile=(64, 128), acc=torch.float64, reverse_k=True))
 

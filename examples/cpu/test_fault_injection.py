@@ -32,8 +32,10 @@ def _caught(gemmcheck, fault, launches, **kwargs):
         failure = exc
     result = gemmcheck.results[-1]
     if result.verdict == "regression" and result.baseline["source"] != "golden":
-        pytest.xfail(f"fault injected on purpose: {result.label} is a regression where no golden accepts it "
-                     "(the repo's goldens/ accept it as known-bad)")
+        pytest.xfail(
+            f"fault injected on purpose: {result.label} is a regression where no golden accepts it "
+            "(the repo's goldens/ accept it as known-bad)"
+        )
     if failure is not None:
         raise failure  # worse than the bug its golden accepts
     if result.verdict != "regression":  # (a regression here is being accepted: --gemmcheck-accept)

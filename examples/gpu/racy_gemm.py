@@ -63,8 +63,7 @@ def _kernel(variant: str, stages: int, block_k: int, device_index: int):
     with cupy.cuda.Device(device_index):
         module = cupy.RawModule(
             code=SOURCE.read_text(),
-            options=("--std=c++17", f"-DSTAGES={stages}", f"-DBLOCK_K={block_k}",
-                     f"-DFIXED={int(variant == 'fixed')}"),
+            options=("--std=c++17", f"-DSTAGES={stages}", f"-DBLOCK_K={block_k}", f"-DFIXED={int(variant == 'fixed')}"),
         )
         kernel = module.get_function("tail_gemm")
         needed = shared_bytes(stages, block_k)
@@ -117,10 +116,19 @@ class TailGemm:
         stream = torch.cuda.current_stream(out.device)
         with cupy.cuda.Device(device_index):
             kernel(
-                (n // BLOCK_N, m // BLOCK_M), (THREADS,),
-                (np.uint64(a.data_ptr()), np.uint64(b.data_ptr()), np.uint64(a_scale.data_ptr()),
-                 np.uint64(b_scale.data_ptr()), np.uint64(out.data_ptr()),
-                 np.int32(m), np.int32(n), np.int32(k), np.int64(slack)),
+                (n // BLOCK_N, m // BLOCK_M),
+                (THREADS,),
+                (
+                    np.uint64(a.data_ptr()),
+                    np.uint64(b.data_ptr()),
+                    np.uint64(a_scale.data_ptr()),
+                    np.uint64(b_scale.data_ptr()),
+                    np.uint64(out.data_ptr()),
+                    np.int32(m),
+                    np.int32(n),
+                    np.int32(k),
+                    np.int64(slack),
+                ),
                 shared_mem=shared_bytes(self.stages, self.block_k),
                 stream=_cupy_stream(stream, device_index),
             )
@@ -129,14 +137,22 @@ class TailGemm:
         if a.dtype != torch.float8_e4m3fn or b.dtype != torch.float8_e4m3fn:
             raise ValueError(f"a and b must be float8_e4m3fn, got {a.dtype} and {b.dtype}")
         if b.shape[1] != k or tuple(out.shape) != (m, n) or out.dtype != torch.bfloat16:
-            raise ValueError(f"expected a [M, K], b [N, K], out [M, N] bf16; got {list(a.shape)}, "
-                             f"{list(b.shape)}, {list(out.shape)} {out.dtype}")
-        if (a_scale.shape != (m,) or b_scale.shape != (n,)
-                or a_scale.dtype != torch.float32 or b_scale.dtype != torch.float32):
+            raise ValueError(
+                f"expected a [M, K], b [N, K], out [M, N] bf16; got {list(a.shape)}, "
+                f"{list(b.shape)}, {list(out.shape)} {out.dtype}"
+            )
+        if (
+            a_scale.shape != (m,)
+            or b_scale.shape != (n,)
+            or a_scale.dtype != torch.float32
+            or b_scale.dtype != torch.float32
+        ):
             raise ValueError("a_scale must be fp32 [M] and b_scale fp32 [N] (ptpc)")
         if m % BLOCK_M or n % BLOCK_N or k % self.block_k or k < 2 * self.block_k:
-            raise ValueError(f"M and N must be multiples of {BLOCK_M}, K a multiple of block_k={self.block_k} "
-                             f"and at least {2 * self.block_k}; got {m}x{n}x{k}")
+            raise ValueError(
+                f"M and N must be multiples of {BLOCK_M}, K a multiple of block_k={self.block_k} "
+                f"and at least {2 * self.block_k}; got {m}x{n}x{k}"
+            )
         for name, t in (("a", a), ("b", b), ("a_scale", a_scale), ("b_scale", b_scale), ("out", out)):
             if not t.is_contiguous() or not t.is_cuda or t.device != out.device:
                 raise ValueError(f"{name} must be a contiguous tensor on {out.device}")

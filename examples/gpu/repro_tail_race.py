@@ -34,11 +34,17 @@ def main(argv=None) -> int:
         with gc.session(db=args.db, tag=f"repro stress={stress}", stress=stress) as s:
             for variant in ("racy", "fixed"):
                 kernel = racy_gemm.TailGemm(variant, stages=2, block_k=32)
-                case = s.case("cp_async_tail_gemm", m=2048, n=2048, k=256, quant="ptpc", tile="64x64",
-                              params={**kernel.params, "slack": 0})
+                case = s.case(
+                    "cp_async_tail_gemm",
+                    m=2048,
+                    n=2048,
+                    k=256,
+                    quant="ptpc",
+                    tile="64x64",
+                    params={**kernel.params, "slack": 0},
+                )
                 x = case.inputs()
-                result = case.run(lambda out: kernel(x.a, x.b, x.a_scale, x.b_scale, out, slack=0),
-                                  repeat=args.repeat)
+                result = case.run(lambda out: kernel(x.a, x.b, x.a_scale, x.b_scale, out, slack=0), repeat=args.repeat)
                 print(result.summary())
                 rows.append(result.markdown().splitlines()[2:])
     print()

@@ -90,10 +90,21 @@ class PastEndGemm:
         kernel = _past_end_kernel(device_index)
         blocks = (m * n + THREADS - 1) // THREADS
         with cupy.cuda.Device(device_index):
-            kernel((blocks,), (THREADS,),
-                   (np.uint64(a.data_ptr()), np.uint64(b.data_ptr()), np.uint64(a_scale.data_ptr()),
-                    np.uint64(b_scale.data_ptr()), np.uint64(out.data_ptr()), np.int32(m), np.int32(n), np.int32(k)),
-                   stream=racy_gemm._cupy_stream(torch.cuda.current_stream(out.device), device_index))
+            kernel(
+                (blocks,),
+                (THREADS,),
+                (
+                    np.uint64(a.data_ptr()),
+                    np.uint64(b.data_ptr()),
+                    np.uint64(a_scale.data_ptr()),
+                    np.uint64(b_scale.data_ptr()),
+                    np.uint64(out.data_ptr()),
+                    np.int32(m),
+                    np.int32(n),
+                    np.int32(k),
+                ),
+                stream=racy_gemm._cupy_stream(torch.cuda.current_stream(out.device), device_index),
+            )
 
 
 # name -> (the launch, the tool that should report it; None: nothing to report)

@@ -55,14 +55,18 @@ def test_a_gemm_scribbling_on_its_operand(gemmcheck):
     case.run(launch)
 
 
-@pytest.mark.skipif(not os.environ.get("GEMMCHECK_EXAMPLE_HANG"),
-                    reason="takes the GPU with it: GEMMCHECK_EXAMPLE_HANG=1")
+@pytest.mark.skipif(
+    not os.environ.get("GEMMCHECK_EXAMPLE_HANG"), reason="takes the GPU with it: GEMMCHECK_EXAMPLE_HANG=1"
+)
 def test_a_spinning_kernel(gemmcheck):
     import cupy
 
-    spin = cupy.RawKernel(r'''
+    spin = cupy.RawKernel(
+        r"""
     extern "C" __global__ void spin(int *never) { while (*(volatile int *)never == 0) { __nanosleep(1000); } }
-    ''', "spin")
+    """,
+        "spin",
+    )
     case = gemmcheck.case("spin", m=M, n=N, k=K, quant="ptpc")
     never = torch.zeros(1, dtype=torch.int32, device=case.device)
 

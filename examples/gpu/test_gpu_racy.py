@@ -36,9 +36,13 @@ SETTINGS = {
     "always": {"stages": 2, "block_k": 32, "slack": 0},
     "under-load": {"stages": 2, "block_k": 32, "slack": SLACK_UNDER_LOAD},
 }
-RACY = pytest.mark.xfail(strict=False, reason=(
-    "racy by construction: the tail pre-reads the final cp.async stage after a bare "
-    "__syncthreads; whether this run catches it depends on load and timing"))
+RACY = pytest.mark.xfail(
+    strict=False,
+    reason=(
+        "racy by construction: the tail pre-reads the final cp.async stage after a bare "
+        "__syncthreads; whether this run catches it depends on load and timing"
+    ),
+)
 
 
 @pytest.mark.parametrize("setting", sorted(SETTINGS))
@@ -46,7 +50,14 @@ RACY = pytest.mark.xfail(strict=False, reason=(
 def test_cp_async_tail_gemm(gemmcheck, variant, setting):
     knobs = SETTINGS[setting]
     kernel = racy_gemm.TailGemm(variant, stages=knobs["stages"], block_k=knobs["block_k"])
-    case = gemmcheck.case("cp_async_tail_gemm", m=M, n=N, k=K, quant="ptpc", tile="64x64",
-                          params={**kernel.params, "slack": knobs["slack"]})
+    case = gemmcheck.case(
+        "cp_async_tail_gemm",
+        m=M,
+        n=N,
+        k=K,
+        quant="ptpc",
+        tile="64x64",
+        params={**kernel.params, "slack": knobs["slack"]},
+    )
     x = case.inputs()
     case.run(lambda out: kernel(x.a, x.b, x.a_scale, x.b_scale, out, slack=knobs["slack"]))

@@ -27,8 +27,16 @@ SMALL = (512, 512, 256)
 
 def run(gemmcheck, name: str):
     kernel = sanitize_kernels.KERNELS[name][0]()
-    case = gemmcheck.case("sanitize_" + name.replace("-", "_"), m=M, n=N, k=K, quant="ptpc", tile="64x64",
-                          params=dict(kernel.params), sanitize_shape=SMALL)
+    case = gemmcheck.case(
+        "sanitize_" + name.replace("-", "_"),
+        m=M,
+        n=N,
+        k=K,
+        quant="ptpc",
+        tile="64x64",
+        params=dict(kernel.params),
+        sanitize_shape=SMALL,
+    )
     x = case.inputs()
     case.run(lambda out: kernel(x.a, x.b, x.a_scale, x.b_scale, out))
 

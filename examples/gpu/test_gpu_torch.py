@@ -17,9 +17,13 @@ SHAPES = [(4096, 7168, 256), (2048, 2048, 1024), (1008, 1552, 768)]
 # (13.2M, then 3.5M wrong elements of 29M; K=1024 and up were clean), as if it read scales past
 # their end. Kept as a known failure: the case this plugin exists to catch, in a shipped kernel.
 BLOCKSCALE_K256 = pytest.param(
-    "blockscale", 4096, 7168, 256,
-    marks=pytest.mark.xfail(reason="torch._scaled_mm block-wise scaling is wrong at K=256 on H200 "
-                                   "(torch 2.11, CUDA 13)", strict=False),
+    "blockscale",
+    4096,
+    7168,
+    256,
+    marks=pytest.mark.xfail(
+        reason="torch._scaled_mm block-wise scaling is wrong at K=256 on H200 (torch 2.11, CUDA 13)", strict=False
+    ),
 )
 FP8_CASES = [("ptpc", *shape) for shape in SHAPES] + [BLOCKSCALE_K256, ("blockscale", 2048, 1536, 2048)]
 SCALES = {"ptpc": torch_gemms.ptpc_scales, "blockscale": torch_gemms.blockscale_scales}
@@ -52,8 +56,7 @@ def test_scaled_mm_ptpc_allocating_its_output(gemmcheck):
     # a returned output is poisoned after its check, and the caching allocator hands that memory
     # back to later launches, so those count as poisoned
     skip_unless_scaled_mm("ptpc")
-    case = gemmcheck.case("torch_scaled_mm_alloc", m=2048, n=2048, k=512, quant="ptpc",
-                          fp8=torch_gemms.fp8_flavour())
+    case = gemmcheck.case("torch_scaled_mm_alloc", m=2048, n=2048, k=512, quant="ptpc", fp8=torch_gemms.fp8_flavour())
     x = case.inputs()
     scales = torch_gemms.ptpc_scales(x)
     result = case.run(lambda out: torch_gemms.scaled_mm_allocating(x, scales))

@@ -19,9 +19,23 @@ NUM_WARPS, NUM_STAGES = 8, 3
 
 
 @triton.jit
-def _fp8_ptpc_gemm(a_ptr, b_ptr, a_scale_ptr, b_scale_ptr, out_ptr, M, N, K,
-                   stride_am, stride_bn, stride_om,
-                   BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
+def _fp8_ptpc_gemm(
+    a_ptr,
+    b_ptr,
+    a_scale_ptr,
+    b_scale_ptr,
+    out_ptr,
+    M,
+    N,
+    K,
+    stride_am,
+    stride_bn,
+    stride_om,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_K: tl.constexpr,
+    GROUP_M: tl.constexpr,
+):
     pid = tl.program_id(0)
     tiles_m = tl.cdiv(M, BLOCK_M)
     tiles_n = tl.cdiv(N, BLOCK_N)
@@ -58,11 +72,28 @@ def fp8_ptpc_gemm(a, b, a_scale, b_scale, out) -> None:
     m, k = a.shape
     n = b.shape[0]
     if b.shape[1] != k or tuple(out.shape) != (m, n):
-        raise ValueError(f"expected a [M, K], b [N, K], out [M, N]; got {list(a.shape)}, {list(b.shape)}, "
-                         f"{list(out.shape)}")
+        raise ValueError(
+            f"expected a [M, K], b [N, K], out [M, N]; got {list(a.shape)}, {list(b.shape)}, {list(out.shape)}"
+        )
     if a.stride(1) != 1 or b.stride(1) != 1 or out.stride(1) != 1:
         raise ValueError("a, b and out must have unit stride along their last dimension")
     grid = (triton.cdiv(m, BLOCK_M) * triton.cdiv(n, BLOCK_N),)
-    _fp8_ptpc_gemm[grid](a, b, a_scale, b_scale, out, m, n, k, a.stride(0), b.stride(0), out.stride(0),
-                         BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K, GROUP_M=GROUP_M,
-                         num_warps=NUM_WARPS, num_stages=NUM_STAGES)
+    _fp8_ptpc_gemm[grid](
+        a,
+        b,
+        a_scale,
+        b_scale,
+        out,
+        m,
+        n,
+        k,
+        a.stride(0),
+        b.stride(0),
+        out.stride(0),
+        BLOCK_M=BLOCK_M,
+        BLOCK_N=BLOCK_N,
+        BLOCK_K=BLOCK_K,
+        GROUP_M=GROUP_M,
+        num_warps=NUM_WARPS,
+        num_stages=NUM_STAGES,
+    )

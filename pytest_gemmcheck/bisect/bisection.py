@@ -77,6 +77,7 @@ class Bisection:
         seen = self.seen()
         started = time.monotonic()
         with probes.Worktrees(self.repo) as trees:
+
             def probe(position: int, units: int) -> Observation:
                 left = None
                 if budget and budget.seconds is not None:
@@ -98,22 +99,46 @@ class Bisection:
         except probes.GitError as exc:
             return Observation(position, 0, 0, source="skip", note=f"no worktree: {exc}")
         if self.command:
-            argv = probes.fill(self.command, {"rev": sha, "launches": str(launches), "units": str(units),
-                                              "db": self.db_text, "tag": tag, "nodeid": self.nodeid or "",
-                                              "python": sys.executable})
+            argv = probes.fill(
+                self.command,
+                {
+                    "rev": sha,
+                    "launches": str(launches),
+                    "units": str(units),
+                    "db": self.db_text,
+                    "tag": tag,
+                    "nodeid": self.nodeid or "",
+                    "python": sys.executable,
+                },
+            )
         else:
-            argv = probes.default_command(self.nodeid, launches=launches, processes=processes, db=self.db_text,
-                                          tag=tag)
-        ran = probes.run_command(argv, where, {DB_ENV: self.db_text, "GEMMCHECK_BISECT_REVISION": sha,
-                                               "GEMMCHECK_BISECT_LAUNCHES": str(launches)}, seconds_left)
+            argv = probes.default_command(self.nodeid, launches=launches, processes=processes, db=self.db_text, tag=tag)
+        ran = probes.run_command(
+            argv,
+            where,
+            {DB_ENV: self.db_text, "GEMMCHECK_BISECT_REVISION": sha, "GEMMCHECK_BISECT_LAUNCHES": str(launches)},
+            seconds_left,
+        )
         found = self.counts(sha, after=before)
         if ran.returncode is None or ran.returncode == 125 or (not self.command and ran.returncode not in (0, 1)):
-            return Observation(position, 0, 0, launches=found.launches, seconds=ran.seconds, source="skip",
-                               note=f"exit status {ran.returncode}: {ran.tail}" if ran.returncode is not None
-                               else ran.tail)
+            return Observation(
+                position,
+                0,
+                0,
+                launches=found.launches,
+                seconds=ran.seconds,
+                source="skip",
+                note=f"exit status {ran.returncode}: {ran.tail}" if ran.returncode is not None else ran.tail,
+            )
         if not found.units:
-            return Observation(position, 0, 0, seconds=ran.seconds, source="skip",
-                               note=f"nothing recorded (exit status {ran.returncode}): {ran.tail}")
+            return Observation(
+                position,
+                0,
+                0,
+                seconds=ran.seconds,
+                source="skip",
+                note=f"nothing recorded (exit status {ran.returncode}): {ran.tail}",
+            )
         return Observation(position, found.bad, found.units, launches=found.launches, seconds=ran.seconds)
 
     def report(self, outcome: Outcome, *, confidence: float, budget: Budget | None) -> dict:
@@ -123,8 +148,12 @@ class Bisection:
         first = None
         if outcome.position is not None:
             sha = self.shas[outcome.position]
-            first = {"revision": sha, "subject": probes.subject(self.repo, sha), "posterior": outcome.mass,
-                     "commits_after_good": outcome.position + 1}
+            first = {
+                "revision": sha,
+                "subject": probes.subject(self.repo, sha),
+                "posterior": outcome.mass,
+                "commits_after_good": outcome.position + 1,
+            }
         return {
             "first_bad": first,
             "stopped": outcome.stopped,
@@ -141,8 +170,19 @@ class Bisection:
             "rate_bad": outcome.p_bad if counted and outcome.stopped != "good-fails" else None,
             "launches": outcome.launches,
             "seconds": round(outcome.seconds, 3),
-            "probes": [{"revision": self.sha_of(o.position), "position": o.position + 1, "bad": o.bad,
-                        "units": o.units, "launches": o.launches, "seconds": round(o.seconds, 3), "source": o.source,
-                        "top_after": self.sha_of(o.top_after), "mass_after": o.mass_after, "note": o.note}
-                       for o in outcome.observations],
+            "probes": [
+                {
+                    "revision": self.sha_of(o.position),
+                    "position": o.position + 1,
+                    "bad": o.bad,
+                    "units": o.units,
+                    "launches": o.launches,
+                    "seconds": round(o.seconds, 3),
+                    "source": o.source,
+                    "top_after": self.sha_of(o.top_after),
+                    "mass_after": o.mass_after,
+                    "note": o.note,
+                }
+                for o in outcome.observations
+            ],
         }

@@ -56,8 +56,9 @@ def _bad_side(bad: int, units: int) -> float:
     ln(1 / LEAST_RATE) - H_n."""
     if bad:
         return _lbeta(bad, units - bad + 1)
-    harmonic = (sum(1 / i for i in range(1, units + 1)) if units < 100
-                else math.log(units) + 0.5772156649 + 1 / (2 * units))
+    harmonic = (
+        sum(1 / i for i in range(1, units + 1)) if units < 100 else math.log(units) + 0.5772156649 + 1 / (2 * units)
+    )
     return math.log(max(1e-9, -math.log(LEAST_RATE) - harmonic))
 
 
@@ -120,12 +121,14 @@ class Posterior:
         total_bad, total_units = total_bad + extra_bad, total_units + extra_units
         prefix_bad, prefix_units = self._prefix()
         logs = []
-        for c in (range(self.size) if alive is None else alive):
+        for c in range(self.size) if alive is None else alive:
             good_bad, good_units = prefix_bad[c], prefix_units[c]  # positions < c
             if at < c:
                 good_bad, good_units = good_bad + extra_bad, good_units + extra_units
-            logs.append(_good_side(good_bad, good_units, self.never_fails)
-                        + _bad_side(total_bad - good_bad, total_units - good_units))
+            logs.append(
+                _good_side(good_bad, good_units, self.never_fails)
+                + _bad_side(total_bad - good_bad, total_units - good_units)
+            )
         return logs
 
     def _prefix(self) -> tuple[list[int], list[int]]:
@@ -160,7 +163,7 @@ class Posterior:
         """(p_good, p_bad): the posterior means of the rates before and from the most likely
         culprit, from the units pooled on either side of it (the good side's, the mixture's)."""
         culprit = self.top()[0]
-        good_bad, good_units = sum(self.bad[:culprit + 1]), sum(self.units[:culprit + 1])
+        good_bad, good_units = sum(self.bad[: culprit + 1]), sum(self.units[: culprit + 1])
         bad, units = sum(self.bad) - good_bad, sum(self.units) - good_units
         free_mean = (good_bad + PRIOR_A) / (good_units + PRIOR_A + PRIOR_B)
         zero_weight = 0.0
@@ -174,8 +177,9 @@ class Posterior:
         cdf = self.cdf()
         return [r for r in range(self.size - 1) if r not in exclude and 1e-4 < cdf[r] < 1 - 1e-4]
 
-    def plan(self, exclude: set[int] = frozenset(), *, least: int = 4, most: int = 4096,
-             probe_cost: float = PROBE_COST) -> tuple[int, int] | None:
+    def plan(
+        self, exclude: set[int] = frozenset(), *, least: int = 4, most: int = 4096, probe_cost: float = PROBE_COST
+    ) -> tuple[int, int] | None:
         """The next probe, (position, units): of the revisions in doubt at the posterior's
         quantiles (and --good and --bad, which tell the rates) and the sizes in SIZES, the one
         with the most expected information about the culprit per expected unit run, a probe
@@ -212,8 +216,11 @@ class Posterior:
                     # stopped bad: at about the size by which half of those that stop by n
                     # have stopped; the posterior after depends little on exactly where
                     half = 1 - stopped / 2
-                    at = next(s for s, alive_then in zip([0, *sizes], survival) if alive_then <= half) \
-                        if survival[i + 1] <= half else units
+                    at = (
+                        next(s for s, alive_then in zip([0, *sizes], survival) if alive_then <= half)
+                        if survival[i + 1] <= half
+                        else units
+                    )
                     _, failed = _normalised(self._logs((r, 1, max(1, min(units, at))), alive))
                     after += stopped * _entropy(failed)
                 score = (now_entropy - after) / (ran + probe_cost)
@@ -231,6 +238,7 @@ def _normalised(logs: list[float]) -> tuple[float, list[float]]:
 
 
 # --- the search, over any probe -----------------------------------------------------------
+
 
 @dataclass
 class Budget:
@@ -259,14 +267,16 @@ class Outcome:
     probabilities: list[float] = field(default_factory=list)
 
     def words(self) -> str:
-        return {"confident": "one revision holds the asked confidence",
-                "budget": "the budget was spent before one revision held the asked confidence",
-                "probes": "the search made its most probes before one revision held the asked confidence",
-                "exhausted": "no revision left to probe could move the posterior (skipped revisions)",
-                "no-failure": "the --bad revision showed no bad launch",
-                "bad-skipped": "the --bad revision could not be probed (a skip)",
-                "good-fails": "the --good revision fails too: the failure is older than the range, so no commit "
-                              "in it made it start; give an earlier --good"}[self.stopped]
+        return {
+            "confident": "one revision holds the asked confidence",
+            "budget": "the budget was spent before one revision held the asked confidence",
+            "probes": "the search made its most probes before one revision held the asked confidence",
+            "exhausted": "no revision left to probe could move the posterior (skipped revisions)",
+            "no-failure": "the --bad revision showed no bad launch",
+            "bad-skipped": "the --bad revision could not be probed (a skip)",
+            "good-fails": "the --good revision fails too: the failure is older than the range, so no commit "
+            "in it made it start; give an earlier --good",
+        }[self.stopped]
 
 
 # probe(position, units) -> Observation without mass_after (source 'skip' for a skip); it may
@@ -274,10 +284,21 @@ class Outcome:
 ProbeFn = Callable[[int, int], Observation]
 
 
-def search(size: int, probe: ProbeFn, *, confidence: float = 0.95, budget: Budget | None = None,
-           first: int = 12, least: int = 4, most: int = 4096, max_probes: int = 200,
-           never_fails: float = GOOD_NEVER_FAILS, probe_cost: float = PROBE_COST,
-           seen: dict[int, tuple[int, int]] | None = None, clock=time.monotonic) -> Outcome:
+def search(
+    size: int,
+    probe: ProbeFn,
+    *,
+    confidence: float = 0.95,
+    budget: Budget | None = None,
+    first: int = 12,
+    least: int = 4,
+    most: int = 4096,
+    max_probes: int = 200,
+    never_fails: float = GOOD_NEVER_FAILS,
+    probe_cost: float = PROBE_COST,
+    seen: dict[int, tuple[int, int]] | None = None,
+    clock=time.monotonic,
+) -> Outcome:
     """Find the first bad of ``size`` commits after the good revision. ``seen``: counts already
     known per position (from the history), counted before anything runs. The --bad revision
     (position size - 1) is probed with ``first`` units, doubled until it shows a bad unit; then

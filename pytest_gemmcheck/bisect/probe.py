@@ -25,8 +25,11 @@ class GitError(Exception):
 def git(repo: Path, *args: str, check: bool = True) -> str:
     done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True)
     if check and done.returncode != 0:
-        raise GitError(f"git {' '.join(args)}: {(done.stderr or done.stdout).strip().splitlines()[-1:] or ['failed']}"
-                       .replace("['", "").replace("']", ""))
+        raise GitError(
+            f"git {' '.join(args)}: {(done.stderr or done.stdout).strip().splitlines()[-1:] or ['failed']}".replace(
+                "['", ""
+            ).replace("']", "")
+        )
     return done.stdout.strip()
 
 
@@ -109,22 +112,39 @@ def _conditions(sha: str, key: str | None, nodeid: str | None, after: int | None
     return and_(*conditions)
 
 
-def count(engine, sha: str, *, key: str | None, nodeid: str | None, unit: str = "launch",
-          after: int | None = None, tag: str | None = None) -> Counts:
+def count(
+    engine,
+    sha: str,
+    *,
+    key: str | None,
+    nodeid: str | None,
+    unit: str = "launch",
+    after: int | None = None,
+    tag: str | None = None,
+) -> Counts:
     """The case's recorded counts at ``sha`` (clean trees only): launches, or (unit 'process')
     the processes with a bad launch of all processes (one per host and pid in a run)."""
     where = _conditions(sha, key, nodeid, after, tag)
     result = result_table.c
-    base = (select(func.coalesce(func.sum(result.bad_launches), 0), func.coalesce(func.sum(result.launches), 0),
-                   func.count(func.distinct(result.run_id)))
-            .select_from(results_joined(case_table, run_table)).where(where))
+    base = (
+        select(
+            func.coalesce(func.sum(result.bad_launches), 0),
+            func.coalesce(func.sum(result.launches), 0),
+            func.count(func.distinct(result.run_id)),
+        )
+        .select_from(results_joined(case_table, run_table))
+        .where(where)
+    )
     with engine.connect() as connection:
         bad, launches, runs = connection.execute(base).one()
         if unit != "process":
             return Counts(int(bad), int(launches), int(launches), int(runs))
-        per_process = (select(func.sum(func.cast(launch_table.c.kinds != "", Integer())))
-                       .select_from(results_joined(case_table, run_table, launches=True))
-                       .where(where).group_by(result.run_id, launch_table.c.host, launch_table.c.pid))
+        per_process = (
+            select(func.sum(func.cast(launch_table.c.kinds != "", Integer())))
+            .select_from(results_joined(case_table, run_table, launches=True))
+            .where(where)
+            .group_by(result.run_id, launch_table.c.host, launch_table.c.pid)
+        )
         flags = [int(value or 0) for (value,) in connection.execute(per_process)]
     return Counts(sum(1 for value in flags if value > 0), len(flags), int(launches), int(runs))
 
@@ -136,9 +156,13 @@ def last_run_id(engine) -> int:
 
 def nodeid_of(engine, key: str) -> str | None:
     """The test that last recorded the case ``key`` (a key or its prefix)."""
-    query = (select(result_table.c.nodeid).select_from(results_joined(case_table))
-             .where(case_table.c.key.like(key + "%"), result_table.c.nodeid.is_not(None))
-             .order_by(result_table.c.id.desc()).limit(1))
+    query = (
+        select(result_table.c.nodeid)
+        .select_from(results_joined(case_table))
+        .where(case_table.c.key.like(key + "%"), result_table.c.nodeid.is_not(None))
+        .order_by(result_table.c.id.desc())
+        .limit(1)
+    )
     with engine.connect() as connection:
         return connection.execute(query).scalar()
 
@@ -151,8 +175,19 @@ class Ran:
 
 
 def default_command(nodeid: str, *, launches: int, processes: int, db: str, tag: str) -> list[str]:
-    command = [sys.executable, "-m", "pytest", nodeid, "-q", "-p", "no:cacheprovider", f"--gemmcheck-repeat={launches}",
-               "--gemmcheck-stop-on-bad", f"--gemmcheck-db={db}", f"--gemmcheck-tag={tag}"]
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        nodeid,
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        f"--gemmcheck-repeat={launches}",
+        "--gemmcheck-stop-on-bad",
+        f"--gemmcheck-db={db}",
+        f"--gemmcheck-tag={tag}",
+    ]
     if processes > 1:
         command.append(f"--gemmcheck-processes={processes}")
     return command
@@ -171,8 +206,9 @@ def fill(command: list[str], values: dict[str, str]) -> list[str]:
 def run_command(command: list[str], cwd: Path, env: dict[str, str], timeout: float | None) -> Ran:
     started = time.monotonic()
     try:
-        done = subprocess.run(command, cwd=cwd, env={**os.environ, **env}, capture_output=True, text=True,
-                              timeout=timeout)
+        done = subprocess.run(
+            command, cwd=cwd, env={**os.environ, **env}, capture_output=True, text=True, timeout=timeout
+        )
     except subprocess.TimeoutExpired:
         return Ran(None, time.monotonic() - started, f"timed out after {timeout:g} s")
     except OSError as exc:

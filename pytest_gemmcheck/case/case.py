@@ -61,8 +61,9 @@ def usable_device(device) -> torch.device:
     if chosen.index is None:
         return torch.device("cuda", torch.cuda.current_device())
     if chosen.index >= count:
-        raise CaseError(f"device={device!r}: this process sees {count} GPU{'s' if count != 1 else ''} "
-                        f"(cuda:0 to cuda:{count - 1})")
+        raise CaseError(
+            f"device={device!r}: this process sees {count} GPU{'s' if count != 1 else ''} (cuda:0 to cuda:{count - 1})"
+        )
     return chosen
 
 
@@ -91,8 +92,10 @@ def check_fits(m: int, n: int, k: int, *, operand_bytes: int, out_bytes: int, de
     needed = operand_copies * (m + n) * k * operand_bytes + 4 * m * n * out_bytes
     total = memory_of(device)
     if needed > total:
-        raise CaseError(f"a {m}x{n}x{k} case needs {_size_words(needed)} of {_size_words(total)} on {device} "
-                        "(operands and their copies, the reference, two outputs and a kept copy)")
+        raise CaseError(
+            f"a {m}x{n}x{k} case needs {_size_words(needed)} of {_size_words(total)} on {device} "
+            "(operands and their copies, the reference, two outputs and a kept copy)"
+        )
 
 
 def default_device() -> torch.device:
@@ -142,17 +145,34 @@ def _non_finite(value, path: str) -> str | None:
 
 
 class Case:
-    def __init__(self, context: CaseContext, kernel: str, *, m: int, n: int, k: int, quant: str = "bf16",
-                 tile: str | tuple[int, int] | None = None, out_dtype=torch.bfloat16, device=None,
-                 seed: int | None = None, fp8: str = "e4m3fn", params: dict[str, Any] | None = None,
-                 deterministic: bool | None = None, rtol: float | None = None, floor: float | None = None,
-                 reference: Callable[[Inputs], torch.Tensor] | None = None,
-                 sanitize_shape: tuple[int, int, int] | None = None):
+    def __init__(
+        self,
+        context: CaseContext,
+        kernel: str,
+        *,
+        m: int,
+        n: int,
+        k: int,
+        quant: str = "bf16",
+        tile: str | tuple[int, int] | None = None,
+        out_dtype=torch.bfloat16,
+        device=None,
+        seed: int | None = None,
+        fp8: str = "e4m3fn",
+        params: dict[str, Any] | None = None,
+        deterministic: bool | None = None,
+        rtol: float | None = None,
+        floor: float | None = None,
+        reference: Callable[[Inputs], torch.Tensor] | None = None,
+        sanitize_shape: tuple[int, int, int] | None = None,
+    ):
         if not isinstance(kernel, str) or not kernel:
             raise CaseError(f"kernel must be a non-empty name, got {kernel!r}")
         if len(kernel) > MAX_NAME or not kernel.isprintable():
-            raise CaseError(f"kernel must be a printable name of at most {MAX_NAME} characters, got "
-                            f"{len(kernel):,} characters: {kernel[:40]!r}{'...' if len(kernel) > 40 else ''}")
+            raise CaseError(
+                f"kernel must be a printable name of at most {MAX_NAME} characters, got "
+                f"{len(kernel):,} characters: {kernel[:40]!r}{'...' if len(kernel) > 40 else ''}"
+            )
         for name, value in (("m", m), ("n", n), ("k", k)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise CaseError(f"{name} must be a whole number >= 1, got {value!r}")
@@ -169,16 +189,23 @@ class Case:
         self.out_dtype = parse_out_dtype(out_dtype)
         self.device = usable_device(device) if device is not None else default_device()
         self.fp8 = fp8_flavour(fp8) if self.mode.uses_fp8 else None
-        check_fits(m, n, k, operand_bytes=1 if self.mode.uses_fp8 else 2,
-                   out_bytes=torch.empty((), dtype=self.out_dtype).element_size(), device=self.device)
+        check_fits(
+            m,
+            n,
+            k,
+            operand_bytes=1 if self.mode.uses_fp8 else 2,
+            out_bytes=torch.empty((), dtype=self.out_dtype).element_size(),
+            device=self.device,
+        )
         settings = context.settings
         try:
             self.seed = settings.seed if seed is None else parse_seed(seed)
         except ValueError as exc:
             raise CaseError(f"seed: {exc}") from None
         if params is not None and not (isinstance(params, dict) and all(isinstance(name, str) for name in params)):
-            raise CaseError(f"params must be a dict of the kernel's knobs by name, e.g. {{'fuse': False}}, got "
-                            f"{params!r}")
+            raise CaseError(
+                f"params must be a dict of the kernel's knobs by name, e.g. {{'fuse': False}}, got {params!r}"
+            )
         self.params = dict(params or {})
         try:
             json.dumps(self.params, sort_keys=True, allow_nan=False)
@@ -192,8 +219,10 @@ class Case:
         # what it computes, for the key and the reference cache: two references never share them
         self.reference_key = None if reference is None else reference_identity(reference)
         if deterministic is not None and not isinstance(deterministic, bool):
-            raise CaseError(f"deterministic must be True, False or None (from the test's marker, else "
-                            f"--gemmcheck-nondeterministic), got {deterministic!r}")
+            raise CaseError(
+                f"deterministic must be True, False or None (from the test's marker, else "
+                f"--gemmcheck-nondeterministic), got {deterministic!r}"
+            )
         self._handed_out: list[weakref.ref] = []  # copies reference() gave
         # the inputs this case handed out, again at each call: its test, its guards and its
         # reference read the same tensors even where the session's cache cannot hold them (too large)
@@ -203,8 +232,10 @@ class Case:
         if deterministic is None:
             deterministic = not settings.is_nondeterministic(kernel)
         self.deterministic = bool(deterministic)
-        self.tolerance = Tolerance(rtol=settings.rtol if rtol is None else _parsed("rtol", rtol),
-                                   floor=settings.floor if floor is None else _parsed("floor", floor))
+        self.tolerance = Tolerance(
+            rtol=settings.rtol if rtol is None else _parsed("rtol", rtol),
+            floor=settings.floor if floor is None else _parsed("floor", floor),
+        )
         try:  # not part of the key: where the sanitizer runs, not what the case is
             self.sanitize_shape = None if sanitize_shape is None else parse_shape(sanitize_shape)
         except ValueError as exc:
@@ -224,8 +255,14 @@ class Case:
     @property
     def identity(self) -> dict[str, Any]:
         return {
-            "kernel": self.kernel, "m": self.m, "n": self.n, "k": self.k, "quant": self.quant,
-            "tile": self.tile_text, "out_dtype": dtype_name(self.out_dtype), "params": self.params,
+            "kernel": self.kernel,
+            "m": self.m,
+            "n": self.n,
+            "k": self.k,
+            "quant": self.quant,
+            "tile": self.tile_text,
+            "out_dtype": dtype_name(self.out_dtype),
+            "params": self.params,
             "fp8": self.fp8.name if self.fp8 else None,
             # a case's own reference says what is right: a case of its own (absent otherwise, so
             # that keys made before the override existed still hold)
@@ -280,7 +317,7 @@ class Case:
         key = self._inputs_key()
         self._kept = None
         self.context.inputs_cache.discard(lambda cached: cached == key)
-        self.context.reference_cache.discard(lambda cached: cached[:len(key)] == key)
+        self.context.reference_cache.discard(lambda cached: cached[: len(key)] == key)
 
     def reference(self) -> torch.Tensor:
         """A copy of the bf16-rounded (out dtype) fp32 reference of :meth:`inputs` (computed
@@ -322,9 +359,11 @@ class Case:
         # a NaN or an inf is its row's maximum: M numbers tell what a pass over the reference would
         if not bool(torch.isfinite(protected.rowmax()).all()):
             overflowed = int((~torch.isfinite(ref)).sum())
-            raise CaseError(f"the reference of {self!r} does not fit {dtype_name(self.out_dtype)}: {overflowed:,} "
-                            f"of its {ref.numel():,} elements overflow; use out_dtype=torch.float32 or "
-                            "torch.bfloat16, or a smaller K")
+            raise CaseError(
+                f"the reference of {self!r} does not fit {dtype_name(self.out_dtype)}: {overflowed:,} "
+                f"of its {ref.numel():,} elements overflow; use out_dtype=torch.float32 or "
+                "torch.bfloat16, or a smaller K"
+            )
         return protected
 
     def _reference_tensor(self) -> torch.Tensor:
@@ -339,18 +378,25 @@ class Case:
             ref = self.reference_fn(self.inputs() if kept is None else kept.inputs)
         if kept is not None and kept.changed():  # what it returned was made from other inputs
             kept.restore(self._make_inputs)
-            raise CaseError(f"reference {name} of {self!r} changed the inputs it was given; it must leave them as "
-                            "they are (work on a copy: x.a.float() is one)")
+            raise CaseError(
+                f"reference {name} of {self!r} changed the inputs it was given; it must leave them as "
+                "they are (work on a copy: x.a.float() is one)"
+            )
         if not isinstance(ref, torch.Tensor) or tuple(ref.shape) != (self.m, self.n) or not ref.is_floating_point():
-            got = (f"shape {list(ref.shape)}, dtype {dtype_name(ref.dtype)}" if isinstance(ref, torch.Tensor)
-                   else type(ref).__name__)
-            raise CaseError(f"reference {name} of {self!r} must return a floating-point [{self.m}, {self.n}] tensor, "
-                            f"got {got}")
+            got = (
+                f"shape {list(ref.shape)}, dtype {dtype_name(ref.dtype)}"
+                if isinstance(ref, torch.Tensor)
+                else type(ref).__name__
+            )
+            raise CaseError(
+                f"reference {name} of {self!r} must return a floating-point [{self.m}, {self.n}] tensor, got {got}"
+            )
         return ref.to(device=self.device, dtype=self.out_dtype).contiguous()
 
     # --- compiled, not run ----------------------------------------------------------------
-    def compile_flydsl(self, spec: str, *, params: dict | None = None, arch: str = "gfx950",
-                       lint: bool = True) -> CompiledResult:
+    def compile_flydsl(
+        self, spec: str, *, params: dict | None = None, arch: str = "gfx950", lint: bool = True
+    ) -> CompiledResult:
         """Compile a FlyDSL kernel ('path/to/module.py:function') for ``arch`` in a child process
         (no GPU needed), record its static metrics and lint findings with this case, and judge
         them against the case's last record (--gemmcheck-static)."""
@@ -358,8 +404,9 @@ class Case:
 
         return self.check_assembly(compile_flydsl(spec, params, arch), lint=lint, source=f"{spec} for {arch}")
 
-    def check_assembly(self, assemblies: list[tuple[str, str]], *, lint: bool = True,
-                       source: str = "") -> CompiledResult:
+    def check_assembly(
+        self, assemblies: list[tuple[str, str]], *, lint: bool = True, source: str = ""
+    ) -> CompiledResult:
         """The same for AMDGPU assembly texts, given as (name, text) pairs."""
         __tracebackhide__ = True
         from ..compiled.static import analyse
@@ -369,8 +416,9 @@ class Case:
         return self._conclude(result)
 
     # --- running ------------------------------------------------------------------------
-    def run(self, launch: Callable[[torch.Tensor], Any], *, repeat: int | str | None = None,
-            check: bool | None = None) -> CaseResult:
+    def run(
+        self, launch: Callable[[torch.Tensor], Any], *, repeat: int | str | None = None, check: bool | None = None
+    ) -> CaseResult:
         """Poison, launch, synchronise and check, ``repeat`` times (default: --gemmcheck-repeat);
         record every launch; raise :class:`GemmcheckFailure` when the verdict fails (``check``:
         whether to; by default under pytest, not in a script's session)."""
@@ -402,15 +450,32 @@ class Case:
 
     def _new_result(self, kind: type[CaseResult] = CaseResult) -> CaseResult:
         return kind(
-            key=self.key, kernel=self.kernel, m=self.m, n=self.n, k=self.k, quant=self.quant,
-            tile=self.tile_text, out_dtype=dtype_name(self.out_dtype), params=self.params,
-            fp8=self.fp8.name if self.fp8 else None, seed=self.seed, device=str(self.device),
-            deterministic=self.deterministic, rtol=self.tolerance.rtol, floor=self.tolerance.floor,
-            nodeid=self.context.nodeid, stack=self.context.stack_info(),
+            key=self.key,
+            kernel=self.kernel,
+            m=self.m,
+            n=self.n,
+            k=self.k,
+            quant=self.quant,
+            tile=self.tile_text,
+            out_dtype=dtype_name(self.out_dtype),
+            params=self.params,
+            fp8=self.fp8.name if self.fp8 else None,
+            seed=self.seed,
+            device=str(self.device),
+            deterministic=self.deterministic,
+            rtol=self.tolerance.rtol,
+            floor=self.tolerance.floor,
+            nodeid=self.context.nodeid,
+            stack=self.context.stack_info(),
         )
 
-    def _conclude(self, result: CaseResult, raised: BaseException | None = None, planned: int | None = None,
-                  check: bool | None = None):
+    def _conclude(
+        self,
+        result: CaseResult,
+        raised: BaseException | None = None,
+        planned: int | None = None,
+        check: bool | None = None,
+    ):
         """Judged, recorded, and raised when it fails; a --gemmcheck-processes child only records:
         its parent judges the aggregate."""
         __tracebackhide__ = True

@@ -68,14 +68,17 @@ def check_divides(collective: str, m: int, n: int, k: int, world_size: int, mode
     needs = {ALL_REDUCE: (("K", k),), REDUCE_SCATTER: (("M", m), ("K", k)), ALL_GATHER: (("M", m), ("N", n))}
     for name, size in needs[collective]:
         if size % world_size:
-            raise CaseError(f"collective={collective!r} cuts {name} into {world_size} shards, one a rank, and "
-                            f"{name}={size} is not a multiple of the world size {world_size}")
+            raise CaseError(
+                f"collective={collective!r} cuts {name} into {world_size} shards, one a rank, and "
+                f"{name}={size} is not a multiple of the world size {world_size}"
+            )
     shard = shard_shape(collective, m, n, k, world_size)
     try:
         mode.validate(*shard)
     except CaseError as exc:
-        raise CaseError(f"a shard of collective={collective!r} over {world_size} ranks is "
-                        f"{shard[0]}x{shard[1]}x{shard[2]}: {exc}") from None
+        raise CaseError(
+            f"a shard of collective={collective!r} over {world_size} ranks is {shard[0]}x{shard[1]}x{shard[2]}: {exc}"
+        ) from None
 
 
 @dataclass(repr=False)
@@ -142,7 +145,7 @@ def collective_reference(collective: str, shards: list[Inputs], rank: int, out_d
             for shard, b_t in zip(shards, b_ts):  # rank order, in fp32
                 product = mode.dequantize_a(shard, chunk) @ b_t
                 total = product if total is None else total.add_(product)
-            out[chunk.start - first:chunk.stop - first] = total.to(out_dtype)
+            out[chunk.start - first : chunk.stop - first] = total.to(out_dtype)
         return out
 
 
@@ -177,8 +180,10 @@ class CollectiveCase(Case):
         return {**super().identity, "collective": self.collective, "world_size": self.world_size}
 
     def __repr__(self) -> str:
-        return (f"<gemmcheck case {self.kernel} {self.quant} {self.m}x{self.n}x{self.k} {self.collective} "
-                f"rank {self.rank} of {self.world_size} key={self.key}>")
+        return (
+            f"<gemmcheck case {self.kernel} {self.quant} {self.m}x{self.n}x{self.k} {self.collective} "
+            f"rank {self.rank} of {self.world_size} key={self.key}>"
+        )
 
     # --- inputs and reference -------------------------------------------------------------
     def _inputs_key(self) -> tuple:
@@ -190,8 +195,12 @@ class CollectiveCase(Case):
     def _shard(self, rank: int) -> ShardInputs:
         m, n, k = shard_shape(self.collective, self.m, self.n, self.k, self.world_size)
         made = self.mode.make_inputs(m, n, k, seed=shard_seed(self.seed, rank), device=self.device, fp8=self.fp8)
-        return ShardInputs(**{f.name: getattr(made, f.name) for f in fields(Inputs)}, rank=rank,
-                           world_size=self.world_size, collective=self.collective)
+        return ShardInputs(
+            **{f.name: getattr(made, f.name) for f in fields(Inputs)},
+            rank=rank,
+            world_size=self.world_size,
+            collective=self.collective,
+        )
 
     def all_inputs(self) -> list[ShardInputs]:
         """Every rank's shards, in rank order, made anew here (this rank's too: a copy of
@@ -209,15 +218,16 @@ class CollectiveCase(Case):
         with torch.no_grad():
             ref = self.reference_fn(AllRanks(tuple(self.all_inputs()), self.rank, self.collective))
         if not isinstance(ref, torch.Tensor) or tuple(ref.shape) != (self.m, self.n) or not ref.is_floating_point():
-            got = (f"shape {list(ref.shape)}, dtype {ref.dtype}" if isinstance(ref, torch.Tensor)
-                   else type(ref).__name__)
-            raise CaseError(f"reference {name} of {self!r} must return the whole floating-point [{self.m}, {self.n}] "
-                            f"product of every rank's shards (each rank takes its part), got {got}")
+            got = f"shape {list(ref.shape)}, dtype {ref.dtype}" if isinstance(ref, torch.Tensor) else type(ref).__name__
+            raise CaseError(
+                f"reference {name} of {self!r} must return the whole floating-point [{self.m}, {self.n}] "
+                f"product of every rank's shards (each rank takes its part), got {got}"
+            )
         rows, cols = self.out_shape
         if self.collective == REDUCE_SCATTER:
-            ref = ref[self.rank * rows:(self.rank + 1) * rows]
+            ref = ref[self.rank * rows : (self.rank + 1) * rows]
         elif self.collective == ALL_GATHER:
-            ref = ref[:, self.rank * cols:(self.rank + 1) * cols]
+            ref = ref[:, self.rank * cols : (self.rank + 1) * cols]
         return ref.to(device=self.device, dtype=self.out_dtype).contiguous()
 
     # --- running --------------------------------------------------------------------------
@@ -227,8 +237,9 @@ class CollectiveCase(Case):
         result.world_size = self.world_size
         return result
 
-    def run(self, launch: Callable[[torch.Tensor], Any], *, repeat: int | str | None = None,
-            check: bool | None = None) -> CaseResult:
+    def run(
+        self, launch: Callable[[torch.Tensor], Any], *, repeat: int | str | None = None, check: bool | None = None
+    ) -> CaseResult:
         """As :meth:`Case.run`, on every rank: each rank's launches into its own poisoned output,
         checked against its own reference, launch i started together on every rank
         (--gemmcheck-collective-sync); the ranks' launches are one result."""
@@ -241,12 +252,16 @@ class CollectiveCase(Case):
         rule = StoppingRule(repeat, settings)
         from ..checking.backends import select_checker
 
-        sync = RankSync(harness_for(settings), synchronised=settings.collective_sync == "launch",
-                        compare_bits=self.collective == ALL_REDUCE and self.deterministic,
-                        checksum_of=lambda t: select_checker(settings.check_backend, t).checksum(t))
+        sync = RankSync(
+            harness_for(settings),
+            synchronised=settings.collective_sync == "launch",
+            compare_bits=self.collective == ALL_REDUCE and self.deterministic,
+            checksum_of=lambda t: select_checker(settings.check_backend, t).checksum(t),
+        )
         try:
-            LaunchLoop(self, launch, result, rule=rule, wants_consensus_checksum=not self.context.judge,
-                       ranks=sync).run()
+            LaunchLoop(
+                self, launch, result, rule=rule, wants_consensus_checksum=not self.context.judge, ranks=sync
+            ).run()
         except BaseException:
             sync.abandon()  # the other ranks stop at their next rendezvous instead of waiting for this one
             raise
@@ -256,8 +271,9 @@ class CollectiveCase(Case):
             return result
         return self._judged_on_rank_zero(result, parts, sync, rule.planned(len(result.launches)), check)
 
-    def _judged_on_rank_zero(self, result: CaseResult, parts: list[CaseResult] | None, sync: RankSync, planned: int,
-                             check: bool | None) -> CaseResult:
+    def _judged_on_rank_zero(
+        self, result: CaseResult, parts: list[CaseResult] | None, sync: RankSync, planned: int, check: bool | None
+    ) -> CaseResult:
         """Ranks started by a launcher (torchrun), each judging its own session: every rank gets
         every rank's part and merges them; rank 0 judges and records the one result, and tells
         the others its verdict (a few words, where the merged launches pickled cost tens of
@@ -268,8 +284,9 @@ class CollectiveCase(Case):
         from ..judging.conclude import conclude
 
         if parts is None:
-            raise GemmcheckFailure(f"gemmcheck: {self!r}: the ranks' results could not be gathered: "
-                                   f"{result.consensus_note}")
+            raise GemmcheckFailure(
+                f"gemmcheck: {self!r}: the ranks' results could not be gathered: {result.consensus_note}"
+            )
         merged = merge_ranks(dict(enumerate(parts)))
         outcome: list = [None]
         error = None
@@ -278,8 +295,14 @@ class CollectiveCase(Case):
                 conclusion = conclude(merged, self.context.settings, self.context.baseline_for, planned=planned)
                 self.context.record(merged)
                 failure = conclusion.failure
-                outcome = [(merged.verdict, merged.message, merged.baseline,
-                            None if failure is None else (type(failure).__name__, str(failure)))]
+                outcome = [
+                    (
+                        merged.verdict,
+                        merged.message,
+                        merged.baseline,
+                        None if failure is None else (type(failure).__name__, str(failure)),
+                    )
+                ]
             except Exception as exc:  # the other ranks hear of it rather than wait for rank 0
                 error = exc
                 outcome = [(None, "", {}, (GemmcheckFailure.__name__, f"rank 0 could not judge {self!r}: {exc}"))]

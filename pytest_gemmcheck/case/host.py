@@ -49,32 +49,62 @@ class CaseHost:
     ``lost_devices``: the session's GPUs a launch hung on (names as torch gives them), shared by
     its hosts; ``unusable(message)`` ends the making of a case on one of them (it raises)."""
 
-    def __init__(self, settings: Settings, *, record: Callable, baseline_for: Callable, stack_info: Callable[[], dict],
-                 lost_devices: set[str], unusable: Callable[[str], NoReturn], judge: bool = True, raises: bool = True,
-                 sanitize: Callable[[Case], list] | None = None, caches: tuple[LruCache, LruCache] | None = None,
-                 deterministic: bool | None = None, nodeid: str = "",
-                 sanitize_shape: tuple[int, int, int] | None = None):
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        record: Callable,
+        baseline_for: Callable,
+        stack_info: Callable[[], dict],
+        lost_devices: set[str],
+        unusable: Callable[[str], NoReturn],
+        judge: bool = True,
+        raises: bool = True,
+        sanitize: Callable[[Case], list] | None = None,
+        caches: tuple[LruCache, LruCache] | None = None,
+        deterministic: bool | None = None,
+        nodeid: str = "",
+        sanitize_shape: tuple[int, int, int] | None = None,
+    ):
         from ..environment.gpus import device_identity
 
         inputs_cache, reference_cache = caches if caches is not None else (LruCache(), LruCache())
         self.lost_devices = lost_devices
         self.unusable = unusable
         self.context = CaseContext(
-            settings=settings, deterministic=deterministic, nodeid=nodeid, inputs_cache=inputs_cache,
-            reference_cache=reference_cache, record=record, baseline_for=baseline_for, stack_info=stack_info,
-            device_identity=device_identity, device_lost=lambda device: lost_devices.add(str(device)), judge=judge,
-            raises=raises, sanitize=sanitize if settings.sanitize and judge else None, sanitize_shape=sanitize_shape,
-            sanitizing=target_key() is not None)
+            settings=settings,
+            deterministic=deterministic,
+            nodeid=nodeid,
+            inputs_cache=inputs_cache,
+            reference_cache=reference_cache,
+            record=record,
+            baseline_for=baseline_for,
+            stack_info=stack_info,
+            device_identity=device_identity,
+            device_lost=lambda device: lost_devices.add(str(device)),
+            judge=judge,
+            raises=raises,
+            sanitize=sanitize if settings.sanitize and judge else None,
+            sanitize_shape=sanitize_shape,
+            sanitizing=target_key() is not None,
+        )
 
     def case(self, kernel: str, **kwargs: Any) -> Case:
         """``gemmcheck.case(kernel, m=..., n=..., k=..., ...)``: in a sanitizer child, the case it
         launches at its sanitize_shape; refused on a GPU an earlier launch hung on."""
         if self.context.sanitizing:
-            case = child_case(lambda name, **given: _made(self.context, name, given), target_key(), kernel, kwargs,
-                              self.context.sanitize_shape)
+            case = child_case(
+                lambda name, **given: _made(self.context, name, given),
+                target_key(),
+                kernel,
+                kwargs,
+                self.context.sanitize_shape,
+            )
         else:
             case = _made(self.context, kernel, kwargs)
         if str(case.device) in self.lost_devices:
-            self.unusable(f"{case.device} is unusable: a launch of an earlier case hung on it "
-                          f"(--gemmcheck-launch-timeout); a GPU kernel cannot be stopped")
+            self.unusable(
+                f"{case.device} is unusable: a launch of an earlier case hung on it "
+                f"(--gemmcheck-launch-timeout); a GPU kernel cannot be stopped"
+            )
         return case

@@ -33,8 +33,10 @@ def out_dtype(value) -> torch.dtype:
     else:
         raise CaseError(f"out_dtype={value!r} is not a dtype; use torch.bfloat16, torch.float16 or torch.float32")
     if dtype not in (torch.bfloat16, torch.float16, torch.float32):
-        raise CaseError(f"out_dtype={dtype_name(dtype)} cannot hold the NaN poison or is not a GEMM output type; "
-                        "use bfloat16, float16 or float32")
+        raise CaseError(
+            f"out_dtype={dtype_name(dtype)} cannot hold the NaN poison or is not a GEMM output type; "
+            "use bfloat16, float16 or float32"
+        )
     return dtype
 
 

@@ -34,7 +34,7 @@ def input_checksums(tensors: list[torch.Tensor], fused: bool) -> list[int]:
 
     row = torch.zeros(ROW_WIDTH, dtype=torch.int64, device=words[0].device)
     queue_guards(words, row, 0, 0, 0, row[:RESULT_WIDTH])  # no canary region: the row itself, empty
-    return row.tolist()[2:2 + len(words)]
+    return row.tolist()[2 : 2 + len(words)]
 
 
 class KeptInputs:
@@ -59,8 +59,12 @@ class KeptInputs:
         return any(layout(t) != self._layouts[name] for name, t in self._tensors.items())
 
     def _rebound(self) -> bool:
-        return any(getattr(self.inputs, name) is not value if isinstance(value, torch.Tensor)
-                   else getattr(self.inputs, name) != value for name, value in self._fields.items())
+        return any(
+            getattr(self.inputs, name) is not value
+            if isinstance(value, torch.Tensor)
+            else getattr(self.inputs, name) != value
+            for name, value in self._fields.items()
+        )
 
     def _bits_changed(self) -> bool:
         if self._pristine is not None:

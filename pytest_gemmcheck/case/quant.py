@@ -58,8 +58,11 @@ class Inputs:
 
     def __repr__(self) -> str:
         # shapes and dtypes, not the tensors' values: tracebacks with locals (-l) stay readable
-        parts = [f"{name}={list(t.shape)} {str(t.dtype).removeprefix('torch.')}" for name, t in
-                 (("a", self.a), ("b", self.b), ("a_scale", self.a_scale), ("b_scale", self.b_scale)) if t is not None]
+        parts = [
+            f"{name}={list(t.shape)} {str(t.dtype).removeprefix('torch.')}"
+            for name, t in (("a", self.a), ("b", self.b), ("a_scale", self.a_scale), ("b_scale", self.b_scale))
+            if t is not None
+        ]
         return f"<Inputs {self.quant} seed {self.seed} on {self.a.device}: {', '.join(parts)}>"
 
     def __iter__(self):
@@ -108,6 +111,7 @@ class QuantMode:
 
 
 # --- making operands -------------------------------------------------------------------
+
 
 def _activations(rows: int, cols: int, seed: int, name: str, device) -> torch.Tensor:
     """fp32 [rows, cols]: bell-shaped values (rng.bell), each row scaled by a power of two in [1/4, 4]."""
@@ -170,8 +174,9 @@ class Fp8PerTensor(QuantMode):
         b = _activations(n, k, seed, "b", device)
         a_scale, a_inv = _scales_from_amax(a.abs().amax(), fp8)
         b_scale, b_inv = _scales_from_amax(b.abs().amax(), fp8)
-        return Inputs(self.name, _to_fp8(a.mul_(a_inv), fp8), _to_fp8(b.mul_(b_inv), fp8), a_scale, b_scale, fp8.name,
-                      seed)
+        return Inputs(
+            self.name, _to_fp8(a.mul_(a_inv), fp8), _to_fp8(b.mul_(b_inv), fp8), a_scale, b_scale, fp8.name, seed
+        )
 
     def dequantize_a(self, inputs, rows):
         return inputs.a[rows].float() * inputs.a_scale
@@ -189,8 +194,13 @@ class PerTokenPerChannel(QuantMode):
         a_scale, a_inv = _scales_from_amax(a.abs().amax(dim=1), fp8)  # [M]
         b_scale, b_inv = _scales_from_amax(b.abs().amax(dim=1), fp8)  # [N]
         return Inputs(
-            self.name, _to_fp8(a.mul_(a_inv[:, None]), fp8), _to_fp8(b.mul_(b_inv[:, None]), fp8),
-            a_scale, b_scale, fp8.name, seed,
+            self.name,
+            _to_fp8(a.mul_(a_inv[:, None]), fp8),
+            _to_fp8(b.mul_(b_inv[:, None]), fp8),
+            a_scale,
+            b_scale,
+            fp8.name,
+            seed,
         )
 
     def dequantize_a(self, inputs, rows):
@@ -261,8 +271,10 @@ class Mxfp8(QuantMode):
 
     def validate(self, m, n, k):
         if k % MX_BLOCK:
-            raise CaseError(f"quant='mxfp8' needs K to be a multiple of {MX_BLOCK} (one e8m0 scale per {MX_BLOCK} K "
-                            f"elements); got K={k}")
+            raise CaseError(
+                f"quant='mxfp8' needs K to be a multiple of {MX_BLOCK} (one e8m0 scale per {MX_BLOCK} K "
+                f"elements); got K={k}"
+            )
 
     def _quantize(self, x: torch.Tensor, fp8: Fp8Flavour):
         rows, k = x.shape
@@ -317,4 +329,3 @@ def quant_mode(name: str) -> QuantMode:
 
 def quant_mode_names() -> list[str]:
     return sorted(_REGISTRY)
-

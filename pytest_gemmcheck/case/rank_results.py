@@ -47,8 +47,9 @@ def merge_ranks(parts: dict[int, CaseResult], absent: dict[int, tuple[str, str]]
     """One result of ``parts`` (rank -> that rank's part, launches stamped with the rank) and of
     the ranks in ``absent`` (rank -> (kind, why) it left none), launches in (launch, rank) order."""
     first = parts[min(parts)]
-    result = replace(first, launches=[], consensus_note="", verdict="", message="", baseline={},
-                     consensus_checksum=None)
+    result = replace(
+        first, launches=[], consensus_note="", verdict="", message="", baseline={}, consensus_checksum=None
+    )
     launches = [launch for part in parts.values() for launch in part.launches]
     if absent:
         failed = [launch.index for launch in launches if launch.bad]
@@ -56,8 +57,9 @@ def merge_ranks(parts: dict[int, CaseResult], absent: dict[int, tuple[str, str]]
         launches += [absent_launch(rank, where, kind, why) for rank, (kind, why) in absent.items()]
     result.launches = sorted(launches, key=lambda launch: (launch.index, launch.rank or 0))
     result.consensus_size = sum(part.consensus_size for part in parts.values())
-    result.consensus_note = "; ".join(f"rank {rank}: {part.consensus_note}"
-                                      for rank, part in sorted(parts.items()) if part.consensus_note)
+    result.consensus_note = "; ".join(
+        f"rank {rank}: {part.consensus_note}" for rank, part in sorted(parts.items()) if part.consensus_note
+    )
     result.stopped = "; ".join(f"rank {rank}: {part.stopped}" for rank, part in sorted(parts.items()) if part.stopped)
     result.worst_tiles = _worst_tiles(parts)
     result.contention = _contention(parts)

@@ -57,8 +57,9 @@ def named(name: str, function: Callable) -> NamedReference:
     """``reference=named("relu epilogue", fn)``: a case's own reference identified by ``name``
     alone; different references must have different names."""
     if not isinstance(name, str) or not name.strip() or len(name) > MAX_NAME or not name.isprintable():
-        raise CaseError(f"named(name, fn): the name must be printable text of 1 to {MAX_NAME} characters, "
-                        f"got {name!r:.60}")
+        raise CaseError(
+            f"named(name, fn): the name must be printable text of 1 to {MAX_NAME} characters, got {name!r:.60}"
+        )
     if not callable(function):
         raise CaseError(f"named({name!r}, fn): fn must be the reference, a callable fn(inputs), got {function!r:.60}")
     return NamedReference(name, function)
@@ -88,8 +89,9 @@ def reference_identity(reference) -> str:
     try:
         rendered = _Renderer().value(reference, "")
     except _Unestablished as exc:
-        raise CaseError(f"reference={reference_name(reference)}: what it computes cannot be told from {exc}; "
-                        f"{NAMING}") from None
+        raise CaseError(
+            f"reference={reference_name(reference)}: what it computes cannot be told from {exc}; {NAMING}"
+        ) from None
     text = json.dumps(rendered, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
     return f"{reference_name(reference)}@{hashlib.sha256(text.encode()).hexdigest()[:16]}"
 
@@ -123,8 +125,9 @@ class _Renderer:
     def value(self, value, where: str):
         self.count += 1
         if self.count > MAX_VALUES or self.depth >= MAX_DEPTH:
-            raise _Unestablished(f"more than {MAX_VALUES:,} values, or values nested more than {MAX_DEPTH} deep, "
-                                 "in what it closes over")
+            raise _Unestablished(
+                f"more than {MAX_VALUES:,} values, or values nested more than {MAX_DEPTH} deep, in what it closes over"
+            )
         self.depth += 1
         try:
             return self._value(value, where)
@@ -145,8 +148,10 @@ class _Renderer:
         if isinstance(value, (tuple, list)):
             return [_qualified(type(value)), [self.value(item, f"{where}[{i}]") for i, item in enumerate(value)]]
         if isinstance(value, dict):
-            items = [(self.value(key, f"{where} key"), self.value(item, f"{where}[{key!r:.20}]"))
-                     for key, item in value.items()]
+            items = [
+                (self.value(key, f"{where} key"), self.value(item, f"{where}[{key!r:.20}]"))
+                for key, item in value.items()
+            ]
             return [_qualified(type(value)), sorted(items, key=_text)]
         if isinstance(value, (set, frozenset)):
             return [_qualified(type(value)), sorted((self.value(item, f"{where} item") for item in value), key=_text)]
@@ -161,22 +166,37 @@ class _Renderer:
         if isinstance(value, types.CodeType):
             return self.code(value, where)
         if isinstance(value, functools.partial):
-            return ["partial", self.value(value.func, f"{where} function"),
-                    [self.value(arg, f"argument {i} of {where or 'it'}") for i, arg in enumerate(value.args)],
-                    self.value(dict(value.keywords), f"keywords of {where or 'it'}")]
+            return [
+                "partial",
+                self.value(value.func, f"{where} function"),
+                [self.value(arg, f"argument {i} of {where or 'it'}") for i, arg in enumerate(value.args)],
+                self.value(dict(value.keywords), f"keywords of {where or 'it'}"),
+            ]
         if isinstance(value, NamedReference):
             return ["named", value.name]
         if isinstance(value, types.FunctionType):
             return self.function(value, where)
         if isinstance(value, types.MethodType):
-            return ["method", self.value(value.__self__, f"the object {where or 'it'} is bound to"),
-                    self.value(value.__func__, where)]
-        if isinstance(value, (types.BuiltinFunctionType, types.MethodDescriptorType, types.WrapperDescriptorType,
-                              types.ClassMethodDescriptorType, types.MethodWrapperType)):
+            return [
+                "method",
+                self.value(value.__self__, f"the object {where or 'it'} is bound to"),
+                self.value(value.__func__, where),
+            ]
+        if isinstance(
+            value,
+            (
+                types.BuiltinFunctionType,
+                types.MethodDescriptorType,
+                types.WrapperDescriptorType,
+                types.ClassMethodDescriptorType,
+                types.MethodWrapperType,
+            ),
+        ):
             owner = getattr(value, "__self__", None)
             if owner is not None and not isinstance(owner, (types.ModuleType, type)):
-                raise _Unestablished(f"an object of type {type(owner).__qualname__}, "
-                                     f"the object {where or 'it'} is bound to")
+                raise _Unestablished(
+                    f"an object of type {type(owner).__qualname__}, the object {where or 'it'} is bound to"
+                )
             return ["builtin", getattr(value, "__module__", None) or "", getattr(value, "__qualname__", "")]
         if isinstance(value, type):
             what = f"the class {value.__qualname__}, which its module does not hold by that name"
@@ -202,17 +222,30 @@ class _Renderer:
                     cells.append([variable, ["empty"]])
                     continue
                 cells.append([variable, self.value(contents, f"{variable!r} in the closure of {name}")])
-            return ["function", name, self.code(function.__code__, name),
-                    self.value(function.__defaults__, f"the defaults of {name}"),
-                    self.value(dict(function.__kwdefaults__ or {}), f"the keyword defaults of {name}"), cells]
+            return [
+                "function",
+                name,
+                self.code(function.__code__, name),
+                self.value(function.__defaults__, f"the defaults of {name}"),
+                self.value(dict(function.__kwdefaults__ or {}), f"the keyword defaults of {name}"),
+                cells,
+            ]
         finally:
             self.open.pop()
 
     def code(self, code: types.CodeType, where: str):
         """What a code object runs: its bytecode, its constants (nested code too) and the names
         it reads; not its line numbers or file, so that moving it changes nothing."""
-        return ["code", code.co_code.hex(), [self.value(const, f"a constant of {where}") for const in code.co_consts],
-                list(code.co_names), list(code.co_freevars), code.co_argcount, code.co_kwonlyargcount, code.co_flags]
+        return [
+            "code",
+            code.co_code.hex(),
+            [self.value(const, f"a constant of {where}") for const in code.co_consts],
+            list(code.co_names),
+            list(code.co_freevars),
+            code.co_argcount,
+            code.co_kwonlyargcount,
+            code.co_flags,
+        ]
 
 
 def _qualified(kind: type) -> str:

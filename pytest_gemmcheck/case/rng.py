@@ -46,7 +46,7 @@ _MIX2 = np.uint32(0x846CA68B)
 def stream_keys(seed: int, name: str) -> tuple[int, int, int]:
     """Three 32-bit keys of one named stream of a seed ("a", "b", "a.rowgain", ...)."""
     digest = hashlib.sha256(f"{int(seed)}:{name}".encode()).digest()
-    return tuple(int.from_bytes(digest[at:at + 4], "little") for at in (0, 4, 8))
+    return tuple(int.from_bytes(digest[at : at + 4], "little") for at in (0, 4, 8))
 
 
 def _mix_in_place(x: np.ndarray, scratch: np.ndarray) -> None:
@@ -69,8 +69,9 @@ def _counters() -> np.ndarray:
     return counters
 
 
-def _hashed(numel: int, keys: tuple[int, int, int], second: bool,
-            first: int) -> Iterator[tuple[int, np.ndarray, np.ndarray | None]]:
+def _hashed(
+    numel: int, keys: tuple[int, int, int], second: bool, first: int
+) -> Iterator[tuple[int, np.ndarray, np.ndarray | None]]:
     """(offset, w1, w2 or None) for each chunk of the counters first..first+numel-1 (``first`` a
     multiple of CHUNK), offset counted from ``first``. The arrays are reused from chunk to chunk:
     read them before taking the next."""
@@ -111,7 +112,7 @@ def bell_numpy(numel: int, keys: tuple[int, int, int], first: int = 0) -> np.nda
         s += w2
         signed = s.view(np.int32)  # below 2**18: the same number
         signed -= HALVES_MEAN
-        chunk_out = out[start:start + size]
+        chunk_out = out[start : start + size]
         chunk_out[:] = signed  # exact: |value| < 2**18
         chunk_out *= np.float32(BELL_STEP)
     return out
@@ -121,7 +122,7 @@ def words_numpy(numel: int, keys: tuple[int, int, int]) -> np.ndarray:
     """The stream's first hashed word (w1) of each counter, uint32, on the CPU."""
     out = np.empty(numel, np.uint32)
     for start, w1, _ in _hashed(numel, keys, False, 0):
-        out[start:start + len(w1)] = w1
+        out[start : start + len(w1)] = w1
     return out
 
 

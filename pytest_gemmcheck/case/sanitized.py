@@ -44,8 +44,16 @@ def platform_of(device: torch.device) -> str:
     return "rocm" if getattr(torch.version, "hip", None) else "cuda"
 
 
-def sanitize(key: str, device: torch.device, settings: Settings, *, child: Sequence[str] | None,
-             environ: Mapping[str, str], cwd: str | Path, unavailable: str = "") -> list[SanitizedLaunch]:
+def sanitize(
+    key: str,
+    device: torch.device,
+    settings: Settings,
+    *,
+    child: Sequence[str] | None,
+    environ: Mapping[str, str],
+    cwd: str | Path,
+    unavailable: str = "",
+) -> list[SanitizedLaunch]:
     """The case ``key``'s launch under each tool of ``settings.sanitize``: ``child`` (the command
     that runs the test or script again; None: there is none, and ``unavailable`` says why) with
     the case named in its environment (the child takes the smaller shape the test or the case
@@ -57,9 +65,16 @@ def sanitize(key: str, device: torch.device, settings: Settings, *, child: Seque
         return []
     if child is None:
         return [SanitizedLaunch(tool=tool, status=SKIPPED, reason=unavailable) for tool in tools]
-    return run_tools(tools, child, timeout=settings.sanitize_timeout, platform=platform_of(device),
-                     environ={**environ, TARGET_CASE: key}, cwd=str(cwd), racecheck_report=RACECHECK_REPORT,
-                     print_limit=PRINT_LIMIT)
+    return run_tools(
+        tools,
+        child,
+        timeout=settings.sanitize_timeout,
+        platform=platform_of(device),
+        environ={**environ, TARGET_CASE: key},
+        cwd=str(cwd),
+        racecheck_report=RACECHECK_REPORT,
+        print_limit=PRINT_LIMIT,
+    )
 
 
 def with_sanitizer(stack: dict) -> dict:
@@ -92,8 +107,10 @@ def not_launched(result, tools: Sequence[str]) -> list[SanitizedLaunch] | None:
 
 # --- the child ---------------------------------------------------------------------------------
 
-def child_case(make: Callable[..., Any], key: str, kernel: str, kwargs: dict[str, Any],
-               test_shape: tuple[int, int, int] | None):
+
+def child_case(
+    make: Callable[..., Any], key: str, kernel: str, kwargs: dict[str, Any], test_shape: tuple[int, int, int] | None
+):
     """The case a test builds, in a sanitizer child: the target case, at its sanitize_shape (the
     case's own, else the test's marker's) when there is one, marked as the target (its key is the
     one the parent named); any other case as it is, not the target."""
@@ -125,6 +142,9 @@ def inputs_by_copy(mode, m: int, n: int, k: int, *, seed: int, device: torch.dev
     from dataclasses import replace
 
     host = mode.make_inputs(m, n, k, seed=seed, device=torch.device("cpu"), fp8=fp8)
-    moved = {name: getattr(host, name).to(device) for name in ("a", "b", "a_scale", "b_scale")
-             if getattr(host, name) is not None}
+    moved = {
+        name: getattr(host, name).to(device)
+        for name in ("a", "b", "a_scale", "b_scale")
+        if getattr(host, name) is not None
+    }
     return replace(host, **moved)

@@ -88,8 +88,7 @@ def _torch_prepare(out, ref, rowmax, tol, tile, copies, consistency: bool):
     return _TorchCheck(out, ref, rowmax, tol, tile, list(copies))
 
 
-TORCH = Checker("torch", by_checksum=False, prepare=_torch_prepare, checksum=checksum,
-                compare=torch_backend.compare)
+TORCH = Checker("torch", by_checksum=False, prepare=_torch_prepare, checksum=checksum, compare=torch_backend.compare)
 
 
 def _fused() -> Checker:
@@ -105,8 +104,14 @@ def _fused() -> Checker:
     def queue_checksum(out, fill, into):
         return fused_check.queue_checksum_and_fill(out, fill, into)
 
-    return Checker("triton", by_checksum=True, prepare=prepare, checksum=fused_check.checksum, compare=compare,
-                   queue_checksum=queue_checksum)
+    return Checker(
+        "triton",
+        by_checksum=True,
+        prepare=prepare,
+        checksum=fused_check.checksum,
+        compare=compare,
+        queue_checksum=queue_checksum,
+    )
 
 
 def select_checker(backend: str, out: torch.Tensor) -> Checker:
@@ -115,8 +120,10 @@ def select_checker(backend: str, out: torch.Tensor) -> Checker:
 
     if backend == "triton" or (backend == "auto" and out.device.type == "cuda" and gpu.available(out)):
         if not gpu.available(out):
-            raise CaseError("--gemmcheck-check-backend=triton needs triton installed and the output on a GPU "
-                            "(or TRITON_INTERPRET=1)")
+            raise CaseError(
+                "--gemmcheck-check-backend=triton needs triton installed and the output on a GPU "
+                "(or TRITON_INTERPRET=1)"
+            )
         # Consistency by checksum: on an H200 at 16384x7168 bf16 the pass that also reads a kept
         # copy moves 1.5x the bytes of the one that folds a checksum in.
         return _fused()

@@ -134,7 +134,7 @@ def words_checksum(words: torch.Tensor) -> int:
     total = torch.zeros((), dtype=torch.int64, device=words.device)
     step = 1 << 22
     for start in range(0, words.numel(), step):
-        w = words[start:start + step].to(torch.int64) & mask
+        w = words[start : start + step].to(torch.int64) & mask
         place = torch.arange(start, start + w.numel(), dtype=torch.int64, device=words.device) & _MASK32
         mixed = mix32(w ^ ((place * WORDS_KEY) & _MASK32))
         weight = mix32((place % WORDS_LANES) ^ WORDS_SEED) | 1

@@ -35,8 +35,15 @@ class Agreement:
 
 
 class Consensus:
-    def __init__(self, rowmax: torch.Tensor, tile: tuple[int, int] | None, max_copies: int = 4, *,
-                 checksum=checksum, compare=compare):
+    def __init__(
+        self,
+        rowmax: torch.Tensor,
+        tile: tuple[int, int] | None,
+        max_copies: int = 4,
+        *,
+        checksum=checksum,
+        compare=compare,
+    ):
         self.checksum = checksum
         self.compare = compare
         self.rowmax = rowmax
@@ -142,8 +149,10 @@ class Consensus:
         note = ""
         tied = [g for g in sizes if sizes[g] == sizes[consensus]]
         if len(tied) > 1 and len(self._group_of) > 1:
-            note = (f"no majority: {len(tied)} different outputs each from {sizes[consensus]} launches; "
-                    f"the consensus is taken as the one launch {self._first_launch[consensus]} gave")
+            note = (
+                f"no majority: {len(tied)} different outputs each from {sizes[consensus]} launches; "
+                f"the consensus is taken as the one launch {self._first_launch[consensus]} gave"
+            )
         agreements: dict[int, Agreement] = {}
         between_copies: dict[int, DiffStats] = {}
         for launch, group in self._group_of.items():
@@ -156,13 +165,16 @@ class Consensus:
                 if differing is None and isinstance(group, int):
                     # launch came before the consensus output was kept: compare the kept copies
                     if group not in between_copies:
-                        between_copies[group] = self.compare(self.copies[group], self.copies[consensus], self.rowmax,
-                                                             self.tile)
+                        between_copies[group] = self.compare(
+                            self.copies[group], self.copies[consensus], self.rowmax, self.tile
+                        )
                     differing = between_copies[group]
             agreements[launch] = Agreement(differing, False)
         if not isinstance(consensus, int):
-            extra = ("the consensus output appeared only after "
-                     f"{self.max_copies} other outputs and was not kept, so differing counts are unknown")
+            extra = (
+                "the consensus output appeared only after "
+                f"{self.max_copies} other outputs and was not kept, so differing counts are unknown"
+            )
             note = f"{note}; {extra}" if note else extra
         return agreements, sizes[consensus], note
 

@@ -64,8 +64,13 @@ class GraphAtSecondUse:
     that wait for whatever runs on the device, so a caller with work queued ahead (which may
     never end) waits for it there, under its own deadline."""
 
-    def __init__(self, work: Callable[[], None], device: torch.device, capture_with: Callable | None = None,
-                 settle: Callable[[], None] | None = None):
+    def __init__(
+        self,
+        work: Callable[[], None],
+        device: torch.device,
+        capture_with: Callable | None = None,
+        settle: Callable[[], None] | None = None,
+    ):
         self.work = work
         self.device = device
         self.capture_with = capture_with

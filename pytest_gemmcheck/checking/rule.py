@@ -56,9 +56,13 @@ class AccuracyStats:
     def copy(self) -> AccuracyStats:
         """The same numbers in lists of their own (a later launch with the same bits gets them)."""
         w = self.wrong
-        return AccuracyStats(Locations(w.elements, w.rows, w.tiles, list(w.row_ids), list(w.tile_ids),
-                                       w.worst_tile_elements), self.nonfinite, self.max_abs_err, self.max_rel_err,
-                             self.rel_l2)
+        return AccuracyStats(
+            Locations(w.elements, w.rows, w.tiles, list(w.row_ids), list(w.tile_ids), w.worst_tile_elements),
+            self.nonfinite,
+            self.max_abs_err,
+            self.max_rel_err,
+            self.rel_l2,
+        )
 
 
 @dataclass

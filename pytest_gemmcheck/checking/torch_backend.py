@@ -106,8 +106,9 @@ def _accuracy_terms(out_rows: torch.Tensor, ref_rows: torch.Tensor, rmax: torch.
     return finite, err, rel
 
 
-def _clean_in_one_chunk(out: torch.Tensor, ref: torch.Tensor, rowmax: torch.Tensor,
-                        tol: Tolerance) -> AccuracyStats | None:
+def _clean_in_one_chunk(
+    out: torch.Tensor, ref: torch.Tensor, rowmax: torch.Tensor, tol: Tolerance
+) -> AccuracyStats | None:
     """check_launch's numbers for an output of one chunk with no wrong element, by fewer ops (no
     accumulators, no per-row counts, and one division where every row's scale is positive); None
     when an element is wrong, which check_launch then counts and locates. The same numbers: every
@@ -125,8 +126,13 @@ def _clean_in_one_chunk(out: torch.Tensor, ref: torch.Tensor, rowmax: torch.Tens
     finite_count = finite.sum()
     if int(torch.gt(rel, tol.rtol).logical_or_(finite.logical_not_()).sum()):
         return None
-    return AccuracyStats(Locations(elements=0, tiles=None), out.numel() - int(finite_count), float(err.max()),
-                         float(rel.max()), _rel_l2(float((err.double() ** 2).sum()), float((r.double() ** 2).sum())))
+    return AccuracyStats(
+        Locations(elements=0, tiles=None),
+        out.numel() - int(finite_count),
+        float(err.max()),
+        float(rel.max()),
+        _rel_l2(float((err.double() ** 2).sum()), float((r.double() ** 2).sum())),
+    )
 
 
 def _rel_l2(err_sq: float, ref_sq: float) -> float:
@@ -190,8 +196,14 @@ def compare(a: torch.Tensor, b: torch.Tensor, rowmax: torch.Tensor, tile: tuple[
 TILE_MAP_CELLS = 64
 
 
-def wrong_tile_map(out: torch.Tensor, ref: torch.Tensor, rowmax: torch.Tensor, tol: Tolerance,
-                   tile: tuple[int, int], max_cells: int = TILE_MAP_CELLS) -> dict:
+def wrong_tile_map(
+    out: torch.Tensor,
+    ref: torch.Tensor,
+    rowmax: torch.Tensor,
+    tol: Tolerance,
+    tile: tuple[int, int],
+    max_cells: int = TILE_MAP_CELLS,
+) -> dict:
     """Where an output's wrong elements are: their count per tile, summed into cells of whole
     tiles so that the grid is at most ``max_cells`` a side. One more pass over ``out`` and
     ``ref``, worth it for a bad launch only. A plain dict (it is stored as JSON): m, n, tile,
@@ -204,8 +216,9 @@ def wrong_tile_map(out: torch.Tensor, ref: torch.Tensor, rowmax: torch.Tensor, t
     return _tile_grid(acc.tile_counts, m, n, tile, max_cells)
 
 
-def differing_tile_map(out: torch.Tensor, other: torch.Tensor, tile: tuple[int, int],
-                       max_cells: int = TILE_MAP_CELLS) -> dict:
+def differing_tile_map(
+    out: torch.Tensor, other: torch.Tensor, tile: tuple[int, int], max_cells: int = TILE_MAP_CELLS
+) -> dict:
     """Where two outputs' bits differ (a launch's and the consensus'), per tile, in the grid
     :func:`wrong_tile_map` gives: what shows a race whose errors stay under any tolerance."""
     m, n = out.shape

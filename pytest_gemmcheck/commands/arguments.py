@@ -9,16 +9,17 @@ import re
 from ..config.table import command_argument
 from ..history.location import DEFAULT_PATH, ENV_VAR
 
-MAX_LIMIT = 10 ** 9  # rows: more than any database here holds, and within every backend's LIMIT
+MAX_LIMIT = 10**9  # rows: more than any database here holds, and within every backend's LIMIT
 
 
 def run_id(text: str) -> int:
     """--run, --show-run: a run's id, a whole number from 1 to 2**63 - 1 (ASCII digits, as every
     number here: int() would take '٣' and '1_0')."""
     value = int(text) if re.fullmatch(r"\s*[0-9]{1,19}\s*", text) else 0
-    if not 1 <= value < 2 ** 63:
-        raise argparse.ArgumentTypeError(f"expected a run id, a whole number >= 1 (gemmcheck runs lists them), "
-                                         f"got {text!r}")
+    if not 1 <= value < 2**63:
+        raise argparse.ArgumentTypeError(
+            f"expected a run id, a whole number >= 1 (gemmcheck runs lists them), got {text!r}"
+        )
     return value
 
 

@@ -64,25 +64,49 @@ def _whole(text: str) -> int:
 
 
 def add_parser(subparsers) -> None:
-    parser = subparsers.add_parser("bisect", parents=[arguments.database_option(), arguments.output_options()],
-                                   help="the first bad revision of an intermittent failure (noisy binary search)")
+    parser = subparsers.add_parser(
+        "bisect",
+        parents=[arguments.database_option(), arguments.output_options()],
+        help="the first bad revision of an intermittent failure (noisy binary search)",
+    )
     parser.add_argument("--good", required=True, metavar="REV", help="a revision known good")
     parser.add_argument("--bad", required=True, metavar="REV", help="a later revision known bad")
     parser.add_argument("--case", metavar="KEY", help="the case (key or prefix); its test from the history")
     parser.add_argument("--test", metavar="NODEID", help="the test to run (all its cases count)")
-    parser.add_argument("--confidence", type=_confidence, default=0.95,
-                        help="stop when one revision holds this much of the posterior (default 0.95)")
-    parser.add_argument("--budget", type=parse_budget, default=None, metavar="LAUNCHES|SECONDSs",
-                        help="stop after this many launches (e.g. 2000) or seconds (600s, 10m)")
-    parser.add_argument("--unit", choices=UNITS, default="launch",
-                        help="count launches (default), or processes with a bad launch, for a race decided "
-                             "per process (each probe then runs its units as fresh processes)")
-    parser.add_argument("--launches-per-process", type=_whole, default=12,
-                        help="with --unit process: launches in each process (default 12)")
+    parser.add_argument(
+        "--confidence",
+        type=_confidence,
+        default=0.95,
+        help="stop when one revision holds this much of the posterior (default 0.95)",
+    )
+    parser.add_argument(
+        "--budget",
+        type=parse_budget,
+        default=None,
+        metavar="LAUNCHES|SECONDSs",
+        help="stop after this many launches (e.g. 2000) or seconds (600s, 10m)",
+    )
+    parser.add_argument(
+        "--unit",
+        choices=UNITS,
+        default="launch",
+        help="count launches (default), or processes with a bad launch, for a race decided "
+        "per process (each probe then runs its units as fresh processes)",
+    )
+    parser.add_argument(
+        "--launches-per-process",
+        type=_whole,
+        default=12,
+        help="with --unit process: launches in each process (default 12)",
+    )
     parser.add_argument("--repo", default=".", help="the git repository (default: the current directory's)")
-    parser.add_argument("probe_command", nargs=argparse.REMAINDER, metavar="-- COMMAND",
-                        help="the probe command, run in each revision's worktree; {rev} {launches} {units} {db} "
-                             "{tag} {nodeid} {python} are filled in, and GEMMCHECK_DB is set")
+    parser.add_argument(
+        "probe_command",
+        nargs=argparse.REMAINDER,
+        metavar="-- COMMAND",
+        help="the probe command, run in each revision's worktree; {rev} {launches} {units} {db} "
+        "{tag} {nodeid} {python} are filled in, and GEMMCHECK_DB is set",
+    )
     parser.set_defaults(func=run)
 
 
@@ -124,8 +148,19 @@ def run(args) -> int:
         inside = Path.cwd().resolve().relative_to(repo)
     except ValueError:
         inside = Path(".")
-    bisection = Bisection(repo, good, shas, url, db_text, key=args.case, nodeid=args.test, command=command,
-                          unit=args.unit, launches_per_process=args.launches_per_process, inside=inside)
+    bisection = Bisection(
+        repo,
+        good,
+        shas,
+        url,
+        db_text,
+        key=args.case,
+        nodeid=args.test,
+        command=command,
+        unit=args.unit,
+        launches_per_process=args.launches_per_process,
+        inside=inside,
+    )
     try:
         if not bisection.nodeid and args.case and not command:
             bisection.nodeid = bisection.case_nodeid()

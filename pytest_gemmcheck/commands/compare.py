@@ -7,11 +7,16 @@ from . import arguments, reading
 
 
 def add_parser(subparsers) -> None:
-    parser = subparsers.add_parser("compare", parents=arguments.query_options(),
-                                   help="A/B (or more) between sides, a row per case")
-    parser.add_argument("--side", action="append", required=True, metavar="SIDE",
-                        help="tag:NAME, rev:PREFIX, run:ID, stack:FIELD=GLOB, or a run id, tag or revision "
-                             "(repeat: two or more)")
+    parser = subparsers.add_parser(
+        "compare", parents=arguments.query_options(), help="A/B (or more) between sides, a row per case"
+    )
+    parser.add_argument(
+        "--side",
+        action="append",
+        required=True,
+        metavar="SIDE",
+        help="tag:NAME, rev:PREFIX, run:ID, stack:FIELD=GLOB, or a run id, tag or revision (repeat: two or more)",
+    )
     parser.add_argument("--timing", action="store_true", help="launch-time columns, from uncontended results only")
     arguments.add_table_option(parser, "alpha", "significance of a change between sides")
     parser.set_defaults(func=run)
@@ -22,5 +27,7 @@ def run(args) -> int:
 
     with reading.history(args) as engine:
         sides = [parse_side(text, engine) for text in args.side]
-        return reading.print_tables(args, compare_table(engine, sides, reading.checked_selection(args, engine),
-                                                        alpha=args.alpha, timing=args.timing))
+        return reading.print_tables(
+            args,
+            compare_table(engine, sides, reading.checked_selection(args, engine), alpha=args.alpha, timing=args.timing),
+        )

@@ -10,11 +10,15 @@ COVERAGE_TABLES = ("matrix", "gaps")  # the names of coverage's tables, in JSON 
 
 
 def add_parser(subparsers) -> None:
-    parser = subparsers.add_parser("coverage", parents=arguments.query_options(),
-                                   help="which configurations ran on which stacks, and gaps")
-    parser.add_argument("--table", choices=COVERAGE_TABLES,
-                        help="only this table: matrix (launches per configuration and stack) or gaps; --format csv "
-                             "needs one, a file holding one table")
+    parser = subparsers.add_parser(
+        "coverage", parents=arguments.query_options(), help="which configurations ran on which stacks, and gaps"
+    )
+    parser.add_argument(
+        "--table",
+        choices=COVERAGE_TABLES,
+        help="only this table: matrix (launches per configuration and stack) or gaps; --format csv "
+        "needs one, a file holding one table",
+    )
     parser.set_defaults(func=run)
 
 

@@ -14,11 +14,15 @@ from .reading import command_database_url
 
 
 def add_parser(subparsers) -> None:
-    parser = subparsers.add_parser("db", parents=[arguments.database_option()],
-                                   help="the database's schema; fallback files into it")
-    parser.add_argument("action", choices=["upgrade", "current", "import"],
-                        help="upgrade: apply migrations; current: the schema revision; import FILE...: load the "
-                             "results a session could not record (.gemmcheck/unrecorded-*.jsonl), each once")
+    parser = subparsers.add_parser(
+        "db", parents=[arguments.database_option()], help="the database's schema; fallback files into it"
+    )
+    parser.add_argument(
+        "action",
+        choices=["upgrade", "current", "import"],
+        help="upgrade: apply migrations; current: the schema revision; import FILE...: load the "
+        "results a session could not record (.gemmcheck/unrecorded-*.jsonl), each once",
+    )
     parser.add_argument("files", nargs="*", metavar="FILE", help="with import: the fallback files")
     parser.set_defaults(func=run)
 

@@ -9,9 +9,12 @@ from . import arguments, reading
 
 
 def add_parser(subparsers) -> None:
-    parser = subparsers.add_parser("explain", parents=[arguments.database_option(), arguments.output_options()],
-                                   help="which recorded fact (stack, GPU, stress, a collective case's rank, process, "
-                                        "params) explains a case's bad launches")
+    parser = subparsers.add_parser(
+        "explain",
+        parents=[arguments.database_option(), arguments.output_options()],
+        help="which recorded fact (stack, GPU, stress, a collective case's rank, process, "
+        "params) explains a case's bad launches",
+    )
     parser.add_argument("case", metavar="CASE", help="a case key or a unique prefix of one")
     arguments.add_table_option(parser, "alpha", "family-wise significance, Holm-corrected over all value tests")
     parser.set_defaults(func=run)

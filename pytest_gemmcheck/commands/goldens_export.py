@@ -12,12 +12,18 @@ from . import arguments, reading
 def add_parser(subparsers) -> None:
     goldens = subparsers.add_parser("goldens", help="accepted baselines under goldens/")
     actions = goldens.add_subparsers(dest="goldens_command", required=True, metavar="ACTION")
-    export = actions.add_parser("export", parents=[arguments.database_option(), arguments.filters()],
-                                help="write goldens from the recorded history")
+    export = actions.add_parser(
+        "export",
+        parents=[arguments.database_option(), arguments.filters()],
+        help="write goldens from the recorded history",
+    )
     export.add_argument("--dir", default="goldens", help="the goldens directory (default: goldens)")
     arguments.add_table_option(export, "scope", "one entry per GPU arch, per stack, or one for all")
-    export.add_argument("--include-bad", action="store_true",
-                        help="also cases whose every recorded result was a regression: accepted as known-bad")
+    export.add_argument(
+        "--include-bad",
+        action="store_true",
+        help="also cases whose every recorded result was a regression: accepted as known-bad",
+    )
     export.set_defaults(func=run)
 
 
@@ -29,7 +35,12 @@ def run(args) -> int:
     except GoldensFolderError as exc:
         raise CommandError(str(exc)) from None
     with reading.history(args) as engine:
-        for line in export_goldens(engine, reading.checked_selection(args, engine), Path(args.dir), scope=args.scope,
-                                   include_bad=args.include_bad):
+        for line in export_goldens(
+            engine,
+            reading.checked_selection(args, engine),
+            Path(args.dir),
+            scope=args.scope,
+            include_bad=args.include_bad,
+        ):
             print(line)
     return 0

@@ -7,10 +7,12 @@ from . import arguments, reading
 
 
 def add_parser(subparsers) -> None:
-    parser = subparsers.add_parser("history", parents=arguments.query_options(),
-                                   help="per case: runs, bad launches, rate, trend, verdict")
-    parser.add_argument("--case", action="append", metavar="KEY",
-                        help="one case (key or prefix): its runs, newest first")
+    parser = subparsers.add_parser(
+        "history", parents=arguments.query_options(), help="per case: runs, bad launches, rate, trend, verdict"
+    )
+    parser.add_argument(
+        "--case", action="append", metavar="KEY", help="one case (key or prefix): its runs, newest first"
+    )
     parser.add_argument("--limit", type=arguments.limit, default=500, help="rows at most (default 500)")
     parser.set_defaults(func=run)
 

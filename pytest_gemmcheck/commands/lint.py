@@ -9,11 +9,13 @@ import sys
 
 from . import EXIT_USAGE
 
-DESCRIPTION = ("Static check of AMDGPU assembly for LDS races with global->LDS DMA loads. "
-               "Exit status: 1 when there are error findings (or latent ones, with --fail-on-latent); else 3 when "
-               "something was not checked (an unresolved LDS address, an unfollowed branch, the time limit, a file "
-               "with no kernel in it); "
-               "0 otherwise; 2 for usage errors.")
+DESCRIPTION = (
+    "Static check of AMDGPU assembly for LDS races with global->LDS DMA loads. "
+    "Exit status: 1 when there are error findings (or latent ones, with --fail-on-latent); else 3 when "
+    "something was not checked (an unresolved LDS address, an unfollowed branch, the time limit, a file "
+    "with no kernel in it); "
+    "0 otherwise; 2 for usage errors."
+)
 
 
 def _workgroup(text: str) -> tuple[int, int, int]:
@@ -41,18 +43,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: text)")
     parser.add_argument("--kernel", action="append", default=None, help="lint only this kernel (repeatable)")
     parser.add_argument("--workgroup-size", type=_workgroup, default=None, help="X[,Y[,Z]] when the metadata has none")
-    parser.add_argument("--time-limit", type=float, default=30.0,
-                        help="seconds for one assembly file (default 30); kernels not finished by then are unchecked")
-    parser.add_argument("--fail-on-latent", action="store_true",
-                        help="exit 1 on latent findings too (reads ordered only by elapsed time across a "
-                             "barrier-phase offset)")
-    parser.add_argument("--engine", choices=("dataflow", "paths"), default="dataflow",
-                        help="dataflow (default: a fixed point over barrier phases) or paths (the path-enumerating "
-                        "simulation, bounded by --loop-unroll and --max-scenarios)")
-    parser.add_argument("--loop-unroll", type=int, default=3,
-                        help="paths engine: iterations of loops with an unknown trip count")
-    parser.add_argument("--max-scenarios", type=int, default=16,
-                        help="paths engine: branch scenarios to explore per kernel")
+    parser.add_argument(
+        "--time-limit",
+        type=float,
+        default=30.0,
+        help="seconds for one assembly file (default 30); kernels not finished by then are unchecked",
+    )
+    parser.add_argument(
+        "--fail-on-latent",
+        action="store_true",
+        help="exit 1 on latent findings too (reads ordered only by elapsed time across a barrier-phase offset)",
+    )
+    parser.add_argument(
+        "--engine",
+        choices=("dataflow", "paths"),
+        default="dataflow",
+        help="dataflow (default: a fixed point over barrier phases) or paths (the path-enumerating "
+        "simulation, bounded by --loop-unroll and --max-scenarios)",
+    )
+    parser.add_argument(
+        "--loop-unroll", type=int, default=3, help="paths engine: iterations of loops with an unknown trip count"
+    )
+    parser.add_argument(
+        "--max-scenarios", type=int, default=16, help="paths engine: branch scenarios to explore per kernel"
+    )
     parser.add_argument("--param", "-D", type=_param, action="append", default=[], help="KEY=VALUE for a FlyDSL spec")
     parser.add_argument("--arch", default="gfx950", help="target arch for FlyDSL specs (default: gfx950)")
     parser.add_argument("--keep-asm", default=None, help="directory to keep the compiled assembly of FlyDSL specs in")
@@ -60,19 +74,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
 
 
 def add_parser(subparsers) -> None:
-    parser = subparsers.add_parser("lint", help="static check of AMDGPU assembly for LDS races with global->LDS DMA "
-                                                "loads", description=DESCRIPTION)
+    parser = subparsers.add_parser(
+        "lint", help="static check of AMDGPU assembly for LDS races with global->LDS DMA loads", description=DESCRIPTION
+    )
     add_arguments(parser)
     parser.set_defaults(func=run)
 
 
 def _usage_errors(args) -> list[str]:
-    return [f"{flag} must be {rule}, got {value!r}" for flag, value, ok, rule in (
-        ("--loop-unroll", args.loop_unroll, args.loop_unroll >= 1, "at least 1"),
-        ("--max-scenarios", args.max_scenarios, args.max_scenarios >= 1, "at least 1"),
-        ("--time-limit", args.time_limit, args.time_limit > 0 and args.time_limit != float("inf"),
-         "a number of seconds above 0"),
-    ) if not ok]
+    return [
+        f"{flag} must be {rule}, got {value!r}"
+        for flag, value, ok, rule in (
+            ("--loop-unroll", args.loop_unroll, args.loop_unroll >= 1, "at least 1"),
+            ("--max-scenarios", args.max_scenarios, args.max_scenarios >= 1, "at least 1"),
+            (
+                "--time-limit",
+                args.time_limit,
+                args.time_limit > 0 and args.time_limit != float("inf"),
+                "a number of seconds above 0",
+            ),
+        )
+        if not ok
+    ]
 
 
 def run(args) -> int:
@@ -85,14 +108,22 @@ def run(args) -> int:
     if bad:
         print(f"gemmcheck lint: {'; '.join(bad)}", file=sys.stderr)
         return EXIT_USAGE
-    options = Options(workgroup_size=args.workgroup_size, limits=Limits(loop_unroll=args.loop_unroll),
-                      max_scenarios=args.max_scenarios, engine=args.engine, time_limit=args.time_limit)
+    options = Options(
+        workgroup_size=args.workgroup_size,
+        limits=Limits(loop_unroll=args.loop_unroll),
+        max_scenarios=args.max_scenarios,
+        engine=args.engine,
+        time_limit=args.time_limit,
+    )
     reports: list[LintReport] = []
     for target in args.targets:
         try:
             if is_flydsl_spec(target):
-                reports.extend(lint_flydsl_spec(target, options, args.kernel, params=dict(args.param),
-                                                arch=args.arch, keep_dir=args.keep_asm))
+                reports.extend(
+                    lint_flydsl_spec(
+                        target, options, args.kernel, params=dict(args.param), arch=args.arch, keep_dir=args.keep_asm
+                    )
+                )
             else:
                 reports.append(lint_file(target, options, args.kernel))
         except OSError as exc:

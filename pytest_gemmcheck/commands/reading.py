@@ -53,12 +53,18 @@ def selection(args):
     if getattr(args, "since", None) is not None and not args.since.strip():
         raise SelectionError("--since: an empty value; leave the option out to match everything")
     return Selection(
-        kernels=tuple(args.kernel or ()), quants=tuple(args.quant or ()),
-        shapes=tuple(parse_shape(shape) for shape in args.shape or ()), tiles=tuple(args.tile or ()),
-        params=tuple(parse_param(text) for text in args.param or ()), arches=tuple(args.arch or ()),
-        stack=tuple(parse_field(text, "--stack") for text in args.stack or ()), tags=tuple(args.tag or ()),
-        revisions=tuple(args.revision or ()), runs=tuple(args.run or ()),
-        since=parse_since(args.since) if args.since else None, keys=tuple(getattr(args, "case", None) or ()),
+        kernels=tuple(args.kernel or ()),
+        quants=tuple(args.quant or ()),
+        shapes=tuple(parse_shape(shape) for shape in args.shape or ()),
+        tiles=tuple(args.tile or ()),
+        params=tuple(parse_param(text) for text in args.param or ()),
+        arches=tuple(args.arch or ()),
+        stack=tuple(parse_field(text, "--stack") for text in args.stack or ()),
+        tags=tuple(args.tag or ()),
+        revisions=tuple(args.revision or ()),
+        runs=tuple(args.run or ()),
+        since=parse_since(args.since) if args.since else None,
+        keys=tuple(getattr(args, "case", None) or ()),
     )
 
 

@@ -9,11 +9,16 @@ from . import arguments, reading
 
 
 def add_parser(subparsers) -> None:
-    parser = subparsers.add_parser("report", parents=[arguments.database_option(), arguments.filters()],
-                                   help="one self-contained HTML page")
+    parser = subparsers.add_parser(
+        "report", parents=[arguments.database_option(), arguments.filters()], help="one self-contained HTML page"
+    )
     parser.add_argument("--html", required=True, metavar="FILE", help="where to write the page")
-    parser.add_argument("--show-run", type=arguments.run_id, metavar="ID",
-                        help="the run whose launches it shows (default: each case's latest run with a bad launch)")
+    parser.add_argument(
+        "--show-run",
+        type=arguments.run_id,
+        metavar="ID",
+        help="the run whose launches it shows (default: each case's latest run with a bad launch)",
+    )
     parser.set_defaults(func=run)
 
 

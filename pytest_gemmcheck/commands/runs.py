@@ -15,5 +15,4 @@ def run(args) -> int:
     from ..reporting.history_table import runs_table
 
     with reading.history(args) as engine:
-        return reading.print_tables(args, runs_table(engine, reading.checked_selection(args, engine),
-                                                     limit=args.limit))
+        return reading.print_tables(args, runs_table(engine, reading.checked_selection(args, engine), limit=args.limit))

@@ -16,14 +16,22 @@ from .selftest_probes import PROBES, QUANT, REPEAT, K, M, N, Verdict, device_of,
 
 
 def add_parser(subparsers) -> None:
-    parser = subparsers.add_parser("selftest", help="check the plugin on this machine: a correct kernel and broken "
-                                                    "ones through the whole path, in under a minute")
-    parser.add_argument("--device", default=None, metavar="DEVICE",
-                        help="cpu, cuda or cuda:N (AMD GPUs too: ROCm's torch names them cuda); default: the "
-                             "current GPU, else the CPU")
-    parser.add_argument("--record", action="store_true",
-                        help="record the run in the history (--db, else the default database); default: nothing "
-                             "is recorded")
+    parser = subparsers.add_parser(
+        "selftest",
+        help="check the plugin on this machine: a correct kernel and broken "
+        "ones through the whole path, in under a minute",
+    )
+    parser.add_argument(
+        "--device",
+        default=None,
+        metavar="DEVICE",
+        help="cpu, cuda or cuda:N (AMD GPUs too: ROCm's torch names them cuda); default: the current GPU, else the CPU",
+    )
+    parser.add_argument(
+        "--record",
+        action="store_true",
+        help="record the run in the history (--db, else the default database); default: nothing is recorded",
+    )
     parser.set_defaults(func=run)
 
 
@@ -34,8 +42,7 @@ def run(args) -> int:
         raise CommandError(str(exc)) from None
 
 
-def selftest(device_name: str | None = None, *, record: bool = False, db: str | None = None,
-             out=None) -> int:
+def selftest(device_name: str | None = None, *, record: bool = False, db: str | None = None, out=None) -> int:
     """Run the self-test and print what it proved (to ``out``, stdout by default); 0 when every
     kernel was judged right."""
     out = out or sys.stdout
@@ -60,8 +67,11 @@ def selftest(device_name: str | None = None, *, record: bool = False, db: str | 
     wrong = [verdict for verdict in verdicts if not verdict.right]
     seconds = time.monotonic() - started
     if wrong:
-        print(f"FAILED: {len(wrong)} of {len(verdicts)} kernels misjudged on {device} ({seconds:.1f} s): the "
-              "plugin cannot be trusted here; please report this output", file=out)
+        print(
+            f"FAILED: {len(wrong)} of {len(verdicts)} kernels misjudged on {device} ({seconds:.1f} s): the "
+            "plugin cannot be trusted here; please report this output",
+            file=out,
+        )
         return 1
     print(f"proved on {device} ({seconds:.1f} s):", file=out)
     for verdict in verdicts:
@@ -72,16 +82,23 @@ def selftest(device_name: str | None = None, *, record: bool = False, db: str | 
 
 def _where(device, stack: dict, fp8: str) -> list[str]:
     if device.type == "cuda":
-        platform = f"ROCm {stack.get('rocm') or ''} HIP {stack.get('hip')}" if stack.get("hip") else \
-            f"CUDA {stack.get('cuda')}"
-        place = f"{device} {stack.get('gpu_name')} ({stack.get('gpu_arch')}), {platform.replace('  ', ' ')}, " \
-                f"driver {stack.get('driver') or 'unknown'}"
+        platform = (
+            f"ROCm {stack.get('rocm') or ''} HIP {stack.get('hip')}"
+            if stack.get("hip")
+            else f"CUDA {stack.get('cuda')}"
+        )
+        place = (
+            f"{device} {stack.get('gpu_name')} ({stack.get('gpu_arch')}), {platform.replace('  ', ' ')}, "
+            f"driver {stack.get('driver') or 'unknown'}"
+        )
     else:
         place = "cpu"
-    return [f"device   {place}",
-            f"stack    torch {stack.get('torch')}, triton {stack.get('triton') or 'not installed'}, "
-            f"python {stack.get('python')}",
-            f"inputs   {QUANT} {M}x{N}x{K}, fp8 {fp8}, {REPEAT} launches per kernel"]
+    return [
+        f"device   {place}",
+        f"stack    torch {stack.get('torch')}, triton {stack.get('triton') or 'not installed'}, "
+        f"python {stack.get('python')}",
+        f"inputs   {QUANT} {M}x{N}x{K}, fp8 {fp8}, {REPEAT} launches per kernel",
+    ]
 
 
 def _backend(device, results) -> str:
@@ -90,8 +107,10 @@ def _backend(device, results) -> str:
         from ..checking.triton.target import PROGRAM_WARPS, gpu_target
 
         target = gpu_target(device)
-        return (f"triton (fused check compiled for {target.backend} {target.arch}: {PROGRAM_WARPS} warps of "
-                f"{target.warp_size} threads per program, {target.multiprocessors} multiprocessors)")
+        return (
+            f"triton (fused check compiled for {target.backend} {target.arch}: {PROGRAM_WARPS} warps of "
+            f"{target.warp_size} threads per program, {target.multiprocessors} multiprocessors)"
+        )
     return backend + (" (Triton's interpreter)" if backend == "triton" else " (torch ops)")
 
 

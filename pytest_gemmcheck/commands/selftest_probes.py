@@ -49,6 +49,7 @@ def _corrupted_rows(product, inputs):
         out.copy_(product)
         if count[0] in (1, 6):
             out[ROW].mul_(1.25)
+
     return launch
 
 
@@ -60,6 +61,7 @@ def _race_under_tolerance(product, inputs):
         out.copy_(product)
         if count[0] == 5:  # 2% off in a few elements: within any tolerance, not within the bits
             out[-1, :8].mul_(1.02)
+
     return launch
 
 
@@ -70,6 +72,7 @@ def _unwritten(product, inputs):
         count[0] += 1
         if count[0] != 4:
             out.copy_(product)
+
     return launch
 
 
@@ -83,6 +86,7 @@ def _writes_outside(product, inputs):
         out.copy_(product)
         if count[0] == 2:  # one element past the end of out, inside its allocation
             torch.as_strided(out, (out.numel() + 1,), (1,), out.storage_offset())[-1] = 0.0
+
     return launch
 
 
@@ -96,23 +100,43 @@ def _changes_input(product, inputs):
         out.copy_(product)
         if count[0] == 3:  # one bit of A's first fp8 element
             inputs.a.view(-1)[:1].view(torch.uint8).bitwise_xor_(1)
+
     return launch
 
 
 PROBES = (
-    Probe("correct", "a correct fp8 GEMM passes: no false alarm from the accuracy rule or the consistency check",
-          _correct),
-    Probe("corrupted row", "a row 25% off on launches 1 and 6 is wrong on exactly those launches, the first "
-          "launch included (the consensus is not fooled by a bad first launch)", _corrupted_rows,
-          {1: "wrong", 6: "wrong"}),
-    Probe("race under tolerance", "elements 2% off on launch 5 (as a race leaves them) are caught by the "
-          "bitwise consistency check alone", _race_under_tolerance, {5: "inconsistent"}, only=True),
-    Probe("unwritten output", "an output left unwritten on launch 4 is caught by its poison", _unwritten,
-          {4: "unwritten"}),
-    Probe("write past out", "a write past the end of out on launch 2 is caught by the guard region",
-          _writes_outside, {2: "wrote_outside"}),
-    Probe("changed input", "a write into an operand on launch 3 is caught, blamed on it, and undone",
-          _changes_input, {3: "changed_input"}),
+    Probe(
+        "correct", "a correct fp8 GEMM passes: no false alarm from the accuracy rule or the consistency check", _correct
+    ),
+    Probe(
+        "corrupted row",
+        "a row 25% off on launches 1 and 6 is wrong on exactly those launches, the first "
+        "launch included (the consensus is not fooled by a bad first launch)",
+        _corrupted_rows,
+        {1: "wrong", 6: "wrong"},
+    ),
+    Probe(
+        "race under tolerance",
+        "elements 2% off on launch 5 (as a race leaves them) are caught by the bitwise consistency check alone",
+        _race_under_tolerance,
+        {5: "inconsistent"},
+        only=True,
+    ),
+    Probe(
+        "unwritten output", "an output left unwritten on launch 4 is caught by its poison", _unwritten, {4: "unwritten"}
+    ),
+    Probe(
+        "write past out",
+        "a write past the end of out on launch 2 is caught by the guard region",
+        _writes_outside,
+        {2: "wrote_outside"},
+    ),
+    Probe(
+        "changed input",
+        "a write into an operand on launch 3 is caught, blamed on it, and undone",
+        _changes_input,
+        {3: "changed_input"},
+    ),
 )
 
 
@@ -158,8 +182,10 @@ def _judge(probe: Probe, result, against_clean: bool) -> list[str]:
     for index, kind in probe.bad.items():
         judged = found.get(index, [])
         if kind not in judged or probe.only and judged != [kind]:
-            problems.append(f"launch {index} should be {kind}{' alone' if probe.only else ''}, was judged "
-                            f"{', '.join(judged) or 'clean'}")
+            problems.append(
+                f"launch {index} should be {kind}{' alone' if probe.only else ''}, was judged "
+                f"{', '.join(judged) or 'clean'}"
+            )
     for index, kinds in sorted(found.items()):
         if index not in probe.bad:
             problems.append(f"launch {index} is correct, was judged {', '.join(kinds)}")
@@ -181,8 +207,7 @@ def _fp8_of(device) -> str:
     return native_fp8(gpu_arch(torch.cuda.get_device_properties(device)) if device.type == "cuda" else None)
 
 
-def run_probes(device, *, record: bool, db: str | None = None, stress: str = "none",
-               probes=PROBES) -> list[Verdict]:
+def run_probes(device, *, record: bool, db: str | None = None, stress: str = "none", probes=PROBES) -> list[Verdict]:
     """Every probe as a case of one script session on ``device``, recorded in the history
     (``db``, else the default database) only with ``record``."""
     import pytest_gemmcheck as gemmcheck
@@ -197,8 +222,16 @@ def run_probes(device, *, record: bool, db: str | None = None, stress: str = "no
         with gemmcheck.session(**options) as session:
             fp8 = _fp8_of(device)
             for probe in probes:
-                case = session.case(KERNEL, m=M, n=N, k=K, quant=QUANT, fp8=fp8, device=device,
-                                    params={"probe": probe.name, "stress": stress})
+                case = session.case(
+                    KERNEL,
+                    m=M,
+                    n=N,
+                    k=K,
+                    quant=QUANT,
+                    fp8=fp8,
+                    device=device,
+                    params={"probe": probe.name, "stress": stress},
+                )
                 launch = probe.build(_product(case), case.inputs())
                 result = case.run(launch)
                 verdicts.append(Verdict(probe, result, _judge(probe, result, against_clean=not record)))

@@ -30,8 +30,12 @@ def analyse(assemblies: list[tuple[str, str]], *, lint: bool = True, source: str
         findings: list[str] = []
         for name, text in assemblies:
             report = lint_text(text, name)
-            for key, found in (("errors", report.errors), ("latent", report.latent), ("warnings", report.warnings),
-                               ("unchecked", report.unchecked)):
+            for key, found in (
+                ("errors", report.errors),
+                ("latent", report.latent),
+                ("warnings", report.warnings),
+                ("unchecked", report.unchecked),
+            ):
                 counts[key] += len(found)
             findings += [format_finding(name, finding) for finding in report.findings if finding.severity != "note"]
         record["lint"] = {**counts, "findings": findings[:FINDINGS_KEPT]}

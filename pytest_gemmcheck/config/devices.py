@@ -19,6 +19,7 @@ MAX_GPU_INDEX = 1024  # a range beyond this is a typo, not a host
 
 # --- choosing a device ---------------------------------------------------------------------
 
+
 def parse_devices(spec: str | None) -> tuple[int, ...] | None:
     """The GPU indices a ``--gemmcheck-devices`` value names, in order; ``None`` for "all"
     (or no value). Syntax only: whether they exist is checked against the visible GPUs by
@@ -35,14 +36,17 @@ def parse_devices(spec: str | None) -> tuple[int, ...] | None:
             raise ValueError(f"{DEVICES_OPTION}={spec!r}: empty item; use e.g. '0,1,3', '0-3' or 'all'")
         bounds = item.split("-")
         if len(bounds) > 2 or not all(bound.isdigit() for bound in bounds):
-            raise ValueError(f"{DEVICES_OPTION}={spec!r}: {item!r} is not a GPU index or a range "
-                             "like '0-3'; use e.g. '0,1,3', '0-3' or 'all'")
+            raise ValueError(
+                f"{DEVICES_OPTION}={spec!r}: {item!r} is not a GPU index or a range "
+                "like '0-3'; use e.g. '0,1,3', '0-3' or 'all'"
+            )
         first, last = int(bounds[0]), int(bounds[-1])
         if last < first:
             raise ValueError(f"{DEVICES_OPTION}={spec!r}: range {item!r} runs backwards")
         if last >= MAX_GPU_INDEX:
-            raise ValueError(f"{DEVICES_OPTION}={spec!r}: GPU {last} is beyond any host's GPUs (indices below "
-                             f"{MAX_GPU_INDEX})")
+            raise ValueError(
+                f"{DEVICES_OPTION}={spec!r}: GPU {last} is beyond any host's GPUs (indices below {MAX_GPU_INDEX})"
+            )
         for index in range(first, last + 1):
             if index in named:
                 raise ValueError(f"{DEVICES_OPTION}={spec!r}: GPU {index} is named twice")
@@ -59,8 +63,10 @@ def choose_devices(spec: str | None, visible_count: int) -> tuple[int, ...]:
     missing = [index for index in named if index >= visible_count]
     if missing:
         seen = f"GPUs 0-{visible_count - 1}" if visible_count > 1 else ("GPU 0" if visible_count else "no GPU")
-        raise ValueError(f"{DEVICES_OPTION}={spec!r}: GPU {', '.join(map(str, missing))} is not visible "
-                         f"(this process sees {seen}; indices count after CUDA_VISIBLE_DEVICES)")
+        raise ValueError(
+            f"{DEVICES_OPTION}={spec!r}: GPU {', '.join(map(str, missing))} is not visible "
+            f"(this process sees {seen}; indices count after CUDA_VISIBLE_DEVICES)"
+        )
     return named
 
 

@@ -25,8 +25,10 @@ from .table import (
 # Where a --gemmcheck-processes parent puts the settings its child runs with (table.child_settings).
 CHILD_SETTINGS = "GEMMCHECK_CHILD_SETTINGS"
 
-MARKER_HELP = ("gemmcheck(" + ", ".join(f"{key}=..." for key in MARKER_KEYS) + "): per-test overrides of the "
-               "--gemmcheck-* options for every case the test runs")
+MARKER_HELP = (
+    "gemmcheck(" + ", ".join(f"{key}=..." for key in MARKER_KEYS) + "): per-test overrides of the "
+    "--gemmcheck-* options for every case the test runs"
+)
 
 
 def _argparse_type(option: Option):
@@ -47,8 +49,14 @@ def add_options(parser: pytest.Parser) -> None:
         if option.flag_only:
             group.addoption(option.flag, dest=option.dest, default=None, action="store_true", help=shown)
         else:
-            group.addoption(option.flag, dest=option.dest, default=None, type=_argparse_type(option),
-                            metavar=option.metavar, help=shown)
+            group.addoption(
+                option.flag,
+                dest=option.dest,
+                default=None,
+                type=_argparse_type(option),
+                metavar=option.metavar,
+                help=shown,
+            )
         parser.addini(option.ini, help=f"default for {option.flag}: {help_text(option)}", default=None)
 
 

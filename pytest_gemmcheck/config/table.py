@@ -87,6 +87,7 @@ def parse_search_examples(text) -> int:
 
 def _choice(choices: tuple[str, ...]):
     """A parser for one of a few words, case-insensitive."""
+
     def parse(text) -> str:
         value = str(text).strip().lower()
         if value not in choices:
@@ -183,8 +184,10 @@ def parse_tag(text) -> str | None:
         raise ValueError(f"expected a label of at most {MAX_TAG} characters, got {len(value):,}: {shown}")
     unprintable = next((char for char in value if not char.isprintable()), None)
     if unprintable is not None:
-        raise ValueError(f"expected a label of printable characters, got {shown}: U+{ord(unprintable):04X} is a "
-                         "control, bidi or other invisible character")
+        raise ValueError(
+            f"expected a label of printable characters, got {shown}: U+{ord(unprintable):04X} is a "
+            "control, bidi or other invisible character"
+        )
     return value
 
 
@@ -206,8 +209,9 @@ def parse_devices(text) -> str | None:
 
     value = str(text).strip()
     if not value.isascii():  # str.isdigit() takes other scripts' digits, and '²', for GPU indices
-        raise ValueError(f"--gemmcheck-devices={text!r}: GPU indices are ASCII digits; use e.g. '0,1,3', '0-3' "
-                         "or 'all'")
+        raise ValueError(
+            f"--gemmcheck-devices={text!r}: GPU indices are ASCII digits; use e.g. '0,1,3', '0-3' or 'all'"
+        )
     check_syntax(value)  # ValueError names the option
     return value or None
 
@@ -242,8 +246,11 @@ def parse_sanitize(value) -> tuple[str, ...]:
         problem = "an empty name in the list"
     else:
         bad = [word.strip() for word, name in zip(words, names) if name not in SANITIZER_TOOLS]
-        problem = f"{', '.join(repr(word) for word in bad)} {'is no tool' if len(bad) == 1 else 'are no tools'}" \
-            if bad else ""
+        problem = (
+            f"{', '.join(repr(word) for word in bad)} {'is no tool' if len(bad) == 1 else 'are no tools'}"
+            if bad
+            else ""
+        )
     if problem:
         raise ValueError(f"expected {_SANITIZE_WORDS}, got {value!r}: {problem}")
     return tuple(dict.fromkeys(names))
@@ -285,126 +292,301 @@ class Option:
 
 
 OPTIONS: tuple[Option, ...] = (
-    Option("repeat", parse_repeat, 12, "launches per case, each into a freshly NaN-poisoned output (12: the "
-           "protocol that caught the tail race); 'auto' launches until the rate's 95% upper bound is below "
-           "--gemmcheck-target-rate (a pass), its lower bound above it (a failure), or --gemmcheck-budget "
-           "seconds pass", "N|auto", marker=True),
-    Option("target-rate", parse_target_rate, 0.01,
-           "with --gemmcheck-repeat=auto: stop once the bad-launch rate is shown below this", "RATE"),
-    Option("budget", parse_budget, 60.0, "with --gemmcheck-repeat=auto: seconds of launching per case at most",
-           "SECONDS"),
-    Option("stop-on-bad", parse_flag, False,
-           "stop a case's launches at its first bad launch and, with --gemmcheck-processes, start no "
-           "more processes after one that had one: a probe that only asks whether the kernel fails "
-           "(gemmcheck bisect's)", flag_only=True),
-    Option("processes", parse_processes, 1,
-           "spread each case's launches over N fresh processes (spawned, never forked), aggregated "
-           "into one result: races decided per process need several (1: in this process)", "N", marker=True,
-           script=False, child=False),
-    Option("rtol", parse_rtol, 0.05,
-           "an element is wrong when off by more than RTOL of max(|ref|, FLOOR x its row's largest |ref|)",
-           "RTOL", marker=True),
-    Option("floor", parse_floor, 1.0,
-           "the magnitude below which |ref| is not trusted, as a fraction of the row's largest "
-           "|ref| (lower is stricter on small outputs)", "FRACTION", marker=True),
+    Option(
+        "repeat",
+        parse_repeat,
+        12,
+        "launches per case, each into a freshly NaN-poisoned output (12: the "
+        "protocol that caught the tail race); 'auto' launches until the rate's 95% upper bound is below "
+        "--gemmcheck-target-rate (a pass), its lower bound above it (a failure), or --gemmcheck-budget "
+        "seconds pass",
+        "N|auto",
+        marker=True,
+    ),
+    Option(
+        "target-rate",
+        parse_target_rate,
+        0.01,
+        "with --gemmcheck-repeat=auto: stop once the bad-launch rate is shown below this",
+        "RATE",
+    ),
+    Option(
+        "budget", parse_budget, 60.0, "with --gemmcheck-repeat=auto: seconds of launching per case at most", "SECONDS"
+    ),
+    Option(
+        "stop-on-bad",
+        parse_flag,
+        False,
+        "stop a case's launches at its first bad launch and, with --gemmcheck-processes, start no "
+        "more processes after one that had one: a probe that only asks whether the kernel fails "
+        "(gemmcheck bisect's)",
+        flag_only=True,
+    ),
+    Option(
+        "processes",
+        parse_processes,
+        1,
+        "spread each case's launches over N fresh processes (spawned, never forked), aggregated "
+        "into one result: races decided per process need several (1: in this process)",
+        "N",
+        marker=True,
+        script=False,
+        child=False,
+    ),
+    Option(
+        "rtol",
+        parse_rtol,
+        0.05,
+        "an element is wrong when off by more than RTOL of max(|ref|, FLOOR x its row's largest |ref|)",
+        "RTOL",
+        marker=True,
+    ),
+    Option(
+        "floor",
+        parse_floor,
+        1.0,
+        "the magnitude below which |ref| is not trusted, as a fraction of the row's largest "
+        "|ref| (lower is stricter on small outputs)",
+        "FRACTION",
+        marker=True,
+    ),
     Option("seed", parse_seed, 0, "seed of every case's inputs unless the case names one", "SEED", marker=True),
-    Option("nondeterministic", parse_patterns, (),
-           "kernel names (comma-separated, glob patterns) that are nondeterministic by design "
-           "(split-K with atomics): only the accuracy check applies to them", "KERNELS"),
-    Option("stress", None, "none",
-           "background load on the same GPU while a case's launches run: none, copy (a large "
-           "device-to-device copy loop) or compute (an elementwise kernel loop)", "KIND",
-           choices=STRESS_KINDS, marker=True),
-    Option("wait-idle", parse_wait_idle, 0.0,
-           "before each case on a GPU, wait up to SECONDS (never less than the 1 s its five samples "
-           "take) until no other process holds the GPU and it is idle, else give up with a note; 0: do "
-           "not wait. Every result records whether other work shared its GPU", "SECONDS", marker=True),
-    Option("launch-timeout", parse_launch_timeout, 60.0,
-           "a launch (the call and its GPU work) that has not finished after SECONDS fails its test as "
-           "hung; on a GPU, whose kernel cannot be stopped, that GPU's later cases are skipped; 0: no "
-           "deadline", "SECONDS", marker=True),
-    Option("search-examples", parse_search_examples, 100,
-           "configurations each gemmcheck.search draws at most, unless it names its own examples=: few in CI, "
-           "many at night", "N", marker=True),
-    Option("world-size", parse_world_size, 1,
-           "run each test that uses gemmcheck as W ranks of a torch.distributed group, in W fresh processes "
-           "(gloo on the CPU; NCCL, a GPU per rank, where there are W GPUs; gloo over CUDA tensors where ranks "
-           "share a GPU), for collective cases (gemmcheck.case(..., collective=...)); a test already running as "
-           "a rank (torchrun) uses its group and spawns nothing. In a script: the size its group must have "
-           "(1: no ranks)", "W", marker=True),
-    Option("collective-sync", None, "launch",
-           "how the ranks of a collective case launch: 'launch' starts launch i on every rank together (a "
-           "rendezvous before each launch), 'free' lets each rank launch at its own pace", "HOW",
-           choices=COLLECTIVE_SYNCS, marker=True),
-    Option("devices", parse_devices, None,
-           "GPUs to use (e.g. 0,1,3 or 0-3; default all visible): each pytest-xdist worker takes "
-           "its own, round-robin", "LIST", script=False, child=False),
-    Option("check-backend", None, "auto",
-           "how outputs are checked: triton (one fused pass on the GPU), torch (chunked torch "
-           "ops, any device) or auto (triton for GPU outputs when it is installed)", "BACKEND",
-           choices=CHECK_BACKENDS),
-    Option("repeat-check", None, "checksum",
-           "how the fused check takes a launch after the first: 'checksum' reads only its output for a "
-           "checksum and, when that equals the checksum of an output already checked in full, takes that "
-           "output's numbers without reading the reference; 'full' checks every launch in full", "HOW",
-           choices=REPEAT_CHECKS),
-    Option("scope", None, "arch",
-           "history a result is judged against: the same GPU arch, the same stack, or any", "SCOPE",
-           choices=SCOPES),
-    Option("alpha", parse_alpha, 0.05,
-           "significance of the one-sided test that a bad-launch rate got worse", "ALPHA"),
-    Option("worst-factor", parse_worst_factor, 2.0,
-           "the worst launch's wrong elements (or wrong tiles) regress when they grow by more than "
-           "this factor over the baseline's", "FACTOR"),
-    Option("static", None, "report",
-           "compiled kernels (case.compile_flydsl, case.check_assembly): 'report' lint errors, unchecked "
-           "reads and changed static metrics (spills, LDS bytes, registers), 'fail' the test on them, or "
-           "'latent' fail on latent lint findings too", "POLICY",
-           choices=STATIC_POLICIES),
-    Option("sanitize", parse_sanitize, (),
-           "run each case's launch once more per tool under NVIDIA compute-sanitizer, in a spawned child with "
-           "the same inputs (a comma list of racecheck, memcheck, synccheck, initcheck; none: off): one launch "
-           "shows shared-memory races and bad accesses that repeated launches miss; an error-severity report "
-           "fails the case", "TOOLS", marker=True, child=False),
-    Option("sanitize-timeout", parse_budget, 600.0,
-           "seconds one tool's sanitized launch may take, its child's start included (the grid sets the cost: "
-           "racecheck took 13 s at 512x512x256 and 97 s at 4096x7168x256 on an H200; see sanitize_shape)",
-           "SECONDS", marker=True, child=False),
-    Option("require-sanitize", parse_flag, False,
-           "fail a case whose sanitized launch was skipped (no compute-sanitizer, a CPU or ROCm device), "
-           "timed out or failed, instead of reporting why", flag_only=True, child=False),
-    Option("goldens", parse_text, None, "directory of golden files (default goldens/ under the rootdir)", "DIR",
-           script=False, child=False),
-    Option("accept", parse_flag, False,
-           "accept this run's results as goldens (written to the goldens directory); the run does "
-           "not fail on regressions", flag_only=True, child=False),
-    Option("db", parse_text, None,
-           "history database: a SQLAlchemy URL or a SQLite file path (default "
-           ".gemmcheck/history.db under the rootdir; env GEMMCHECK_DB)", "URL|PATH", env="GEMMCHECK_DB",
-           script=False, child=False),
-    Option("tag", parse_tag, None, "a label stored with this run (a branch, a PR, a machine): printable, at most "
-           f"{MAX_TAG} characters", "TAG",
-           script=False, child=False),
-    Option("no-record", parse_flag, False, "check and judge, but write nothing to the history database",
-           flag_only=True, script=False, child=False),
-    Option("require-record", parse_flag, False,
-           "end with exit status 4 when any result could not be recorded (without it, a session that "
-           "cannot record says so and keeps its tests' exit status)", flag_only=True, child=False),
-    Option("summary", parse_text, None,
-           "append the session's results to FILE as a markdown table (one row per case), e.g. "
-           "--gemmcheck-summary=\"$GITHUB_STEP_SUMMARY\"; nothing is written when no case ran", "FILE",
-           script=False, child=False),
-    Option("json", parse_text, None,
-           "write the session's results to FILE as JSON for scripts ({\"format\": 1, \"version\", \"run\", "
-           "\"totals\", \"results\"}, a result as CaseResult.to_dict() gives it), replacing the file; nothing is "
-           "written when no case ran", "FILE", script=False, child=False),
+    Option(
+        "nondeterministic",
+        parse_patterns,
+        (),
+        "kernel names (comma-separated, glob patterns) that are nondeterministic by design "
+        "(split-K with atomics): only the accuracy check applies to them",
+        "KERNELS",
+    ),
+    Option(
+        "stress",
+        None,
+        "none",
+        "background load on the same GPU while a case's launches run: none, copy (a large "
+        "device-to-device copy loop) or compute (an elementwise kernel loop)",
+        "KIND",
+        choices=STRESS_KINDS,
+        marker=True,
+    ),
+    Option(
+        "wait-idle",
+        parse_wait_idle,
+        0.0,
+        "before each case on a GPU, wait up to SECONDS (never less than the 1 s its five samples "
+        "take) until no other process holds the GPU and it is idle, else give up with a note; 0: do "
+        "not wait. Every result records whether other work shared its GPU",
+        "SECONDS",
+        marker=True,
+    ),
+    Option(
+        "launch-timeout",
+        parse_launch_timeout,
+        60.0,
+        "a launch (the call and its GPU work) that has not finished after SECONDS fails its test as "
+        "hung; on a GPU, whose kernel cannot be stopped, that GPU's later cases are skipped; 0: no "
+        "deadline",
+        "SECONDS",
+        marker=True,
+    ),
+    Option(
+        "search-examples",
+        parse_search_examples,
+        100,
+        "configurations each gemmcheck.search draws at most, unless it names its own examples=: few in CI, "
+        "many at night",
+        "N",
+        marker=True,
+    ),
+    Option(
+        "world-size",
+        parse_world_size,
+        1,
+        "run each test that uses gemmcheck as W ranks of a torch.distributed group, in W fresh processes "
+        "(gloo on the CPU; NCCL, a GPU per rank, where there are W GPUs; gloo over CUDA tensors where ranks "
+        "share a GPU), for collective cases (gemmcheck.case(..., collective=...)); a test already running as "
+        "a rank (torchrun) uses its group and spawns nothing. In a script: the size its group must have "
+        "(1: no ranks)",
+        "W",
+        marker=True,
+    ),
+    Option(
+        "collective-sync",
+        None,
+        "launch",
+        "how the ranks of a collective case launch: 'launch' starts launch i on every rank together (a "
+        "rendezvous before each launch), 'free' lets each rank launch at its own pace",
+        "HOW",
+        choices=COLLECTIVE_SYNCS,
+        marker=True,
+    ),
+    Option(
+        "devices",
+        parse_devices,
+        None,
+        "GPUs to use (e.g. 0,1,3 or 0-3; default all visible): each pytest-xdist worker takes its own, round-robin",
+        "LIST",
+        script=False,
+        child=False,
+    ),
+    Option(
+        "check-backend",
+        None,
+        "auto",
+        "how outputs are checked: triton (one fused pass on the GPU), torch (chunked torch "
+        "ops, any device) or auto (triton for GPU outputs when it is installed)",
+        "BACKEND",
+        choices=CHECK_BACKENDS,
+    ),
+    Option(
+        "repeat-check",
+        None,
+        "checksum",
+        "how the fused check takes a launch after the first: 'checksum' reads only its output for a "
+        "checksum and, when that equals the checksum of an output already checked in full, takes that "
+        "output's numbers without reading the reference; 'full' checks every launch in full",
+        "HOW",
+        choices=REPEAT_CHECKS,
+    ),
+    Option(
+        "scope",
+        None,
+        "arch",
+        "history a result is judged against: the same GPU arch, the same stack, or any",
+        "SCOPE",
+        choices=SCOPES,
+    ),
+    Option("alpha", parse_alpha, 0.05, "significance of the one-sided test that a bad-launch rate got worse", "ALPHA"),
+    Option(
+        "worst-factor",
+        parse_worst_factor,
+        2.0,
+        "the worst launch's wrong elements (or wrong tiles) regress when they grow by more than "
+        "this factor over the baseline's",
+        "FACTOR",
+    ),
+    Option(
+        "static",
+        None,
+        "report",
+        "compiled kernels (case.compile_flydsl, case.check_assembly): 'report' lint errors, unchecked "
+        "reads and changed static metrics (spills, LDS bytes, registers), 'fail' the test on them, or "
+        "'latent' fail on latent lint findings too",
+        "POLICY",
+        choices=STATIC_POLICIES,
+    ),
+    Option(
+        "sanitize",
+        parse_sanitize,
+        (),
+        "run each case's launch once more per tool under NVIDIA compute-sanitizer, in a spawned child with "
+        "the same inputs (a comma list of racecheck, memcheck, synccheck, initcheck; none: off): one launch "
+        "shows shared-memory races and bad accesses that repeated launches miss; an error-severity report "
+        "fails the case",
+        "TOOLS",
+        marker=True,
+        child=False,
+    ),
+    Option(
+        "sanitize-timeout",
+        parse_budget,
+        600.0,
+        "seconds one tool's sanitized launch may take, its child's start included (the grid sets the cost: "
+        "racecheck took 13 s at 512x512x256 and 97 s at 4096x7168x256 on an H200; see sanitize_shape)",
+        "SECONDS",
+        marker=True,
+        child=False,
+    ),
+    Option(
+        "require-sanitize",
+        parse_flag,
+        False,
+        "fail a case whose sanitized launch was skipped (no compute-sanitizer, a CPU or ROCm device), "
+        "timed out or failed, instead of reporting why",
+        flag_only=True,
+        child=False,
+    ),
+    Option(
+        "goldens",
+        parse_text,
+        None,
+        "directory of golden files (default goldens/ under the rootdir)",
+        "DIR",
+        script=False,
+        child=False,
+    ),
+    Option(
+        "accept",
+        parse_flag,
+        False,
+        "accept this run's results as goldens (written to the goldens directory); the run does not fail on regressions",
+        flag_only=True,
+        child=False,
+    ),
+    Option(
+        "db",
+        parse_text,
+        None,
+        "history database: a SQLAlchemy URL or a SQLite file path (default "
+        ".gemmcheck/history.db under the rootdir; env GEMMCHECK_DB)",
+        "URL|PATH",
+        env="GEMMCHECK_DB",
+        script=False,
+        child=False,
+    ),
+    Option(
+        "tag",
+        parse_tag,
+        None,
+        f"a label stored with this run (a branch, a PR, a machine): printable, at most {MAX_TAG} characters",
+        "TAG",
+        script=False,
+        child=False,
+    ),
+    Option(
+        "no-record",
+        parse_flag,
+        False,
+        "check and judge, but write nothing to the history database",
+        flag_only=True,
+        script=False,
+        child=False,
+    ),
+    Option(
+        "require-record",
+        parse_flag,
+        False,
+        "end with exit status 4 when any result could not be recorded (without it, a session that "
+        "cannot record says so and keeps its tests' exit status)",
+        flag_only=True,
+        child=False,
+    ),
+    Option(
+        "summary",
+        parse_text,
+        None,
+        "append the session's results to FILE as a markdown table (one row per case), e.g. "
+        '--gemmcheck-summary="$GITHUB_STEP_SUMMARY"; nothing is written when no case ran',
+        "FILE",
+        script=False,
+        child=False,
+    ),
+    Option(
+        "json",
+        parse_text,
+        None,
+        'write the session\'s results to FILE as JSON for scripts ({"format": 1, "version", "run", '
+        '"totals", "results"}, a result as CaseResult.to_dict() gives it), replacing the file; nothing is '
+        "written when no case ran",
+        "FILE",
+        script=False,
+        child=False,
+    ),
 )
 BY_NAME = {option.name: option for option in OPTIONS}
 BY_FIELD = {option.field: option for option in OPTIONS}
 # Options that contradict each other when both are on, and why
-CONFLICTS = (
-    ("require-record", "no-record", "nothing is recorded, so nothing can be required to be"),
-)
+CONFLICTS = (("require-record", "no-record", "nothing is recorded, so nothing can be required to be"),)
 
 
 def _is_nondeterministic(self, kernel: str) -> bool:
@@ -431,9 +613,16 @@ def _masked_repr(self) -> str:
 # The resolved settings of a session (and, after marker overrides, of one test): a frozen
 # dataclass with a field per option, its default the option's.
 Settings = make_dataclass(
-    "Settings", [(option.field, Any, field(default=option.default)) for option in OPTIONS], frozen=True,
-    namespace={"__doc__": "The resolved --gemmcheck-* settings; a field per option, defaulting as the option does.",
-               "__module__": __name__, "is_nondeterministic": _is_nondeterministic, "__repr__": _masked_repr})
+    "Settings",
+    [(option.field, Any, field(default=option.default)) for option in OPTIONS],
+    frozen=True,
+    namespace={
+        "__doc__": "The resolved --gemmcheck-* settings; a field per option, defaulting as the option does.",
+        "__module__": __name__,
+        "is_nondeterministic": _is_nondeterministic,
+        "__repr__": _masked_repr,
+    },
+)
 
 
 # What the environment variable of an option is called, named once (the CLI and the bisect
@@ -465,8 +654,13 @@ def child_settings(settings: Settings, **changes: Any) -> str:
     file or marker of its own wins over them)."""
     values = {option.field: getattr(settings, option.field) for option in OPTIONS if option.child}
     values.update(changes, no_record=True, processes=1)
-    return json.dumps({name: list(value) if isinstance(value, tuple) else value
-                       for name, value in values.items() if value is not None})
+    return json.dumps(
+        {
+            name: list(value) if isinstance(value, tuple) else value
+            for name, value in values.items()
+            if value is not None
+        }
+    )
 
 
 def settings_from_child(text: str) -> Settings:
@@ -480,8 +674,14 @@ def settings_from_child(text: str) -> Settings:
 
 FORMATS = ("table", "markdown", "json", "csv")
 COMMAND_OPTIONS: tuple[Option, ...] = (
-    Option("format", None, "table", "output form: table (the terminal), markdown, json (typed records) or csv "
-           "(one table, plain numbers)", "FORMAT", choices=FORMATS),
+    Option(
+        "format",
+        None,
+        "table",
+        "output form: table (the terminal), markdown, json (typed records) or csv (one table, plain numbers)",
+        "FORMAT",
+        choices=FORMATS,
+    ),
 )
 COMMAND_BY_NAME = {option.name: option for option in COMMAND_OPTIONS}
 
@@ -502,8 +702,12 @@ def command_argument(name: str, help: str | None = None) -> tuple[str, dict[str,
 
     convert.__name__ = name  # argparse names the type in some messages
     shown = dict(option.__dict__, help=help) if help else option.__dict__
-    return f"--{name}", {"type": convert, "default": option.default, "metavar": option.metavar,
-                         "help": help_text(Option(**shown)).replace("%", "%%")}
+    return f"--{name}", {
+        "type": convert,
+        "default": option.default,
+        "metavar": option.metavar,
+        "help": help_text(Option(**shown)).replace("%", "%%"),
+    }
 
 
 # The marker takes the options marked for it, plus per-test knobs with no session-wide option.
@@ -512,7 +716,7 @@ MARKER_KEYS = tuple(option.field for option in OPTIONS if option.marker) + ("det
 
 # An edge of a sanitized launch's shape: a smaller launch than the case's, so within what GPU
 # kernels index with 32-bit integers; a larger value is a typo, refused before anything runs.
-MAX_EDGE = 2 ** 31 - 1
+MAX_EDGE = 2**31 - 1
 
 
 def parse_shape(value) -> tuple[int, int, int]:
@@ -541,8 +745,7 @@ def apply_marker(settings: Settings, marker_kwargs: dict[str, Any], *, resolved:
     unknown = sorted(set(marker_kwargs) - set(MARKER_KEYS))
     if unknown:
         shown = ", ".join(key if key.isidentifier() else repr(key) for key in unknown)
-        raise ValueError(f"@pytest.mark.gemmcheck got unknown argument(s) {shown}; "
-                         f"it takes {', '.join(MARKER_KEYS)}")
+        raise ValueError(f"@pytest.mark.gemmcheck got unknown argument(s) {shown}; it takes {', '.join(MARKER_KEYS)}")
     changes = {}
     for key, value in marker_kwargs.items():
         if key in ("deterministic", "sanitize_shape"):

@@ -109,9 +109,15 @@ class NvmlMonitor:
     def _handle(self, gpu):
         key = (gpu.get("uuid"), gpu.get("pci_bus_id"))
         if key not in self._handles:
-            self._handles[key] = _find_handle(gpu, self.nvml.NVMLError, [
-                ("uuid", "UUID", self.nvml.nvmlDeviceGetHandleByUUID),
-                ("pci_bus_id", "PCI bus id", self.nvml.nvmlDeviceGetHandleByPciBusId)], "NVML")
+            self._handles[key] = _find_handle(
+                gpu,
+                self.nvml.NVMLError,
+                [
+                    ("uuid", "UUID", self.nvml.nvmlDeviceGetHandleByUUID),
+                    ("pci_bus_id", "PCI bus id", self.nvml.nvmlDeviceGetHandleByPciBusId),
+                ],
+                "NVML",
+            )
         return self._handles[key]
 
     def processes(self, gpu):
@@ -159,10 +165,19 @@ class AmdSmiMonitor:
     def _handle(self, gpu):
         key = (gpu.get("uuid"), gpu.get("pci_bus_id"))
         if key not in self._handles:
-            self._handles[key] = _find_handle(gpu, self.amdsmi.AmdSmiException, [
-                ("pci_bus_id", "PCI bus id",
-                 lambda bus: self.amdsmi.amdsmi_get_processor_handle_from_bdf(_amd_bdf(bus))),
-                ("uuid", "UUID", self._handle_by_uuid)], "amdsmi")
+            self._handles[key] = _find_handle(
+                gpu,
+                self.amdsmi.AmdSmiException,
+                [
+                    (
+                        "pci_bus_id",
+                        "PCI bus id",
+                        lambda bus: self.amdsmi.amdsmi_get_processor_handle_from_bdf(_amd_bdf(bus)),
+                    ),
+                    ("uuid", "UUID", self._handle_by_uuid),
+                ],
+                "amdsmi",
+            )
         return self._handles[key]
 
     def _handle_by_uuid(self, uuid: str):
@@ -180,8 +195,13 @@ class AmdSmiMonitor:
                 # before ROCm 6.1 the list held process handles, each asked for its information
                 info = entry if isinstance(entry, dict) else amdsmi.amdsmi_get_gpu_process_info(handle, entry)
                 name = str(info.get("name") or "").strip()
-                found.append({"pid": int(info["pid"]), "name": name if name not in ("", "N/A") else None,
-                              "memory": info.get("mem")})
+                found.append(
+                    {
+                        "pid": int(info["pid"]),
+                        "name": name if name not in ("", "N/A") else None,
+                        "memory": info.get("mem"),
+                    }
+                )
         except amdsmi.AmdSmiException as exc:
             raise MonitorError(f"amdsmi could not list the GPU's processes: {exc}") from None
         return found
@@ -239,6 +259,7 @@ def default_monitor() -> Monitor:
 
 # --- snapshots ------------------------------------------------------------------------
 
+
 def snapshot(monitor: Monitor, gpu: dict[str, Any], *, also_ours: frozenset[int] = frozenset()) -> dict[str, Any]:
     """The other processes on the GPU and its utilization: ``{"processes": [...],
     "utilization": 12}`` (plus ``"unmatched": True`` when this process was not found by its
@@ -268,9 +289,16 @@ def is_idle(taken: dict[str, Any], threshold: int = IDLE_UTILIZATION_PERCENT) ->
     return other_processes(taken) == 0 and (utilization is None or utilization <= threshold)
 
 
-def wait_for_idle(monitor: Monitor, gpu: dict[str, Any], budget_s: float, *, also_ours: frozenset[int] = frozenset(),
-                  samples: int = IDLE_SAMPLES, interval_s: float = SAMPLE_INTERVAL_S,
-                  threshold: int = IDLE_UTILIZATION_PERCENT) -> tuple[float, bool, dict[str, Any]]:
+def wait_for_idle(
+    monitor: Monitor,
+    gpu: dict[str, Any],
+    budget_s: float,
+    *,
+    also_ours: frozenset[int] = frozenset(),
+    samples: int = IDLE_SAMPLES,
+    interval_s: float = SAMPLE_INTERVAL_S,
+    threshold: int = IDLE_UTILIZATION_PERCENT,
+) -> tuple[float, bool, dict[str, Any]]:
     """Sample until ``samples`` in a row are idle, or ``budget_s`` has passed (never before
     ``samples`` were taken): (seconds waited, whether idle, the last snapshot). A snapshot that
     knows nothing ends the wait at once."""
@@ -291,6 +319,7 @@ def wait_for_idle(monitor: Monitor, gpu: dict[str, Any], budget_s: float, *, als
 
 
 # --- one case ---------------------------------------------------------------------------
+
 
 class Watch:
     """A case's contention, from :func:`start` to :meth:`finish`."""
@@ -314,16 +343,19 @@ class Watch:
             self.at_start = self._snapshot()
             return
         synchronize()  # the case's own queued work (its reference) must not read as a busy GPU
-        self.waited_s, idle, self.at_start = wait_for_idle(self.monitor, self.gpu, self.wait_s,
-                                                           also_ours=self.also_ours, **sampling)
+        self.waited_s, idle, self.at_start = wait_for_idle(
+            self.monitor, self.gpu, self.wait_s, also_ours=self.also_ours, **sampling
+        )
         self.idle = idle if "unknown" not in self.at_start else None
 
     def finish(self, *, stress: str | None = None) -> dict[str, Any]:
         """The record for ``result.contention``, the end snapshot taken now; ``stress``: the
         kind of background load that ran beside the launches, if one did."""
         at_end = self._snapshot()
-        seen = {"the start": (self.at_start, other_processes(self.at_start)),
-                "the end": (at_end, other_processes(at_end))}
+        seen = {
+            "the start": (self.at_start, other_processes(self.at_start)),
+            "the end": (at_end, other_processes(at_end)),
+        }
         counts = [count for _, count in seen.values()]
         if any(counts) or stress or self.idle is False:
             contended = True
@@ -331,9 +363,16 @@ class Watch:
             contended = None
         else:
             contended = False
-        return {"monitor": getattr(self.monitor, "name", None), "contended": contended,
-                "note": self._note(seen, stress), "start": self.at_start, "end": at_end,
-                "wait_idle_s": self.wait_s, "waited_s": round(self.waited_s, 3), "stress": stress}
+        return {
+            "monitor": getattr(self.monitor, "name", None),
+            "contended": contended,
+            "note": self._note(seen, stress),
+            "start": self.at_start,
+            "end": at_end,
+            "wait_idle_s": self.wait_s,
+            "waited_s": round(self.waited_s, 3),
+            "stress": stress,
+        }
 
     def _note(self, seen, stress) -> str:
         parts = []
@@ -342,14 +381,18 @@ class Watch:
         elif self.idle is False:
             given = f"gave up waiting for an idle GPU after {_seconds(max(self.wait_s, self.waited_s))} s"
             # the processes that kept it busy are named next; utilization alone is named here
-            parts.append(given if other_processes(self.at_start) else
-                         f"{given}: utilization {self.at_start.get('utilization')}% with no other process listed")
+            parts.append(
+                given
+                if other_processes(self.at_start)
+                else f"{given}: utilization {self.at_start.get('utilization')}% with no other process listed"
+            )
         busy = [when for when, (_, count) in seen.items() if count]
         if busy:
             count = max(count for _, count in seen.values() if count)
             last = seen[busy[-1]][0]
-            parts.append(f"{count} other process{'es' if count > 1 else ''} on the GPU at "
-                         f"{' and '.join(busy)}: {_named(last)}")
+            parts.append(
+                f"{count} other process{'es' if count > 1 else ''} on the GPU at {' and '.join(busy)}: {_named(last)}"
+            )
         unknown = {taken["unknown"] for taken, _ in seen.values() if "unknown" in taken}
         if unknown:
             cannot_wait = "cannot wait for an idle GPU, " if self.wait_s > 0 and self.monitor is not None else ""
@@ -375,8 +418,15 @@ def _named(taken: dict[str, Any]) -> str:
     return text
 
 
-def start(device, gpu: dict[str, Any] | None = None, *, wait_s: float = 0.0, parent_waits: bool = False,
-          monitor: Monitor | None = None, **sampling) -> Watch:
+def start(
+    device,
+    gpu: dict[str, Any] | None = None,
+    *,
+    wait_s: float = 0.0,
+    parent_waits: bool = False,
+    monitor: Monitor | None = None,
+    **sampling,
+) -> Watch:
     """Wait for an idle GPU when ``wait_s`` > 0, then take the start snapshot of ``device``'s
     contention. ``gpu``: its :func:`.gpus.gpu_identity` where known already; ``parent_waits``:
     this process is a --gemmcheck-processes child, whose parent's context is not another's

@@ -51,8 +51,14 @@ def parse_nvidia_smi(text: str) -> list[dict[str, str]]:
         fields = [field.strip() for field in line.split(",")]
         if len(fields) < 4 or not fields[0].isdigit():
             continue
-        rows.append({"index": fields[0], "uuid": fields[1], "pci_bus_id": normalise_bus_id(fields[2]),
-                     "name": ",".join(fields[3:]).strip()})
+        rows.append(
+            {
+                "index": fields[0],
+                "uuid": fields[1],
+                "pci_bus_id": normalise_bus_id(fields[2]),
+                "name": ",".join(fields[3:]).strip(),
+            }
+        )
     return rows
 
 
@@ -74,8 +80,11 @@ def parse_rocm_smi(text: str) -> list[dict[str, str]]:
 
 
 def _smi_rows(is_hip: bool) -> list[dict[str, str]]:
-    command = (["rocm-smi", "--showuniqueid", "--showbus", "--json"] if is_hip else
-               ["nvidia-smi", "--query-gpu=index,uuid,pci.bus_id,name", "--format=csv,noheader"])
+    command = (
+        ["rocm-smi", "--showuniqueid", "--showbus", "--json"]
+        if is_hip
+        else ["nvidia-smi", "--query-gpu=index,uuid,pci.bus_id,name", "--format=csv,noheader"]
+    )
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=15)
     except (OSError, subprocess.SubprocessError):

@@ -29,8 +29,10 @@ def _version(distribution: str) -> str | None:
 
 
 def _driver_version() -> str | None:
-    for command in (["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                    ["rocm-smi", "--showdriverversion", "--csv"]):
+    for command in (
+        ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+        ["rocm-smi", "--showdriverversion", "--csv"],
+    ):
         try:
             out = subprocess.run(command, capture_output=True, text=True, timeout=10)
         except (OSError, subprocess.SubprocessError):
@@ -69,7 +71,12 @@ def _base_info() -> dict:
         "host": socket.gethostname(),
         "os": f"{platform.system()} {platform.release()}",
         "python": platform.python_version(),
-        "torch": None, "cuda": None, "hip": None, "gpu_name": None, "gpu_arch": None, "gpu_count": 0,
+        "torch": None,
+        "cuda": None,
+        "hip": None,
+        "gpu_name": None,
+        "gpu_arch": None,
+        "gpu_count": 0,
         "driver": None,
         "triton": _version("triton") or _version("pytorch-triton-rocm"),
         "flydsl": _version("flydsl"),

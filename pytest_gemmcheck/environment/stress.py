@@ -242,16 +242,19 @@ class BackgroundLoad:
         thread.join(JOIN_TIMEOUT_S)
         if thread.is_alive():
             self._stopped = time.perf_counter()
-            raise RuntimeError(f"the background {self.kind} load did not stop within {JOIN_TIMEOUT_S:.0f} s "
-                               "(is the GPU hung?)")
+            raise RuntimeError(
+                f"the background {self.kind} load did not stop within {JOIN_TIMEOUT_S:.0f} s (is the GPU hung?)"
+            )
         try:
             self._workload.drain()
         finally:
             self._stopped = time.perf_counter()
             self._workload = None  # frees the buffers, now that nothing uses them
         if self.error is not None and raise_errors:
-            raise RuntimeError(f"the background {self.kind} load failed while the launches ran: "
-                               f"{type(self.error).__name__}: {self.error}") from self.error
+            raise RuntimeError(
+                f"the background {self.kind} load failed while the launches ran: "
+                f"{type(self.error).__name__}: {self.error}"
+            ) from self.error
 
     # --- what it did ------------------------------------------------------------------
     @property
@@ -269,16 +272,18 @@ class BackgroundLoad:
         end = self._stopped if self._stopped is not None else time.perf_counter()
         seconds = max(0.0, end - (self._started or end))
         moved = self.iterations * self._bytes_per_iteration
-        info.update({
-            "device": self._device_name,
-            "engine": self._engine,
-            "bytes": self._bytes,
-            "bytes_per_iteration": self._bytes_per_iteration,
-            "iterations": self.iterations,
-            "seconds": round(seconds, 6),
-            "gb_per_s": round(moved / seconds / 1e9, 1) if seconds > 0 else 0.0,
-            "in_flight": self.in_flight,
-        })
+        info.update(
+            {
+                "device": self._device_name,
+                "engine": self._engine,
+                "bytes": self._bytes,
+                "bytes_per_iteration": self._bytes_per_iteration,
+                "iterations": self.iterations,
+                "seconds": round(seconds, 6),
+                "gb_per_s": round(moved / seconds / 1e9, 1) if seconds > 0 else 0.0,
+                "in_flight": self.in_flight,
+            }
+        )
         if self.error is not None:
             info["error"] = f"{type(self.error).__name__}: {self.error}"
         return info
@@ -289,9 +294,11 @@ class BackgroundLoad:
         info = self.describe()
         if not info["active"]:
             return info["note"]
-        return (f"{self.kind} load on {info['device']}: {info['iterations']} iterations of "
-                f"{info['bytes_per_iteration'] / 2**20:.0f} MiB, {info['gb_per_s']:.0f} GB/s over "
-                f"{info['seconds']:.2f} s ({info['engine']})")
+        return (
+            f"{self.kind} load on {info['device']}: {info['iterations']} iterations of "
+            f"{info['bytes_per_iteration'] / 2**20:.0f} MiB, {info['gb_per_s']:.0f} GB/s over "
+            f"{info['seconds']:.2f} s ({info['engine']})"
+        )
 
 
 def load(kind: str, device, **options) -> BackgroundLoad:

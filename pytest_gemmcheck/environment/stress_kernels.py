@@ -30,6 +30,7 @@ FMA_ROUNDS = 64
 # loops: Triton 3.6's interpreter cannot run `for ... in range(runtime bound)` with numpy >= 2.4
 # (triton-lang/triton#9171); compiled, both are the same loop.
 
+
 @triton.jit
 def copy_loop(src_ptr, dst_ptr, n_elements, BLOCK: tl.constexpr):
     """dst[:] = src[:]."""

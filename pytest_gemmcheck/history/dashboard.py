@@ -108,9 +108,24 @@ class CellTotals:
 
 
 _RESULT_COLUMNS = (
-    *result_table.c["id", "case_id", "run_id", "stack_id"], *run_table.c["started_at", "status", "tag", "revision"],
-    *result_table.c["launches", "bad_launches", "worst_wrong", "kinds", "verdict", "deterministic", "elapsed_min_s",
-                    "elapsed_median_s", "contended", "recorded_at", "worst_differing", "hazards", "per_rank"])
+    *result_table.c["id", "case_id", "run_id", "stack_id"],
+    *run_table.c["started_at", "status", "tag", "revision"],
+    *result_table.c[
+        "launches",
+        "bad_launches",
+        "worst_wrong",
+        "kinds",
+        "verdict",
+        "deterministic",
+        "elapsed_min_s",
+        "elapsed_median_s",
+        "contended",
+        "recorded_at",
+        "worst_differing",
+        "hazards",
+        "per_rank",
+    ],
+)
 
 
 def cases(connection, ids) -> dict[int, CaseInfo]:
@@ -118,12 +133,29 @@ def cases(connection, ids) -> dict[int, CaseInfo]:
     found: dict[int, CaseInfo] = {}
     ids = sorted(set(ids))
     for start in range(0, len(ids), 500):  # bounded IN lists
-        columns = case_table.c["id", "key", "kernel", "quant", "m", "n", "k", "tile", "out_dtype", "fp8", "params",
-                               "collective", "world_size"]
-        query = select(columns).where(case_table.c.id.in_(ids[start:start + 500]))
+        columns = case_table.c[
+            "id",
+            "key",
+            "kernel",
+            "quant",
+            "m",
+            "n",
+            "k",
+            "tile",
+            "out_dtype",
+            "fp8",
+            "params",
+            "collective",
+            "world_size",
+        ]
+        query = select(columns).where(case_table.c.id.in_(ids[start : start + 500]))
         for row in connection.execute(query):
-            found[row.id] = CaseInfo(*row[:10], params=row.params or {}, collective=row.collective,
-                                     world_size=None if row.world_size is None else int(row.world_size))
+            found[row.id] = CaseInfo(
+                *row[:10],
+                params=row.params or {},
+                collective=row.collective,
+                world_size=None if row.world_size is None else int(row.world_size),
+            )
     return found
 
 
@@ -143,8 +175,9 @@ def _where(connection, *selections: Selection):
     return and_(*clauses)
 
 
-def case_totals(engine: Engine, selection: Selection, *,
-                limit: int = 500) -> tuple[list[CaseTotals], dict[int, CaseInfo]]:
+def case_totals(
+    engine: Engine, selection: Selection, *, limit: int = 500
+) -> tuple[list[CaseTotals], dict[int, CaseInfo]]:
     """One row per case over the selected results, the cases in kernel, quant, shape order."""
     with engine.connect() as connection:
         where = _where(connection, selection)
@@ -152,15 +185,36 @@ def case_totals(engine: Engine, selection: Selection, *,
             return [], {}
         result = result_table.c
         last_bad = func.max(case((result.bad_launches > 0, result.recorded_at), else_=None))
-        query = (select(result.case_id, func.count(func.distinct(result.run_id)), func.sum(result.launches),
-                        func.sum(result.bad_launches), func.max(result.worst_wrong), last_bad,
-                        func.max(result.worst_differing), func.max(result.hazards))
-                 .select_from(results_joined(case_table)).where(where).group_by(result.case_id)
-                 .order_by(*(func.min(column) for column in case_table.c["kernel", "quant", "m", "n", "k"]),
-                           result.case_id).limit(limit))
-        totals = [CaseTotals(case_id, int(runs), int(launches or 0), int(bad or 0), int(worst or 0), when,
-                             None if differing is None else int(differing), None if hazards is None else int(hazards))
-                  for case_id, runs, launches, bad, worst, when, differing, hazards in connection.execute(query)]
+        query = (
+            select(
+                result.case_id,
+                func.count(func.distinct(result.run_id)),
+                func.sum(result.launches),
+                func.sum(result.bad_launches),
+                func.max(result.worst_wrong),
+                last_bad,
+                func.max(result.worst_differing),
+                func.max(result.hazards),
+            )
+            .select_from(results_joined(case_table))
+            .where(where)
+            .group_by(result.case_id)
+            .order_by(*(func.min(column) for column in case_table.c["kernel", "quant", "m", "n", "k"]), result.case_id)
+            .limit(limit)
+        )
+        totals = [
+            CaseTotals(
+                case_id,
+                int(runs),
+                int(launches or 0),
+                int(bad or 0),
+                int(worst or 0),
+                when,
+                None if differing is None else int(differing),
+                None if hazards is None else int(hazards),
+            )
+            for case_id, runs, launches, bad, worst, when, differing, hazards in connection.execute(query)
+        ]
         return totals, cases(connection, [t.case_id for t in totals])
 
 
@@ -174,9 +228,9 @@ def rank_totals(engine: Engine, selection: Selection, case_ids) -> dict[int, dic
         if where is None or not ids:
             return totals
         for start in range(0, len(ids), 500):  # bounded IN lists
-            query = (select(result_table.c.case_id, result_table.c.per_rank)
-                     .where(where, result_table.c.case_id.in_(ids[start:start + 500]),
-                            result_table.c.per_rank.is_not(None)))
+            query = select(result_table.c.case_id, result_table.c.per_rank).where(
+                where, result_table.c.case_id.in_(ids[start : start + 500]), result_table.c.per_rank.is_not(None)
+            )
             for case_id, ranks in connection.execute(query):
                 add_ranks(totals.setdefault(case_id, {}), ranks)
     return totals
@@ -198,12 +252,22 @@ def recent_results(engine: Engine, selection: Selection, case_ids: list[int], *,
         where = _where(connection, selection)
         if where is None:
             return []
-        rank = (func.dense_rank().over(partition_by=result_table.c.case_id, order_by=result_table.c.run_id.desc())
-                .label("rank"))
-        inner = (select(*_RESULT_COLUMNS, rank).select_from(results_joined(run_table))
-                 .where(where, result_table.c.case_id.in_(case_ids)).subquery())
-        query = (select(*[inner.c[column.key] for column in _RESULT_COLUMNS]).where(inner.c.rank <= runs)
-                 .order_by(inner.c.case_id, inner.c.run_id.desc(), inner.c.id))
+        rank = (
+            func.dense_rank()
+            .over(partition_by=result_table.c.case_id, order_by=result_table.c.run_id.desc())
+            .label("rank")
+        )
+        inner = (
+            select(*_RESULT_COLUMNS, rank)
+            .select_from(results_joined(run_table))
+            .where(where, result_table.c.case_id.in_(case_ids))
+            .subquery()
+        )
+        query = (
+            select(*[inner.c[column.key] for column in _RESULT_COLUMNS])
+            .where(inner.c.rank <= runs)
+            .order_by(inner.c.case_id, inner.c.run_id.desc(), inner.c.id)
+        )
         return [ResultRow(*row) for row in connection.execute(query)]
 
 
@@ -213,22 +277,24 @@ def results(engine: Engine, *selections: Selection) -> list[ResultRow]:
         where = _where(connection, *selections)
         if where is None:
             return []
-        query = (select(*_RESULT_COLUMNS).select_from(results_joined(run_table)).where(where)
-                 .order_by(result_table.c.id))
+        query = select(*_RESULT_COLUMNS).select_from(results_joined(run_table)).where(where).order_by(result_table.c.id)
         return [ResultRow(*row) for row in connection.execute(query)]
 
 
-def case_runs(engine: Engine, selection: Selection, *,
-              limit: int = 50) -> list[tuple[ResultRow, str | None, str]]:
+def case_runs(engine: Engine, selection: Selection, *, limit: int = 50) -> list[tuple[ResultRow, str | None, str]]:
     """The results of the selected cases, newest first, with their stack's arch and their case's
     key: the table of a bug report."""
     with engine.connect() as connection:
         where = _where(connection, selection)
         if where is None:
             return []
-        query = (select(*_RESULT_COLUMNS, stack_table.c.gpu_arch, case_table.c.key)
-                 .select_from(results_joined(run_table, case_table, stack_table)).where(where)
-                 .order_by(run_table.c.started_at.desc(), result_table.c.id.desc()).limit(limit))
+        query = (
+            select(*_RESULT_COLUMNS, stack_table.c.gpu_arch, case_table.c.key)
+            .select_from(results_joined(run_table, case_table, stack_table))
+            .where(where)
+            .order_by(run_table.c.started_at.desc(), result_table.c.id.desc())
+            .limit(limit)
+        )
         return [(ResultRow(*row[:-2]), row[-2], row[-1]) for row in connection.execute(query)]
 
 
@@ -261,10 +327,18 @@ def runs(engine: Engine, selection: Selection, *, limit: int = 20) -> list[RunRo
         if matched.stacks is not None:
             on_results.append(result_table.c.stack_id.in_(matched.stacks))
         joined = and_(result_table.c.run_id == run_table.c.id, *on_results)
-        query = (select(*run_table.c["id", "started_at", "ended_at", "status", "tag", "revision", "dirty"],
-                        func.count(result_table.c.id), func.coalesce(func.sum(result_table.c.launches), 0),
-                        func.coalesce(func.sum(result_table.c.bad_launches), 0))
-                 .outerjoin(result_table, joined).group_by(run_table.c.id).order_by(run_table.c.id.desc()).limit(limit))
+        query = (
+            select(
+                *run_table.c["id", "started_at", "ended_at", "status", "tag", "revision", "dirty"],
+                func.count(result_table.c.id),
+                func.coalesce(func.sum(result_table.c.launches), 0),
+                func.coalesce(func.sum(result_table.c.bad_launches), 0),
+            )
+            .outerjoin(result_table, joined)
+            .group_by(run_table.c.id)
+            .order_by(run_table.c.id.desc())
+            .limit(limit)
+        )
         if matched.runs is not None:
             query = query.where(run_table.c.id.in_(matched.runs))
         if on_results:
@@ -310,12 +384,14 @@ def check_selection(engine: Engine, selection: Selection, option: str = "--stack
             check_stack_fields(connection, selection.stack, option)
     unknown = unknown_case_prefixes(engine, selection.keys) if selection.keys else []
     if unknown:
-        raise SelectionError(f"--case {unknown[0]!r}: no recorded case has a key starting with it "
-                             "(gemmcheck history lists them)")
+        raise SelectionError(
+            f"--case {unknown[0]!r}: no recorded case has a key starting with it (gemmcheck history lists them)"
+        )
 
 
-def cell_totals(engine: Engine,
-                selection: Selection) -> tuple[list[CellTotals], dict[int, CaseInfo], dict[int, StackInfo]]:
+def cell_totals(
+    engine: Engine, selection: Selection
+) -> tuple[list[CellTotals], dict[int, CaseInfo], dict[int, StackInfo]]:
     """Per case and stack: results, launches, bad launches and the worst result's rate."""
     with engine.connect() as connection:
         where = _where(connection, selection)
@@ -323,11 +399,22 @@ def cell_totals(engine: Engine,
             return [], {}, {}
         result = result_table.c
         worst = func.max(case((result.launches > 0, result.bad_launches * 1.0 / result.launches), else_=0.0))
-        query = (select(result.case_id, result.stack_id, func.count(result.id), func.sum(result.launches),
-                        func.sum(result.bad_launches), worst)
-                 .where(where, result.launches > 0).group_by(result.case_id, result.stack_id))
-        cells = [CellTotals(case_id, stack_id, int(count), int(launches or 0), int(bad or 0), float(rate or 0))
-                 for case_id, stack_id, count, launches, bad, rate in connection.execute(query)]
+        query = (
+            select(
+                result.case_id,
+                result.stack_id,
+                func.count(result.id),
+                func.sum(result.launches),
+                func.sum(result.bad_launches),
+                worst,
+            )
+            .where(where, result.launches > 0)
+            .group_by(result.case_id, result.stack_id)
+        )
+        cells = [
+            CellTotals(case_id, stack_id, int(count), int(launches or 0), int(bad or 0), float(rate or 0))
+            for case_id, stack_id, count, launches, bad, rate in connection.execute(query)
+        ]
         return cells, cases(connection, {cell.case_id for cell in cells}), stacks(connection)
 
 
@@ -344,9 +431,11 @@ class LaunchRow:
 
 def launches_of(engine: Engine, result_id: int) -> list[LaunchRow]:
     """One result's launches, in order (in a collective case, each launch's ranks in order)."""
-    query = (select(launch_table.c["launch_index", "kinds", "wrong", "nonfinite", "differing", "elapsed_s", "rank"])
-             .where(launch_table.c.result_id == result_id)
-             .order_by(launch_table.c.launch_index, launch_table.c.rank, launch_table.c.id))
+    query = (
+        select(launch_table.c["launch_index", "kinds", "wrong", "nonfinite", "differing", "elapsed_s", "rank"])
+        .where(launch_table.c.result_id == result_id)
+        .order_by(launch_table.c.launch_index, launch_table.c.rank, launch_table.c.id)
+    )
     with engine.connect() as connection:
         return [LaunchRow(*row) for row in connection.execute(query)]
 
@@ -363,8 +452,9 @@ def sanitize_of(engine: Engine, result_ids: list[int]) -> dict[int, list[dict]]:
     ids = sorted(set(result_ids))
     with engine.connect() as connection:
         for start in range(0, len(ids), 500):  # bounded IN lists
-            query = (select(result_table.c["id", "sanitize"])
-                     .where(result_table.c.id.in_(ids[start:start + 500]), result_table.c.sanitize.is_not(None)))
+            query = select(result_table.c["id", "sanitize"]).where(
+                result_table.c.id.in_(ids[start : start + 500]), result_table.c.sanitize.is_not(None)
+            )
             found.update({result_id: runs for result_id, runs in connection.execute(query) if runs})
     return found
 

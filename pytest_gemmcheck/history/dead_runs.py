@@ -27,8 +27,9 @@ def mark_dead_runs_interrupted(engine: Engine) -> int:
     now = utcnow()
     runs = run_table.c
     with engine.connect() as connection:
-        running = connection.execute(select(runs.id, runs.host, runs.pid, runs.pid_start, runs.heartbeat_at)
-                                     .where(runs.status == "running")).all()
+        running = connection.execute(
+            select(runs.id, runs.host, runs.pid, runs.pid_start, runs.heartbeat_at).where(runs.status == "running")
+        ).all()
     dead = []
     for run_id, run_host, pid, pid_start, heartbeat in running:
         if run_host == host and pid is not None:
@@ -40,8 +41,11 @@ def mark_dead_runs_interrupted(engine: Engine) -> int:
             dead.append(run_id)
     if dead:
         with write_transaction(engine) as connection:
-            connection.execute(update(run_table).where(runs.id.in_(dead), runs.status == "running")
-                               .values(status="interrupted", ended_at=runs.heartbeat_at))
+            connection.execute(
+                update(run_table)
+                .where(runs.id.in_(dead), runs.status == "running")
+                .values(status="interrupted", ended_at=runs.heartbeat_at)
+            )
     return len(dead)
 
 

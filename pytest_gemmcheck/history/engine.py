@@ -43,8 +43,10 @@ def resolve_url(value: str | os.PathLike | None, base_dir: Path) -> URL:
     except (ArgumentError, ValueError) as exc:
         raise DatabaseError(f"{hide_passwords(value)!r} is not a database URL ({exc})") from None
     if is_sqlite(url) and (url.database in (None, "", ":memory:") or url.query.get("mode") == "memory"):
-        raise DatabaseError(f"{hide_passwords(value)} is an in-memory database, gone when the session ends: "
-                            "give a file (a path, or sqlite:///path/to/history.db)")
+        raise DatabaseError(
+            f"{hide_passwords(value)} is an in-memory database, gone when the session ends: "
+            "give a file (a path, or sqlite:///path/to/history.db)"
+        )
     return url
 
 
@@ -75,8 +77,11 @@ def safe_url(url: URL | str) -> str:
     if isinstance(url, str):
         return hide_passwords(url)
     if is_sqlite(url) and url.database:
-        query = "&".join(f"{key}={value}" for key, values in url.query.items()
-                         for value in ((values,) if isinstance(values, str) else values))
+        query = "&".join(
+            f"{key}={value}"
+            for key, values in url.query.items()
+            for value in ((values,) if isinstance(values, str) else values)
+        )
         return f"{url.drivername}:///{url.database}" + (f"?{query}" if query else "")
     return url.render_as_string(hide_password=True)
 
@@ -146,6 +151,7 @@ def write_transaction(engine: Engine):
 
 # --- migrations ------------------------------------------------------------------------
 
+
 def _alembic_config(connection=None):
     from alembic.config import Config
 
@@ -197,8 +203,10 @@ def is_newer(revision: str | None) -> bool:
 def newer_schema_words(revision: str) -> str:
     from .. import __version__
 
-    return (f"has schema revision {revision}, newer than this pytest-gemmcheck {__version__} knows "
-            f"(head {head_revision()}); upgrade pytest-gemmcheck to use it")
+    return (
+        f"has schema revision {revision}, newer than this pytest-gemmcheck {__version__} knows "
+        f"(head {head_revision()}); upgrade pytest-gemmcheck to use it"
+    )
 
 
 def check_not_newer(engine: Engine, url: URL) -> str | None:
@@ -217,8 +225,10 @@ def check_integrity(engine: Engine, url: URL) -> None:
         with engine.connect() as connection:
             problems = connection.exec_driver_sql("PRAGMA quick_check").scalars().all()
     if problems != ["ok"]:
-        raise DatabaseError(f"{safe_url(url)} fails its integrity check (PRAGMA quick_check: {problems[0]}); "
-                            "restore it from a copy, or move it aside to start a new history")
+        raise DatabaseError(
+            f"{safe_url(url)} fails its integrity check (PRAGMA quick_check: {problems[0]}); "
+            "restore it from a copy, or move it aside to start a new history"
+        )
 
 
 def upgrade(engine: Engine, url: URL, *, only_if_empty: bool = False) -> tuple[str | None, str]:
@@ -268,8 +278,9 @@ def open_database(url: URL, *, auto_upgrade: bool, for_writing: bool = False, re
         if current != head:
             if read_only or not auto_upgrade:
                 state = "has no gemmcheck schema revision" if current is None else f"is at schema revision {current}"
-                raise DatabaseError(f"{safe_url(url)} {state} (head {head}); run: gemmcheck db upgrade --db "
-                                    f"'{safe_url(url)}'")
+                raise DatabaseError(
+                    f"{safe_url(url)} {state} (head {head}); run: gemmcheck db upgrade --db '{safe_url(url)}'"
+                )
             upgrade(engine, url)
         check_tables(engine, url)
     except BaseException:
@@ -305,9 +316,11 @@ def check_tables(engine: Engine, url: URL) -> None:
 
     missing = sorted(set(metadata.tables) - set(_tables(engine)))
     if missing:
-        raise DatabaseError(f"{safe_url(url)} is a gemmcheck history without its {', '.join(missing)} "
-                            f"table{'s' if len(missing) > 1 else ''}; restore it from a copy, or move it aside to "
-                            "start a new history")
+        raise DatabaseError(
+            f"{safe_url(url)} is a gemmcheck history without its {', '.join(missing)} "
+            f"table{'s' if len(missing) > 1 else ''}; restore it from a copy, or move it aside to "
+            "start a new history"
+        )
 
 
 @contextlib.contextmanager

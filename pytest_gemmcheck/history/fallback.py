@@ -81,7 +81,7 @@ class FallbackFile:
                     make_folder(self.path.parent)
                     self.written = 0
                 with open(self.path, "a" if self.written else "w") as file:
-                    file.writelines(self.lines[self.written:])
+                    file.writelines(self.lines[self.written :])
                 self.written = len(self.lines)
                 self.identity = self._identity()
                 self.error = None
@@ -91,7 +91,6 @@ class FallbackFile:
                 if self.path is not None:
                     _remove(self.path)
                 self.path = None
-
 
     def _identity(self) -> tuple[int, int] | None:
         try:
@@ -117,6 +116,7 @@ def header(*, database: str, run: dict) -> dict:
 
 
 # --- reading -------------------------------------------------------------------------------
+
 
 @dataclass
 class Fallback:
@@ -163,10 +163,16 @@ def _read_earlier_form(path: Path, document: dict) -> Fallback:
     # written at the session's end, so it ended; the token and uids come from what it holds
     identity = json.dumps([document.get("started_at"), document.get("command"), document.get("tag")])
     token = hashlib.sha256(identity.encode()).hexdigest()[:32]
-    results = [(hashlib.sha256(f"{token}:{index}".encode()).hexdigest()[:32], CaseResult.from_dict(data))
-               for index, data in enumerate(document["results"])]
-    run = {"token": token, "tag": document.get("tag"), "command": document.get("command"),
-           "started_at": document.get("started_at")}
+    results = [
+        (hashlib.sha256(f"{token}:{index}".encode()).hexdigest()[:32], CaseResult.from_dict(data))
+        for index, data in enumerate(document["results"])
+    ]
+    run = {
+        "token": token,
+        "tag": document.get("tag"),
+        "command": document.get("command"),
+        "started_at": document.get("started_at"),
+    }
     return Fallback(path, run=run, results=results, end={"status": "complete", "exit_status": None})
 
 
@@ -180,6 +186,7 @@ def this_process() -> dict:
 
 # --- loading into a database ------------------------------------------------------------------
 
+
 @dataclass
 class Loaded:
     """What ``gemmcheck db import`` did with one file."""
@@ -191,8 +198,10 @@ class Loaded:
     status: str  # the run's status now
 
     def words(self) -> str:
-        text = (f"run {self.run_id}: imported {self.imported} result{'s' if self.imported != 1 else ''}, "
-                f"{self.already} already recorded; status {self.status}")
+        text = (
+            f"run {self.run_id}: imported {self.imported} result{'s' if self.imported != 1 else ''}, "
+            f"{self.already} already recorded; status {self.status}"
+        )
         if self.failed:
             text += f"; {len(self.failed)} could not be stored ({reasons_words(self.failed.values())})"
         return text
@@ -207,9 +216,25 @@ def load(store, fallback: Fallback) -> Loaded:
     run = fallback.run
     found = store.run_of_token(run["token"]) if run.get("token") else None
     if found is None:
-        info = RunInfo(**{name: run.get(name) for name in ("tag", "revision", "dirty", "command", "rootdir",
-                                                            "options", "version", "token", "host", "pid",
-                                                            "pid_start")}, workers=run.get("workers") or 0)
+        info = RunInfo(
+            **{
+                name: run.get(name)
+                for name in (
+                    "tag",
+                    "revision",
+                    "dirty",
+                    "command",
+                    "rootdir",
+                    "options",
+                    "version",
+                    "token",
+                    "host",
+                    "pid",
+                    "pid_start",
+                )
+            },
+            workers=run.get("workers") or 0,
+        )
         started_at = datetime.fromisoformat(run["started_at"]) if run.get("started_at") else None
         run_id, status = store.begin_run(info, started_at=started_at, status="interrupted"), "interrupted"
     else:
@@ -220,7 +245,12 @@ def load(store, fallback: Fallback) -> Loaded:
     if fallback.end is not None:  # the session ended: its status, or unrecorded while results remain out
         status = "unrecorded" if failed else fallback.end["status"]
         ended_at = fallback.end.get("ended_at")
-        store.finish_run(run_id, status, fallback.end.get("exit_status"),
-                         ended_at=datetime.fromisoformat(ended_at) if ended_at else None)
-    return Loaded(run_id=run_id, imported=len(uids) - len(stored) - len(failed), already=len(stored), failed=failed,
-                  status=status)
+        store.finish_run(
+            run_id,
+            status,
+            fallback.end.get("exit_status"),
+            ended_at=datetime.fromisoformat(ended_at) if ended_at else None,
+        )
+    return Loaded(
+        run_id=run_id, imported=len(uids) - len(stored) - len(failed), already=len(stored), failed=failed, status=status
+    )

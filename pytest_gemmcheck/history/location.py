@@ -73,8 +73,10 @@ def database_url(value: str | os.PathLike | None, base_dir: Path, *, nearest: bo
     if (value is None or str(value) == "") and nearest:
         found = nearest_default(base_dir)
         if found is None:
-            raise DatabaseError(f"no history database here: no {DEFAULT_PATH} in {base_dir} or its parents "
-                                f"(run pytest with gemmcheck cases first, or pass --db / set {ENV_VAR})")
+            raise DatabaseError(
+                f"no history database here: no {DEFAULT_PATH} in {base_dir} or its parents "
+                f"(run pytest with gemmcheck cases first, or pass --db / set {ENV_VAR})"
+            )
         value = str(found)
     return resolve_url(value, base_dir)
 
@@ -102,5 +104,4 @@ def open_history(url, *, writing: bool = False, read_only: bool = False, existin
 
     if (existing or read_only) and is_sqlite(url) and not sqlite_path(url).exists():
         raise DatabaseError(f"no history database at {sqlite_path(url)}")
-    return open_database(url, auto_upgrade=is_sqlite(url) and not read_only, for_writing=writing,
-                         read_only=read_only)
+    return open_database(url, auto_upgrade=is_sqlite(url) and not read_only, for_writing=writing, read_only=read_only)

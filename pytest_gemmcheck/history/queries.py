@@ -48,9 +48,17 @@ def _not_this_run(token: str | None):
 
 
 @on_fresh_connection
-def case_history(engine: Engine, key: str, *, scope: str, gpu_arch: str | None, fingerprint: str | None,
-                 exclude_token: str | None = None, runs: list[int] | None = None,
-                 regressions: bool = False) -> CaseHistory:
+def case_history(
+    engine: Engine,
+    key: str,
+    *,
+    scope: str,
+    gpu_arch: str | None,
+    fingerprint: str | None,
+    exclude_token: str | None = None,
+    runs: list[int] | None = None,
+    regressions: bool = False,
+) -> CaseHistory:
     """A case's history on a compatible stack (``scope``: arch, stack or any), leaving out the
     run whose token is ``exclude_token`` and, unless ``regressions``, results that were
     themselves regressions; only the runs ``runs`` when given."""
@@ -67,40 +75,62 @@ def case_history(engine: Engine, key: str, *, scope: str, gpu_arch: str | None, 
         conditions.append(stack_table.c.fingerprint == fingerprint)
 
     def of_results(query, *, launches: bool = True):
-        return (query.select_from(results_joined(case_table, run_table, stack_table, launches=launches))
-                .where(*conditions))
+        return query.select_from(results_joined(case_table, run_table, stack_table, launches=launches)).where(
+            *conditions
+        )
 
     bad_flag = func.sum(func.cast(launch_table.c.kinds != "", Integer_()))
     per_process = of_results(
-        select(result_table.c.run_id, launch_table.c.host, launch_table.c.pid, launch_table.c.rank,
-               func.count(launch_table.c.id), bad_flag, func.max(launch_table.c.wrong),
-               func.max(func.coalesce(launch_table.c.wrong_tiles, 0)))
+        select(
+            result_table.c.run_id,
+            launch_table.c.host,
+            launch_table.c.pid,
+            launch_table.c.rank,
+            func.count(launch_table.c.id),
+            bad_flag,
+            func.max(launch_table.c.wrong),
+            func.max(func.coalesce(launch_table.c.wrong_tiles, 0)),
+        )
     ).group_by(result_table.c.run_id, launch_table.c.host, launch_table.c.pid, launch_table.c.rank)
     facts = of_results(
-        select(func.count(func.distinct(result_table.c.run_id)), func.count(func.distinct(launch_table.c.device_uuid)),
-               func.count(func.distinct(launch_table.c.rank))))
+        select(
+            func.count(func.distinct(result_table.c.run_id)),
+            func.count(func.distinct(launch_table.c.device_uuid)),
+            func.count(func.distinct(launch_table.c.rank)),
+        )
+    )
     kinds_query = of_results(select(result_table.c.kinds), launches=False).distinct()
-    stacks_query = (of_results(select(stack_table.c["gpu_name", "gpu_arch", "torch"]), launches=False)
-                    .where(result_table.c.stack_id.is_not(None)).distinct())
+    stacks_query = (
+        of_results(select(stack_table.c["gpu_name", "gpu_arch", "torch"]), launches=False)
+        .where(result_table.c.stack_id.is_not(None))
+        .distinct()
+    )
     with engine.connect() as connection:
-        processes = [ProcessHistory(run_id, host, pid, int(launches), int(bad or 0), int(worst or 0), int(tiles or 0),
-                                    rank)
-                     for run_id, host, pid, rank, launches, bad, worst, tiles in connection.execute(per_process)]
+        processes = [
+            ProcessHistory(run_id, host, pid, int(launches), int(bad or 0), int(worst or 0), int(tiles or 0), rank)
+            for run_id, host, pid, rank, launches, bad, worst, tiles in connection.execute(per_process)
+        ]
         runs, gpus, ranks = connection.execute(facts).one()
         kinds = {kind for (text_,) in connection.execute(kinds_query) for kind in (text_ or "").split(",") if kind}
         stacks = [tuple(row) for row in connection.execute(stacks_query)]
-    return CaseHistory(processes=processes, runs=int(runs or 0), gpus=int(gpus or 0), kinds=kinds, stacks=stacks,
-                       ranks=int(ranks or 0))
+    return CaseHistory(
+        processes=processes, runs=int(runs or 0), gpus=int(gpus or 0), kinds=kinds, stacks=stacks, ranks=int(ranks or 0)
+    )
 
 
 @on_fresh_connection
-def latest_static(engine: Engine, key: str, source: str, *, exclude_token: str | None = None,
-                  look_back: int = 50) -> dict | None:
+def latest_static(
+    engine: Engine, key: str, source: str, *, exclude_token: str | None = None, look_back: int = 50
+) -> dict | None:
     """The case's most recent static record (metrics, lint) from the same source, leaving out
     the run whose token is ``exclude_token``."""
-    query = (select(result_table.c.static).select_from(results_joined(case_table, run_table))
-             .where(case_table.c.key == key, result_table.c.static.is_not(None))
-             .order_by(result_table.c.id.desc()).limit(look_back))
+    query = (
+        select(result_table.c.static)
+        .select_from(results_joined(case_table, run_table))
+        .where(case_table.c.key == key, result_table.c.static.is_not(None))
+        .order_by(result_table.c.id.desc())
+        .limit(look_back)
+    )
     if exclude_token is not None:
         query = query.where(_not_this_run(exclude_token))
     with engine.connect() as connection:
@@ -127,36 +157,65 @@ def kernel_launches(engine: Engine, kernel: str) -> KernelLaunches:
     """Every recorded launch of ``kernel``'s cases, grouped by result, host, pid, GPU UUID and rank."""
     bad_flag = func.sum(func.cast(launch_table.c.kinds != "", Integer_()))
     with engine.connect() as connection:
-        cases = {row.id: {"key": row.key, "quant": row.quant, "tile": row.tile, "m": row.m, "n": row.n, "k": row.k,
-                          "params": row.params or {}}
-                 for row in connection.execute(
-                     select(case_table.c["id", "key", "quant", "tile", "m", "n", "k", "params"])
-                     .where(case_table.c.kernel == kernel))}
+        cases = {
+            row.id: {
+                "key": row.key,
+                "quant": row.quant,
+                "tile": row.tile,
+                "m": row.m,
+                "n": row.n,
+                "k": row.k,
+                "params": row.params or {},
+            }
+            for row in connection.execute(
+                select(case_table.c["id", "key", "quant", "tile", "m", "n", "k", "params"]).where(
+                    case_table.c.kernel == kernel
+                )
+            )
+        }
         if not cases:
             return KernelLaunches([], {}, {}, {})
         ids = sorted(cases)
         results: dict[int, dict] = {}
         groups = []
         for start in range(0, len(ids), 500):  # bounded IN lists
-            chunk = ids[start:start + 500]
+            chunk = ids[start : start + 500]
             columns = result_table.c["id", "run_id", "case_id", "stack_id", "stress", "launches", "bad_launches"]
             for row in connection.execute(select(columns).where(result_table.c.case_id.in_(chunk))):
-                results[row.id] = {"run_id": row.run_id, "case_id": row.case_id, "stack_id": row.stack_id,
-                                   "stress": row.stress, "launches": int(row.launches or 0),
-                                   "bad_launches": int(row.bad_launches or 0)}
+                results[row.id] = {
+                    "run_id": row.run_id,
+                    "case_id": row.case_id,
+                    "stack_id": row.stack_id,
+                    "stress": row.stress,
+                    "launches": int(row.launches or 0),
+                    "bad_launches": int(row.bad_launches or 0),
+                }
             group = launch_table.c["result_id", "host", "pid", "device_uuid", "rank"]
-            query = (select(*group, func.count(launch_table.c.id), bad_flag)
-                     .select_from(results_joined(launches=True))
-                     .where(result_table.c.case_id.in_(chunk)).group_by(*group))
-            groups += [(result_id, host, pid, uuid, rank, int(count), int(bad or 0))
-                       for result_id, host, pid, uuid, rank, count, bad in connection.execute(query)]
+            query = (
+                select(*group, func.count(launch_table.c.id), bad_flag)
+                .select_from(results_joined(launches=True))
+                .where(result_table.c.case_id.in_(chunk))
+                .group_by(*group)
+            )
+            groups += [
+                (result_id, host, pid, uuid, rank, int(count), int(bad or 0))
+                for result_id, host, pid, uuid, rank, count, bad in connection.execute(query)
+            ]
         stack_ids = sorted({r["stack_id"] for r in results.values() if r["stack_id"] is not None})
-        columns = list(stack_table.c["host", "os", "python", "torch", "cuda", "hip", "gpu_name", "gpu_arch", "driver",
-                                     "triton", "flydsl"])
+        columns = list(
+            stack_table.c[
+                "host", "os", "python", "torch", "cuda", "hip", "gpu_name", "gpu_arch", "driver", "triton", "flydsl"
+            ]
+        )
         stacks = {}
         for start in range(0, len(stack_ids), 500):
-            for row in connection.execute(select(stack_table.c.id, stack_table.c.extra, *columns)
-                                          .where(stack_table.c.id.in_(stack_ids[start:start + 500]))):
-                stacks[row.id] = {**{column.key: getattr(row, column.key) for column in columns},
-                                  "extra": row.extra or {}}
+            for row in connection.execute(
+                select(stack_table.c.id, stack_table.c.extra, *columns).where(
+                    stack_table.c.id.in_(stack_ids[start : start + 500])
+                )
+            ):
+                stacks[row.id] = {
+                    **{column.key: getattr(row, column.key) for column in columns},
+                    "extra": row.extra or {},
+                }
     return KernelLaunches(groups=groups, results=results, stacks=stacks, cases=cases)

@@ -44,8 +44,18 @@ def masked_command(args) -> str:
 
 
 class Recorder:
-    def __init__(self, *, url, rootdir: Path, tag: str | None, command: str, options: dict, workers: int,
-                 token: str | None = None, require: bool = False):
+    def __init__(
+        self,
+        *,
+        url,
+        rootdir: Path,
+        tag: str | None,
+        command: str,
+        options: dict,
+        workers: int,
+        token: str | None = None,
+        require: bool = False,
+    ):
         self.url = url
         self.token = token or uuid.uuid4().hex  # the session's id, written into its run row
         self.rootdir = rootdir
@@ -128,9 +138,17 @@ class Recorder:
 
         if self._run_info is None:
             revision, dirty = git_state(self.rootdir)
-            self._run_info = RunInfo(tag=self.tag, revision=revision, dirty=dirty, command=self.command,
-                                     rootdir=str(self.rootdir), options=self.options, workers=self.workers,
-                                     version=__version__, token=self.token)
+            self._run_info = RunInfo(
+                tag=self.tag,
+                revision=revision,
+                dirty=dirty,
+                command=self.command,
+                rootdir=str(self.rootdir),
+                options=self.options,
+                workers=self.workers,
+                version=__version__,
+                token=self.token,
+            )
         return self._run_info
 
     # --- results ------------------------------------------------------------------------
@@ -165,8 +183,11 @@ class Recorder:
     def _fallback_file(self) -> fallback.FallbackFile:
         if self._fallback is None:
             run = {**vars(self.run_info()), **fallback.this_process(), "started_at": self.started_at.isoformat()}
-            self._fallback = fallback.FallbackFile(self.rootdir, fallback.file_name(self.started_at, self.token),
-                                                   fallback.header(database=self.where, run=run))
+            self._fallback = fallback.FallbackFile(
+                self.rootdir,
+                fallback.file_name(self.started_at, self.token),
+                fallback.header(database=self.where, run=run),
+            )
         return self._fallback
 
     def finish(self, exit_status: int, interrupted: bool) -> int:

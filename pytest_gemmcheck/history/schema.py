@@ -57,7 +57,8 @@ def _key() -> Column:
 
 # Where results were produced. One row per distinct fingerprint.
 stack_table = Table(
-    "stack", metadata,
+    "stack",
+    metadata,
     _key(),
     _required("fingerprint", String(32), unique=True),
     Column("host", free_text(255)),
@@ -78,7 +79,8 @@ stack_table = Table(
 
 # One pytest session (however many xdist workers).
 run_table = Table(
-    "run", metadata,
+    "run",
+    metadata,
     _key(),
     Column("stack_id", ForeignKey("stack.id")),
     _required("status", String(16), default="running"),  # running/complete/interrupted/unrecorded
@@ -104,7 +106,8 @@ run_table = Table(
 
 # A kernel configuration, identified by its key (a hash of the other columns).
 case_table = Table(
-    "case", metadata,
+    "case",
+    metadata,
     _key(),
     _required("key", String(32), unique=True),
     _required("kernel", free_text(255), index=True),
@@ -123,7 +126,8 @@ case_table = Table(
 
 # A case within one run: its launches summed up, and the verdict.
 result_table = Table(
-    "result", metadata,
+    "result",
+    metadata,
     _key(),
     _required("run_id", ForeignKey("run.id", ondelete="CASCADE")),
     _required("case_id", ForeignKey("case.id")),
@@ -168,7 +172,8 @@ result_table = Table(
 
 # One launch of a case: one poisoned output, one check.
 launch_table = Table(
-    "launch", metadata,
+    "launch",
+    metadata,
     Column("id", COUNT, primary_key=True),  # a fleet's launches outgrow 2**31 ids
     _required("result_id", ForeignKey("result.id", ondelete="CASCADE")),
     _required("launch_index", COUNT),  # 1-based, in launch order
@@ -200,8 +205,9 @@ def results_joined(*tables: Table, launches: bool = False):
     """What most reads select from: the result table (or the launch table joined to it) joined to
     each of ``tables`` (case, run, stack) by the result's own foreign key, the stack by an outer
     join since a result may have none. The key is named: the run has a stack of its own."""
-    joined = (launch_table.join(result_table, result_table.c.id == launch_table.c.result_id) if launches
-              else result_table)
+    joined = (
+        launch_table.join(result_table, result_table.c.id == launch_table.c.result_id) if launches else result_table
+    )
     for table in tables:
         on = table.c.id == result_table.c[f"{table.name}_id"]
         joined = joined.outerjoin(table, on) if table is stack_table else joined.join(table, on)

@@ -23,6 +23,7 @@ from .schema import case_table, result_table, run_table, stack_table
 
 NO_GPU_ARCH = "cpu"  # the arch filters match, and tables show, for a stack without a GPU
 
+
 class SelectionError(CommandError, ValueError):
     """A filter that cannot be understood; the message names it."""
 
@@ -70,6 +71,7 @@ class Selection:
 
 # --- parsing what users type ----------------------------------------------------------------
 
+
 def parse_param(text: str) -> tuple[str, Any]:
     """'fuse=True' -> ('fuse', True); values are JSON where they parse (true, 3, "x"), Python's
     True/False/None spelled as such, and strings otherwise."""
@@ -96,8 +98,9 @@ def parse_field(text: str, option: str) -> tuple[str, str]:
 def parse_shape(text: str) -> str:
     parts = text.lower().split("x")
     if len(parts) != 3 or not all(parts):
-        raise SelectionError(f"--shape {text!r}: expected MxNxK, each a number or a pattern, e.g. 4096x7168x256 "
-                             "or *x7168x*")
+        raise SelectionError(
+            f"--shape {text!r}: expected MxNxK, each a number or a pattern, e.g. 4096x7168x256 or *x7168x*"
+        )
     return "x".join(parts)
 
 
@@ -114,24 +117,37 @@ def parse_since(text: str, now: datetime | None = None) -> datetime:
         try:
             return now - timedelta(seconds=amount * seconds)
         except OverflowError:  # before the year 1, or more days than a timedelta holds
-            raise SelectionError(f"--since {text!r}: an age back past the year 1; give a date such as "
-                                 "2026-11-01, or leave the option out to match everything") from None
+            raise SelectionError(
+                f"--since {text!r}: an age back past the year 1; give a date such as "
+                "2026-11-01, or leave the option out to match everything"
+            ) from None
     try:
         moment = datetime.fromisoformat(text.strip())
     except ValueError:
-        raise SelectionError(f"--since {text!r}: expected an age such as 7d, 12h, 30m, or a date such as "
-                             "2026-11-01") from None
+        raise SelectionError(
+            f"--since {text!r}: expected an age such as 7d, 12h, 30m, or a date such as 2026-11-01"
+        ) from None
     return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
 
 
 # --- matching -----------------------------------------------------------------------------
 
+
 def _matches(value, patterns) -> bool:
     return any(fnmatch.fnmatchcase("" if value is None else str(value), pattern) for pattern in patterns)
 
 
-def case_matches(selection: Selection, kernel: str, quant: str, m: int, n: int, k: int, tile: str | None,
-                 params: dict | None, key: str) -> bool:
+def case_matches(
+    selection: Selection,
+    kernel: str,
+    quant: str,
+    m: int,
+    n: int,
+    k: int,
+    tile: str | None,
+    params: dict | None,
+    key: str,
+) -> bool:
     if selection.kernels and not _matches(kernel, selection.kernels):
         return False
     if selection.quants and not _matches(quant, selection.quants):
@@ -176,12 +192,15 @@ def check_stack_fields(connection, fields: tuple[tuple[str, str], ...], option: 
     unknown = sorted({name for name, _ in fields} - stack_fields(connection))
     if unknown:
         hint = "; the GPU arch is gpu_arch, or --arch" if "arch" in unknown else ""
-        raise SelectionError(f"{option}: no stack field {', '.join(repr(name) for name in unknown)} in the history "
-                             f"(the fields: {', '.join(sorted(stack_fields(connection)))}){hint}")
+        raise SelectionError(
+            f"{option}: no stack field {', '.join(repr(name) for name in unknown)} in the history "
+            f"(the fields: {', '.join(sorted(stack_fields(connection)))}){hint}"
+        )
 
 
-def run_matches(selection: Selection, tag: str | None, revision: str | None, run_id: int,
-                started_at: datetime | None) -> bool:
+def run_matches(
+    selection: Selection, tag: str | None, revision: str | None, run_id: int, started_at: datetime | None
+) -> bool:
     if selection.tags and not _matches(tag, selection.tags):
         return False
     if selection.revisions and not any((revision or "").startswith(prefix) for prefix in selection.revisions):
@@ -221,13 +240,19 @@ def match(connection, selection: Selection) -> Matched:
     matched = Matched()
     if selection.on_cases:
         rows = connection.execute(select(case_table.c["id", "kernel", "quant", "m", "n", "k", "tile", "params", "key"]))
-        matched.cases = [row.id for row in rows if case_matches(selection, row.kernel, row.quant, row.m, row.n, row.k,
-                                                                 row.tile, row.params, row.key)]
+        matched.cases = [
+            row.id
+            for row in rows
+            if case_matches(selection, row.kernel, row.quant, row.m, row.n, row.k, row.tile, row.params, row.key)
+        ]
     if selection.on_stacks:
         columns = [stack_table.c[name] for name in STACK_COLUMNS]
         rows = connection.execute(select(stack_table.c.id, stack_table.c.extra, *columns))
-        matched.stacks = [row.id for row in rows
-                          if stack_matches(selection, {name: getattr(row, name) for name in STACK_COLUMNS}, row.extra)]
+        matched.stacks = [
+            row.id
+            for row in rows
+            if stack_matches(selection, {name: getattr(row, name) for name in STACK_COLUMNS}, row.extra)
+        ]
     if selection.on_runs:
         rows = connection.execute(select(run_table.c.id, run_table.c.tag, run_table.c.revision, run_table.c.started_at))
         matched.runs = [row.id for row in rows if run_matches(selection, row.tag, row.revision, row.id, row.started_at)]

@@ -27,7 +27,7 @@ from .engine import on_fresh_connection, write_transaction
 from .location import DatabaseError, one_line
 from .schema import case_table, launch_table, result_table, run_table, stack_table, utcnow
 
-BIGINT = range(-2 ** 63, 2 ** 63)  # what a 64-bit column holds
+BIGINT = range(-(2**63), 2**63)  # what a 64-bit column holds
 
 
 class RowError(ValueError):
@@ -80,7 +80,7 @@ def _ids_by(connection, table, unique: str, values: Iterable[str]) -> dict[str, 
     values = list(set(values))
     found: dict[str, int] = {}
     for start in range(0, len(values), 500):  # bounded IN lists
-        chunk = values[start:start + 500]
+        chunk = values[start : start + 500]
         found.update(connection.execute(select(column, table.c.id).where(column.in_(chunk))).all())
     return found
 
@@ -108,33 +108,52 @@ class HistoryStore:
 
     # --- runs -------------------------------------------------------------------------
     @on_fresh_connection
-    def begin_run(self, info: RunInfo, stack: dict | None = None, started_at: datetime | None = None,
-                  status: str = "running") -> int:
+    def begin_run(
+        self, info: RunInfo, stack: dict | None = None, started_at: datetime | None = None, status: str = "running"
+    ) -> int:
         mark_dead_runs_interrupted(self.engine)
         pid = os.getpid() if info.pid is None else info.pid
         with write_transaction(self.engine) as connection:
             stack_id = self._stack_ids(connection, [stack])[stack["fingerprint"]] if stack else None
             now = utcnow()
-            return connection.execute(insert(run_table).returning(run_table.c.id), {
-                "stack_id": stack_id, "status": status, "started_at": started_at or now, "heartbeat_at": now,
-                "tag": info.tag, "revision": info.revision, "dirty": info.dirty, "command": info.command,
-                "rootdir": info.rootdir, "options": info.options or {}, "host": info.host or socket.gethostname(),
-                "pid": pid, "pid_start": info.pid_start if info.pid is not None else process_start_time(pid),
-                "workers": info.workers, "version": info.version, "token": info.token,
-            }).scalar_one()
+            return connection.execute(
+                insert(run_table).returning(run_table.c.id),
+                {
+                    "stack_id": stack_id,
+                    "status": status,
+                    "started_at": started_at or now,
+                    "heartbeat_at": now,
+                    "tag": info.tag,
+                    "revision": info.revision,
+                    "dirty": info.dirty,
+                    "command": info.command,
+                    "rootdir": info.rootdir,
+                    "options": info.options or {},
+                    "host": info.host or socket.gethostname(),
+                    "pid": pid,
+                    "pid_start": info.pid_start if info.pid is not None else process_start_time(pid),
+                    "workers": info.workers,
+                    "version": info.version,
+                    "token": info.token,
+                },
+            ).scalar_one()
 
     @on_fresh_connection
     def finish_run(self, run_id: int, status: str, exit_status: int | None, ended_at: datetime | None = None) -> None:
         with write_transaction(self.engine) as connection:
-            connection.execute(update(run_table).where(run_table.c.id == run_id).values(
-                status=status, exit_status=exit_status, ended_at=ended_at or utcnow(), heartbeat_at=utcnow()))
+            connection.execute(
+                update(run_table)
+                .where(run_table.c.id == run_id)
+                .values(status=status, exit_status=exit_status, ended_at=ended_at or utcnow(), heartbeat_at=utcnow())
+            )
 
     @on_fresh_connection
     def run_of_token(self, token: str) -> tuple[int, str] | None:
         """(id, status) of the run whose token is ``token``, if it was written."""
         with self.engine.connect() as connection:
-            row = connection.execute(select(run_table.c["id", "status"]).where(run_table.c.token == token)
-                                     .order_by(run_table.c.id)).first()
+            row = connection.execute(
+                select(run_table.c["id", "status"]).where(run_table.c.token == token).order_by(run_table.c.id)
+            ).first()
         return tuple(row) if row else None
 
     def probe_write(self) -> None:
@@ -147,16 +166,46 @@ class HistoryStore:
             connection = connection.execution_options(gemmcheck_write=True)
             transaction = connection.begin()
             try:
-                connection.execute(insert(stack_table),
-                                   {"id": probe, "fingerprint": "0" * 32, "extra": {}, "created_at": now})
-                connection.execute(insert(run_table),
-                                   {"id": probe, "status": "running", "started_at": now, "options": {}, "workers": 0})
-                connection.execute(insert(case_table), {"id": probe, "key": "0" * 32, "kernel": "", "m": 1, "n": 1,
-                                                        "k": 1, "quant": "", "out_dtype": "", "params": {}})
-                connection.execute(insert(result_table), {
-                    "id": probe, "run_id": probe, "case_id": probe, "stack_id": probe, "seed": 0, "deterministic": True,
-                    "rtol": 0.0, "floor": 0.0, "launches": 0, "bad_launches": 0, "worst_wrong": 0, "total_wrong": 0,
-                    "verdict": "", "recorded_at": now})
+                connection.execute(
+                    insert(stack_table), {"id": probe, "fingerprint": "0" * 32, "extra": {}, "created_at": now}
+                )
+                connection.execute(
+                    insert(run_table),
+                    {"id": probe, "status": "running", "started_at": now, "options": {}, "workers": 0},
+                )
+                connection.execute(
+                    insert(case_table),
+                    {
+                        "id": probe,
+                        "key": "0" * 32,
+                        "kernel": "",
+                        "m": 1,
+                        "n": 1,
+                        "k": 1,
+                        "quant": "",
+                        "out_dtype": "",
+                        "params": {},
+                    },
+                )
+                connection.execute(
+                    insert(result_table),
+                    {
+                        "id": probe,
+                        "run_id": probe,
+                        "case_id": probe,
+                        "stack_id": probe,
+                        "seed": 0,
+                        "deterministic": True,
+                        "rtol": 0.0,
+                        "floor": 0.0,
+                        "launches": 0,
+                        "bad_launches": 0,
+                        "worst_wrong": 0,
+                        "total_wrong": 0,
+                        "verdict": "",
+                        "recorded_at": now,
+                    },
+                )
                 connection.execute(insert(launch_table), {"id": probe, "result_id": probe, "launch_index": 1})
             finally:
                 transaction.rollback()
@@ -172,19 +221,28 @@ class HistoryStore:
             stacks = self._stack_ids(connection, [r.stack for r in results if r.stack])
             _insert_ignoring_duplicates(connection, case_table, [_case_row(r) for r in results], "key")
             case_ids = _ids_by(connection, case_table, "key", [r.key for r in results])
-            result_rows = [_result_row(run_id, case_ids[r.key], stacks.get((r.stack or {}).get("fingerprint")), r, uid)
-                           for r, uid in zip(results, uids)]
+            result_rows = [
+                _result_row(run_id, case_ids[r.key], stacks.get((r.stack or {}).get("fingerprint")), r, uid)
+                for r, uid in zip(results, uids)
+            ]
             result_ids = connection.scalars(
-                insert(result_table).returning(result_table.c.id, sort_by_parameter_order=True), result_rows).all()
-            launch_rows = [_launch_row(result_id, launch)
-                           for result_id, result in zip(result_ids, results) for launch in result.launches]
+                insert(result_table).returning(result_table.c.id, sort_by_parameter_order=True), result_rows
+            ).all()
+            launch_rows = [
+                _launch_row(result_id, launch)
+                for result_id, result in zip(result_ids, results)
+                for launch in result.launches
+            ]
             for start in range(0, len(launch_rows), 5000):
-                connection.execute(insert(launch_table), launch_rows[start:start + 5000])
+                connection.execute(insert(launch_table), launch_rows[start : start + 5000])
             run_update = {"heartbeat_at": utcnow()}
             first_stack = next((stacks[r.stack["fingerprint"]] for r in results if r.stack), None)
             if first_stack is not None:  # an xdist controller has no GPU: the workers' stack is the run's
-                connection.execute(update(run_table).where(run_table.c.id == run_id, run_table.c.stack_id.is_(None))
-                                   .values(stack_id=first_stack))
+                connection.execute(
+                    update(run_table)
+                    .where(run_table.c.id == run_id, run_table.c.stack_id.is_(None))
+                    .values(stack_id=first_stack)
+                )
             connection.execute(update(run_table).where(run_table.c.id == run_id).values(**run_update))
 
     def add_each(self, run_id: int, results: list[tuple[str, CaseResult]]) -> dict[str, str]:
@@ -206,7 +264,7 @@ class HistoryStore:
             except Exception as exc:  # this result is refused: it goes to the fallback file with why
                 failed[uid] = one_line(exc)
                 if database_wide(exc):
-                    failed.update({later: failed[uid] for later, _ in results[position + 1:]})
+                    failed.update({later: failed[uid] for later, _ in results[position + 1 :]})
                     break
         return failed
 
@@ -216,7 +274,7 @@ class HistoryStore:
         found: set[str] = set()
         with self.engine.connect() as connection:
             for start in range(0, len(uids), 500):  # bounded IN lists
-                chunk = uids[start:start + 500]
+                chunk = uids[start : start + 500]
                 found.update(connection.scalars(select(result_table.c.uid).where(result_table.c.uid.in_(chunk))))
         return found
 
@@ -232,15 +290,30 @@ class HistoryStore:
     # --- reads --------------------------------------------------------------------------
     def counts(self) -> dict[str, int]:
         with self.engine.connect() as connection:
-            return {table.name: connection.scalar(select(func.count()).select_from(table))
-                    for table in (stack_table, run_table, case_table, result_table, launch_table)}
+            return {
+                table.name: connection.scalar(select(func.count()).select_from(table))
+                for table in (stack_table, run_table, case_table, result_table, launch_table)
+            }
 
 
 def _case_row(result: CaseResult) -> dict:
-    return _fits({"key": result.key, "kernel": result.kernel, "m": result.m, "n": result.n, "k": result.k,
-                  "quant": result.quant, "tile": result.tile, "out_dtype": result.out_dtype, "fp8": result.fp8,
-                  "params": result.params, "collective": result.collective or None,
-                  "world_size": result.world_size if result.collective else None}, "case")
+    return _fits(
+        {
+            "key": result.key,
+            "kernel": result.kernel,
+            "m": result.m,
+            "n": result.n,
+            "k": result.k,
+            "quant": result.quant,
+            "tile": result.tile,
+            "out_dtype": result.out_dtype,
+            "fp8": result.fp8,
+            "params": result.params,
+            "collective": result.collective or None,
+            "world_size": result.world_size if result.collective else None,
+        },
+        "case",
+    )
 
 
 def _per_rank(result: CaseResult) -> list[dict] | None:
@@ -252,8 +325,9 @@ def _per_rank(result: CaseResult) -> list[dict] | None:
     for launch in result.launches:
         if launch.rank is None:
             continue
-        entry = ranks.setdefault(launch.rank, {"rank": launch.rank, "launches": 0, "bad_launches": 0,
-                                               "device": None, "device_uuid": None})
+        entry = ranks.setdefault(
+            launch.rank, {"rank": launch.rank, "launches": 0, "bad_launches": 0, "device": None, "device_uuid": None}
+        )
         entry["launches"] += 1
         entry["bad_launches"] += int(launch.bad)
         if entry["device"] is None and launch.device:
@@ -263,35 +337,70 @@ def _per_rank(result: CaseResult) -> list[dict] | None:
 
 def _result_row(run_id: int, case_id: int, stack_id: int | None, result: CaseResult, uid: str | None) -> dict:
     elapsed = result.elapsed
-    return _fits({
-        "run_id": run_id, "case_id": case_id, "stack_id": stack_id, "nodeid": result.nodeid, "seed": result.seed,
-        "device": result.device, "deterministic": result.deterministic, "rtol": result.rtol, "floor": result.floor,
-        "launches": len(result.launches), "bad_launches": len(result.bad_launches),
-        "worst_wrong": result.worst_wrong, "total_wrong": result.total_wrong, "kinds": ",".join(result.kinds),
-        "consensus_size": result.consensus_size, "verdict": result.verdict,
-        "baseline_source": (result.baseline or {}).get("source"), "message": result.message or None,
-        "stress": result.stress or None, "check_backend": result.check_backend or None,
-        "static": (result.static or None) if isinstance(result, CompiledResult) else None,
-        "elapsed_min_s": min(elapsed) if elapsed else None,
-        "elapsed_median_s": statistics.median(elapsed) if elapsed else None,
-        "contended": result.contended, "contention": result.contention or None,
-        "worst_tiles": result.worst_tiles or None,
-        "sanitize": [run.to_dict() for run in result.sanitize] or None,
-        "hazards": sum(run.errors + run.unshown_errors for run in result.hazards) if result.sanitize else None,
-        "worst_differing": result.worst_differing, "per_rank": _per_rank(result),
-        "recorded_at": utcnow(), "uid": uid,
-    }, "result")
+    return _fits(
+        {
+            "run_id": run_id,
+            "case_id": case_id,
+            "stack_id": stack_id,
+            "nodeid": result.nodeid,
+            "seed": result.seed,
+            "device": result.device,
+            "deterministic": result.deterministic,
+            "rtol": result.rtol,
+            "floor": result.floor,
+            "launches": len(result.launches),
+            "bad_launches": len(result.bad_launches),
+            "worst_wrong": result.worst_wrong,
+            "total_wrong": result.total_wrong,
+            "kinds": ",".join(result.kinds),
+            "consensus_size": result.consensus_size,
+            "verdict": result.verdict,
+            "baseline_source": (result.baseline or {}).get("source"),
+            "message": result.message or None,
+            "stress": result.stress or None,
+            "check_backend": result.check_backend or None,
+            "static": (result.static or None) if isinstance(result, CompiledResult) else None,
+            "elapsed_min_s": min(elapsed) if elapsed else None,
+            "elapsed_median_s": statistics.median(elapsed) if elapsed else None,
+            "contended": result.contended,
+            "contention": result.contention or None,
+            "worst_tiles": result.worst_tiles or None,
+            "sanitize": [run.to_dict() for run in result.sanitize] or None,
+            "hazards": sum(run.errors + run.unshown_errors for run in result.hazards) if result.sanitize else None,
+            "worst_differing": result.worst_differing,
+            "per_rank": _per_rank(result),
+            "recorded_at": utcnow(),
+            "uid": uid,
+        },
+        "result",
+    )
 
 
 def _launch_row(result_id: int, launch) -> dict:
-    return _fits({
-        "result_id": result_id, "launch_index": launch.index, "kinds": ",".join(launch.kinds), "wrong": launch.wrong,
-        "nonfinite": launch.nonfinite, "differing": launch.differing, "max_abs_err": launch.max_abs_err,
-        "max_rel_err": launch.max_rel_err, "rel_l2": launch.rel_l2, "wrong_rows": launch.wrong_rows,
-        "wrong_tiles": launch.wrong_tiles, "differing_rows": launch.differing_rows,
-        "differing_tiles": launch.differing_tiles, "max_diff_rel": launch.max_diff_rel,
-        "elapsed_s": launch.elapsed_s, "poisoned": launch.poisoned, "error": launch.error, "pid": launch.pid,
-        "device": launch.device, "host": launch.host or None, "device_uuid": launch.device_uuid or None,
-        "rank": launch.rank,
-    }, "launch")
-
+    return _fits(
+        {
+            "result_id": result_id,
+            "launch_index": launch.index,
+            "kinds": ",".join(launch.kinds),
+            "wrong": launch.wrong,
+            "nonfinite": launch.nonfinite,
+            "differing": launch.differing,
+            "max_abs_err": launch.max_abs_err,
+            "max_rel_err": launch.max_rel_err,
+            "rel_l2": launch.rel_l2,
+            "wrong_rows": launch.wrong_rows,
+            "wrong_tiles": launch.wrong_tiles,
+            "differing_rows": launch.differing_rows,
+            "differing_tiles": launch.differing_tiles,
+            "max_diff_rel": launch.max_diff_rel,
+            "elapsed_s": launch.elapsed_s,
+            "poisoned": launch.poisoned,
+            "error": launch.error,
+            "pid": launch.pid,
+            "device": launch.device,
+            "host": launch.host or None,
+            "device_uuid": launch.device_uuid or None,
+            "rank": launch.rank,
+        },
+        "launch",
+    )

@@ -53,25 +53,34 @@ class Evidence:
             counts[0] += int(launch.bad)
             counts[1] += 1
         return cls(
-            launches=len(result.launches), bad=len(result.bad_launches),
+            launches=len(result.launches),
+            bad=len(result.bad_launches),
             per_process=sorted((bad, n) for bad, n in per_process.values()),
-            gpus=len({launch.device_uuid or launch.device for launch in result.launches
-                      if launch.device and not launch.device.startswith("cpu")}),
+            gpus=len(
+                {
+                    launch.device_uuid or launch.device
+                    for launch in result.launches
+                    if launch.device and not launch.device.startswith("cpu")
+                }
+            ),
             worst_wrong=result.worst_wrong,
             worst_tiles=max((launch.wrong_tiles or 0 for launch in result.launches), default=0),
-            kinds=result.kinds, ranks=len(result.ranks),
+            kinds=result.kinds,
+            ranks=len(result.ranks),
         )
 
     @classmethod
     def of_history(cls, history: "CaseHistory") -> "Evidence":
         processes = history.processes
         return cls(
-            launches=sum(p.launches for p in processes), bad=sum(p.bad_launches for p in processes),
+            launches=sum(p.launches for p in processes),
+            bad=sum(p.bad_launches for p in processes),
             per_process=sorted((p.bad_launches, p.launches) for p in processes),
             gpus=max(history.gpus, 1) if any(arch for _, arch, _ in history.stacks) else 0,
             worst_wrong=max((p.worst_wrong for p in processes), default=0),
             worst_tiles=max((p.worst_tiles for p in processes), default=0),
-            kinds=[kind for kind in KINDS if kind in history.kinds], ranks=history.ranks,
+            kinds=[kind for kind in KINDS if kind in history.kinds],
+            ranks=history.ranks,
         )
 
     def describe(self) -> str:
@@ -114,8 +123,9 @@ def stack_words(gpu_name: str | None, gpu_arch: str | None, torch_version: str |
     """A stack in a few words, each fact once: 'NVIDIA H200 (sm_90), torch 2.11', or for no GPU
     'the CPU, torch 2.13.0+cpu'."""
     if gpu_name or gpu_arch:
-        where = (f"{gpu_name} ({gpu_arch})" if gpu_name and gpu_arch and gpu_arch not in gpu_name
-                 else gpu_name or gpu_arch)
+        where = (
+            f"{gpu_name} ({gpu_arch})" if gpu_name and gpu_arch and gpu_arch not in gpu_name else gpu_name or gpu_arch
+        )
     else:
         where = "the CPU"
     return f"{where}, torch {torch_version}" if torch_version else where
@@ -135,15 +145,18 @@ def from_history(history: "CaseHistory", scope: str, gpu_arch: str | None) -> Ba
         return stack_words(name, None if scope == "arch" else arch, torch_version)
 
     stacks = sorted({words(*stack) for stack in history.stacks} - {""})
-    where = (f"history: {history.runs} earlier run{'s' if history.runs != 1 else ''} "
-             f"{_SCOPE_WORDS[scope].format(arch=gpu_arch or 'cpu')}")
+    where = (
+        f"history: {history.runs} earlier run{'s' if history.runs != 1 else ''} "
+        f"{_SCOPE_WORDS[scope].format(arch=gpu_arch or 'cpu')}"
+    )
     if stacks:
         where += f" ({'; '.join(stacks[:3])}{'; ...' if len(stacks) > 3 else ''})"
     return Baseline(source="history", description=where, evidence=evidence)
 
 
-def choose(result: CaseResult, *, golden: Baseline | None, history: Baseline | None,
-           static: dict | None = None) -> Baseline:
+def choose(
+    result: CaseResult, *, golden: Baseline | None, history: Baseline | None, static: dict | None = None
+) -> Baseline:
     if golden is not None:
         chosen = golden
     elif history is not None and history.evidence.launches > 0:

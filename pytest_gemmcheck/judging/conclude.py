@@ -29,8 +29,14 @@ class Conclusion:
     failure: GemmcheckFailure | None  # what the test raises; None when it passes
 
 
-def conclude(result: CaseResult, settings, baseline_for: Callable[[CaseResult], Baseline], *,
-             raised: BaseException | None = None, planned: int | None = None) -> Conclusion:
+def conclude(
+    result: CaseResult,
+    settings,
+    baseline_for: Callable[[CaseResult], Baseline],
+    *,
+    raised: BaseException | None = None,
+    planned: int | None = None,
+) -> Conclusion:
     """Judge ``result``. ``raised``: the exception a launch raised in this process (the test
     fails with it, chained, and ``planned`` launches named); a launch recorded as raised or hung
     elsewhere (a child process) fails the test as well. Under ``--gemmcheck-accept`` a
@@ -42,12 +48,22 @@ def conclude(result: CaseResult, settings, baseline_for: Callable[[CaseResult], 
     that, first in its message, and leaves the verdict what the launches say: a step that could
     not run found nothing about the kernel."""
     baseline = baseline_for(result)
-    verdict = judge(result, baseline, alpha=settings.alpha, worst_factor=settings.worst_factor,
-                    static_policy=settings.static, processes=getattr(settings, "processes", 1))
+    verdict = judge(
+        result,
+        baseline,
+        alpha=settings.alpha,
+        worst_factor=settings.worst_factor,
+        static_policy=settings.static,
+        processes=getattr(settings, "processes", 1),
+    )
     unmet = unmet_requirements(result, require_sanitize=settings.require_sanitize)
     result.verdict = verdict.kind
-    result.baseline = {"source": baseline.source, "description": baseline.description,
-                       "launches": baseline.evidence.launches, "bad_launches": baseline.evidence.bad}
+    result.baseline = {
+        "source": baseline.source,
+        "description": baseline.description,
+        "launches": baseline.evidence.launches,
+        "bad_launches": baseline.evidence.bad,
+    }
     failing = raised is not None or bool(failing_launches(result))
     accepted = verdict.failed and settings.accept and not failing  # a launch that raised or hung is never accepted
     if accepted:
@@ -75,8 +91,9 @@ def _unmet_words(result: CaseResult, verdict: Verdict, unmet: list[str]) -> str:
     return "\n".join(lines + [f"  {text}" for text in unmet])
 
 
-def _launch_error(raised: BaseException, index: int, planned: int, message: str, *,
-                  rank: int | None = None) -> LaunchError:
+def _launch_error(
+    raised: BaseException, index: int, planned: int, message: str, *, rank: int | None = None
+) -> LaunchError:
     """The failure of a launch that raised: the kernel's exception, where it raised, and the
     evidence. The kernel's traceback is written into the message in Python's own form (file,
     line, source) and the chained exception carries none: pytest shows a chained traceback with
@@ -84,7 +101,8 @@ def _launch_error(raised: BaseException, index: int, planned: int, message: str,
     own functions) holds the whole NaN-poisoned output."""
     frames = traceback.extract_tb(raised.__traceback__)
     kernel_frames = traceback.StackSummary.from_list(
-        list(itertools.dropwhile(lambda frame: frame.filename.startswith(_PACKAGE), frames)))
+        list(itertools.dropwhile(lambda frame: frame.filename.startswith(_PACKAGE), frames))
+    )
     where = "".join(kernel_frames.format()).rstrip()
     launch = f"launch {index} of {planned}" + (f", rank {rank}," if rank is not None else "")
     if isinstance(raised, LaunchHung):  # its own words say what happened; the message repeats them

@@ -40,8 +40,24 @@ RANK = "rank"  # a collective case's: the rank whose launches they are
 STRESS = "stress"
 CASE_FACTORS = ("tile", "quant", "shape")  # and param:<name>: compared across the kernel's cases
 # how a merged (confounded) factor is named: the first of these leads
-FACTOR_ORDER = ("torch", "cuda", "hip", "rocm", "driver", "triton", "flydsl", "gpu", "gpu_arch", RANK, GPU_UUID,
-                "host", STRESS, *CASE_FACTORS, "python", "os")
+FACTOR_ORDER = (
+    "torch",
+    "cuda",
+    "hip",
+    "rocm",
+    "driver",
+    "triton",
+    "flydsl",
+    "gpu",
+    "gpu_arch",
+    RANK,
+    GPU_UUID,
+    "host",
+    STRESS,
+    *CASE_FACTORS,
+    "python",
+    "os",
+)
 
 
 @dataclass
@@ -81,11 +97,22 @@ class ValueTest:
     values: tuple[str, ...] = ()  # the value of each of its factors, in the order of ``names``
 
     def record(self) -> dict[str, Any]:
-        return {"factor": self.factor, "factors": list(self.names), "value": self.value, "population": self.population,
-                "bad_launches": self.bad, "launches": self.launches, "rest_bad_launches": self.rest_bad,
-                "rest_launches": self.rest_launches, "hosts": self.hosts, "design_effect": round(self.design_effect, 3),
-                "p": self.p, "p_adjusted": self.p_adjusted, "significant": self.significant,
-                "confounded": len(self.names) > 1}
+        return {
+            "factor": self.factor,
+            "factors": list(self.names),
+            "value": self.value,
+            "population": self.population,
+            "bad_launches": self.bad,
+            "launches": self.launches,
+            "rest_bad_launches": self.rest_bad,
+            "rest_launches": self.rest_launches,
+            "hosts": self.hosts,
+            "design_effect": round(self.design_effect, 3),
+            "p": self.p,
+            "p_adjusted": self.p_adjusted,
+            "significant": self.significant,
+            "confounded": len(self.names) > 1,
+        }
 
 
 @dataclass
@@ -206,15 +233,32 @@ def _tests(groups: list[Group], population: str) -> list[ValueTest]:
             chosen = set(indices)
             hosts = {groups[i].host for i in indices if groups[i].host}
             cases = {groups[i].case for i in indices if groups[i].case}
-            rest_cases = ({g.case for i, g in enumerate(groups) if g.case and i not in chosen}
-                          if population == "kernel" else set())
-            tests.append(ValueTest(
-                factor=" and ".join(names), names=names, value=" and ".join(value),
-                label=" and ".join(f"{n}={v}" for n, v in zip(names, value)), population=population,
-                bad=inside.bad, launches=inside.launches, rest_bad=rest[1], rest_launches=rest[2], hosts=len(hosts),
-                cases=len(cases), rest_cases=len(rest_cases), design_effect=deff,
-                p=fisher_greater(bad, launches, rest_bad, rest_launches), values_in_factor=len(by_value),
-                members=frozenset(indices), values=value))
+            rest_cases = (
+                {g.case for i, g in enumerate(groups) if g.case and i not in chosen}
+                if population == "kernel"
+                else set()
+            )
+            tests.append(
+                ValueTest(
+                    factor=" and ".join(names),
+                    names=names,
+                    value=" and ".join(value),
+                    label=" and ".join(f"{n}={v}" for n, v in zip(names, value)),
+                    population=population,
+                    bad=inside.bad,
+                    launches=inside.launches,
+                    rest_bad=rest[1],
+                    rest_launches=rest[2],
+                    hosts=len(hosts),
+                    cases=len(cases),
+                    rest_cases=len(rest_cases),
+                    design_effect=deff,
+                    p=fisher_greater(bad, launches, rest_bad, rest_launches),
+                    values_in_factor=len(by_value),
+                    members=frozenset(indices),
+                    values=value,
+                )
+            )
     return tests
 
 
@@ -231,8 +275,9 @@ def _round(groups: list[Group], kernel_groups: list[Group], alpha: float) -> lis
     return tests
 
 
-def explain(groups: list[Group], kernel_groups: list[Group] | None = None, *,
-            alpha: float = DEFAULTS.alpha) -> Explanation:
+def explain(
+    groups: list[Group], kernel_groups: list[Group] | None = None, *, alpha: float = DEFAULTS.alpha
+) -> Explanation:
     """Which factor explains the bad launches of ``groups`` (a case's own launches, with stack,
     GPU, stress and process factors); ``kernel_groups``, the launches of the case and its sibling
     cases (same kernel) with their case factors (tile, quant, shape, param:NAME).
@@ -246,8 +291,16 @@ def explain(groups: list[Group], kernel_groups: list[Group] | None = None, *,
     launches = sum(g.launches for g in groups)
     tests = _round(groups, kernel_groups, alpha)
     constant = {**constant_factors(kernel_groups), **constant_factors(groups)}
-    explanation = Explanation(tests=tests, verdict=[], explained_by=None, per_process=False, constant=constant,
-                              alpha=alpha, bad=bad, launches=launches)
+    explanation = Explanation(
+        tests=tests,
+        verdict=[],
+        explained_by=None,
+        per_process=False,
+        constant=constant,
+        alpha=alpha,
+        bad=bad,
+        launches=launches,
+    )
     significant = [t for t in tests if t.significant]
     if not bad and not any(t.bad for t in tests):
         explanation.verdict = [f"no bad launches recorded ({launches} launches)"]
@@ -264,8 +317,10 @@ def explain(groups: list[Group], kernel_groups: list[Group] | None = None, *,
     explanation.verdict = [_sentence(top)]
     if top.design_effect >= 2.0:
         explanation.per_process = True
-        explanation.verdict.append(f"within {top.label}, decided per process: its launches cluster by process "
-                                   f"(design effect {top.design_effect:.1f})")
+        explanation.verdict.append(
+            f"within {top.label}, decided per process: its launches cluster by process "
+            f"(design effect {top.design_effect:.1f})"
+        )
     covered, found, set_aside = set(top.names), top, [top.label]
     for _ in range(MAX_ROUNDS - 1):
         # the explained launches leave both populations: the case's own launches are among its kernel's
@@ -273,12 +328,19 @@ def explain(groups: list[Group], kernel_groups: list[Group] | None = None, *,
         gone = {id(g) for i, g in enumerate(explained) if i in found.members}
         origins = {g.origin for g in explained if id(g) in gone and g.origin is not None}
         groups = [g for g in groups if id(g) not in gone and (g.origin is None or g.origin not in origins)]
-        kernel_groups = [g for g in kernel_groups
-                         if id(g) not in gone and (g.origin is None or g.origin not in origins)]
+        kernel_groups = [
+            g for g in kernel_groups if id(g) not in gone and (g.origin is None or g.origin not in origins)
+        ]
         if not any(g.bad for g in groups) and not any(g.bad for g in kernel_groups):
             break
-        found = next((t for t in _round(groups, kernel_groups, alpha)
-                      if t.significant and not covered & set(t.names) and PROCESS not in t.names), None)
+        found = next(
+            (
+                t
+                for t in _round(groups, kernel_groups, alpha)
+                if t.significant and not covered & set(t.names) and PROCESS not in t.names
+            ),
+            None,
+        )
         if found is None:
             break
         explanation.also.append(found)
@@ -301,8 +363,10 @@ def _sentence(test: ValueTest) -> str:
     p = p_text(test.p_adjusted)
     if test.names == (GPU_UUID,):
         others = "all other GPUs" if test.rest_bad == 0 else "other GPUs"
-        return (f"one physical GPU: {_short_uuid(test.value)} {test.bad}/{test.launches}, {others} "
-                f"{test.rest_bad}/{test.rest_launches} (suspect hardware; {p})")
+        return (
+            f"one physical GPU: {_short_uuid(test.value)} {test.bad}/{test.launches}, {others} "
+            f"{test.rest_bad}/{test.rest_launches} (suspect hardware; {p})"
+        )
     if RANK in test.names and test.population == "case":
         return _rank_sentence(test, p)
     only = "fails only" if test.rest_bad == 0 else "fails more often"
@@ -314,8 +378,10 @@ def _sentence(test: ValueTest) -> str:
         rest = "elsewhere"
     under = "under" if test.names == (STRESS,) else "with"
     where = f" {where}" if where else ""
-    return (f"{only} {under} {test.label}{confounded}: {test.bad}/{test.launches} launches{where} "
-            f"vs {test.rest_bad}/{test.rest_launches} {rest} ({p})")
+    return (
+        f"{only} {under} {test.label}{confounded}: {test.bad}/{test.launches} launches{where} "
+        f"vs {test.rest_bad}/{test.rest_launches} {rest} ({p})"
+    )
 
 
 def _rank_sentence(test: ValueTest, p: str) -> str:
@@ -330,8 +396,10 @@ def _rank_sentence(test: ValueTest, p: str) -> str:
     with_it = [f"{name}={values[name]}" for name in test.names if name not in (RANK, GPU_UUID, PROCESS)]
     if with_it:
         notes.append(f"always with {' and '.join(with_it)}")
-    return (f"one rank: {where} {test.bad}/{test.launches}, {others} {test.rest_bad}/{test.rest_launches} "
-            f"({'; '.join(notes + [p])})")
+    return (
+        f"one rank: {where} {test.bad}/{test.launches}, {others} {test.rest_bad}/{test.rest_launches} "
+        f"({'; '.join(notes + [p])})"
+    )
 
 
 def _per_process(tests: list[ValueTest], top: ValueTest) -> str:
@@ -339,9 +407,11 @@ def _per_process(tests: list[ValueTest], top: ValueTest) -> str:
     launches_in = sum(t.launches for t in tests)
     total_bad = top.bad + top.rest_bad
     processes = top.values_in_factor
-    return (f"decided per process: {bad_in} of the {total_bad} bad launches in {len(tests)} of {processes} processes "
-            f"({bad_in}/{launches_in} there vs {total_bad - bad_in}/{top.launches + top.rest_launches - launches_in} "
-            f"in the others; {p_text(top.p_adjusted)} for the worst)")
+    return (
+        f"decided per process: {bad_in} of the {total_bad} bad launches in {len(tests)} of {processes} processes "
+        f"({bad_in}/{launches_in} there vs {total_bad - bad_in}/{top.launches + top.rest_launches - launches_in} "
+        f"in the others; {p_text(top.p_adjusted)} for the worst)"
+    )
 
 
 def _nothing(groups: list[Group], alpha: float) -> str:
@@ -349,7 +419,9 @@ def _nothing(groups: list[Group], alpha: float) -> str:
     for group in groups:
         stacks[group.stack] += group.bad
     bad_stacks = sum(1 for count in stacks.values() if count)
-    where = ("bad on every stack seen" if bad_stacks == len(stacks)
-             else f"bad on {bad_stacks} of {len(stacks)} stacks seen, no more than chance allows")
+    where = (
+        "bad on every stack seen"
+        if bad_stacks == len(stacks)
+        else f"bad on {bad_stacks} of {len(stacks)} stacks seen, no more than chance allows"
+    )
     return f"no factor explains it ({where}; no value stands out at {alpha:g} after Holm's correction)"
-

@@ -37,8 +37,10 @@ class GoldenError(GemmcheckError):
 
 # The notes the plugin writes: --gemmcheck-accept's ("accepted at 3f2a9c0b1d+ (nightly)") and
 # gemmcheck goldens export's. Any other note is a reviewer's, and is kept.
-_GENERATED_NOTE = re.compile(r"accepted( at [0-9a-f]+\+?)?( \(.*\))?|exported from \d+ recorded runs?|"
-                             r"known-bad: accepted with --include-bad from \d+ runs? that were all regressions")
+_GENERATED_NOTE = re.compile(
+    r"accepted( at [0-9a-f]+\+?)?( \(.*\))?|exported from \d+ recorded runs?|"
+    r"known-bad: accepted with --include-bad from \d+ runs? that were all regressions"
+)
 
 
 def is_generated_note(note: str) -> bool:
@@ -95,15 +97,17 @@ def _per_process(item: dict, where: str, bad: int, launches: int) -> list[tuple[
     for index, text in enumerate(texts):
         match = _PROCESS.fullmatch(text) if isinstance(text, str) else None
         if match is None or int(match[1]) > int(match[2]):
-            raise ValueError(f"{where}.per_process[{index}]: expected 'bad/launches' with bad <= launches, "
-                             f"got {_shown(text)}")
+            raise ValueError(
+                f"{where}.per_process[{index}]: expected 'bad/launches' with bad <= launches, got {_shown(text)}"
+            )
         counts.append((int(match[1]), int(match[2])))
     if not counts:
         return [(bad, launches)]
     total = (sum(b for b, _ in counts), sum(n for _, n in counts))
     if total != (bad, launches):
-        raise ValueError(f"{where}.per_process: adds up to {total[0]}/{total[1]}, not bad_launches/launches "
-                         f"{bad}/{launches}")
+        raise ValueError(
+            f"{where}.per_process: adds up to {total[0]}/{total[1]}, not bad_launches/launches {bad}/{launches}"
+        )
     return counts
 
 
@@ -119,10 +123,17 @@ class GoldenEntry:
         """Its JSON; ``ranks`` only for a collective case's (its per_process counts are then per rank)."""
         e = self.evidence
         return {
-            "key": self.key, "case": self.case, "scope": self.scope, "launches": e.launches,
-            "bad_launches": e.bad, "per_process": [f"{bad}/{n}" for bad, n in sorted(e.per_process)], "gpus": e.gpus,
+            "key": self.key,
+            "case": self.case,
+            "scope": self.scope,
+            "launches": e.launches,
+            "bad_launches": e.bad,
+            "per_process": [f"{bad}/{n}" for bad, n in sorted(e.per_process)],
+            "gpus": e.gpus,
             **({"ranks": e.ranks} if e.ranks else {}),
-            "worst_wrong": e.worst_wrong, "worst_wrong_tiles": e.worst_tiles, "kinds": sorted(e.kinds),
+            "worst_wrong": e.worst_wrong,
+            "worst_wrong_tiles": e.worst_tiles,
+            "kinds": sorted(e.kinds),
             "note": self.note,
         }
 
@@ -135,19 +146,39 @@ class GoldenEntry:
         key = _field(item, "key", where, lambda value: isinstance(value, str) and value, "a non-empty string")
         scope = _field(item, "scope", where, _is_scope, "'any', 'arch:ARCH' or 'stack:FINGERPRINT'", "any")
         launches = _field(item, "launches", where, _is_count, count)
-        bad = _field(item, "bad_launches", where, lambda value: _is_count(value) and value <= launches,
-                     f"a whole number from 0 to launches ({launches})")
+        bad = _field(
+            item,
+            "bad_launches",
+            where,
+            lambda value: _is_count(value) and value <= launches,
+            f"a whole number from 0 to launches ({launches})",
+        )
         evidence = Evidence(
-            launches=launches, bad=bad, per_process=_per_process(item, where, bad, launches),
+            launches=launches,
+            bad=bad,
+            per_process=_per_process(item, where, bad, launches),
             gpus=_field(item, "gpus", where, _is_count, count, 1),
             worst_wrong=_field(item, "worst_wrong", where, _is_count, count, 0),
             worst_tiles=_field(item, "worst_wrong_tiles", where, _is_count, count, 0),
-            kinds=list(_field(item, "kinds", where, lambda value: isinstance(value, list) and all(
-                isinstance(kind, str) for kind in value), "a list of strings", [])),
-            ranks=_field(item, "ranks", where, _is_count, count, 0))
-        return cls(key=key, case=_field(item, "case", where, lambda value: isinstance(value, dict), "an object", {}),
-                   scope=scope, evidence=evidence,
-                   note=_field(item, "note", where, lambda value: isinstance(value, str), "a string", ""))
+            kinds=list(
+                _field(
+                    item,
+                    "kinds",
+                    where,
+                    lambda value: isinstance(value, list) and all(isinstance(kind, str) for kind in value),
+                    "a list of strings",
+                    [],
+                )
+            ),
+            ranks=_field(item, "ranks", where, _is_count, count, 0),
+        )
+        return cls(
+            key=key,
+            case=_field(item, "case", where, lambda value: isinstance(value, dict), "an object", {}),
+            scope=scope,
+            evidence=evidence,
+            note=_field(item, "note", where, lambda value: isinstance(value, str), "a string", ""),
+        )
 
 
 def _entries_of(data) -> tuple[str | None, dict[tuple[str, str], GoldenEntry]]:
@@ -182,11 +213,13 @@ def _read(path: Path) -> tuple[str | None, dict[tuple[str, str], GoldenEntry]] |
     try:
         found = path.stat()  # of what a link points to: never opened unless a plain file
         if not stat.S_ISREG(found.st_mode):
-            raise GoldenError(f"golden file {path}: not a regular file (a device, a pipe or a folder); "
-                              "goldens are JSON files")
+            raise GoldenError(
+                f"golden file {path}: not a regular file (a device, a pipe or a folder); goldens are JSON files"
+            )
         if found.st_size > MAX_GOLDEN_BYTES:
-            raise GoldenError(f"golden file {path}: {found.st_size:,} bytes, more than a golden file holds "
-                              f"({MAX_GOLDEN_BYTES:,})")
+            raise GoldenError(
+                f"golden file {path}: {found.st_size:,} bytes, more than a golden file holds ({MAX_GOLDEN_BYTES:,})"
+            )
         with path.open("rb") as handle:
             data = handle.read(MAX_GOLDEN_BYTES + 1)  # it may have grown since
         if len(data) > MAX_GOLDEN_BYTES:
@@ -210,6 +243,7 @@ def _read(path: Path) -> tuple[str | None, dict[tuple[str, str], GoldenEntry]] |
 
 # --- file names ------------------------------------------------------------------------------
 
+
 def _escaped(kernel: str) -> str:
     return _UNSAFE.sub("_", kernel).strip("._") or "kernel"
 
@@ -226,8 +260,17 @@ def file_name(kernel: str) -> str:
 
 def case_description(result: CaseResult) -> dict:
     """What the case is, for a reviewer: its key's parts (a collective case's collective and world size too)."""
-    description = {"kernel": result.kernel, "m": result.m, "n": result.n, "k": result.k, "quant": result.quant,
-                   "tile": result.tile, "out_dtype": result.out_dtype, "fp8": result.fp8, "params": result.params}
+    description = {
+        "kernel": result.kernel,
+        "m": result.m,
+        "n": result.n,
+        "k": result.k,
+        "quant": result.quant,
+        "tile": result.tile,
+        "out_dtype": result.out_dtype,
+        "fp8": result.fp8,
+        "params": result.params,
+    }
     if result.collective:
         description.update(collective=result.collective, world_size=result.world_size)
     return description
@@ -268,8 +311,13 @@ class GoldenStore:
         return None
 
     def accept(self, result: CaseResult, scope: str, note: str) -> GoldenEntry:
-        entry = GoldenEntry(key=result.key, case=case_description(result), scope=scope_value(scope, result.stack or {}),
-                            evidence=Evidence.of(result), note=note)
+        entry = GoldenEntry(
+            key=result.key,
+            case=case_description(result),
+            scope=scope_value(scope, result.stack or {}),
+            evidence=Evidence.of(result),
+            note=note,
+        )
         kept = self.entries(result.kernel).get((entry.key, entry.scope))
         if kept is not None and {**kept.to_json(), "note": ""} == {**entry.to_json(), "note": ""}:
             entry.note = kept.note  # the same evidence accepted again: a reviewer's note stays
@@ -302,8 +350,10 @@ class GoldenStore:
         path = self.path(kernel)
         found = _read(path)
         if found is not None and found[0] not in (None, kernel):
-            raise GoldenError(f"golden file {path} holds the goldens of kernel {found[0]!r}, not {kernel!r}: refusing "
-                              "to overwrite them (on a case-insensitive file system the two names share a file)")
+            raise GoldenError(
+                f"golden file {path} holds the goldens of kernel {found[0]!r}, not {kernel!r}: refusing "
+                "to overwrite them (on a case-insensitive file system the two names share a file)"
+            )
         path.parent.mkdir(parents=True, exist_ok=True)
         cases = [entry.to_json() for _, entry in sorted(self.entries(kernel).items())]
         text = json.dumps({"format": FORMAT, "kernel": kernel, "cases": cases}, indent=2, sort_keys=True) + "\n"

@@ -71,7 +71,7 @@ def rate_words(result: CaseResult) -> str:
     """'rate < 55.2% (95%), 1 process': what the count can claim, and over what ('4 ranks in 4
     processes' in a collective case)."""
     text = f"rate < {format_percent(rate_upper_bound(len(result.bad_launches), len(result.launches)))} (95%)"
-    processes = _plural(result.processes, 'process', 'processes')
+    processes = _plural(result.processes, "process", "processes")
     text += f", {_plural(len(result.ranks), 'rank')} in {processes}" if result.collective else f", {processes}"
     if result.gpus > 1:
         text += f", {result.gpus} GPUs"
@@ -83,9 +83,10 @@ def rank_rates(result: CaseResult) -> str:
     result's rate on each rank, beside the overall one; '' outside a collective case."""
     if not result.collective:
         return ""
-    return "per rank: " + ", ".join(f"rank {rank} {bad}/{launches} (rate < "
-                                    f"{format_percent(rate_upper_bound(bad, launches))})"
-                                    for rank, (bad, launches) in result.per_rank.items())
+    return "per rank: " + ", ".join(
+        f"rank {rank} {bad}/{launches} (rate < {format_percent(rate_upper_bound(bad, launches))})"
+        for rank, (bad, launches) in result.per_rank.items()
+    )
 
 
 def worst(result: CaseResult) -> str:
@@ -96,8 +97,10 @@ def worst(result: CaseResult) -> str:
     wrong = [launch for launch in result.launches if launch.wrong]
     if wrong:
         top = max(wrong, key=lambda launch: launch.wrong)
-        text = (f"worst {_plural(top.wrong, 'wrong element')} in {_plural(top.wrong_rows, 'row')}"
-                f"{_tiles(top.wrong_tiles, result.tile)}" + (f" ({top.label})" if top.rank is not None else ""))
+        text = (
+            f"worst {_plural(top.wrong, 'wrong element')} in {_plural(top.wrong_rows, 'row')}"
+            f"{_tiles(top.wrong_tiles, result.tile)}" + (f" ({top.label})" if top.rank is not None else "")
+        )
         finite_wrong = [launch for launch in wrong if launch.wrong > launch.nonfinite]
         if finite_wrong:  # the relative error of finite elements; non-finite ones are counted apart
             text += f"; max rel err {max(launch.max_rel_err for launch in finite_wrong):.3g}"
@@ -105,11 +108,12 @@ def worst(result: CaseResult) -> str:
     differing = [launch for launch in result.launches if launch.differing]
     if differing:
         top = max(differing, key=lambda launch: launch.differing)
-        parts.append(f"most differing from the consensus: {_plural(top.differing, 'element')} in "
-                     f"{_plural(top.differing_rows, 'row')}{_tiles(top.differing_tiles, result.tile)} "
-                     f"({top.label})")
+        parts.append(
+            f"most differing from the consensus: {_plural(top.differing, 'element')} in "
+            f"{_plural(top.differing_rows, 'row')}{_tiles(top.differing_tiles, result.tile)} "
+            f"({top.label})"
+        )
     return "; ".join(parts)
-
 
 
 def sanitizer_words(result: CaseResult) -> list[str]:
@@ -121,13 +125,19 @@ def sanitizer_words(result: CaseResult) -> list[str]:
 def disagreement(result: CaseResult, launch: LaunchRecord) -> str:
     """Why a rank's launch has ``ranks_disagree``: 'its output's bits differ from those of ranks
     0, 1, 2, which agree', or that no output of that launch was agreed on."""
-    agreeing = [other.rank for other in result.launches
-                if other.index == launch.index and other.rank != launch.rank and RANKS_DISAGREE not in other.kinds]
+    agreeing = [
+        other.rank
+        for other in result.launches
+        if other.index == launch.index and other.rank != launch.rank and RANKS_DISAGREE not in other.kinds
+    ]
     where = f"{result.collective} gives every rank the same bits"
     if not agreeing:
         return f"ranks disagree: no output of launch {launch.index} was agreed on by most ranks ({where})"
-    return (f"ranks disagree: its output's bits differ from those of {ranks_text(sorted(agreeing))}"
-            + (", which agree" if len(agreeing) > 1 else "") + f" ({where})")
+    return (
+        f"ranks disagree: its output's bits differ from those of {ranks_text(sorted(agreeing))}"
+        + (", which agree" if len(agreeing) > 1 else "")
+        + f" ({where})"
+    )
 
 
 def launch_line(result: CaseResult, launch: LaunchRecord) -> str:
@@ -143,13 +153,17 @@ def launch_line(result: CaseResult, launch: LaunchRecord) -> str:
     if WROTE_OUTSIDE in launch.kinds:
         parts.append(launch.wrote_outside)
     if CHANGED_INPUT in launch.kinds:
-        parts.append("changed its input " + ", ".join(f"{name} in {_plural(rows, 'row')}"
-                                                      for name, rows in launch.changed_inputs.items()))
+        parts.append(
+            "changed its input "
+            + ", ".join(f"{name} in {_plural(rows, 'row')}" for name, rows in launch.changed_inputs.items())
+        )
     if UNWRITTEN in launch.kinds:
         parts.append(f"wrote nothing: all {total:,} elements still hold the NaN poison")
     elif NONFINITE in launch.kinds:
-        parts.append(f"{_plural(launch.nonfinite, 'non-finite element')}"
-                     + (" (poison never overwritten, or computed NaN/inf)" if launch.poisoned else ""))
+        parts.append(
+            f"{_plural(launch.nonfinite, 'non-finite element')}"
+            + (" (poison never overwritten, or computed NaN/inf)" if launch.poisoned else "")
+        )
     if WRONG in launch.kinds:
         finite_wrong = launch.wrong - launch.nonfinite
         text = f"{_plural(launch.wrong, 'wrong element')} in {_plural(launch.wrong_rows, 'row')}"
@@ -166,13 +180,17 @@ def launch_line(result: CaseResult, launch: LaunchRecord) -> str:
         parts.append(disagreement(result, launch))
     if INCONSISTENT in launch.kinds:
         if launch.differing is None:
-            parts.append(f"differs from the consensus of {result.consensus_size} launches (count unknown: its output "
-                         "was not kept)")
+            parts.append(
+                f"differs from the consensus of {result.consensus_size} launches (count unknown: its output "
+                "was not kept)"
+            )
         else:
-            parts.append(f"differs from the consensus of {result.consensus_size} launches in "
-                         f"{_plural(launch.differing, 'element')} in {_plural(launch.differing_rows, 'row')} "
-                         f"(rows {_ids(launch.differing_row_ids, launch.differing_rows)}), "
-                         f"up to {100 * launch.max_diff_rel:.3g}% of the row's largest value")
+            parts.append(
+                f"differs from the consensus of {result.consensus_size} launches in "
+                f"{_plural(launch.differing, 'element')} in {_plural(launch.differing_rows, 'row')} "
+                f"(rows {_ids(launch.differing_row_ids, launch.differing_rows)}), "
+                f"up to {100 * launch.max_diff_rel:.3g}% of the row's largest value"
+            )
     if not launch.poisoned:
         parts.append("checked as returned: the kernel allocated its own output, so poisoning could not apply")
     return f"{launch.label}: " + "; ".join(parts)
@@ -207,12 +225,16 @@ def _message_lines(result: CaseResult, verdict: Verdict, max_launch_lines: int) 
         lines.append(f"  note: {result.consensus_note}")
     unpoisoned = [launch for launch in result.launches if not launch.poisoned and not launch.bad]
     if unpoisoned:
-        lines.append("  note: the kernel returned its own output; it was checked as returned, and poisoning could "
-                     "not apply to it")
+        lines.append(
+            "  note: the kernel returned its own output; it was checked as returned, and poisoning could "
+            "not apply to it"
+        )
     lines += [f"  {line}" for line in verdict.lines]
-    lines.append(f"  inputs: seed {result.seed}, {result.fp8 or 'no fp8'}, out {result.out_dtype}, on {result.device}; "
-                 f"rule: off by > {result.rtol:g} x max(|ref|, {result.floor:g} x row max)"
-                 + ("" if result.deterministic else "; declared nondeterministic (consistency not checked)"))
+    lines.append(
+        f"  inputs: seed {result.seed}, {result.fp8 or 'no fp8'}, out {result.out_dtype}, on {result.device}; "
+        f"rule: off by > {result.rtol:g} x max(|ref|, {result.floor:g} x row max)"
+        + ("" if result.deterministic else "; declared nondeterministic (consistency not checked)")
+    )
     return "\n".join(lines)
 
 
@@ -224,4 +246,3 @@ def static_words(result: CompiledResult) -> str:
 def static_source(result: CompiledResult) -> str:
     """'compiled (fp8_tail_gemm K=512 for gfx950)': what was compiled, or 'compiled (assembly)'."""
     return f"compiled ({result.static.get('source') or 'assembly'})"
-

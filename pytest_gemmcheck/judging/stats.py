@@ -43,8 +43,10 @@ def _beta_fraction(a: float, b: float, x: float) -> float:
     d = 1.0 / (d if abs(d) > _TINY else _TINY)
     h = d
     for m in range(1, 100_000):
-        for numerator in (m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
-                          -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))):
+        for numerator in (
+            m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
+            -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1)),
+        ):
             d = 1.0 + numerator * d
             d = 1.0 / (d if abs(d) > _TINY else _TINY)
             c = 1.0 + numerator / c
@@ -93,6 +95,7 @@ def rate_interval(bad: int, launches: int, confidence: float = 0.95) -> tuple[fl
 
 def format_interval(low: float, high: float) -> str:
     """'74–100%', '0–0.41%': as many digits as each end needs to say something."""
+
     def short(value: float) -> str:
         pct = 100.0 * value
         if pct == 0 or 10 <= pct < 99.5 or pct == 100:
@@ -123,6 +126,7 @@ def format_percent(value: float) -> str:
 
 # --- comparing a result with its baseline -------------------------------------------------
 
+
 def _log_comb(n: int, k: int) -> float:
     return math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)
 
@@ -143,8 +147,10 @@ def fisher_greater(bad: int, launches: int, base_bad: int, base_launches: int) -
     low = max(bad, total_bad - base_launches)
     high = min(launches, total_bad)
     denominator = _log_comb(total, launches)
-    p = sum(math.exp(_log_comb(total_bad, x) + _log_comb(total - total_bad, launches - x) - denominator)
-            for x in range(low, high + 1))
+    p = sum(
+        math.exp(_log_comb(total_bad, x) + _log_comb(total - total_bad, launches - x) - denominator)
+        for x in range(low, high + 1)
+    )
     return min(1.0, p)
 
 

@@ -81,8 +81,9 @@ class BatchWork:
             return False
         if not ring.batch_graphs:
             self.settle()
-            keys = [("watch", p) for p in range(len(self.buffers))] + \
-                [(kind, half) for kind in ("prepare", "close") for half in range(2)]
+            keys = [("watch", p) for p in range(len(self.buffers))] + [
+                (kind, half) for kind in ("prepare", "close") for half in range(2)
+            ]
             try:
                 for key in keys:
                     ring.batch_graphs[key] = capture(lambda key=key: self._op(key), self.device)

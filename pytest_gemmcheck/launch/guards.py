@@ -57,7 +57,7 @@ class GuardedBuffer:
 
     def __init__(self, m: int, n: int, dtype: torch.dtype, device: torch.device):
         self.block = torch.empty(2 * GUARD_ELEMENTS + m * n, dtype=dtype, device=device)
-        self.tensor = self.block[GUARD_ELEMENTS:GUARD_ELEMENTS + m * n].view(m, n)
+        self.tensor = self.block[GUARD_ELEMENTS : GUARD_ELEMENTS + m * n].view(m, n)
         self.identity = layout(self.tensor)
         self.after_offset = GUARD_ELEMENTS + m * n  # where the region after out begins
         self.bits = bits_view(self.block)
@@ -105,8 +105,15 @@ _MEMCMP = _memcmp()
 def same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
     """Bit for bit (a NaN equals itself), read now. Contiguous CPU tensors by memcmp: 7 us for
     128 KB on one core here, where torch.equal took 31 us on 64-bit words and 85 us on bf16."""
-    if (_MEMCMP is not None and a.device.type == "cpu" and b.device.type == "cpu" and a.is_contiguous()
-            and b.is_contiguous() and a.dtype == b.dtype and a.shape == b.shape):
+    if (
+        _MEMCMP is not None
+        and a.device.type == "cpu"
+        and b.device.type == "cpu"
+        and a.is_contiguous()
+        and b.is_contiguous()
+        and a.dtype == b.dtype
+        and a.shape == b.shape
+    ):
         return _MEMCMP(a.data_ptr(), b.data_ptr(), a.numel() * a.element_size()) == 0
     return torch.equal(bits_view(a), bits_view(b))
 
@@ -114,8 +121,15 @@ def same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
 def _comparison(a: torch.Tensor, b: torch.Tensor):
     """same_bits(a, b) as a function of no arguments, for tensors compared again and again: by
     memcmp of their addresses where same_bits would use it (the checks done once)."""
-    if (_MEMCMP is not None and a.device.type == "cpu" and b.device.type == "cpu" and a.is_contiguous()
-            and b.is_contiguous() and a.dtype == b.dtype and a.shape == b.shape):
+    if (
+        _MEMCMP is not None
+        and a.device.type == "cpu"
+        and b.device.type == "cpu"
+        and a.is_contiguous()
+        and b.is_contiguous()
+        and a.dtype == b.dtype
+        and a.shape == b.shape
+    ):
         pointers = (a.data_ptr(), b.data_ptr(), a.numel() * a.element_size())
         return lambda: _MEMCMP(*pointers) == 0
     return lambda: same_bits(a, b)
@@ -126,8 +140,9 @@ class InputGuard:
     live tensors with them after each launch."""
 
     def __init__(self, inputs):  # a case's Inputs
-        self.live = {name: getattr(inputs, name) for name in INPUT_NAMES
-                     if isinstance(getattr(inputs, name, None), torch.Tensor)}
+        self.live = {
+            name: getattr(inputs, name) for name in INPUT_NAMES if isinstance(getattr(inputs, name, None), torch.Tensor)
+        }
         self.pristine = {name: tensor.detach().clone() for name, tensor in self.live.items()}
         # (live, pristine) flat views, compared after every launch by torch ops
         self.pairs = [(_words(self.live[name]), _words(self.pristine[name])) for name in self.live]
@@ -218,8 +233,14 @@ class LaunchWatch:
     checksums, compared with the pristine ones taken here once), torch ops queued on a GPU
     (comparisons with the pristine copies), or on the CPU worked out at once."""
 
-    def __init__(self, inputs: InputGuard, device: torch.device, *, fused: bool = False,
-                 sums_at_start: Callable[[Callable[[torch.Tensor], None]], list[int]] | None = None):
+    def __init__(
+        self,
+        inputs: InputGuard,
+        device: torch.device,
+        *,
+        fused: bool = False,
+        sums_at_start: Callable[[Callable[[torch.Tensor], None]], list[int]] | None = None,
+    ):
         """``sums_at_start(queue)``: the row that ``queue(row)`` fills, worked out (in_flight.Ring's,
         kept between runs); by default into a row of its own."""
         self.inputs = inputs
@@ -230,7 +251,7 @@ class LaunchWatch:
         if fused:  # the pristine inputs' checksums, by the kernel that takes the live ones'
             queue = partial(self._queue_kernel, None)
             row = sums_at_start(queue) if sums_at_start is not None else _worked_out(queue, device)
-            self.expected = row[2:2 + len(inputs)]
+            self.expected = row[2 : 2 + len(inputs)]
 
     def _queue_kernel(self, buffer: GuardedBuffer | None, row: torch.Tensor) -> None:
         from ..checking.triton.guard_pass import RESULT_WIDTH, queue_guards
@@ -239,16 +260,25 @@ class LaunchWatch:
             bits = row.view(torch.int64)
             queue_guards(self.inputs.words, bits, 0, 0, 0, row[:RESULT_WIDTH])
             return
-        queue_guards(self.inputs.words, buffer.bits, GUARD_ELEMENTS, buffer.after_offset, buffer.canary,
-                     row[:RESULT_WIDTH])
+        queue_guards(
+            self.inputs.words, buffer.bits, GUARD_ELEMENTS, buffer.after_offset, buffer.canary, row[:RESULT_WIDTH]
+        )
 
     def queue_watched(self, buffer: GuardedBuffer, row: torch.Tensor) -> None:
         """The fused check's guards and the checksum of ``buffer``'s output (at CHECKSUM_COLUMN)
         as one kernel, added into ``row`` (zeroed beforehand), on the current stream."""
         from ..checking.triton.guard_pass import queue_watch
 
-        queue_watch(self.inputs.words, buffer.bits, GUARD_ELEMENTS, buffer.after_offset, buffer.canary, buffer.tensor,
-                    row, CHECKSUM_COLUMN)
+        queue_watch(
+            self.inputs.words,
+            buffer.bits,
+            GUARD_ELEMENTS,
+            buffer.after_offset,
+            buffer.canary,
+            buffer.tensor,
+            row,
+            CHECKSUM_COLUMN,
+        )
 
     def queue(self, buffer: GuardedBuffer, row: torch.Tensor) -> list[int] | None:
         """Into ``row`` (int64, ROW_WIDTH), on the current stream; on the CPU without the fused
@@ -261,15 +291,16 @@ class LaunchWatch:
             self._queue_kernel(buffer, row)
         else:
             buffer.queue_count(row)
-            self.inputs.queue_count(row[2:2 + len(self.inputs)])
+            self.inputs.queue_count(row[2 : 2 + len(self.inputs)])
         return None
 
     def read(self, values: list[int]) -> tuple[int, int, list[str]]:
         """(elements written before out, after out, the inputs that changed) from a launch's row."""
-        flags = values[2:2 + len(self.inputs)]
+        flags = values[2 : 2 + len(self.inputs)]
         if self.fused:
-            changed = [name for name, total, expected in zip(self.inputs.names(), flags, self.expected)
-                       if total != expected]
+            changed = [
+                name for name, total, expected in zip(self.inputs.names(), flags, self.expected) if total != expected
+            ]
         else:
             changed = [name for name, flag in zip(self.inputs.names(), flags) if flag]
         return values[0], values[1], changed

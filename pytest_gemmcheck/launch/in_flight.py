@@ -43,8 +43,9 @@ class Pipeline:
 
     def __post_init__(self):
         if self.batch and self.ring != 2 * self.batch:
-            raise ValueError(f"a pipeline with batches of {self.batch} takes a ring of {2 * self.batch}, "
-                             f"not {self.ring}")
+            raise ValueError(
+                f"a pipeline with batches of {self.batch} takes a ring of {2 * self.batch}, not {self.ring}"
+            )
 
 
 # tests set this to run the queued-ahead loop on the CPU
@@ -229,7 +230,9 @@ def ring_for(key: tuple, m: int, n: int, dtype: torch.dtype, device: torch.devic
         return _kept
     _kept = None
     ring = Ring(m, n, dtype, device, size, key)
-    if (device.type == "cuda"
-            and ring.bytes <= CACHED_RING_SHARE * torch.cuda.get_device_properties(device).total_memory):
+    if (
+        device.type == "cuda"
+        and ring.bytes <= CACHED_RING_SHARE * torch.cuda.get_device_properties(device).total_memory
+    ):
         _kept = ring
     return ring

@@ -42,9 +42,19 @@ class KnownOutputs:
 class LaunchNumbers:
     """What a run's checks found, launch by launch, onto ``result``."""
 
-    def __init__(self, case, result: CaseResult, protected, checker: Checker, consensus: Consensus | None, *,
-                 by_checksum_pass: bool, repeat_check: str, settle: Callable[[], None],
-                 spoiled: Callable[[LaunchRecord, int, str], None]):
+    def __init__(
+        self,
+        case,
+        result: CaseResult,
+        protected,
+        checker: Checker,
+        consensus: Consensus | None,
+        *,
+        by_checksum_pass: bool,
+        repeat_check: str,
+        settle: Callable[[], None],
+        spoiled: Callable[[LaunchRecord, int, str], None],
+    ):
         self.case = case
         self.result = result
         self.ref = protected.tensor
@@ -65,11 +75,16 @@ class LaunchNumbers:
         the worst launch's wrong elements mapped over the output's tiles (its output is still
         in its buffer)."""
         launch_records.fill_accuracy(record, outcome.accuracy, checked)
-        if self.by_checksum_pass and outcome.checksum is not None and outcome.checksum not in self.verified \
-                and len(self.verified) < VERIFIED_KEPT:
+        if (
+            self.by_checksum_pass
+            and outcome.checksum is not None
+            and outcome.checksum not in self.verified
+            and len(self.verified) < VERIFIED_KEPT
+        ):
             self.verified[outcome.checksum] = outcome.accuracy.copy()
         uses_output = (record.wrong > self.mapped_wrong and self.case.tile is not None) or (
-            self.consensus is not None and self.checker.by_checksum and self.consensus.reads_output(outcome.checksum))
+            self.consensus is not None and self.checker.by_checksum and self.consensus.reads_output(outcome.checksum)
+        )
         if uses_output:
             self.settle()  # reading the output now waits for the launches in flight: each under its deadline
         if uses_output and not self._still_as_checked(record, checked, outcome):
@@ -89,8 +104,11 @@ class LaunchNumbers:
     def map_tiles(self, record: LaunchRecord, checked) -> None:
         if record.wrong > self.mapped_wrong and self.case.tile is not None:
             self.mapped_wrong = record.wrong
-            self.result.worst_tiles = {"launch": record.index, "wrong": record.wrong, **wrong_tile_map(
-                checked, self.ref, self.rowmax, self.case.tolerance, self.case.tile)}
+            self.result.worst_tiles = {
+                "launch": record.index,
+                "wrong": record.wrong,
+                **wrong_tile_map(checked, self.ref, self.rowmax, self.case.tolerance, self.case.tile),
+            }
 
     def fill_consistency(self, wants_consensus_checksum: bool) -> None:
         """Every launch against the consensus, once the launches are done; the consensus output's
@@ -114,8 +132,14 @@ class LaunchNumbers:
         top = max(differing, key=lambda launch: launch.differing)
         pair = self.consensus.kept_pair(top.index, accurate)
         if pair is not None:
-            self.result.worst_tiles = {**self.result.worst_tiles, "differing": {
-                "launch": top.index, "elements": top.differing, **differing_tile_map(*pair, self.case.tile)}}
+            self.result.worst_tiles = {
+                **self.result.worst_tiles,
+                "differing": {
+                    "launch": top.index,
+                    "elements": top.differing,
+                    **differing_tile_map(*pair, self.case.tile),
+                },
+            }
 
     def _still_as_checked(self, record: LaunchRecord, checked, outcome: Outcome) -> bool:
         """Whether ``checked`` holds what its check read, now that later launches have run; if not,

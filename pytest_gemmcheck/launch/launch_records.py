@@ -33,27 +33,42 @@ def raised(record: LaunchRecord, exc: BaseException, elapsed_s: float) -> None:
     record.elapsed_s = elapsed_s
 
 
-def output_to_check(record: LaunchRecord, out: torch.Tensor, identity, returned, *, expected: tuple[int, int],
-                    dtype: torch.dtype, device: torch.device, poisoned) -> torch.Tensor | None:
+def output_to_check(
+    record: LaunchRecord,
+    out: torch.Tensor,
+    identity,
+    returned,
+    *,
+    expected: tuple[int, int],
+    dtype: torch.dtype,
+    device: torch.device,
+    poisoned,
+) -> torch.Tensor | None:
     """The tensor this launch produced, or None (recorded as bad output) when there is none.
     ``poisoned(tensor)``: whether a tensor the kernel returned was poisoned before this launch."""
     if layout(out) != identity:
         record.add_kind(BAD_OUTPUT)
-        record.error = (f"the kernel replaced or reshaped `out` (now shape {list(out.shape)}, "
-                        f"dtype {dtype_name(out.dtype)}, stride {out.stride()}); it must write into it in place")
+        record.error = (
+            f"the kernel replaced or reshaped `out` (now shape {list(out.shape)}, "
+            f"dtype {dtype_name(out.dtype)}, stride {out.stride()}); it must write into it in place"
+        )
         return None
     if not isinstance(returned, torch.Tensor) and hasattr(returned, "__array__") and hasattr(returned, "shape"):
         # an array of another library (numpy, cupy): its values are not what the case checks
         record.add_kind(BAD_OUTPUT)
-        record.error = (f"returned a {type(returned).__module__}.{type(returned).__name__} of shape "
-                        f"{list(returned.shape)}; a kernel writes into `out` or returns a torch tensor")
+        record.error = (
+            f"returned a {type(returned).__module__}.{type(returned).__name__} of shape "
+            f"{list(returned.shape)}; a kernel writes into `out` or returns a torch tensor"
+        )
         return None
     if isinstance(returned, torch.Tensor) and returned.data_ptr() != out.data_ptr():
         if tuple(returned.shape) != expected or returned.dtype != dtype or returned.device != device:
             record.add_kind(BAD_OUTPUT)
-            record.error = (f"returned a tensor of shape {list(returned.shape)}, dtype "
-                            f"{dtype_name(returned.dtype)} on {returned.device}; expected "
-                            f"{list(expected)}, {dtype_name(dtype)} on {device}")
+            record.error = (
+                f"returned a tensor of shape {list(returned.shape)}, dtype "
+                f"{dtype_name(returned.dtype)} on {returned.device}; expected "
+                f"{list(expected)}, {dtype_name(dtype)} on {device}"
+            )
             return None
         # its own allocation: checked as returned, poisoned only if it returned it before
         record.poisoned = poisoned(returned)
@@ -86,8 +101,11 @@ def fill_accuracy(record: LaunchRecord, accuracy: AccuracyStats, checked: torch.
 def wrote_outside(record: LaunchRecord, before: int, after: int) -> None:
     """Elements changed in the guard regions before and after ``out``."""
     record.add_kind(WROTE_OUTSIDE)
-    places = [f"{count:,} elements {where} the {side} of out"
-              for count, where, side in ((before, "before", "start"), (after, "past", "end")) if count]
+    places = [
+        f"{count:,} elements {where} the {side} of out"
+        for count, where, side in ((before, "before", "start"), (after, "past", "end"))
+        if count
+    ]
     record.wrote_outside = "wrote " + " and ".join(places)
 
 

@@ -68,8 +68,16 @@ class LaunchLoop:
     """One ``case.run``'s launches into ``result``. :meth:`run` returns the exception a launch
     raised (the loop stops there), or None."""
 
-    def __init__(self, case, launch: Callable[[torch.Tensor], Any], result: CaseResult, *, rule: StoppingRule,
-                 wants_consensus_checksum: bool = False, ranks=None):
+    def __init__(
+        self,
+        case,
+        launch: Callable[[torch.Tensor], Any],
+        result: CaseResult,
+        *,
+        rule: StoppingRule,
+        wants_consensus_checksum: bool = False,
+        ranks=None,
+    ):
         self.case = case
         self.ranks = ranks  # a collective case's part on this rank (rank_sync.py): the rendezvous before each launch
         self.launch = launch
@@ -86,18 +94,35 @@ class LaunchLoop:
         self.inputs = InputGuard(case.inputs())
         self.fused = self.checker.name == "triton"
         rows, cols = case.out_shape
-        self.pipeline = in_flight.pipeline_for(self.device, self.checker.by_checksum, rule,
-                                               rows * cols * self.ref.element_size(), each_read=ranks is not None)
-        key = (rows, cols, case.out_dtype, str(self.device), self.checker.name,
-               tuple((t.data_ptr(), t.numel(), t.dtype) for t in self.inputs.words),
-               torch.cuda.current_stream(self.device).cuda_stream if self.device.type == "cuda" else None)
+        self.pipeline = in_flight.pipeline_for(
+            self.device,
+            self.checker.by_checksum,
+            rule,
+            rows * cols * self.ref.element_size(),
+            each_read=ranks is not None,
+        )
+        key = (
+            rows,
+            cols,
+            case.out_dtype,
+            str(self.device),
+            self.checker.name,
+            tuple((t.data_ptr(), t.numel(), t.dtype) for t in self.inputs.words),
+            torch.cuda.current_stream(self.device).cuda_stream if self.device.type == "cuda" else None,
+        )
         self.ring = in_flight.ring_for(key, rows, cols, case.out_dtype, self.device, self.pipeline.ring)
         self.buffers = self.ring.buffers
-        self.consensus = (Consensus(self.rowmax, case.tile, checksum=self.checker.checksum,
-                                    compare=self.checker.compare)
-                          if case.deterministic else None)
-        self.where = {"pid": os.getpid(), "host": socket.gethostname(), "device": str(self.device),
-                      "device_uuid": case.context.device_identity(self.device).get("uuid") or ""}
+        self.consensus = (
+            Consensus(self.rowmax, case.tile, checksum=self.checker.checksum, compare=self.checker.compare)
+            if case.deterministic
+            else None
+        )
+        self.where = {
+            "pid": os.getpid(),
+            "host": socket.gethostname(),
+            "device": str(self.device),
+            "device_uuid": case.context.device_identity(self.device).get("uuid") or "",
+        }
         if ranks is not None:
             self.where["rank"] = ranks.rank
         self.deadline = Deadline(self.settings.launch_timeout, self.device)
@@ -108,12 +133,21 @@ class LaunchLoop:
         self.next_index = 1
         self.last_done = 0.0  # when the latest launch read was seen finished
         self.by_checksum_pass = self.checker.queue_checksum is not None and self.settings.repeat_check == "checksum"
-        self.numbers = LaunchNumbers(case, result, self.protected, self.checker, self.consensus,
-                                     by_checksum_pass=self.by_checksum_pass, repeat_check=self.settings.repeat_check,
-                                     settle=self._settle, spoiled=self._spoiled)
+        self.numbers = LaunchNumbers(
+            case,
+            result,
+            self.protected,
+            self.checker,
+            self.consensus,
+            by_checksum_pass=self.by_checksum_pass,
+            repeat_check=self.settings.repeat_check,
+            settle=self._settle,
+            spoiled=self._spoiled,
+        )
         self.verified = self.numbers.verified  # checksum -> accuracy of the outputs checked in full
-        self.batches = BatchWork(self.ring, self.buffers, self.pipeline, self.watch, self.deadline, self.device,
-                                 settle=self._settle)
+        self.batches = BatchWork(
+            self.ring, self.buffers, self.pipeline, self.watch, self.deadline, self.device, settle=self._settle
+        )
         # whether launches are short enough for their work to be graphed: from a kept ring's
         # graphs, else once a launch read was
         self.graphs_pay = bool(self.ring.graphs)
@@ -123,8 +157,12 @@ class LaunchLoop:
     def run(self) -> BaseException | None:
         raised = None
         # before the load and the first launch: waits for an idle GPU when asked, notes who else is on it
-        watch = contention.start(self.device, self.case.context.device_identity(self.device),
-                                 wait_s=self.settings.wait_idle, parent_waits=not self.case.context.judge)
+        watch = contention.start(
+            self.device,
+            self.case.context.device_identity(self.device),
+            wait_s=self.settings.wait_idle,
+            parent_waits=not self.case.context.judge,
+        )
         rule = self.rule
         rule.start()
         with stress.load(self.settings.stress, self.device) as background, self.deadline.armed():
@@ -209,13 +247,21 @@ class LaunchLoop:
         self.deadline.end_call()
         return returned, started, None
 
-    def _queue_launch(self, index: int, record: LaunchRecord, buffer: GuardedBuffer, position: int, returned,
-                      started: float):
+    def _queue_launch(
+        self, index: int, record: LaunchRecord, buffer: GuardedBuffer, position: int, returned, started: float
+    ):
         """A launch called, its work queued behind it; (index, exception) when it raised or hung."""
         out = buffer.tensor
-        checked = launch_records.output_to_check(record, out, buffer.identity, returned, expected=self.case.out_shape,
-                                                 dtype=self.case.out_dtype, device=self.device,
-                                                 poisoned=self.buffers.was_poisoned)
+        checked = launch_records.output_to_check(
+            record,
+            out,
+            buffer.identity,
+            returned,
+            expected=self.case.out_shape,
+            dtype=self.case.out_dtype,
+            device=self.device,
+            poisoned=self.buffers.was_poisoned,
+        )
         if self.ranks is not None:
             self.ranks.launched(index, checked)
         depth = self.pipeline.check_depth
@@ -234,8 +280,9 @@ class LaunchLoop:
         if self.queued[-1].guarded is False and self.pipeline.guard_depth == 0:
             self._read(self.queued[-1], guards_only=True)
         elif len(self.queued) > self.pipeline.guard_depth:  # else no more unread guards than the depth
-            self._read_until(lambda: sum(not e.guarded for e in self.queued) <= self.pipeline.guard_depth,
-                             guards_only=True)
+            self._read_until(
+                lambda: sum(not e.guarded for e in self.queued) <= self.pipeline.guard_depth, guards_only=True
+            )
         if depth == 0 or own:
             self._read_until(lambda: not self.queued)
         return None
@@ -248,10 +295,18 @@ class LaunchLoop:
         output was checked in full (repeats are judged by checksum), with launches short enough
         to be graphed, no reference handed out, and a whole batch left to launch."""
         size = self.pipeline.batch
-        return (size > 0 and self.by_checksum_pass and self.fused and bool(self.verified)
-                and len(self.buffers) == self.pipeline.ring and self.buffers.position(index) % size == 0
-                and index + size - 1 <= self.rule.limit and (self.graphs_pay or not self.ring.on_gpu)
-                and not self.case.hands_out_references and not self.device_lost)
+        return (
+            size > 0
+            and self.by_checksum_pass
+            and self.fused
+            and bool(self.verified)
+            and len(self.buffers) == self.pipeline.ring
+            and self.buffers.position(index) % size == 0
+            and index + size - 1 <= self.rule.limit
+            and (self.graphs_pay or not self.ring.on_gpu)
+            and not self.case.hands_out_references
+            and not self.device_lost
+        )
 
     def _launch_batch(self, first: int):
         """Launches ``first`` to ``first + batch - 1``; (index, exception) when one raised or hung.
@@ -284,8 +339,11 @@ class LaunchLoop:
             if raised is not None:
                 self.batches.close(batch)
                 return self._failed(record, raised, started, timer.seconds())
-            if (returned is not None and returned is not out) or layout(out) != buffer.identity \
-                    or self.case.hands_out_references:
+            if (
+                (returned is not None and returned is not out)
+                or layout(out) != buffer.identity
+                or self.case.hands_out_references
+            ):
                 self.batches.close(batch)
                 return self._queue_launch(index, record, buffer, position, returned, started)
             entry = Queued(record, buffer, position, out, started=started, summed=True, batch=batch)
@@ -295,10 +353,6 @@ class LaunchLoop:
             self.batches.watched(position)
         self.batches.close(batch)
         return None
-
-
-
-
 
     def _queue_work(self, entry: Queued, index: int) -> None:
         """The launch's own work behind it on the stream: guards, its output's checksum (or a full
@@ -311,15 +365,19 @@ class LaunchLoop:
             # the last launch's pass poisons the next buffer all the same where that is the
             # position's graph: queued op by op instead it would cost the host more
             replays = self.graphs_pay and self.ring.graphs.get(position) is not None
-            if following is not buffer and (replays or self.rule.launches_after(index)) and \
-                    self.ring.occupant[self.buffers.position(index + 1)] is None:
+            if (
+                following is not buffer
+                and (replays or self.rule.launches_after(index))
+                and self.ring.occupant[self.buffers.position(index + 1)] is None
+            ):
                 fill = following
         elif checked is not None and self.checker.by_checksum:
             # no output checked in full yet: this one in full, right behind it (its numbers are of
             # the output as launched), with its checksum
             self._settle_before_first_checks(buffer)
-            entry.full = self.checker.prepare(checked, self.ref, self.rowmax, self.case.tolerance, self.case.tile, [],
-                                              True)
+            entry.full = self.checker.prepare(
+                checked, self.ref, self.rowmax, self.case.tolerance, self.case.tile, [], True
+            )
             entry.full.start()
         on_gpu = self.ring.on_gpu
         if on_gpu and fill is not None and checked is entry.buffer.tensor and self.graphs_pay:
@@ -351,7 +409,9 @@ class LaunchLoop:
                 fill = buffers[(other + 1) % len(buffers)]  # the buffer the launch after it writes
                 self.ring.graphs[other] = GraphAtSecondUse(
                     lambda buffer=buffer, fill=fill, other=other: self._work(buffer.tensor, buffer, fill, other, True),
-                    self.device, settle=self._settle)
+                    self.device,
+                    settle=self._settle,
+                )
         self.ring.graphs[position].run()
         for graph in self.ring.graphs.values():
             graph.capture_now()
@@ -365,7 +425,8 @@ class LaunchLoop:
         if summed:
             # the pass's scratch lives as long as the ring's graph that uses it
             self.ring.keep[position] = self.checker.queue_checksum(
-                checked, fill.tensor if fill is not None else None, row[CHECKSUM_COLUMN:])
+                checked, fill.tensor if fill is not None else None, row[CHECKSUM_COLUMN:]
+            )
         values = self.watch.queue(buffer, row)
         if self.ring.on_gpu:
             self.ring.host_row[position].copy_(row, non_blocking=True)
@@ -400,7 +461,7 @@ class LaunchLoop:
             self._wait_until(batch.entries[-1], batch.done)
             batch.read = True
             first = batch.entries[0].position
-            rows = self.ring.host[first:first + len(batch.entries)].tolist()  # one read for the batch
+            rows = self.ring.host[first : first + len(batch.entries)].tolist()  # one read for the batch
             for launched, values in zip(batch.entries, rows):
                 launched.values = values
 
@@ -430,8 +491,11 @@ class LaunchLoop:
             if entry.values is None:
                 entry.values = self.ring.host_row[entry.position].tolist()
             entry.record.elapsed_s = self.ring.timers[entry.position].seconds()
-            if not self.graphs_pay and entry.record.elapsed_s < GRAPHS_BELOW_S \
-                    and self.rule.limit - entry.record.index >= GRAPHS_REPAID_AFTER:
+            if (
+                not self.graphs_pay
+                and entry.record.elapsed_s < GRAPHS_BELOW_S
+                and self.rule.limit - entry.record.index >= GRAPHS_REPAID_AFTER
+            ):
                 self.graphs_pay = True
             if not guards_only and entry is self.queued[0] and self._clean_repeat(entry):
                 return
@@ -451,9 +515,16 @@ class LaunchLoop:
         values = entry.values
         total = values[CHECKSUM_COLUMN]
         known = self.verified.get(total) if entry.summed else None
-        if known is None or known.wrong.elements or known.nonfinite or values[0] or values[1] or entry.references \
-                or values[2:2 + len(self.watch.expected)] != self.watch.expected \
-                or (self.consensus is not None and self.consensus.reads_output(total)):
+        if (
+            known is None
+            or known.wrong.elements
+            or known.nonfinite
+            or values[0]
+            or values[1]
+            or entry.references
+            or values[2 : 2 + len(self.watch.expected)] != self.watch.expected
+            or (self.consensus is not None and self.consensus.reads_output(total))
+        ):
             return False
         entry.guarded = True
         launch_records.fill_accuracy(entry.record, known, entry.checked)
@@ -554,8 +625,10 @@ class LaunchLoop:
             self.numbers.finish(record, entry.checked, outcome)
             return
         self._spoiled(record, total, "until its check")
-        record.error = (f"its accuracy is not known: a later launch wrote into its output before its check "
-                        f"(checksum {total} when it was written)")
+        record.error = (
+            f"its accuracy is not known: a later launch wrote into its output before its check "
+            f"(checksum {total} when it was written)"
+        )
 
     def _spoiled(self, record: LaunchRecord, total: int, until: str) -> None:
         """A later launch wrote into ``record``'s output, whose checksum was ``total``: that launch
@@ -580,9 +653,11 @@ class LaunchLoop:
         if self.protected.intact(self.checker.checksum):
             return
         self.case.forget_inputs()
-        raise CaseError(f"the reference of {self.case!r} changed {when}: memory no launch was given was written "
-                        f"(its checksum {self.protected.checksum} when made); launches so far "
-                        f"{len(self.result.launches)}")
+        raise CaseError(
+            f"the reference of {self.case!r} changed {when}: memory no launch was given was written "
+            f"(its checksum {self.protected.checksum} when made); launches so far "
+            f"{len(self.result.launches)}"
+        )
 
     # --- one launch's record ------------------------------------------------------------
     def _failed(self, record: LaunchRecord, exc: BaseException, started: float, spent: float):
@@ -612,12 +687,12 @@ class LaunchLoop:
             self.result.launches.remove(later.record)
         for earlier in self.queued:  # launched before it, their results never came back
             if earlier is not entry and earlier.values is None and earlier.record.error is None:
-                earlier.record.error = (f"its output was not checked: launch {entry.record.index} hung before "
-                                        f"its results came back")
+                earlier.record.error = (
+                    f"its output was not checked: launch {entry.record.index} hung before its results came back"
+                )
         launch_records.raised(entry.record, exc, time.monotonic() - entry.started)
         self.rule.reason = f"stopped at launch {entry.record.index}: it hung"
 
     # --- a launch's numbers -------------------------------------------------------------
 
     # --- consistency --------------------------------------------------------------------
-

@@ -37,9 +37,11 @@ STORE_FD = "GEMMCHECK_RANK_STORE_FD"
 STARTUP_S = 300.0
 GLOO_DEFAULT_S = 1800.0  # gloo's own default timeout, where --gemmcheck-launch-timeout=0 asks for none
 
-NO_GROUP = ("collective={collective!r} needs the ranks of a torch.distributed group: run the test with "
-            "@pytest.mark.gemmcheck(world_size=W) or --gemmcheck-world-size=W, or as a rank of a launcher "
-            "(torchrun); no group is initialised in this process")
+NO_GROUP = (
+    "collective={collective!r} needs the ranks of a torch.distributed group: run the test with "
+    "@pytest.mark.gemmcheck(world_size=W) or --gemmcheck-world-size=W, or as a rank of a launcher "
+    "(torchrun); no group is initialised in this process"
+)
 
 
 def launched_as_rank(environ=None) -> bool:
@@ -84,8 +86,15 @@ def init_spawned_rank(settings: Settings) -> None:
         return
     rank, world_size = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
     listening = int(os.environ[STORE_FD]) if rank == 0 and os.environ.get(STORE_FD) else None
-    store = dist.TCPStore(os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"]), world_size, is_master=rank == 0,
-                          timeout=timedelta(seconds=STARTUP_S), wait_for_workers=False, master_listen_fd=listening)
+    store = dist.TCPStore(
+        os.environ["MASTER_ADDR"],
+        int(os.environ["MASTER_PORT"]),
+        world_size,
+        is_master=rank == 0,
+        timeout=timedelta(seconds=STARTUP_S),
+        wait_for_workers=False,
+        master_listen_fd=listening,
+    )
     store.add("gemmcheck-ranks-up", 1)
     waited = time.monotonic()
     while store.add("gemmcheck-ranks-up", 0) < world_size:
@@ -96,8 +105,14 @@ def init_spawned_rank(settings: Settings) -> None:
     device = None
     if backend == "nccl":
         device = torch.device("cuda", torch.cuda.current_device())
-    dist.init_process_group(backend, store=store, rank=rank, world_size=world_size,
-                            timeout=timedelta(seconds=kernel_timeout_s(settings)), device_id=device)
+    dist.init_process_group(
+        backend,
+        store=store,
+        rank=rank,
+        world_size=world_size,
+        timeout=timedelta(seconds=kernel_timeout_s(settings)),
+        device_id=device,
+    )
 
 
 def _init_from_launcher(settings: Settings) -> None:
@@ -127,12 +142,15 @@ def current_ranks(settings: Settings, collective: str) -> tuple[int, int]:
         _init_from_launcher(settings)
     rank, world_size = dist.get_rank(), dist.get_world_size()
     if settings.world_size > 1 and settings.world_size != world_size:
-        raise CaseError(f"world_size={settings.world_size}, but this process's group has {world_size} rank"
-                        f"{'s' if world_size != 1 else ''}")
+        raise CaseError(
+            f"world_size={settings.world_size}, but this process's group has {world_size} rank"
+            f"{'s' if world_size != 1 else ''}"
+        )
     return rank, world_size
 
 
 # --- the harness's own group ------------------------------------------------------------
+
 
 def _shared_folder() -> str | None:
     """Where a file is shared memory: /dev/shm where there is one, else the temporary folder (a

@@ -105,8 +105,9 @@ class _SharedRendezvous:
         polls = 0
         began = looked = 0.0
         while True:
-            if all(reached <= (word := words.read(rank)) < running_below or word >= stopped_from
-                   for rank in self.others):
+            if all(
+                reached <= (word := words.read(rank)) < running_below or word >= stopped_from for rank in self.others
+            ):
                 return ""
             why, waiting = _why_stop([words.read(rank) for rank in range(self.world_size)], self.rank, run, index)
             if why or not wait:
@@ -194,8 +195,9 @@ class RankSync:
     each launch (False: stop, ``stop_reason`` says why) and :meth:`launched` with each output;
     the case calls :meth:`finish` once the loop returned."""
 
-    def __init__(self, harness: Harness, *, synchronised: bool, compare_bits: bool,
-                 checksum_of: Callable[[torch.Tensor], int]):
+    def __init__(
+        self, harness: Harness, *, synchronised: bool, compare_bits: bool, checksum_of: Callable[[torch.Tensor], int]
+    ):
         harness.runs += 1
         self.harness = harness
         self.run = harness.runs
@@ -278,8 +280,11 @@ class RankSync:
                 launch.add_kind(RANKS_DISAGREE)
         shown = ", ".join(str(index) for index in disagreeing_launches[:8])
         shown += ", ..." if len(disagreeing_launches) > 8 else ""
-        self._note(part, f"its output's bits differ from the agreed ones of the other ranks on launch"
-                         f"{'es' if len(disagreeing_launches) > 1 else ''} {shown}")
+        self._note(
+            part,
+            f"its output's bits differ from the agreed ones of the other ranks on launch"
+            f"{'es' if len(disagreeing_launches) > 1 else ''} {shown}",
+        )
 
     @staticmethod
     def _note(result: CaseResult, text: str) -> None:

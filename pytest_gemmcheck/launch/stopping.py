@@ -83,15 +83,21 @@ class StoppingRule:
         if self.reason == "target":
             if bound < target:
                 return f"{after}: rate < {format_percent(bound)} reached the target {format_percent(target)}"
-            return (f"{after}, when the running count reached the target {format_percent(target)}; the final "
-                    f"count shows the rate only below {format_percent(bound)}")
+            return (
+                f"{after}, when the running count reached the target {format_percent(target)}; the final "
+                f"count shows the rate only below {format_percent(bound)}"
+            )
         if self.reason == "above":
             low = rate_lower_bound(bad, launches)
             if low > target:
                 return f"{after}: rate > {format_percent(low)}, above the target {format_percent(target)}"
-            return (f"{after}, when the running count put the rate above the target {format_percent(target)}; "
-                    f"the final count shows it only above {format_percent(low)}")
+            return (
+                f"{after}, when the running count put the rate above the target {format_percent(target)}; "
+                f"the final count shows it only above {format_percent(low)}"
+            )
         if self.reason == "budget":
-            return (f"{after}: the {self.budget:g} s budget ran out with the rate shown only below "
-                    f"{format_percent(bound)} (target {format_percent(target)})")
+            return (
+                f"{after}: the {self.budget:g} s budget ran out with the rate shown only below "
+                f"{format_percent(bound)} (target {format_percent(target)})"
+            )
         return self.reason

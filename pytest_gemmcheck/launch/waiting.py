@@ -119,8 +119,9 @@ class Deadline:
         self.timeout_s = timeout_s
         self.device = device
         self.on_gpu = device.type == "cuda"
-        use_alarm = timeout_s > 0 and hasattr(signal, "setitimer") and \
-            threading.current_thread() is threading.main_thread()
+        use_alarm = (
+            timeout_s > 0 and hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+        )
         self._alarm = _SharedAlarm(self._expired) if use_alarm else None
         self.started = 0.0  # when the latest launch call began
         # the loop's stream, named once: looking the current one up costs microseconds a launch
@@ -142,8 +143,7 @@ class Deadline:
         raise LaunchHung(self._words("the host"))  # the call itself did not return, on any device
 
     def _words(self, where: str) -> str:
-        return (f"did not finish within {self.timeout_s:g} s on {where} (--gemmcheck-launch-timeout="
-                f"{self.timeout_s:g})")
+        return f"did not finish within {self.timeout_s:g} s on {where} (--gemmcheck-launch-timeout={self.timeout_s:g})"
 
     def start_call(self) -> float:
         """Before the launch call (end_call after it, however it ends): when it began."""
@@ -175,6 +175,9 @@ class Deadline:
         while not event.query():
             waited = time.monotonic() - since
             if waited > self.timeout_s:
-                raise LaunchHung(self._words("the GPU") + "; a GPU kernel cannot be stopped, so this GPU is not used "
-                                 "again in this process", device_lost=True)
+                raise LaunchHung(
+                    self._words("the GPU") + "; a GPU kernel cannot be stopped, so this GPU is not used "
+                    "again in this process",
+                    device_lost=True,
+                )
             time.sleep(0 if waited < _SPIN_S else _NAP_S)  # sleep(0) yields the interpreter

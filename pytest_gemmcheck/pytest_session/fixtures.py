@@ -26,10 +26,19 @@ class GemmcheckFixture:
         self._session = session
         self.settings = overrides.settings
         self._host = CaseHost(
-            overrides.settings, record=self._record, baseline_for=session.history.baseline_for,
-            stack_info=session.stack_info, lost_devices=session.lost_devices, unusable=_skip_lost_device,
-            judge=not is_child(), sanitize=self._sanitize, caches=session.caches,
-            deterministic=overrides.deterministic, nodeid=nodeid, sanitize_shape=overrides.sanitize_shape)
+            overrides.settings,
+            record=self._record,
+            baseline_for=session.history.baseline_for,
+            stack_info=session.stack_info,
+            lost_devices=session.lost_devices,
+            unusable=_skip_lost_device,
+            judge=not is_child(),
+            sanitize=self._sanitize,
+            caches=session.caches,
+            deterministic=overrides.deterministic,
+            nodeid=nodeid,
+            sanitize_shape=overrides.sanitize_shape,
+        )
         self._context = self._host.context
         self._nodeid = nodeid
         self._sink = sink

@@ -42,8 +42,20 @@ def child_command(config, nodeid: str) -> list[str]:
     CHILD_SETTINGS, resolved: no option of the child's own to parse)."""
     # a plugin loaded with -p (not installed through its entry point) must be loaded so in the children too
     plugin_args = [] if config.pluginmanager.has_plugin("gemmcheck") else ["-p", "pytest_gemmcheck.plugin"]
-    return [sys.executable, "-m", "pytest", "--rootdir", str(config.rootpath), *plugin_args, nodeid, "-q",
-            "-p", "no:cacheprovider", "-p", "no:xdist"]
+    return [
+        sys.executable,
+        "-m",
+        "pytest",
+        "--rootdir",
+        str(config.rootpath),
+        *plugin_args,
+        nodeid,
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "no:xdist",
+    ]
 
 
 def sanitize_in_child(config, nodeid: str, settings: Settings, key: str, device) -> list:
@@ -52,22 +64,36 @@ def sanitize_in_child(config, nodeid: str, settings: Settings, key: str, device)
     from ..case.sanitized import sanitize
 
     with tempfile.TemporaryDirectory(prefix="gemmcheck-sanitize-") as folder:
-        environ = dict(os.environ, **{CHILD_OUTPUT: str(Path(folder) / "child.json"),
-                                      CHILD_SETTINGS: child_settings(settings, repeat=1)})
+        environ = dict(
+            os.environ,
+            **{CHILD_OUTPUT: str(Path(folder) / "child.json"), CHILD_SETTINGS: child_settings(settings, repeat=1)},
+        )
         if getattr(device, "index", None) is not None:
             environ[CHILD_DEVICE] = str(device.index)
         # -s: the child's marker line goes to its own stdout, where the sanitizer's output is read
-        return sanitize(key, device, settings, child=[*child_command(config, nodeid), "-s"], environ=environ,
-                        cwd=config.invocation_params.dir)
+        return sanitize(
+            key,
+            device,
+            settings,
+            child=[*child_command(config, nodeid), "-s"],
+            environ=environ,
+            cwd=config.invocation_params.dir,
+        )
 
 
 class ChildFailure(Exception):
     """A child process that produced no results; the message says how it ended."""
 
 
-def run_children(nodeid: str, settings: Settings, *, command: list[str], invocation_dir: Path,
-                 devices: list[int | None], env: dict[str, str] | None = None
-                 ) -> tuple[list[list[CaseResult]], list[str]]:
+def run_children(
+    nodeid: str,
+    settings: Settings,
+    *,
+    command: list[str],
+    invocation_dir: Path,
+    devices: list[int | None],
+    env: dict[str, str] | None = None,
+) -> tuple[list[list[CaseResult]], list[str]]:
     """Run the test in ``settings.processes`` children: their results, child by child, and how
     the test itself failed in those that recorded results and then failed (an assertion of the
     test's own after its case.run: the test fails here too). ``env``: variables the children get
@@ -86,11 +112,18 @@ def run_children(nodeid: str, settings: Settings, *, command: list[str], invocat
         by_device.setdefault(devices[index % len(devices)] if devices else None, []).append(index)
 
     with tempfile.TemporaryDirectory(prefix="gemmcheck-processes-") as folder:
+
         def run(index: int, device) -> None:
             out_file = Path(folder) / f"child-{index}.json"
-            child_env = dict(os.environ, **(env or {}), **{
-                CHILD_OUTPUT: str(out_file), CHILD_INDEX: str(index),
-                CHILD_SETTINGS: child_settings(settings, repeat=plan[index], budget=budget)})
+            child_env = dict(
+                os.environ,
+                **(env or {}),
+                **{
+                    CHILD_OUTPUT: str(out_file),
+                    CHILD_INDEX: str(index),
+                    CHILD_SETTINGS: child_settings(settings, repeat=plan[index], budget=budget),
+                },
+            )
             if device is not None:
                 child_env[CHILD_DEVICE] = str(device)
             done = subprocess.run(command, cwd=invocation_dir, env=child_env, capture_output=True, text=True)
@@ -98,11 +131,15 @@ def run_children(nodeid: str, settings: Settings, *, command: list[str], invocat
             if out_file.exists():
                 outputs[index] = read_child_output(out_file)[0]
                 if done.returncode != 0:
-                    test_failures[index] = (f"the test failed in process {index + 1} of {len(plan)} (exit status "
-                                            f"{done.returncode}):\n{tail}")
+                    test_failures[index] = (
+                        f"the test failed in process {index + 1} of {len(plan)} (exit status "
+                        f"{done.returncode}):\n{tail}"
+                    )
             else:
-                errors[index] = (f"process {index + 1} of {len(plan)} exited with status {done.returncode} and "
-                                 f"recorded nothing:\n{tail}")
+                errors[index] = (
+                    f"process {index + 1} of {len(plan)} exited with status {done.returncode} and "
+                    f"recorded nothing:\n{tail}"
+                )
 
         seen_bad = threading.Event()  # --gemmcheck-stop-on-bad: start no more children
 
@@ -111,8 +148,9 @@ def run_children(nodeid: str, settings: Settings, *, command: list[str], invocat
                 if seen_bad.is_set():
                     return
                 run(index, device)
-                if settings.stop_on_bad and any(launch.bad for result in outputs[index] or []
-                                                for launch in result.launches):
+                if settings.stop_on_bad and any(
+                    launch.bad for result in outputs[index] or [] for launch in result.launches
+                ):
                     seen_bad.set()
 
         threads = [threading.Thread(target=run_group, args=(indices, device)) for device, indices in by_device.items()]
@@ -151,8 +189,7 @@ def _merge_tile_maps(merged: dict, part: dict, offset: int) -> None:
     """A child's tile maps into the merged ones, the worst of each kind kept (wrong elements at
     the top level, elements off the consensus under "differing"), launches renumbered."""
     if "grid" in part and part["wrong"] > merged.get("wrong", 0):
-        merged.update({key: value for key, value in part.items() if key != "differing"},
-                      launch=offset + part["launch"])
+        merged.update({key: value for key, value in part.items() if key != "differing"}, launch=offset + part["launch"])
     differing = part.get("differing")
     if differing and differing["elements"] > merged.get("differing", {}).get("elements", 0):
         merged["differing"] = dict(differing, launch=offset + differing["launch"])
@@ -163,8 +200,16 @@ def merge_parts(parts: list[CaseResult]) -> CaseResult:
     a process whose consensus output is not the majority's marked inconsistent."""
     first = parts[0]
     data = first.to_dict()
-    data.update(launches=[], consensus_size=0, consensus_note="", verdict="", message="", baseline={}, stopped="",
-                worst_tiles={})
+    data.update(
+        launches=[],
+        consensus_size=0,
+        consensus_note="",
+        verdict="",
+        message="",
+        baseline={},
+        stopped="",
+        worst_tiles={},
+    )
     result = CaseResult.from_dict(data)
     majority = _majority_checksum(parts)
     notes = []
@@ -180,8 +225,10 @@ def merge_parts(parts: list[CaseResult]) -> CaseResult:
         if agrees:
             result.consensus_size += part.consensus_size
         else:
-            notes.append(f"the launches of process {part.launches[0].pid if part.launches else '?'} agree with each "
-                         "other but not with the other processes' consensus")
+            notes.append(
+                f"the launches of process {part.launches[0].pid if part.launches else '?'} agree with each "
+                "other but not with the other processes' consensus"
+            )
         if part.consensus_note:
             notes.append(part.consensus_note)
         if part.stopped:
@@ -228,8 +275,13 @@ def run_in_processes(session, item, overrides, sink: list) -> bool:
     devices = child_devices(settings)
     config = session.config
     try:
-        children, test_failures = run_children(item.nodeid, settings, command=child_command(config, item.nodeid),
-                                               invocation_dir=config.invocation_params.dir, devices=devices)
+        children, test_failures = run_children(
+            item.nodeid,
+            settings,
+            command=child_command(config, item.nodeid),
+            invocation_dir=config.invocation_params.dir,
+            devices=devices,
+        )
     except ChildFailure as exc:
         raise GemmcheckFailure(f"gemmcheck: --gemmcheck-processes={settings.processes}: {exc}") from None
     failures = []
@@ -241,7 +293,8 @@ def run_in_processes(session, item, overrides, sink: list) -> bool:
             from ..case.sanitized import not_launched
 
             result.sanitize = not_launched(result, settings.sanitize) or sanitize_in_child(
-                config, item.nodeid, settings, result.key, torch.device(result.device))
+                config, item.nodeid, settings, result.key, torch.device(result.device)
+            )
         conclusion = conclude(result, settings, session.history.baseline_for)
         config.hook.pytest_gemmcheck_result(result=result)
         sink.append(result.to_dict())

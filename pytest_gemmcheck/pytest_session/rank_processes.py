@@ -91,8 +91,9 @@ def _tail(path: Path) -> str:
         return ""
 
 
-def run_ranks(settings: Settings, *, command: list[str], invocation_dir: Path, env: dict[str, str] | None = None
-              ) -> list[RankExit]:
+def run_ranks(
+    settings: Settings, *, command: list[str], invocation_dir: Path, env: dict[str, str] | None = None
+) -> list[RankExit]:
     """The test in ``settings.world_size`` rank processes at once; how each ended."""
     from ..launch.rank_group import SPAWNED_BACKEND, STORE_FD, harness_timeout_s
     from .processes import CHILD_DEVICE, read_child_output
@@ -106,11 +107,21 @@ def run_ranks(settings: Settings, *, command: list[str], invocation_dir: Path, e
         processes = []
         try:
             for rank in range(world_size):
-                rank_env = dict(os.environ, **(env or {}), **{
-                    "RANK": str(rank), "WORLD_SIZE": str(world_size), "LOCAL_RANK": str(rank),
-                    "LOCAL_WORLD_SIZE": str(world_size), "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port),
-                    SPAWNED_BACKEND: backend, CHILD_OUTPUT: str(Path(folder) / f"rank-{rank}.json"),
-                    CHILD_SETTINGS: child_settings(settings)})
+                rank_env = dict(
+                    os.environ,
+                    **(env or {}),
+                    **{
+                        "RANK": str(rank),
+                        "WORLD_SIZE": str(world_size),
+                        "LOCAL_RANK": str(rank),
+                        "LOCAL_WORLD_SIZE": str(world_size),
+                        "MASTER_ADDR": "127.0.0.1",
+                        "MASTER_PORT": str(port),
+                        SPAWNED_BACKEND: backend,
+                        CHILD_OUTPUT: str(Path(folder) / f"rank-{rank}.json"),
+                        CHILD_SETTINGS: child_settings(settings),
+                    },
+                )
                 passed = ()
                 if rank == 0:
                     rank_env[STORE_FD] = str(listening.fileno())
@@ -118,9 +129,17 @@ def run_ranks(settings: Settings, *, command: list[str], invocation_dir: Path, e
                 if devices[rank] is not None:
                     rank_env[CHILD_DEVICE] = str(devices[rank])
                 with open(Path(folder) / f"rank-{rank}.log", "wb") as log:
-                    processes.append(subprocess.Popen(command, cwd=invocation_dir, env=rank_env, stdout=log,
-                                                      stderr=subprocess.STDOUT, pass_fds=passed,
-                                                      start_new_session=True))
+                    processes.append(
+                        subprocess.Popen(
+                            command,
+                            cwd=invocation_dir,
+                            env=rank_env,
+                            stdout=log,
+                            stderr=subprocess.STDOUT,
+                            pass_fds=passed,
+                            start_new_session=True,
+                        )
+                    )
         finally:
             listening.close()  # rank 0 holds it now
         killed = _wait(processes, grace)
@@ -128,8 +147,16 @@ def run_ranks(settings: Settings, *, command: list[str], invocation_dir: Path, e
         for rank, process in enumerate(processes):
             out_file = Path(folder) / f"rank-{rank}.json"
             results, failures = read_child_output(out_file) if out_file.exists() else (None, [])
-            exits.append(RankExit(rank, results, failures, process.returncode, rank in killed,
-                                  _tail(Path(folder) / f"rank-{rank}.log")))
+            exits.append(
+                RankExit(
+                    rank,
+                    results,
+                    failures,
+                    process.returncode,
+                    rank in killed,
+                    _tail(Path(folder) / f"rank-{rank}.log"),
+                )
+            )
     return exits
 
 
@@ -179,14 +206,21 @@ def merge_rank_exits(exits: list[RankExit], grace: float) -> list[CaseResult]:
             if rank_exit.rank in parts:
                 continue
             if rank_exit.killed:
-                absent[rank_exit.rank] = (HUNG, f"rank {rank_exit.rank} had not ended {grace:g} s after another rank "
-                                                "did, and was killed; none of its launches were recorded")
+                absent[rank_exit.rank] = (
+                    HUNG,
+                    f"rank {rank_exit.rank} had not ended {grace:g} s after another rank "
+                    "did, and was killed; none of its launches were recorded",
+                )
             elif rank_exit.results is None:
-                absent[rank_exit.rank] = (RAISED, f"rank {rank_exit.rank}'s process {rank_exit.ended_words()} and "
-                                                  "recorded none of its launches")
+                absent[rank_exit.rank] = (
+                    RAISED,
+                    f"rank {rank_exit.rank}'s process {rank_exit.ended_words()} and recorded none of its launches",
+                )
             else:
-                absent[rank_exit.rank] = (RAISED, f"rank {rank_exit.rank} recorded no part of this case: its test "
-                                                  "ended before the case ran there")
+                absent[rank_exit.rank] = (
+                    RAISED,
+                    f"rank {rank_exit.rank} recorded no part of this case: its test ended before the case ran there",
+                )
         merged.append(merge_ranks(parts, absent))
     return merged
 
@@ -197,8 +231,7 @@ def spawns_ranks(settings: Settings, item) -> bool:
     in the launcher's ranks: nothing is spawned)."""
     from ..launch.rank_group import launched_as_rank
 
-    return settings.world_size > 1 and not is_child() and not launched_as_rank() and \
-        "gemmcheck" in item.fixturenames
+    return settings.world_size > 1 and not is_child() and not launched_as_rank() and "gemmcheck" in item.fixturenames
 
 
 def run_in_ranks(session, item, overrides, sink: list) -> bool:
@@ -214,12 +247,13 @@ def run_in_ranks(session, item, overrides, sink: list) -> bool:
     if not spawns_ranks(settings, item):
         return False
     config = session.config
-    exits = run_ranks(settings, command=child_command(config, item.nodeid),
-                      invocation_dir=config.invocation_params.dir)
+    exits = run_ranks(settings, command=child_command(config, item.nodeid), invocation_dir=config.invocation_params.dir)
     flag = f"{BY_NAME['world-size'].flag}={settings.world_size}"
     if all(rank_exit.results is None for rank_exit in exits):
-        raise GemmcheckFailure(f"gemmcheck: {flag}: no rank recorded anything:\n" + "\n".join(
-            f"rank {rank_exit.rank} {rank_exit.ended_words()}:\n{rank_exit.tail}" for rank_exit in exits))
+        raise GemmcheckFailure(
+            f"gemmcheck: {flag}: no rank recorded anything:\n"
+            + "\n".join(f"rank {rank_exit.rank} {rank_exit.ended_words()}:\n{rank_exit.tail}" for rank_exit in exits)
+        )
     failures = []
     for result in merge_rank_exits(exits, 2 * harness_timeout_s(settings)):
         result.nodeid = item.nodeid
@@ -233,7 +267,7 @@ def run_in_ranks(session, item, overrides, sink: list) -> bool:
         kind = LaunchError if any(isinstance(failure, LaunchError) for failure in failures) else GemmcheckFailure
         raise kind("\n".join([str(failure) for failure in failures] + test_failures))
     if len(test_failures) == 1 and test_failures[0].startswith(_CASE_ERROR):  # the same on every rank: as here
-        raise CaseError(test_failures[0][len(_CASE_ERROR):]) from None
+        raise CaseError(test_failures[0][len(_CASE_ERROR) :]) from None
     if test_failures:  # the results are recorded; the test's own failure is still its outcome
         raise AssertionError(f"gemmcheck: {flag}: " + "\n".join(test_failures))
     return True
@@ -254,7 +288,10 @@ def _test_failures(exits: list[RankExit]) -> list[str]:
             by_reason.setdefault(reason, []).append(rank_exit.rank)
     lines = []
     for reason, ranks in by_reason.items():
-        who = "every rank" if len(ranks) == len(exits) else f"rank{'s' if len(ranks) > 1 else ''} " + \
-            ", ".join(str(rank) for rank in ranks)
+        who = (
+            "every rank"
+            if len(ranks) == len(exits)
+            else f"rank{'s' if len(ranks) > 1 else ''} " + ", ".join(str(rank) for rank in ranks)
+        )
         lines.append(f"the test failed on {who}: {reason}")
     return lines

@@ -23,8 +23,10 @@ if TYPE_CHECKING:  # SQLAlchemy-backed modules load when a case first needs them
     from ..judging.goldens import GoldenStore
     from ..records.result import CaseResult
 
-SQLALCHEMY_MISSING = ("pytest-gemmcheck records into a database through SQLAlchemy and Alembic, and cannot import "
-                      "them ({error}): install them, or pass --gemmcheck-no-record")
+SQLALCHEMY_MISSING = (
+    "pytest-gemmcheck records into a database through SQLAlchemy and Alembic, and cannot import "
+    "them ({error}): install them, or pass --gemmcheck-no-record"
+)
 
 
 def _database_fault(exc: BaseException) -> bool:
@@ -37,8 +39,18 @@ def _database_fault(exc: BaseException) -> bool:
 
 
 class SessionHistory:
-    def __init__(self, settings: Settings, *, rootdir: Path, start_dir: Path, command: list[str], token: str,
-                 owner: bool, workers: int = 0, reads: bool = True):
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        rootdir: Path,
+        start_dir: Path,
+        command: list[str],
+        token: str,
+        owner: bool,
+        workers: int = 0,
+        reads: bool = True,
+    ):
         self.rootdir = rootdir  # where the default database and goldens live
         self.start_dir = start_dir  # what a given relative path is relative to
         self.command = command  # stored with the run, passwords masked
@@ -97,12 +109,22 @@ class SessionHistory:
             from ..config.table import hide_passwords
             from ..history.recorder import Recorder, masked_command
 
-            options = {name: hide_passwords(value) if isinstance(value, str) else value
-                       for name, value in vars(self.settings).items() if name != "db"}
+            options = {
+                name: hide_passwords(value) if isinstance(value, str) else value
+                for name, value in vars(self.settings).items()
+                if name != "db"
+            }
             options["nondeterministic"] = list(self.settings.nondeterministic)
-            self.recorder = Recorder(url=self.database_url(), rootdir=self.rootdir, tag=self.settings.tag,
-                                     command=masked_command(self.command), options=options,
-                                     workers=self.workers, token=self.token, require=self.settings.require_record)
+            self.recorder = Recorder(
+                url=self.database_url(),
+                rootdir=self.rootdir,
+                tag=self.settings.tag,
+                command=masked_command(self.command),
+                options=options,
+                workers=self.workers,
+                token=self.token,
+                require=self.settings.require_record,
+            )
         return self.recorder
 
     # --- writing --------------------------------------------------------------------------
@@ -131,8 +153,16 @@ class SessionHistory:
         if self.recorder is not None:
             line = self.recorder.summary()
             if self.unread:  # a read that failed on a fresh connection too, once at least
-                line = "; ".join(filter(None, (line, f"gemmcheck: {self.unread} for some baselines: those were "
-                                                     "judged against goldens, else clean")))
+                line = "; ".join(
+                    filter(
+                        None,
+                        (
+                            line,
+                            f"gemmcheck: {self.unread} for some baselines: those were "
+                            "judged against goldens, else clean",
+                        ),
+                    )
+                )
             return line, self.recorder.failed
         if judged and self.settings.no_record and self.owner and self._reader is None:
             engine = self._reading_engine()
@@ -140,8 +170,9 @@ class SessionHistory:
                 engine.dispose()
         if self.unread is None:
             return "", False
-        return (f"gemmcheck: history not read (--gemmcheck-no-record): {self.unread}; judged against goldens, "
-                "else clean"), False
+        return (
+            f"gemmcheck: history not read (--gemmcheck-no-record): {self.unread}; judged against goldens, else clean"
+        ), False
 
     # --- reading: baselines -----------------------------------------------------------------
     @property
@@ -197,16 +228,23 @@ class SessionHistory:
                 if engine is not None:
                     from ..history.queries import latest_static
 
-                    static = latest_static(engine, result.key, result.static.get("source", ""),
-                                           exclude_token=self.token)
+                    static = latest_static(
+                        engine, result.key, result.static.get("source", ""), exclude_token=self.token
+                    )
             if golden is None:
                 engine = self._reading_engine()
                 if engine is not None:
                     from ..history.queries import case_history
 
                     stack = result.stack or {}
-                    rows = case_history(engine, result.key, scope=self.settings.scope, gpu_arch=stack.get("gpu_arch"),
-                                        fingerprint=stack.get("fingerprint"), exclude_token=self.token)
+                    rows = case_history(
+                        engine,
+                        result.key,
+                        scope=self.settings.scope,
+                        gpu_arch=stack.get("gpu_arch"),
+                        fingerprint=stack.get("fingerprint"),
+                        exclude_token=self.token,
+                    )
                     history = from_history(rows, self.settings.scope, stack.get("gpu_arch"))
         except GemmcheckError as exc:
             raise CaseError(f"cannot find the baseline of {result.label}: {exc}") from None
@@ -235,8 +273,10 @@ class SessionHistory:
         kernels, lines = set(), []
         for result in results:
             if {RAISED, HUNG} & set(result.kinds):
-                lines.append(f"not accepted as a golden: {result.label}: a launch "
-                             f"{'raised' if RAISED in result.kinds else 'hung'}")
+                lines.append(
+                    f"not accepted as a golden: {result.label}: a launch "
+                    f"{'raised' if RAISED in result.kinds else 'hung'}"
+                )
                 continue
             try:
                 self.goldens.accept(result, self.settings.scope, note)

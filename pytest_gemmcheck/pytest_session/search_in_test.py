@@ -40,8 +40,13 @@ def calls_search(function, fixture: str = "gemmcheck") -> bool:
         return False
     before = None
     for instruction in dis.get_instructions(code):
-        if (instruction.opname in ("LOAD_ATTR", "LOAD_METHOD") and instruction.argval == "search" and before is not None
-                and before.opname.startswith(("LOAD_FAST", "LOAD_DEREF")) and before.argval == fixture):
+        if (
+            instruction.opname in ("LOAD_ATTR", "LOAD_METHOD")
+            and instruction.argval == "search"
+            and before is not None
+            and before.opname.startswith(("LOAD_FAST", "LOAD_DEREF"))
+            and before.argval == fixture
+        ):
             return True
         before = instruction
     return False
@@ -53,8 +58,9 @@ def _digest(req: Request) -> str:
     return req.space.digest(req.kernel, case_record(req.case_kwargs, identified=True)).hex()
 
 
-def search_in_test(session, context, kernel: str, make_launch: Callable, *, db=SESSION,
-                   tag=SESSION, **arguments: Any) -> SearchResult:
+def search_in_test(
+    session, context, kernel: str, make_launch: Callable, *, db=SESSION, tag=SESSION, **arguments: Any
+) -> SearchResult:
     """``gemmcheck.search`` of a test. ``db`` and ``tag`` are the session's (--gemmcheck-db,
     --gemmcheck-tag); ``db=None`` records nothing."""
     __tracebackhide__ = True
@@ -62,11 +68,15 @@ def search_in_test(session, context, kernel: str, make_launch: Callable, *, db=S
 
     settings = context.settings
     if tag is not SESSION and tag != settings.tag:
-        raise CaseError(f"gemmcheck.search(tag={tag!r}) under pytest: the probes are cases of the session's run, "
-                        "which --gemmcheck-tag names")
+        raise CaseError(
+            f"gemmcheck.search(tag={tag!r}) under pytest: the probes are cases of the session's run, "
+            "which --gemmcheck-tag names"
+        )
     if db is not SESSION and db is not None:
-        raise CaseError(f"gemmcheck.search(db={db!r}) under pytest: the probes are recorded where the session's "
-                        "are (--gemmcheck-db), or nowhere with db=None")
+        raise CaseError(
+            f"gemmcheck.search(db={db!r}) under pytest: the probes are recorded where the session's "
+            "are (--gemmcheck-db), or nowhere with db=None"
+        )
     if db is None:  # judged against the history and goldens, kept off the report and so out of the database
         context = _unrecorded(context)
     # the example database is written where the history is: not under --gemmcheck-no-record
@@ -81,8 +91,10 @@ def search_in_test(session, context, kernel: str, make_launch: Callable, *, db=S
     if result.skipped and not result.probes:
         import pytest
 
-        pytest.skip(f"gemmcheck.search {kernel}: make_launch skipped every configuration tried "
-                    f"({len(result.skipped)}), the first: {result.skipped[0]['reason']}")
+        pytest.skip(
+            f"gemmcheck.search {kernel}: make_launch skipped every configuration tried "
+            f"({len(result.skipped)}), the first: {result.skipped[0]['reason']}"
+        )
     return result
 
 
@@ -100,12 +112,20 @@ def _probe_in_child(context, req: Request) -> SearchResult:
 
     asked = os.environ.get(PROBE_ENV)
     if asked is None:
-        raise CaseError("gemmcheck.search spreads each probe over --gemmcheck-processes itself, and the test that "
-                        "calls it is run in this process: call gemmcheck.search in the test function itself, not "
-                        "through a helper")
+        raise CaseError(
+            "gemmcheck.search spreads each probe over --gemmcheck-processes itself, and the test that "
+            "calls it is run in this process: call gemmcheck.search in the test function itself, not "
+            "through a helper"
+        )
     asked = json.loads(asked)
-    result = SearchResult(kernel=req.kernel, space=req.space.spec(), case={}, seed=req.seed, examples=req.examples,
-                          stopped="a probe's process: one configuration, launched for the parent to judge")
+    result = SearchResult(
+        kernel=req.kernel,
+        space=req.space.spec(),
+        case={},
+        seed=req.seed,
+        examples=req.examples,
+        stopped="a probe's process: one configuration, launched for the parent to judge",
+    )
     if asked["search"] != _digest(req):  # another search of the same test
         return result
     config = req.space.from_dict(asked["config"])
@@ -114,9 +134,16 @@ def _probe_in_child(context, req: Request) -> SearchResult:
     if outcome.skipped is not None:
         Path(asked["skipped"]).write_text(outcome.skipped)
         return result
-    result.probes.append(Probe(config=req.space.as_dict(config), result=outcome.result,
-                               failing=bool(outcome.result.bad_launches), seconds=0.0, phase="search",
-                               note=outcome.note))
+    result.probes.append(
+        Probe(
+            config=req.space.as_dict(config),
+            result=outcome.result,
+            failing=bool(outcome.result.bad_launches),
+            seconds=0.0,
+            phase="search",
+            note=outcome.note,
+        )
+    )
     return result
 
 
@@ -137,23 +164,33 @@ def _spread(session, context, req: Request) -> Callable[..., Outcome]:
     def probe(configuration: Config, launches: int | None = None, stop_on_bad: bool = True) -> Outcome:
         values = req.space.as_dict(configuration)
         key = Case(context, req.kernel, **values, **req.case_kwargs).key
-        asked = dataclasses.replace(settings, stop_on_bad=stop_on_bad,
-                                    repeat=launches if launches is not None else settings.repeat)
+        asked = dataclasses.replace(
+            settings, stop_on_bad=stop_on_bad, repeat=launches if launches is not None else settings.repeat
+        )
         with tempfile.TemporaryDirectory(prefix="gemmcheck-probe-") as folder:
             skipped = Path(folder) / "skipped"
             env = {PROBE_ENV: json.dumps({"search": search, "config": values, "skipped": str(skipped)})}
             try:
-                children, _ = run_children(context.nodeid, asked, command=child_command(config, context.nodeid),
-                                           invocation_dir=config.invocation_params.dir, devices=devices, env=env)
+                children, _ = run_children(
+                    context.nodeid,
+                    asked,
+                    command=child_command(config, context.nodeid),
+                    invocation_dir=config.invocation_params.dir,
+                    devices=devices,
+                    env=env,
+                )
             except ChildFailure as exc:
-                raise GemmcheckFailure(f"gemmcheck: --gemmcheck-processes={settings.processes}: probing "
-                                       f"{config_text(values)}: {exc}") from None
+                raise GemmcheckFailure(
+                    f"gemmcheck: --gemmcheck-processes={settings.processes}: probing {config_text(values)}: {exc}"
+                ) from None
             if skipped.exists():
                 return Outcome(None, skipped=skipped.read_text())
         merged = [result for result in aggregate(children) if result.key == key]
         if not merged:
-            raise GemmcheckFailure(f"gemmcheck: --gemmcheck-processes={settings.processes}: the processes probing "
-                                   f"{config_text(values)} ran no such case")
+            raise GemmcheckFailure(
+                f"gemmcheck: --gemmcheck-processes={settings.processes}: the processes probing "
+                f"{config_text(values)} ran no such case"
+            )
         result = merged[0]
         result.nodeid = context.nodeid
         conclude(result, asked, context.baseline_for)

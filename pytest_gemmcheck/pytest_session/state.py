@@ -48,7 +48,6 @@ def is_child() -> bool:
     return bool(os.environ.get(CHILD_OUTPUT))
 
 
-
 class GemmcheckSession:
     def __init__(self, config: pytest.Config, settings: Settings):
         self.config = config
@@ -58,9 +57,13 @@ class GemmcheckSession:
         # the run's id, known before its row exists; an xdist worker has its controller's
         token = config.workerinput.get(WORKER_TOKEN) if worker else None
         numprocesses = getattr(config.option, "numprocesses", None)
-        self.history = SessionHistory.for_config(config, settings, token=token or uuid.uuid4().hex,
-                                                 owner=not worker and not is_child() and not launcher_rank_not_first(),
-                                                 workers=numprocesses if isinstance(numprocesses, int) else 0)
+        self.history = SessionHistory.for_config(
+            config,
+            settings,
+            token=token or uuid.uuid4().hex,
+            owner=not worker and not is_child() and not launcher_rank_not_first(),
+            workers=numprocesses if isinstance(numprocesses, int) else 0,
+        )
         self._caches = None
         self._stack = None
         self._started = False
@@ -234,12 +237,24 @@ class GemmcheckSession:
 
         recorder = self.history.recorder
         history = recorder.summary() if recorder is not None else ""
-        run = {"token": self.history.token, "id": recorder.run_id if recorder is not None else None,
-               "tag": self.settings.tag, "started_at": self.started_at.isoformat(),
-               "finished_at": datetime.now(timezone.utc).isoformat(), "exit_status": int(exit_status),
-               "interrupted": interrupted, "history": history.removeprefix("gemmcheck: ") or None}
-        self.outputs = write_files(self.settings, self.config.invocation_params.dir, self.results, run, __version__,
-                                   history=history.removeprefix("gemmcheck: "))
+        run = {
+            "token": self.history.token,
+            "id": recorder.run_id if recorder is not None else None,
+            "tag": self.settings.tag,
+            "started_at": self.started_at.isoformat(),
+            "finished_at": datetime.now(timezone.utc).isoformat(),
+            "exit_status": int(exit_status),
+            "interrupted": interrupted,
+            "history": history.removeprefix("gemmcheck: ") or None,
+        }
+        self.outputs = write_files(
+            self.settings,
+            self.config.invocation_params.dir,
+            self.results,
+            run,
+            __version__,
+            history=history.removeprefix("gemmcheck: "),
+        )
         failed = any(failed for _, failed in self.outputs)
         if failed and self.settings.require_record and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.USAGE_ERROR  # as Recorder.finish: the status 4 of what was not kept

@@ -21,8 +21,18 @@ NONFINITE = "nonfinite"  # some elements are NaN/inf (poison never overwritten, 
 WRONG = "wrong"  # finite elements off the reference by more than the tolerance
 RANKS_DISAGREE = "ranks_disagree"  # a collective meant to give every rank the same bits did not
 INCONSISTENT = "inconsistent"  # bits differ from the consensus of the launches
-KINDS = (RAISED, HUNG, BAD_OUTPUT, WROTE_OUTSIDE, CHANGED_INPUT, UNWRITTEN, NONFINITE, WRONG, RANKS_DISAGREE,
-         INCONSISTENT)
+KINDS = (
+    RAISED,
+    HUNG,
+    BAD_OUTPUT,
+    WROTE_OUTSIDE,
+    CHANGED_INPUT,
+    UNWRITTEN,
+    NONFINITE,
+    WRONG,
+    RANKS_DISAGREE,
+    INCONSISTENT,
+)
 # A result's kinds: its launches', and a hazard one sanitized launch of the case was reported with
 # (compute-sanitizer: sanitize/), which no count of launches shows.
 RESULT_KINDS = (HAZARD, *KINDS)
@@ -111,8 +121,11 @@ class LaunchRecord:
 
 # a blank LaunchRecord's fields: plain defaults, and those made anew for each record
 _BLANK = {f.name: f.default for f in dataclasses.fields(LaunchRecord) if f.default is not dataclasses.MISSING}
-_MADE = [(f.name, f.default_factory) for f in dataclasses.fields(LaunchRecord)
-         if f.default_factory is not dataclasses.MISSING]
+_MADE = [
+    (f.name, f.default_factory)
+    for f in dataclasses.fields(LaunchRecord)
+    if f.default_factory is not dataclasses.MISSING
+]
 
 
 @dataclass

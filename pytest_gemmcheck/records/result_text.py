@@ -29,15 +29,18 @@ def verdict_word(result: CaseResult) -> str:
 def worst_counts(result: CaseResult) -> str:
     """The worst launch's figures for a short line: 'worst 512 wrong, 92 differing', 'worst 92
     differing' (a launch bad by consistency alone), '' when no launch had either."""
-    figures = [f"{count:,} {word}" for count, word in ((result.worst_wrong, "wrong"),
-                                                       (result.worst_differing, "differing")) if count]
+    figures = [
+        f"{count:,} {word}"
+        for count, word in ((result.worst_wrong, "wrong"), (result.worst_differing, "differing"))
+        if count
+    ]
     return "worst " + ", ".join(figures) if figures else ""
 
 
 def static_counts(result: CompiledResult) -> str:
     """'3 kernels, lint 16 errors, 0 warnings' (and its latent and unchecked findings)."""
     static = result.static
-    text = plural(len(static.get('metrics', {})), 'kernel')
+    text = plural(len(static.get("metrics", {})), "kernel")
     lint = static.get("lint")
     if lint is not None:
         text += f", lint {plural(lint['errors'], 'error')}, {plural(lint['warnings'], 'warning')}"
@@ -82,20 +85,32 @@ def evidence(result: CaseResult) -> str:
         return printable(result.message, lines=True)
     baseline = result.baseline.get("description", "")
     gpu = result.stack.get("gpu_name")
-    return (f"{summary_line(result)}\n  baseline: {printable(baseline)}\n  on {result.device}"
-            + (f" ({printable(str(gpu))})" if gpu else ""))
+    return f"{summary_line(result)}\n  baseline: {printable(baseline)}\n  on {result.device}" + (
+        f" ({printable(str(gpu))})" if gpu else ""
+    )
 
 
 def markdown(result: CaseResult) -> str:
     """A markdown table of the result, for a pull request or an issue."""
+
     def cell(text: str) -> str:
         return printable(text).replace("|", "\\|")
 
-    row = [result.verdict, result.label, f"{len(result.bad_launches)}/{len(result.launches)}",
-           ", ".join(result.kinds) or "none", result.baseline.get("description", "")]
+    row = [
+        result.verdict,
+        result.label,
+        f"{len(result.bad_launches)}/{len(result.launches)}",
+        ", ".join(result.kinds) or "none",
+        result.baseline.get("description", ""),
+    ]
     headers = ["verdict", "case", "bad launches", "kinds", "baseline"]
     if result.collective:  # each rank's count beside the overall one
         headers.insert(3, "per rank")
         row.insert(3, per_rank_counts(result))
-    return "\n".join(["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|",
-                      "| " + " | ".join(cell(text) for text in row) + " |"])
+    return "\n".join(
+        [
+            "| " + " | ".join(headers) + " |",
+            "|" + "|".join("---" for _ in headers) + "|",
+            "| " + " | ".join(cell(text) for text in row) + " |",
+        ]
+    )

@@ -121,8 +121,14 @@ class SanitizerFinding(_Record):
         size = f" of {self.size} bytes" if self.size is not None else ""
         if self.kind == RACE_HAZARD:
             name = f"{self.hazard} hazard" if self.hazard else "hazard"
-            details = [word for word, said in (("cp.async synchronization", self.memcpy_async),
-                                               ("warning severity", self.severity == WARNING)) if said]
+            details = [
+                word
+                for word, said in (
+                    ("cp.async synchronization", self.memcpy_async),
+                    ("warning severity", self.severity == WARNING),
+                )
+                if said
+            ]
             return name, name + "s", f" ({', '.join(details)})" if details else ""
         if self.kind == RACE:
             return "race", "races", ""
@@ -151,8 +157,10 @@ class SanitizerFinding(_Record):
             source, *destinations = self.accesses
             hazards = sum(d.count or 0 for d in destinations)
             directions = "/".join(sorted({d.direction for d in destinations if d.direction})) or "other"
-            parts.append(f"{source.direction or 'access'} at {source.at()} against {len(destinations)} "
-                         f"{directions} accesses ({hazards:,} hazards)")
+            parts.append(
+                f"{source.direction or 'access'} at {source.at()} against {len(destinations)} "
+                f"{directions} accesses ({hazards:,} hazards)"
+            )
         else:
             at = " ".join(filter(None, (self.space if self.kind == RACE_HAZARD else None, self.address)))
             if at:
@@ -166,8 +174,10 @@ class SanitizerFinding(_Record):
             if self.thread:
                 parts.append(f"thread {_dim3(self.thread)}")
             if threads and self.kind == RACE_HAZARD:
-                parts.extend(f"{a.direction or 'access'} thread {_dim3(a.thread) if a.thread else '?'} at {a.at()}"
-                             for a in self.accesses)
+                parts.extend(
+                    f"{a.direction or 'access'} thread {_dim3(a.thread) if a.thread else '?'} at {a.at()}"
+                    for a in self.accesses
+                )
         where = ", ".join(parts)
         if head and where:
             joint = ": " if self.kind == RACE else " " if where.startswith("at ") else ", "
@@ -226,16 +236,21 @@ class SanitizedLaunch(_Record):
             word = {SKIPPED: "skipped", TIMED_OUT: "timed out", FAILED: "failed"}[self.status]
             return f"{self.tool}: {word}: {self.reason}" if self.reason else f"{self.tool}: {word}"
         counts = self._counts()
-        head = next((f for f in self.findings if f.is_error), None) or next(
-            (f for f in self.findings if f.kind != API), None) or next(iter(self.findings), None)
+        head = (
+            next((f for f in self.findings if f.is_error), None)
+            or next((f for f in self.findings if f.kind != API), None)
+            or next(iter(self.findings), None)
+        )
         left_out = f"{_many(self.dropped, 'report')} on the harness's kernels left out" if self.dropped else ""
         if head is not None:
             what = " ".join(filter(None, (head.label(self.tally.get(head.label(), 1)), head.place())))
             line = f"{self.tool}: {what}, {counts}"
             return f"{line}; {left_out}" if left_out else line
         if self.unshown_errors:
-            line = (f"{self.tool}: {_many(self.unshown_errors, 'error')} beyond the "
-                    f"{_many(self.shown, 'report')} shown ({counts})")
+            line = (
+                f"{self.tool}: {_many(self.unshown_errors, 'error')} beyond the "
+                f"{_many(self.shown, 'report')} shown ({counts})"
+            )
             return f"{line}; {left_out}" if left_out else line
         if left_out:
             return f"{self.tool}: clean: no report on the kernel under test ({counts} in all; {left_out})"
@@ -272,6 +287,7 @@ def _dim3(value: Dim3) -> str:
 
 def _plain(record) -> dict[str, Any]:
     """asdict, with tuples as lists: what JSON gives back."""
+
     def plain(value):
         if isinstance(value, dict):
             return {key: plain(item) for key, item in value.items()}

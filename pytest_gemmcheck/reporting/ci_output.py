@@ -38,6 +38,7 @@ VERDICTS = ("regression", "improved", "known-bad", "pass")  # the order of the t
 
 # --- words shared by the three forms ---------------------------------------------------------
 
+
 def shape(result: CaseResult) -> str:
     return f"{result.m}x{result.n}x{result.k}"
 
@@ -81,25 +82,43 @@ def baseline_words(result: CaseResult) -> str:
 
 # --- JUnit XML ---------------------------------------------------------------------------------
 
+
 def case_properties(result: CaseResult) -> list[tuple[str, str]]:
     """One case's evidence, as (field, text) pairs."""
-    fields = [("verdict", result.verdict or "not judged"), ("key", result.key), ("kernel", result.kernel),
-              ("quant", result.quant), ("shape", shape(result)), ("tile", result.tile or ""),
-              ("params", jsontext.dumps(result.params, sort_keys=True, default=str))]
+    fields = [
+        ("verdict", result.verdict or "not judged"),
+        ("key", result.key),
+        ("kernel", result.kernel),
+        ("quant", result.quant),
+        ("shape", shape(result)),
+        ("tile", result.tile or ""),
+        ("params", jsontext.dumps(result.params, sort_keys=True, default=str)),
+    ]
     if isinstance(result, CompiledResult):
         fields.append(("static", static_words(result)))
     else:
-        fields += [("launches", str(len(result.launches))), ("bad_launches", str(len(result.bad_launches))),
-                   ("rate_upper_95", f"{rate_bound(result):.6g}"), ("worst_wrong", str(result.worst_wrong)),
-                   ("worst_differing", str(result.worst_differing)), ("kinds", ",".join(result.kinds)),
-                   ("hazards", str(hazard_count(result))), ("sanitize", sanitizer_cell(result))]
+        fields += [
+            ("launches", str(len(result.launches))),
+            ("bad_launches", str(len(result.bad_launches))),
+            ("rate_upper_95", f"{rate_bound(result):.6g}"),
+            ("worst_wrong", str(result.worst_wrong)),
+            ("worst_differing", str(result.worst_differing)),
+            ("kinds", ",".join(result.kinds)),
+            ("hazards", str(hazard_count(result))),
+            ("sanitize", sanitizer_cell(result)),
+        ]
         if result.collective:  # a collective case's ranks: 'rank 0 0/200, rank 3 2/200'
-            fields += [("collective", result.collective), ("world_size", str(result.world_size)),
-                       ("per_rank", per_rank_counts(result))]
+            fields += [
+                ("collective", result.collective),
+                ("world_size", str(result.world_size)),
+                ("per_rank", per_rank_counts(result)),
+            ]
     line = summary_line(result)  # the terminal's first line, without its column padding
-    fields += [("baseline", baseline_words(result)),
-               ("accepted", "true" if result.baseline.get("accepted") else "false"),
-               ("summary", f"{verdict_word(result)} {line[VERDICT_WIDTH + 1:]}")]
+    fields += [
+        ("baseline", baseline_words(result)),
+        ("accepted", "true" if result.baseline.get("accepted") else "false"),
+        ("summary", f"{verdict_word(result)} {line[VERDICT_WIDTH + 1 :]}"),
+    ]
     return fields
 
 
@@ -114,8 +133,19 @@ def junit_properties(payload: list[dict]) -> list[tuple[str, str]]:
 
 # --- markdown ----------------------------------------------------------------------------------
 
-SUMMARY_HEADERS = ["verdict", "kernel", "quant", "shape", "tile", "params", "bad/launches", "rate (95%)", "worst",
-                   "baseline", "test"]
+SUMMARY_HEADERS = [
+    "verdict",
+    "kernel",
+    "quant",
+    "shape",
+    "tile",
+    "params",
+    "bad/launches",
+    "rate (95%)",
+    "worst",
+    "baseline",
+    "test",
+]
 
 
 def summary_row(result: CaseResult, sanitizer: bool = False) -> list[str]:
@@ -145,8 +175,17 @@ def _rank(result: CaseResult) -> tuple:
     """Regressions first, then in the case order of ``gemmcheck compare``: the same under xdist,
     whose reports arrive in any order."""
     verdict = VERDICTS.index(result.verdict) if result.verdict in VERDICTS else len(VERDICTS)
-    return (verdict, result.kernel, result.quant, result.m, result.n, result.k, result.tile or "",
-            params_text(result.params), result.nodeid)
+    return (
+        verdict,
+        result.kernel,
+        result.quant,
+        result.m,
+        result.n,
+        result.k,
+        result.tile or "",
+        params_text(result.params),
+        result.nodeid,
+    )
 
 
 def summary_table(results: list[CaseResult], *, tag: str | None = None, history: str = "") -> Table:
@@ -154,39 +193,64 @@ def summary_table(results: list[CaseResult], *, tag: str | None = None, history:
     for result in results:
         counts[_summary_verdict(result)] = counts.get(_summary_verdict(result), 0) + 1
     order = [verdict for verdict in VERDICTS if verdict in counts] + sorted(set(counts) - set(VERDICTS))
-    title = (f"gemmcheck: {len(results)} case{'' if len(results) == 1 else 's'}"
-             + (f" ({tag})" if tag else "") + ": " + ", ".join(f"{counts[v]} {v}" for v in order))
+    title = (
+        f"gemmcheck: {len(results)} case{'' if len(results) == 1 else 's'}"
+        + (f" ({tag})" if tag else "")
+        + ": "
+        + ", ".join(f"{counts[v]} {v}" for v in order)
+    )
     sanitizer = any(result.sanitize for result in results)
-    notes = ["rate: the one-sided 95% upper bound (Clopper-Pearson) of the bad-launch rate; worst: the worst "
-             "launch's wrong elements and elements differing from the consensus, and the failure kinds of all "
-             "launches"
-             + ("; sanitizer: each compute-sanitizer run of the case (a run that did not run to a report checked "
-                "nothing)" if sanitizer else "")
-             + (f". {history[0].upper()}{history[1:]}" if history else "")]  # one paragraph: markdown joins lines
+    notes = [
+        "rate: the one-sided 95% upper bound (Clopper-Pearson) of the bad-launch rate; worst: the worst "
+        "launch's wrong elements and elements differing from the consensus, and the failure kinds of all "
+        "launches"
+        + (
+            "; sanitizer: each compute-sanitizer run of the case (a run that did not run to a report checked nothing)"
+            if sanitizer
+            else ""
+        )
+        + (f". {history[0].upper()}{history[1:]}" if history else "")
+    ]  # one paragraph: markdown joins lines
     ranked = sorted(results, key=_rank)
     headers = SUMMARY_HEADERS[:9] + ["sanitizer"] + SUMMARY_HEADERS[9:] if sanitizer else SUMMARY_HEADERS
-    return Table(headers, [summary_row(result, sanitizer) for result in ranked], title=title, notes=notes,
-                 empty="no gemmcheck case ran")
+    return Table(
+        headers,
+        [summary_row(result, sanitizer) for result in ranked],
+        title=title,
+        notes=notes,
+        empty="no gemmcheck case ran",
+    )
 
 
 # --- JSON --------------------------------------------------------------------------------------
 
+
 def json_document(results: list[CaseResult], run: dict, version: str) -> str:
     from ..records.sanitize import STATUSES
 
-    totals = {"cases": len(results), "launches": sum(len(r.launches) for r in results),
-              "bad_launches": sum(len(r.bad_launches) for r in results),
-              "verdicts": {verdict: sum(1 for r in results if r.verdict == verdict) for verdict in VERDICTS},
-              "accepted": sum(1 for r in results if r.baseline.get("accepted")),
-              "hazards": sum(1 for r in results if r.hazards),  # cases with an error-severity report
-              "sanitizer_runs": {status: sum(1 for r in results for run in r.sanitize if run.status == status)
-                                 for status in STATUSES}}
-    document = {"format": JSON_FORMAT, "version": version, "run": run, "totals": totals,
-                "results": [result.to_dict() for result in results]}
+    totals = {
+        "cases": len(results),
+        "launches": sum(len(r.launches) for r in results),
+        "bad_launches": sum(len(r.bad_launches) for r in results),
+        "verdicts": {verdict: sum(1 for r in results if r.verdict == verdict) for verdict in VERDICTS},
+        "accepted": sum(1 for r in results if r.baseline.get("accepted")),
+        "hazards": sum(1 for r in results if r.hazards),  # cases with an error-severity report
+        "sanitizer_runs": {
+            status: sum(1 for r in results for run in r.sanitize if run.status == status) for status in STATUSES
+        },
+    }
+    document = {
+        "format": JSON_FORMAT,
+        "version": version,
+        "run": run,
+        "totals": totals,
+        "results": [result.to_dict() for result in results],
+    }
     return jsontext.dumps(document, indent=1, default=str) + "\n"
 
 
 # --- files -------------------------------------------------------------------------------------
+
 
 def resolve_path(value: str, base_dir: Path) -> Path:
     """A FILE option's value: ``~`` expanded, relative to where pytest was started."""
@@ -223,18 +287,25 @@ def _reason(exc: Exception) -> str:
     return text[0] if text else type(exc).__name__
 
 
-def write_files(settings, base_dir: Path, results: list[CaseResult], run: dict, version: str,
-                history: str = "") -> list[tuple[str, bool]]:
+def write_files(
+    settings, base_dir: Path, results: list[CaseResult], run: dict, version: str, history: str = ""
+) -> list[tuple[str, bool]]:
     """--gemmcheck-summary and --gemmcheck-json, for a session that ran cases: a line each for
     the terminal summary, and whether it says that the file was not written."""
     lines = []
     jobs = []
     if settings.summary:
-        jobs.append(("summary", settings.summary, append_text,
-                     lambda: summary_table(results, tag=settings.tag, history=history).markdown(), "appended to"))
+        jobs.append(
+            (
+                "summary",
+                settings.summary,
+                append_text,
+                lambda: summary_table(results, tag=settings.tag, history=history).markdown(),
+                "appended to",
+            )
+        )
     if settings.json:
-        jobs.append(("json", settings.json, replace_text, lambda: json_document(results, run, version),
-                     "written to"))
+        jobs.append(("json", settings.json, replace_text, lambda: json_document(results, run, version), "written to"))
     for name, value, write, render, done in jobs:
         flag = f"--gemmcheck-{name}"
         try:

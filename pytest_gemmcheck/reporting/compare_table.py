@@ -46,8 +46,9 @@ def parse_side(text: str, engine) -> Side:
         with engine.connect() as connection:
             check_stack_fields(connection, side.selection.stack, f"--side {text!r}")
     if not any_result(engine, side.selection):
-        raise SelectionError(f"--side {text!r} selects no recorded result (gemmcheck runs lists the runs, tags and "
-                             "revisions)")
+        raise SelectionError(
+            f"--side {text!r} selects no recorded result (gemmcheck runs lists the runs, tags and revisions)"
+        )
     return side
 
 
@@ -73,8 +74,10 @@ def _side(text: str, engine) -> Side:
         return Side(text, Selection(tags=(text,)))
     if re.fullmatch(r"[0-9a-f]{4,40}", text) and any((revision or "").startswith(text) for _, _, revision in runs):
         return Side(text[:10], Selection(revisions=(text,)))
-    raise SelectionError(f"--side {text!r} is no run id, tag or revision in the history; say tag:NAME, rev:PREFIX, "
-                         "run:ID or stack:FIELD=PATTERN")
+    raise SelectionError(
+        f"--side {text!r} is no run id, tag or revision in the history; say tag:NAME, rev:PREFIX, "
+        "run:ID or stack:FIELD=PATTERN"
+    )
 
 
 @dataclass
@@ -163,8 +166,9 @@ def _milliseconds(seconds: float) -> str:
     return f"{seconds * 1000:.3f} ms" if seconds < 1 else f"{seconds:.2f} s"
 
 
-def compare_table(engine, sides: list[Side], common: Selection, *, alpha: float = DEFAULTS.alpha,
-                  timing: bool = False) -> Table:
+def compare_table(
+    engine, sides: list[Side], common: Selection, *, alpha: float = DEFAULTS.alpha, timing: bool = False
+) -> Table:
     if len(sides) < 2:
         raise SelectionError("compare needs two sides or more (--side A --side B)")
     per_side: list[dict[int, SideCase]] = []
@@ -177,8 +181,18 @@ def compare_table(engine, sides: list[Side], common: Selection, *, alpha: float 
     with engine.connect() as connection:
         infos = cases(connection, case_ids)
     collective = any(info.collective for info in infos.values())  # the records get its fields
-    order = sorted(case_ids, key=lambda i: (infos[i].kernel, infos[i].quant, infos[i].m, infos[i].n, infos[i].k,
-                                            infos[i].tile or "", params_text(infos[i].params)))
+    order = sorted(
+        case_ids,
+        key=lambda i: (
+            infos[i].kernel,
+            infos[i].quant,
+            infos[i].m,
+            infos[i].n,
+            infos[i].k,
+            infos[i].tile or "",
+            params_text(infos[i].params),
+        ),
+    )
     base = sides[0].label
     headers = ["kernel", "quant", "shape", "tile", "params", *[side.label for side in sides]]
     headers += [f"{side.label} vs {base}" for side in sides[1:]]
@@ -188,13 +202,23 @@ def compare_table(engine, sides: list[Side], common: Selection, *, alpha: float 
     for case_id in order:
         info = infos[case_id]
         cells = [per_side[i].get(case_id, SideCase()) for i in range(len(sides))]
-        row = [info.kernel, info.quant, info.shape, info.tile or "", params_text(info.params),
-               *[c.words for c in cells]]
+        row = [
+            info.kernel,
+            info.quant,
+            info.shape,
+            info.tile or "",
+            params_text(info.params),
+            *[c.words for c in cells],
+        ]
         record = {**case_record(info, collective=collective), "sides": {}}
         for side, cell in zip(sides, cells):
-            record["sides"][side.label] = {"launches": cell.launches, "bad_launches": cell.bad,
-                                           "worst_wrong": cell.worst, "worst_differing": cell.worst_differing,
-                                           "hazards": cell.hazards}
+            record["sides"][side.label] = {
+                "launches": cell.launches,
+                "bad_launches": cell.bad,
+                "worst_wrong": cell.worst,
+                "worst_differing": cell.worst_differing,
+                "hazards": cell.hazards,
+            }
             if collective:
                 record["sides"][side.label]["ranks"] = ranks_record(cell.ranks)
         for side, cell in zip(sides[1:], cells[1:]):
@@ -219,12 +243,22 @@ def compare_table(engine, sides: list[Side], common: Selection, *, alpha: float 
         rows.append(row)
         records.append(record)
     clusters = "results (a collective case's: of its ranks)" if collective else "results"
-    notes = [f"p: one-sided Fisher exact test in the direction of the change, launches divided by the design effect "
-             f"of their {clusters}; significant below {alpha:g}"] if rows else []
+    notes = (
+        [
+            f"p: one-sided Fisher exact test in the direction of the change, launches divided by the design effect "
+            f"of their {clusters}; significant below {alpha:g}"
+        ]
+        if rows
+        else []
+    )
     if timing and rows:
-        notes.append("time: the fastest launch of each side's uncontended results (min over runs)"
-                     + ("; ± marks a change smaller than the spread of its sides" if noisy else ""))
+        notes.append(
+            "time: the fastest launch of each side's uncontended results (min over runs)"
+            + ("; ± marks a change smaller than the spread of its sides" if noisy else "")
+        )
         if left_out:
-            notes.append(f"{left_out} result{'s' if left_out != 1 else ''} that ran on a contended GPU (another "
-                         "process or a background load), or where that is not known, left out of the times")
+            notes.append(
+                f"{left_out} result{'s' if left_out != 1 else ''} that ran on a contended GPU (another "
+                "process or a background load), or where that is not known, left out of the times"
+            )
     return Table(headers, rows, records=records, notes=notes, empty="no recorded case on either side")

@@ -49,8 +49,16 @@ def _stack_record(stack: tuple[str, str, str]) -> dict:
 def _config_record(config: tuple) -> dict:
     kernel, quant, tile, shape, params = config
     m, n, k = (int(part) for part in shape.split("x"))
-    return {"kernel": kernel, "quant": quant, "tile": tile or None, "m": m, "n": n, "k": k, "shape": shape,
-            "params": json.loads(params)}
+    return {
+        "kernel": kernel,
+        "quant": quant,
+        "tile": tile or None,
+        "m": m,
+        "n": n,
+        "k": k,
+        "shape": shape,
+        "params": json.loads(params),
+    }
 
 
 def _neighbours(config: tuple, values: dict[str, set]) -> list[tuple[tuple, str]]:
@@ -61,11 +69,15 @@ def _neighbours(config: tuple, values: dict[str, set]) -> list[tuple[tuple, str]
     for axis in AXES:
         for value in sorted(values[axis] - {own[axis]}):
             changed = dict(own, **{axis: value})
-            found.append(((kernel, changed["quant"], changed["tile"], changed["shape"], params_json),
-                          f"{axis} {own[axis] or 'none'} -> {value or 'none'}"))
+            found.append(
+                (
+                    (kernel, changed["quant"], changed["tile"], changed["shape"], params_json),
+                    f"{axis} {own[axis] or 'none'} -> {value or 'none'}",
+                )
+            )
     params = json.loads(params_json)
     for key in sorted(k for k in values if k.startswith("param:")):
-        name = key[len("param:"):]
+        name = key[len("param:") :]
         current = json.dumps(params.get(name), sort_keys=True)
         for value in sorted(values[key] - {current}):
             changed = dict(params)
@@ -74,8 +86,12 @@ def _neighbours(config: tuple, values: dict[str, set]) -> list[tuple[tuple, str]
                 changed.pop(name, None)
             else:
                 changed[name] = decoded
-            found.append(((kernel, quant, tile, shape, json.dumps(changed, sort_keys=True, default=str)),
-                          f"{name} {current} -> {value}"))
+            found.append(
+                (
+                    (kernel, quant, tile, shape, json.dumps(changed, sort_keys=True, default=str)),
+                    f"{name} {current} -> {value}",
+                )
+            )
     return found
 
 
@@ -103,10 +119,24 @@ def coverage_tables(engine, selection: Selection) -> tuple[Table, Table]:
             row.append(f"{entry[0]:,} · {100 * entry[2]:.0f}%" if entry else "—")
         rows.append(row)
         # one record per configuration and stack that ran it: both as values, never as keys
-        records += [{**_config_record(config), "stack": _stack_record(stack), "launches": e[0], "bad_launches": e[1],
-                     "worst_rate": e[2]} for stack, e in sorted(per_stack.items())]
-    matrix_table = Table(headers, rows, records=records, title="coverage: launches · worst result's bad-launch rate",
-                         empty="no recorded cases match", name="matrix")
+        records += [
+            {
+                **_config_record(config),
+                "stack": _stack_record(stack),
+                "launches": e[0],
+                "bad_launches": e[1],
+                "worst_rate": e[2],
+            }
+            for stack, e in sorted(per_stack.items())
+        ]
+    matrix_table = Table(
+        headers,
+        rows,
+        records=records,
+        title="coverage: launches · worst result's bad-launch rate",
+        empty="no recorded cases match",
+        name="matrix",
+    )
 
     values: dict[str, dict[str, set]] = defaultdict(lambda: defaultdict(set))  # kernel -> axis -> values
     for kernel, quant, tile, shape, params_json in matrix:
@@ -118,7 +148,7 @@ def coverage_tables(engine, selection: Selection) -> tuple[Table, Table]:
             axes[f"param:{name}"].add(json.dumps(value, sort_keys=True))
     for kernel, quant, tile, shape, params_json in matrix:  # a param some configurations lack: its absence is a value
         for key in [k for k in values[kernel] if k.startswith("param:")]:
-            if key[len("param:"):] not in json.loads(params_json):
+            if key[len("param:") :] not in json.loads(params_json):
                 values[kernel][key].add("null")
     gaps: dict[tuple, list[tuple[tuple, str]]] = defaultdict(list)  # (config, stack) -> neighbours that ran, how
     for config, per_stack in matrix.items():
@@ -130,13 +160,28 @@ def coverage_tables(engine, selection: Selection) -> tuple[Table, Table]:
     for (config, stack), ran in sorted(gaps.items()):
         elsewhere = sorted(_stack_text(s) for s in matrix.get(config, {}))
         first = f"{_config_text(ran[0][0])} ({ran[0][1]})"
-        gap_rows.append([_config_text(config), _stack_text(stack),
-                         first + (f" and {len(ran) - 1} more" if len(ran) > 1 else ""),
-                         "; ".join(elsewhere) or "no stack"])
-        gap_records.append({**_config_record(config), "stack": _stack_record(stack),
-                            "neighbours_ran": [{**_config_record(other), "differs": how} for other, how in ran],
-                            "ran_on": [_stack_record(s) for s in sorted(matrix.get(config, {}))]})
-    gap_table = Table(["never ran", "on", "neighbours that ran there", "ran on"], gap_rows, records=gap_records,
-                      title="gaps: configurations one axis from one that ran, that never ran on its stack",
-                      empty="no gaps: every neighbour of a configuration that ran also ran on its stacks", name="gaps")
+        gap_rows.append(
+            [
+                _config_text(config),
+                _stack_text(stack),
+                first + (f" and {len(ran) - 1} more" if len(ran) > 1 else ""),
+                "; ".join(elsewhere) or "no stack",
+            ]
+        )
+        gap_records.append(
+            {
+                **_config_record(config),
+                "stack": _stack_record(stack),
+                "neighbours_ran": [{**_config_record(other), "differs": how} for other, how in ran],
+                "ran_on": [_stack_record(s) for s in sorted(matrix.get(config, {}))],
+            }
+        )
+    gap_table = Table(
+        ["never ran", "on", "neighbours that ran there", "ran on"],
+        gap_rows,
+        records=gap_records,
+        title="gaps: configurations one axis from one that ran, that never ran on its stack",
+        empty="no gaps: every neighbour of a configuration that ran also ran on its stacks",
+        name="gaps",
+    )
     return matrix_table, gap_table

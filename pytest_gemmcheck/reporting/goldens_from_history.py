@@ -39,9 +39,13 @@ def export_goldens(engine, selection: Selection, folder: Path, *, scope: str, in
         if matched.empty:
             return ["no recorded cases match"]
         # the distinct (case, stack) pairs, then the cases: PostgreSQL has no DISTINCT over a json column (params)
-        query = (select(result_table.c.case_id, *stack_table.c["gpu_arch", "fingerprint"])
-                 .select_from(results_joined(stack_table)).where(matched.condition()).distinct()
-                 .order_by(result_table.c.case_id, stack_table.c.gpu_arch, stack_table.c.fingerprint))
+        query = (
+            select(result_table.c.case_id, *stack_table.c["gpu_arch", "fingerprint"])
+            .select_from(results_joined(stack_table))
+            .where(matched.condition())
+            .distinct()
+            .order_by(result_table.c.case_id, stack_table.c.gpu_arch, stack_table.c.fingerprint)
+        )
         places = connection.execute(query).all()
         infos = cases(connection, {case_id for case_id, _, _ in places})
     groups: dict[tuple[str, str], tuple] = {}
@@ -52,33 +56,60 @@ def export_goldens(engine, selection: Selection, folder: Path, *, scope: str, in
     written, left_out, kept = 0, [], []
     for (key, where), (case, gpu_arch, stack_fingerprint) in sorted(groups.items(), key=lambda item: item[0]):
         label = f"{case.kernel} {case.quant} {case.m}x{case.n}x{case.k}" + (f" tile {case.tile}" if case.tile else "")
-        history = case_history(engine, key, scope=scope, gpu_arch=gpu_arch, fingerprint=stack_fingerprint,
-                               runs=matched.runs)
+        history = case_history(
+            engine, key, scope=scope, gpu_arch=gpu_arch, fingerprint=stack_fingerprint, runs=matched.runs
+        )
         note = f"exported from {history.runs} recorded run{'s' if history.runs != 1 else ''}"
         if not history.processes:
             if not include_bad:
-                left_out.append(f"  {label} [{where}]: every recorded result was a regression; --include-bad accepts "
-                                "it as known-bad")
+                left_out.append(
+                    f"  {label} [{where}]: every recorded result was a regression; --include-bad accepts "
+                    "it as known-bad"
+                )
                 continue
-            history = case_history(engine, key, scope=scope, gpu_arch=gpu_arch, fingerprint=stack_fingerprint,
-                                   runs=matched.runs, regressions=True)
-            note = (f"known-bad: accepted with --include-bad from {history.runs} "
-                    f"run{'s' if history.runs != 1 else ''} that were all regressions")
-        description = {"kernel": case.kernel, "m": case.m, "n": case.n, "k": case.k, "quant": case.quant,
-                       "tile": case.tile, "out_dtype": case.out_dtype, "fp8": case.fp8, "params": case.params}
+            history = case_history(
+                engine,
+                key,
+                scope=scope,
+                gpu_arch=gpu_arch,
+                fingerprint=stack_fingerprint,
+                runs=matched.runs,
+                regressions=True,
+            )
+            note = (
+                f"known-bad: accepted with --include-bad from {history.runs} "
+                f"run{'s' if history.runs != 1 else ''} that were all regressions"
+            )
+        description = {
+            "kernel": case.kernel,
+            "m": case.m,
+            "n": case.n,
+            "k": case.k,
+            "quant": case.quant,
+            "tile": case.tile,
+            "out_dtype": case.out_dtype,
+            "fp8": case.fp8,
+            "params": case.params,
+        }
         if case.collective:
             description.update(collective=case.collective, world_size=case.world_size)
         evidence = Evidence.of_history(history)
-        replaced = store.export(case.kernel, GoldenEntry(key=key, case=description, scope=where, evidence=evidence,
-                                                         note=note))
+        replaced = store.export(
+            case.kernel, GoldenEntry(key=key, case=description, scope=where, evidence=evidence, note=note)
+        )
         if replaced is not None:
-            kept.append(f'  {label} [{where}]: "{replaced.note}" (was {replaced.evidence.bad}/'
-                        f"{replaced.evidence.launches}, now {evidence.bad}/{evidence.launches})")
+            kept.append(
+                f'  {label} [{where}]: "{replaced.note}" (was {replaced.evidence.bad}/'
+                f"{replaced.evidence.launches}, now {evidence.bad}/{evidence.launches})"
+            )
         written += 1
     lines = [f"wrote {store.write(kernel)}" for kernel in store.kernels()]
     if kept:
-        lines += [f"kept the reviewer's note of {len(kept)} entr{'ies' if len(kept) != 1 else 'y'} whose evidence "
-                  "changed; read each again:", *kept]
+        lines += [
+            f"kept the reviewer's note of {len(kept)} entr{'ies' if len(kept) != 1 else 'y'} whose evidence "
+            "changed; read each again:",
+            *kept,
+        ]
     if not written and not left_out:
         lines.append("no recorded cases match")
     if left_out:

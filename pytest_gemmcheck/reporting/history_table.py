@@ -39,8 +39,9 @@ def worst_verdict(verdicts) -> str:
 
 def ranks_text(ranks: dict[int, list[int]], most: int = 3) -> str:
     """The ranks with bad launches, the worst first: 'rank 3 5/600, rank 1 1/600'; 'no rank bad'."""
-    bad = sorted(((rank, counts) for rank, counts in ranks.items() if counts[0]),
-                 key=lambda item: (-item[1][0], item[0]))
+    bad = sorted(
+        ((rank, counts) for rank, counts in ranks.items() if counts[0]), key=lambda item: (-item[1][0], item[0])
+    )
     if not bad:
         return "no rank bad"
     shown = ", ".join(f"rank {rank} {counts[0]}/{counts[1]}" for rank, counts in bad[:most])
@@ -83,36 +84,81 @@ def history_table(engine, selection: Selection, *, limit: int = 500) -> Table:
         mixed = len(latest[2]) > 1 and len(latest[3]) > 1  # one test declared it nondeterministic, another did not
         low, high = rate_interval(total.bad_launches, total.launches)
         trend = "".join(trend_glyph(bad, launches) for bad, launches, _, _ in ordered)
-        row = [case.key[:10], case.kernel, case.quant, case.shape, case.tile or "", params_text(case.params),
-               str(total.runs), f"{total.bad_launches}/{total.launches}", format_interval(low, high),
-               f"{total.worst_wrong:,}", count_or_dash(total.worst_differing), count_or_dash(total.hazards),
-               when(total.last_bad_at), trend, verdict + (" (mixed checks)" if mixed else "")]
+        row = [
+            case.key[:10],
+            case.kernel,
+            case.quant,
+            case.shape,
+            case.tile or "",
+            params_text(case.params),
+            str(total.runs),
+            f"{total.bad_launches}/{total.launches}",
+            format_interval(low, high),
+            f"{total.worst_wrong:,}",
+            count_or_dash(total.worst_differing),
+            count_or_dash(total.hazards),
+            when(total.last_bad_at),
+            trend,
+            verdict + (" (mixed checks)" if mixed else ""),
+        ]
         ranks = per_rank.get(total.case_id, {}) if case.collective else None
         if collective:
             row.insert(RANKS_COLUMN, ranks_cell(case.collective, case.world_size, ranks))
         rows.append(row)
-        records.append({**case_record(case, collective=bool(collective)),
-                        **({"ranks": ranks_record(ranks)} if collective else {}),
-                        "runs": total.runs, "launches": total.launches,
-                        "bad_launches": total.bad_launches, "rate_low": low, "rate_high": high,
-                        "worst_wrong": total.worst_wrong, "worst_differing": total.worst_differing,
-                        "hazards": total.hazards, "last_bad": total.last_bad_at,
-                        "trend": [[bad, launches] for bad, launches, _, _ in ordered], "verdict": verdict,
-                        "mixed_checks": mixed})
+        records.append(
+            {
+                **case_record(case, collective=bool(collective)),
+                **({"ranks": ranks_record(ranks)} if collective else {}),
+                "runs": total.runs,
+                "launches": total.launches,
+                "bad_launches": total.bad_launches,
+                "rate_low": low,
+                "rate_high": high,
+                "worst_wrong": total.worst_wrong,
+                "worst_differing": total.worst_differing,
+                "hazards": total.hazards,
+                "last_bad": total.last_bad_at,
+                "trend": [[bad, launches] for bad, launches, _, _ in ordered],
+                "verdict": verdict,
+                "mixed_checks": mixed,
+            }
+        )
     notes = []
     if rows:
-        notes.append("rate: two-sided 95% Clopper-Pearson interval of bad/launches; worst: the worst launch's wrong "
-                     "elements, differing: its elements off the consensus of the launches; hazards: the most "
-                     "error-severity compute-sanitizer reports of one result (- never sanitized); latest verdict: "
-                     "the worst of the case's results in its latest run" + (
-                         " (mixed checks: one of its tests checked consistency, another declared the kernel "
-                         "nondeterministic)" if any(record["mixed_checks"] for record in records) else ""))
-    headers = ["case", "kernel", "quant", "shape", "tile", "params", "runs", "bad", "rate (95%)", "worst",
-               "differing", "hazards", "last bad", f"last {TREND_RUNS} runs", "latest verdict"]
+        notes.append(
+            "rate: two-sided 95% Clopper-Pearson interval of bad/launches; worst: the worst launch's wrong "
+            "elements, differing: its elements off the consensus of the launches; hazards: the most "
+            "error-severity compute-sanitizer reports of one result (- never sanitized); latest verdict: "
+            "the worst of the case's results in its latest run"
+            + (
+                " (mixed checks: one of its tests checked consistency, another declared the kernel nondeterministic)"
+                if any(record["mixed_checks"] for record in records)
+                else ""
+            )
+        )
+    headers = [
+        "case",
+        "kernel",
+        "quant",
+        "shape",
+        "tile",
+        "params",
+        "runs",
+        "bad",
+        "rate (95%)",
+        "worst",
+        "differing",
+        "hazards",
+        "last bad",
+        f"last {TREND_RUNS} runs",
+        "latest verdict",
+    ]
     if collective:
         headers.insert(RANKS_COLUMN, "ranks")
-        notes.append("ranks: a collective case's collective and world size, and its ranks with bad launches (the "
-                     "worst first); its launches are counted on every rank")
+        notes.append(
+            "ranks: a collective case's collective and world size, and its ranks with bad launches (the "
+            "worst first); its launches are counted on every rank"
+        )
     return Table(headers, rows, records=records, notes=notes, empty="no recorded cases match")
 
 
@@ -127,9 +173,19 @@ def count_or_dash(count: int | None) -> str:
 def case_record(case, *, collective: bool = False) -> dict:
     """A case as the machine forms give it: its key and every part of it, as values;
     ``collective``: with its collective and world size (a table that holds a collective case)."""
-    record = {"key": case.key, "kernel": case.kernel, "quant": case.quant, "m": case.m, "n": case.n, "k": case.k,
-              "shape": case.shape, "tile": case.tile, "out_dtype": case.out_dtype, "fp8": case.fp8,
-              "params": case.params}
+    record = {
+        "key": case.key,
+        "kernel": case.kernel,
+        "quant": case.quant,
+        "m": case.m,
+        "n": case.n,
+        "k": case.k,
+        "shape": case.shape,
+        "tile": case.tile,
+        "out_dtype": case.out_dtype,
+        "fp8": case.fp8,
+        "params": case.params,
+    }
     if collective:
         record.update(collective=case.collective, world_size=case.world_size)
     return record
@@ -162,24 +218,68 @@ def case_runs_table(engine, selection: Selection, *, limit: int = 50) -> Table:
     for result, arch, key in found:
         low, high = rate_interval(result.bad_launches, result.launches)
         runs = sanitized.get(result.id, [])
-        rows.append([key[:10], str(result.run_id), when(result.started_at), result.status, result.tag or "",
-                     (result.revision or "")[:10], arch or NO_GPU_ARCH, f"{result.bad_launches}/{result.launches}",
-                     format_interval(low, high), f"{result.worst_wrong:,}", count_or_dash(result.worst_differing),
-                     sanitizer_words(runs) or "-", result.verdict, result.kinds])
+        rows.append(
+            [
+                key[:10],
+                str(result.run_id),
+                when(result.started_at),
+                result.status,
+                result.tag or "",
+                (result.revision or "")[:10],
+                arch or NO_GPU_ARCH,
+                f"{result.bad_launches}/{result.launches}",
+                format_interval(low, high),
+                f"{result.worst_wrong:,}",
+                count_or_dash(result.worst_differing),
+                sanitizer_words(runs) or "-",
+                result.verdict,
+                result.kinds,
+            ]
+        )
         if collective:
             rows[-1].insert(RUN_RANKS_COLUMN, run_ranks_cell(result.per_rank))
-        records.append({"key": key, "run_id": result.run_id, "started_at": result.started_at, "status": result.status,
-                        "tag": result.tag, "revision": result.revision, "gpu_arch": arch or NO_GPU_ARCH,
-                        "launches": result.launches, "bad_launches": result.bad_launches, "rate_low": low,
-                        "rate_high": high, "worst_wrong": result.worst_wrong,
-                        "worst_differing": result.worst_differing, "hazards": result.hazards,
-                        "sanitize": [{"tool": run.tool, "status": run.status, "hazard": run.has_hazard,
-                                      "summary": run.summary()} for run in map(SanitizedLaunch.from_dict, runs)],
-                        "verdict": result.verdict, "kinds": [kind for kind in result.kinds.split(",") if kind]})
+        records.append(
+            {
+                "key": key,
+                "run_id": result.run_id,
+                "started_at": result.started_at,
+                "status": result.status,
+                "tag": result.tag,
+                "revision": result.revision,
+                "gpu_arch": arch or NO_GPU_ARCH,
+                "launches": result.launches,
+                "bad_launches": result.bad_launches,
+                "rate_low": low,
+                "rate_high": high,
+                "worst_wrong": result.worst_wrong,
+                "worst_differing": result.worst_differing,
+                "hazards": result.hazards,
+                "sanitize": [
+                    {"tool": run.tool, "status": run.status, "hazard": run.has_hazard, "summary": run.summary()}
+                    for run in map(SanitizedLaunch.from_dict, runs)
+                ],
+                "verdict": result.verdict,
+                "kinds": [kind for kind in result.kinds.split(",") if kind],
+            }
+        )
         if collective:
             records[-1]["ranks"] = result.per_rank
-    headers = ["case", "run", "started", "status", "tag", "revision", "arch", "bad", "rate (95%)", "worst",
-               "differing", "sanitizer", "verdict", "kinds"]
+    headers = [
+        "case",
+        "run",
+        "started",
+        "status",
+        "tag",
+        "revision",
+        "arch",
+        "bad",
+        "rate (95%)",
+        "worst",
+        "differing",
+        "sanitizer",
+        "verdict",
+        "kinds",
+    ]
     notes = []
     if collective:
         headers.insert(RUN_RANKS_COLUMN, "ranks")
@@ -209,19 +309,46 @@ def run_ranks_cell(stored: list[dict] | None) -> str:
     words = []
     for entry in bad:
         gpu = gpu_text(entry.get("device"), entry.get("device_uuid"))
-        words.append(f"rank {entry['rank']} {entry['bad_launches']}/{entry['launches']}"
-                     + (f" on {gpu}" if gpu else ""))
+        words.append(
+            f"rank {entry['rank']} {entry['bad_launches']}/{entry['launches']}" + (f" on {gpu}" if gpu else "")
+        )
     return ", ".join(words)
 
 
 def runs_table(engine, selection: Selection, *, limit: int = 20) -> Table:
     """The selected runs, newest first, with their results and bad launches."""
     found = run_rows(engine, selection, limit=limit)
-    rows = [[str(r.id), when(r.started_at), when(r.ended_at), r.status, r.tag or "",
-             (r.revision or "")[:10] + ("+" if r.dirty else ""), str(r.results), f"{r.bad_launches}/{r.launches}"]
-            for r in found]
-    records = [{"id": r.id, "started_at": r.started_at, "ended_at": r.ended_at, "status": r.status, "tag": r.tag,
-                "revision": r.revision, "dirty": r.dirty, "results": r.results, "launches": r.launches,
-                "bad_launches": r.bad_launches} for r in found]
-    return Table(["run", "started", "ended", "status", "tag", "revision", "results", "bad launches"], rows,
-                 records=records, empty="no recorded runs match")
+    rows = [
+        [
+            str(r.id),
+            when(r.started_at),
+            when(r.ended_at),
+            r.status,
+            r.tag or "",
+            (r.revision or "")[:10] + ("+" if r.dirty else ""),
+            str(r.results),
+            f"{r.bad_launches}/{r.launches}",
+        ]
+        for r in found
+    ]
+    records = [
+        {
+            "id": r.id,
+            "started_at": r.started_at,
+            "ended_at": r.ended_at,
+            "status": r.status,
+            "tag": r.tag,
+            "revision": r.revision,
+            "dirty": r.dirty,
+            "results": r.results,
+            "launches": r.launches,
+            "bad_launches": r.bad_launches,
+        }
+        for r in found
+    ]
+    return Table(
+        ["run", "started", "ended", "status", "tag", "revision", "results", "bad launches"],
+        rows,
+        records=records,
+        empty="no recorded runs match",
+    )

@@ -161,6 +161,7 @@ class Report:
 
 # --- words and numbers ---------------------------------------------------------------------------
 
+
 def plural(count: int, noun: str) -> str:
     return f"{count:,} {noun}" + ("" if count == 1 else "s")
 
@@ -220,6 +221,7 @@ def groups(count: int, most: int) -> list[range]:
 
 # --- charts --------------------------------------------------------------------------------------
 
+
 def run_label(run_id: int, tag: str | None, revision: str | None, started_at: datetime | None) -> str:
     """'run 7 (main, ffb5715dc7, 2026-12-01 09:30)': a run by its id, which no other run shares,
     with what a reader knows it by."""
@@ -242,19 +244,26 @@ def rate_chart(detail: CaseDetail) -> str:
         if len(points) == 1:
             tip = f"{first.label}: {bad}/{launches} bad · {format_interval(low, high)} · {verdict}"
         else:
-            tip = (f"{first.label} … {last.label} ({len(points)} runs, {when(first.started_at)} … "
-                   f"{when(last.started_at)}): {bad}/{launches} launches bad; their intervals span "
-                   f"{format_interval(low, high)}; worst verdict {verdict}")
+            tip = (
+                f"{first.label} … {last.label} ({len(points)} runs, {when(first.started_at)} … "
+                f"{when(last.started_at)}): {bad}/{launches} launches bad; their intervals span "
+                f"{format_interval(low, high)}; worst verdict {verdict}"
+            )
         if any(p.run_id == detail.run_id for p in points):
             highlight = len(marks)
         marks.append(IntervalMark(bad / launches if launches else 0.0, low, high, verdict_class(verdict), tip))
         labels.append(f"#{first.run_id}")
     pooled = len(marks) < len(series)
     return interval_chart(
-        marks, scale=RATE_SCALE, y_label=rate_tick,
+        marks,
+        scale=RATE_SCALE,
+        y_label=rate_tick,
         x_labels=spread_labels(len(marks), lambda i: labels[i], most=RUN_LABELS),
-        x_name=f"runs ({len(series)}{', pooled' if pooled else ''})", y_name="bad-launch rate",
-        label=f"bad-launch rate of {case_title(detail.row)} over {len(series)} runs", highlight=highlight)
+        x_name=f"runs ({len(series)}{', pooled' if pooled else ''})",
+        y_name="bad-launch rate",
+        label=f"bad-launch rate of {case_title(detail.row)} over {len(series)} runs",
+        highlight=highlight,
+    )
 
 
 def _differing_words(differing: int | None) -> str:
@@ -273,34 +282,51 @@ def launch_chart(launches: Sequence[LaunchBar], title: str) -> str:
         wrong, nonfinite = max(bar.wrong for bar in items), max(bar.nonfinite for bar in items)
         known = [bar.differing for bar in items if bar.differing is not None]
         differing = None if not any(known) and len(known) < len(items) else max(known, default=0)
-        kinds = sorted({k for bar in items for k in bar.kinds},
-                       key=lambda k: KINDS.index(k) if k in KINDS else len(KINDS))
+        kinds = sorted(
+            {k for bar in items for k in bar.kinds}, key=lambda k: KINDS.index(k) if k in KINDS else len(KINDS)
+        )
         strip = kind_class(kinds[0]) if kinds else None
         kind_words = ", ".join(kinds) if kinds else "clean"
         if len(items) == 1:
-            tip = (f"{items[0].name}: {wrong:,} wrong ({nonfinite:,} non-finite), "
-                   f"{_differing_words(differing)}; {kind_words}")
+            tip = (
+                f"{items[0].name}: {wrong:,} wrong ({nonfinite:,} non-finite), "
+                f"{_differing_words(differing)}; {kind_words}"
+            )
         else:
             bad = sum(1 for bar in items if bar.kinds)
-            span = (f"{items[0].name} – {items[-1].name}" if items[0].rank is not None  # launches of ranks
-                    else f"launches {items[0].index}–{items[-1].index}")
-            tip = (f"{span}: {bad} of {len(items)} bad; worst {wrong:,} wrong "
-                   f"({nonfinite:,} non-finite), {_differing_words(differing)}; {kind_words}")
+            span = (
+                f"{items[0].name} – {items[-1].name}"
+                if items[0].rank is not None  # launches of ranks
+                else f"launches {items[0].index}–{items[-1].index}"
+            )
+            tip = (
+                f"{span}: {bad} of {len(items)} bad; worst {wrong:,} wrong "
+                f"({nonfinite:,} non-finite), {_differing_words(differing)}; {kind_words}"
+            )
         slots.append(Slot([Bar(wrong, "s-wrong", nonfinite, "s-nonfinite"), Bar(differing, "s-differing")], strip, tip))
         labels.append(items[0].index)  # a group by its first launch: its range is in its tooltip
     largest = max((max(bar.wrong, bar.nonfinite, bar.differing or 0) for bar in launches), default=0)
     return bar_chart(
-        slots, scale=Symlog.counts(largest), y_label=count_tick,
+        slots,
+        scale=Symlog.counts(largest),
+        y_label=count_tick,
         x_labels=spread_labels(len(slots), lambda i: str(labels[i]), most=6),
-        x_name=f"launch ({len(launches):,}{', grouped' if len(slots) < len(launches) else ''})", y_name="elements",
-        note=f"no wrong or differing elements in {len(launches):,} launches", label=title)
+        x_name=f"launch ({len(launches):,}{', grouped' if len(slots) < len(launches) else ''})",
+        y_name="elements",
+        note=f"no wrong or differing elements in {len(launches):,} launches",
+        label=title,
+    )
 
 
 def tile_chart(tiles: TileMap) -> str:
     cell = (tiles.cell[0] * tiles.tile[0], tiles.cell[1] * tiles.tile[1])
     grid = HeatGrid(tiles.grid, tiles.m, tiles.n, cell, tiles.what)
-    return heatmap(grid, label=f"{tiles.what} elements of launch {tiles.launch} over the {tiles.m}x{tiles.n} output",
-                   rows_name=f"m = {tiles.m:,} rows", cols_name=f"n = {tiles.n:,} columns")
+    return heatmap(
+        grid,
+        label=f"{tiles.what} elements of launch {tiles.launch} over the {tiles.m}x{tiles.n} output",
+        rows_name=f"m = {tiles.m:,} rows",
+        cols_name=f"n = {tiles.n:,} columns",
+    )
 
 
 # --- the page ------------------------------------------------------------------------------------
@@ -382,15 +408,31 @@ def ranks_words(row: CaseRow) -> str:
     launches, the worst first), 'all_reduce x4: no rank bad'; '-' for any other case."""
     if not row.collective:
         return "-"
-    bad = sorted(((rank, counts) for rank, counts in (row.ranks or {}).items() if counts[0]),
-                 key=lambda item: (-item[1][0], item[0]))
+    bad = sorted(
+        ((rank, counts) for rank, counts in (row.ranks or {}).items() if counts[0]),
+        key=lambda item: (-item[1][0], item[0]),
+    )
     shown = ", ".join(f"rank {rank} {bad_count:,}/{launches:,}" for rank, (bad_count, launches) in bad[:3])
     return f"{row.collective} x{row.world_size}: " + ((shown + (", ..." if len(bad) > 3 else "")) or "no rank bad")
 
 
 def history_table(report: Report, linked: set[str]) -> str:
-    headers = ["verdict", "case", "quant", "shape", "tile", "params", "runs", "bad / launches", "rate (95%)",
-               "trend (last run)", "worst wrong", "differing", "hazards", "last bad"]
+    headers = [
+        "verdict",
+        "case",
+        "quant",
+        "shape",
+        "tile",
+        "params",
+        "runs",
+        "bad / launches",
+        "rate (95%)",
+        "trend (last run)",
+        "worst wrong",
+        "differing",
+        "hazards",
+        "last bad",
+    ]
     collective = any(row.collective for row in report.cases)  # a ranks column, after the params
     if collective:
         headers.insert(6, "ranks")
@@ -409,21 +451,32 @@ def history_table(report: Report, linked: set[str]) -> str:
         cells = [
             tag("td", {"data-v": rank}, badge),
             tag("td", {"class": "name"}, name),
-            td(row.quant), td(row.shape), td(row.tile or "-"), td(params_text(row.params), "params"),
+            td(row.quant),
+            td(row.shape),
+            td(row.tile or "-"),
+            td(params_text(row.params), "params"),
             *([td(ranks_words(row), "params")] if collective else []),
             td(f"{row.runs:,}", "num", row.runs),
             td(f"{row.bad_launches:,}/{row.launches:,}", "num", row.bad_launches / row.launches if row.launches else 0),
             td(format_interval(row.rate_low, row.rate_high) if row.launches else "-", "num", row.rate_high),
             # the trend sorts by the latest run's rate
-            tag("td", {"class": "trend", "data-v": row.trend[-1][0] / row.trend[-1][1] if row.trend and row.trend[-1][1]
-                       else 0}, trend_cell(row.trend, trend, spark_tip)),
+            tag(
+                "td",
+                {
+                    "class": "trend",
+                    "data-v": row.trend[-1][0] / row.trend[-1][1] if row.trend and row.trend[-1][1] else 0,
+                },
+                trend_cell(row.trend, trend, spark_tip),
+            ),
             td(f"{row.worst_wrong:,}", "num", row.worst_wrong),
             td(_count(row.worst_differing), "num", row.worst_differing or 0),
             td(_count(row.hazards), "num", -1 if row.hazards is None else row.hazards),
             td(when(row.last_bad), None, int(row.last_bad.timestamp()) if row.last_bad else 0),
         ]
-        attrs = {"class": "regression" if verdict == "regression" else None,
-                 "data-href": "#" + anchor(row.key) if row.key in linked else None}
+        attrs = {
+            "class": "regression" if verdict == "regression" else None,
+            "data-href": "#" + anchor(row.key) if row.key in linked else None,
+        }
         rows.append(tag("tr", attrs, "".join(cells)))
     table = tag("table", {"id": "history"}, head + tag("tbody", {}, "".join(rows)))
     return tag("section", {}, tag("h2", {}, "History") + tag("div", {"class": "scroll"}, table))
@@ -439,8 +492,9 @@ def trend_cell(runs: list[tuple[int, int]], rates: list[float], tip: str) -> str
     if not runs:
         return ""
     bad, launches = runs[-1]
-    return sparkline(rates, scale=RATE_SCALE, tip=tip) + tag("span", {"class": "last" + (" bad" if bad else "")},
-                                                           esc(f"{bad:,}/{launches:,}"))
+    return sparkline(rates, scale=RATE_SCALE, tip=tip) + tag(
+        "span", {"class": "last" + (" bad" if bad else "")}, esc(f"{bad:,}/{launches:,}")
+    )
 
 
 def _figure(caption: str, body: str, css: str | None = None) -> str:
@@ -455,8 +509,13 @@ def rank_table(ranks: Sequence[RankRow]) -> str:
     rows = []
     for rank in ranks:
         low, high = rate_interval(rank.bad, rank.launches)
-        cells = [td(str(rank.rank), "num"), td(rank.gpu or "-"), td(f"{rank.bad:,}/{rank.launches:,}", "num"),
-                 td(format_interval(low, high) if rank.launches else "-", "num"), td(", ".join(rank.kinds) or "clean")]
+        cells = [
+            td(str(rank.rank), "num"),
+            td(rank.gpu or "-"),
+            td(f"{rank.bad:,}/{rank.launches:,}", "num"),
+            td(format_interval(low, high) if rank.launches else "-", "num"),
+            td(", ".join(rank.kinds) or "clean"),
+        ]
         rows.append(tag("tr", {"class": "bad-rank" if rank.bad else None}, "".join(cells)))
     return tag("table", {"class": "ranks"}, head + tag("tbody", {}, "".join(rows)))
 
@@ -464,9 +523,12 @@ def rank_table(ranks: Sequence[RankRow]) -> str:
 def case_section(detail: CaseDetail) -> str:
     row = detail.row
     verdict = row.last_verdict
-    heading = (esc(case_title(row)) + " "
-               + tag("span", {"class": f"badge {verdict_class(verdict)}"}, esc(verdict or "-"))
-               + tag("a", {"class": "top", "href": "#top"}, "↑ table"))
+    heading = (
+        esc(case_title(row))
+        + " "
+        + tag("span", {"class": f"badge {verdict_class(verdict)}"}, esc(verdict or "-"))
+        + tag("a", {"class": "top", "href": "#top"}, "↑ table")
+    )
     facts = [f"key {row.key}", plural(row.runs, "run"), f"{row.bad_launches:,}/{row.launches:,} launches bad"]
     if row.launches:
         facts.append(f"rate {format_interval(row.rate_low, row.rate_high)} (95%)")
@@ -492,9 +554,10 @@ def case_section(detail: CaseDetail) -> str:
         title = f"Launches of {run_words}: wrong and differing elements; the strip marks bad launches"
         # the strip's colours for wrong, non-finite and inconsistent launches are their bars'
         others = sorted({k for bar in detail.launches for k in bar.kinds} - {"wrong", "nonfinite", "inconsistent"})
-        keys = legend([("s-wrong", "wrong"), ("s-nonfinite", "non-finite"),
-                       ("s-differing", "differing (? = count unknown)")]
-                      + [(kind_class(kind), kind) for kind in others])
+        keys = legend(
+            [("s-wrong", "wrong"), ("s-nonfinite", "non-finite"), ("s-differing", "differing (? = count unknown)")]
+            + [(kind_class(kind), kind) for kind in others]
+        )
         charts.append(_figure(title, launch_chart(detail.launches, title) + keys, "launches"))
     else:
         charts.append(tag("p", {"class": "none"}, "No launches recorded for the chosen run."))
@@ -505,17 +568,22 @@ def case_section(detail: CaseDetail) -> str:
     for tiles in maps:
         off = "wrong elements" if tiles.what == "wrong" else "elements differing from the consensus"
         rank = f", rank {tiles.rank}" if tiles.rank is not None else ""
-        caption = (f"Launch {tiles.launch}{rank}: {tiles.wrong:,} {off} over the output; tile "
-                   f"{tiles.tile[0]}x{tiles.tile[1]}, a cell is {tiles.cell[0]}x{tiles.cell[1]} tiles")
+        caption = (
+            f"Launch {tiles.launch}{rank}: {tiles.wrong:,} {off} over the output; tile "
+            f"{tiles.tile[0]}x{tiles.tile[1]}, a cell is {tiles.cell[0]}x{tiles.cell[1]} tiles"
+        )
         charts.append(_figure(caption, tile_chart(tiles), "tiles"))
     if not maps:
-        differs = any(bar.differing or (bar.differing is None and "inconsistent" in bar.kinds)
-                      for bar in detail.launches)
+        differs = any(
+            bar.differing or (bar.differing is None and "inconsistent" in bar.kinds) for bar in detail.launches
+        )
         if not row.tile:
             words = "No tile map: the case has no tile."
         elif differs:
-            words = ("No tile map: the launches that differ from the consensus were not mapped over the output "
-                     "(their outputs were not kept), and no launch had wrong elements.")
+            words = (
+                "No tile map: the launches that differ from the consensus were not mapped over the output "
+                "(their outputs were not kept), and no launch had wrong elements."
+            )
         else:
             words = "No launch had wrong or differing elements."
         charts.append(tag("p", {"class": "none"}, esc(words)))
@@ -523,8 +591,12 @@ def case_section(detail: CaseDetail) -> str:
     if detail.sanitizer:
         items = "".join(tag("li", {}, esc(line)) for line in detail.sanitizer)
         sanitizer = tag("div", {"class": "sanitizer"}, tag("h4", {}, "compute-sanitizer") + tag("ul", {}, items))
-    body = (tag("h3", {}, heading) + tag("p", {"class": "facts"}, esc(" · ".join(facts)))
-            + tag("div", {"class": "charts"}, "".join(charts)) + sanitizer)
+    body = (
+        tag("h3", {}, heading)
+        + tag("p", {"class": "facts"}, esc(" · ".join(facts)))
+        + tag("div", {"class": "charts"}, "".join(charts))
+        + sanitizer
+    )
     css = "case regression" if verdict == "regression" else "case"
     return tag("section", {"class": css, "id": anchor(row.key)}, body)
 
@@ -539,9 +611,11 @@ def render(report: Report) -> str:
     if report.cases:
         regressions = sum(1 for row in report.cases if row.last_verdict == "regression")
         flaky = sum(1 for row in report.cases if row.bad_launches)
-        summary = (f"{plural(len(report.cases), 'case')} · "
-                   + (tag("b", {}, plural(regressions, "regression")) if regressions else "no regressions")
-                   + f" · {flaky:,} with bad launches")
+        summary = (
+            f"{plural(len(report.cases), 'case')} · "
+            + (tag("b", {}, plural(regressions, "regression")) if regressions else "no regressions")
+            + f" · {flaky:,} with bad launches"
+        )
         header += tag("p", {"class": "summary"}, summary)
         sections = [history_table(report, set(by_key))]
         details = [by_key[row.key] for row in report.cases if row.key in by_key]
@@ -551,8 +625,12 @@ def render(report: Report) -> str:
     else:
         where = f" match the selection {report.selection}" if report.selection else " in this database"
         main = tag("p", {"class": "empty"}, esc(f"No recorded cases{where}."))
-    head = ('<meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">'
-            + tag("meta", {"http-equiv": "Content-Security-Policy", "content": CSP})
-            + '<link rel="icon" href="data:,">' + tag("title", {}, esc(report.title)) + f"<style>{STYLE}</style>")
+    head = (
+        '<meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">'
+        + tag("meta", {"http-equiv": "Content-Security-Policy", "content": CSP})
+        + '<link rel="icon" href="data:,">'
+        + tag("title", {}, esc(report.title))
+        + f"<style>{STYLE}</style>"
+    )
     body = tag("header", {"id": "top"}, header) + tag("main", {}, main) + f"<script>{SCRIPT}</script>"
     return f'<!DOCTYPE html>\n<html lang="en"><head>{head}</head><body>{body}</body></html>\n'

@@ -33,8 +33,16 @@ def tile_maps(stored: dict | None) -> tuple[TileMap | None, TileMap | None]:
     stored = stored or {}
 
     def of(data: dict, what: str, count: str) -> TileMap:
-        return TileMap(m=data["m"], n=data["n"], tile=tuple(data["tile"]), cell=tuple(data["cell"]), grid=data["grid"],
-                       launch=data["launch"], wrong=data[count], what=what)
+        return TileMap(
+            m=data["m"],
+            n=data["n"],
+            tile=tuple(data["tile"]),
+            cell=tuple(data["cell"]),
+            grid=data["grid"],
+            launch=data["launch"],
+            wrong=data[count],
+            what=what,
+        )
 
     wrong = of(stored, "wrong", "wrong") if "grid" in stored else None
     differing = of(stored["differing"], "differing", "elements") if stored.get("differing") else None
@@ -50,10 +58,16 @@ def rank_rows(stored: list[dict] | None, launches: list[LaunchBar]) -> list[Rank
     for launch in launches:
         if launch.rank is not None:
             kinds.setdefault(launch.rank, set()).update(launch.kinds)
-    return [RankRow(rank=int(entry["rank"]), gpu=gpu_text(entry.get("device"), entry.get("device_uuid")),
-                    launches=int(entry["launches"]), bad=int(entry["bad_launches"]),
-                    kinds=[kind for kind in KINDS if kind in kinds.get(int(entry["rank"]), ())])
-            for entry in stored or ()]
+    return [
+        RankRow(
+            rank=int(entry["rank"]),
+            gpu=gpu_text(entry.get("device"), entry.get("device_uuid")),
+            launches=int(entry["launches"]),
+            bad=int(entry["bad_launches"]),
+            kinds=[kind for kind in KINDS if kind in kinds.get(int(entry["rank"]), ())],
+        )
+        for entry in stored or ()
+    ]
 
 
 def build_report(engine, selection: Selection, *, database: str, run: int | None = None) -> Report:
@@ -69,16 +83,30 @@ def build_report(engine, selection: Selection, *, database: str, run: int | None
             per_case[key].setdefault(row.run_id, []).append(row)
     case_rows, details = [], []
     for record in table.records:
-        case_row = CaseRow(key=record["key"], kernel=record["kernel"], quant=record["quant"], shape=record["shape"],
-                           tile=record["tile"], params=record["params"], runs=record["runs"],
-                           launches=record["launches"], bad_launches=record["bad_launches"],
-                           rate_low=record["rate_low"], rate_high=record["rate_high"],
-                           worst_wrong=record["worst_wrong"], last_verdict=record["verdict"],
-                           last_bad=record["last_bad"], trend=[tuple(t) for t in record["trend"]],
-                           worst_differing=record["worst_differing"], hazards=record["hazards"],
-                           collective=record.get("collective"), world_size=record.get("world_size"),
-                           ranks={int(rank): (counts["bad_launches"], counts["launches"])
-                                  for rank, counts in record["ranks"].items()} if record.get("ranks") else None)
+        case_row = CaseRow(
+            key=record["key"],
+            kernel=record["kernel"],
+            quant=record["quant"],
+            shape=record["shape"],
+            tile=record["tile"],
+            params=record["params"],
+            runs=record["runs"],
+            launches=record["launches"],
+            bad_launches=record["bad_launches"],
+            rate_low=record["rate_low"],
+            rate_high=record["rate_high"],
+            worst_wrong=record["worst_wrong"],
+            last_verdict=record["verdict"],
+            last_bad=record["last_bad"],
+            trend=[tuple(t) for t in record["trend"]],
+            worst_differing=record["worst_differing"],
+            hazards=record["hazards"],
+            collective=record.get("collective"),
+            world_size=record.get("world_size"),
+            ranks={int(rank): (counts["bad_launches"], counts["launches"]) for rank, counts in record["ranks"].items()}
+            if record.get("ranks")
+            else None,
+        )
         case_rows.append(case_row)
         series = []
         by_run = per_case.get(record["key"], {})
@@ -86,9 +114,18 @@ def build_report(engine, selection: Selection, *, database: str, run: int | None
             found = by_run[run_id]
             bad, launches = sum(r.bad_launches for r in found), sum(r.launches for r in found)
             low, high = rate_interval(bad, launches)
-            series.append(RunPoint(run_id=run_id, started_at=found[0].started_at, label=_label(found[0]), bad=bad,
-                                   launches=launches, low=low, high=high,
-                                   verdict=worst_verdict(r.verdict for r in found)))
+            series.append(
+                RunPoint(
+                    run_id=run_id,
+                    started_at=found[0].started_at,
+                    label=_label(found[0]),
+                    bad=bad,
+                    launches=launches,
+                    low=low,
+                    high=high,
+                    verdict=worst_verdict(r.verdict for r in found),
+                )
+            )
         chosen = _chosen_run(by_run, run)
         launches: list[LaunchBar] = []
         tiles = differing = None
@@ -96,18 +133,44 @@ def build_report(engine, selection: Selection, *, database: str, run: int | None
         ranks: list[RankRow] = []
         if chosen is not None:
             worst = max(by_run[chosen], key=lambda r: (r.worst_wrong, r.worst_differing or 0, r.bad_launches))
-            launches = [LaunchBar(index=launch.index, wrong=launch.wrong, nonfinite=launch.nonfinite,
-                                  differing=launch.differing, kinds=[kind for kind in launch.kinds.split(",") if kind],
-                                  rank=launch.rank)
-                        for launch in launches_of(engine, worst.id)]
+            launches = [
+                LaunchBar(
+                    index=launch.index,
+                    wrong=launch.wrong,
+                    nonfinite=launch.nonfinite,
+                    differing=launch.differing,
+                    kinds=[kind for kind in launch.kinds.split(",") if kind],
+                    rank=launch.rank,
+                )
+                for launch in launches_of(engine, worst.id)
+            ]
             ranks = rank_rows(worst.per_rank, launches)
             tiles, differing = tile_maps(worst_tiles_of(engine, worst.id))
-            sanitizer = [SanitizedLaunch.from_dict(data).summary()
-                         for runs in sanitize_of(engine, [r.id for r in by_run[chosen]]).values() for data in runs]
-        details.append(CaseDetail(row=case_row, series=series, run_id=chosen, launches=launches, tiles=tiles,
-                                  differing=differing, sanitizer=sanitizer, ranks=ranks))
-    return Report(title="gemmcheck report", generated_at=datetime.now(timezone.utc), database=database,
-                  selection=selection.describe, cases=case_rows, details=details)
+            sanitizer = [
+                SanitizedLaunch.from_dict(data).summary()
+                for runs in sanitize_of(engine, [r.id for r in by_run[chosen]]).values()
+                for data in runs
+            ]
+        details.append(
+            CaseDetail(
+                row=case_row,
+                series=series,
+                run_id=chosen,
+                launches=launches,
+                tiles=tiles,
+                differing=differing,
+                sanitizer=sanitizer,
+                ranks=ranks,
+            )
+        )
+    return Report(
+        title="gemmcheck report",
+        generated_at=datetime.now(timezone.utc),
+        database=database,
+        selection=selection.describe,
+        cases=case_rows,
+        details=details,
+    )
 
 
 def _chosen_run(by_run: dict[int, list], wanted: int | None) -> int | None:

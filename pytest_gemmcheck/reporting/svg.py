@@ -120,8 +120,9 @@ class Frame:
             lines.append(f"M{num(self.left)} {y}H{num(self.width - self.right)}")
             texts.append(tag("text", {"x": self.left - 4, "y": float(y) + 3.5}, esc(label(value))))
         title = tag("text", {"class": "name", "x": 2.0, "y": 10.0, "text-anchor": "start"}, esc(name))
-        return (tag("path", {"class": "grid", "d": "".join(lines)})
-                + tag("g", {"class": "axis", "text-anchor": "end"}, "".join(texts) + title))
+        return tag("path", {"class": "grid", "d": "".join(lines)}) + tag(
+            "g", {"class": "axis", "text-anchor": "end"}, "".join(texts) + title
+        )
 
     def x_labels(self, labels: Sequence[tuple[int, str]], count: int, name: str, below: float = 14) -> str:
         """``labels`` under their slots, ``below`` pixels under the plot, kept inside the chart
@@ -132,17 +133,40 @@ class Frame:
             half = 3.0 * len(text)
             x = clamp(x0 + step / 2, half, self.width - half)
             texts.append(tag("text", {"x": x, "y": self.foot + below}, esc(text)))
-        texts.append(tag("text", {"class": "name", "x": self.width - self.right, "y": self.height - 2,
-                                  "text-anchor": "end"}, esc(name)))
+        texts.append(
+            tag(
+                "text",
+                {"class": "name", "x": self.width - self.right, "y": self.height - 2, "text-anchor": "end"},
+                esc(name),
+            )
+        )
         return tag("g", {"class": "axis", "text-anchor": "middle"}, "".join(texts))
 
     def note(self, text: str) -> str:
-        return tag("text", {"class": "note", "x": self.left + self.inner_width / 2, "y": (self.top + self.foot) / 2,
-                            "text-anchor": "middle"}, esc(text))
+        return tag(
+            "text",
+            {
+                "class": "note",
+                "x": self.left + self.inner_width / 2,
+                "y": (self.top + self.foot) / 2,
+                "text-anchor": "middle",
+            },
+            esc(text),
+        )
 
     def svg(self, body: str, kind: str, label: str) -> str:
-        return tag("svg", {"class": f"chart {kind}", "viewBox": f"0 0 {num(self.width)} {num(self.height)}",
-                           "width": self.width, "height": self.height, "role": "img", "aria-label": label}, body)
+        return tag(
+            "svg",
+            {
+                "class": f"chart {kind}",
+                "viewBox": f"0 0 {num(self.width)} {num(self.height)}",
+                "width": self.width,
+                "height": self.height,
+                "role": "img",
+                "aria-label": label,
+            },
+            body,
+        )
 
 
 def spread_labels(count: int, text: Callable[[int], str], most: int = 6) -> list[tuple[int, str]]:
@@ -156,6 +180,7 @@ def spread_labels(count: int, text: Callable[[int], str], most: int = 6) -> list
 
 # --- points with intervals -------------------------------------------------------------------
 
+
 @dataclass
 class IntervalMark:
     value: float
@@ -165,9 +190,19 @@ class IntervalMark:
     tip: str
 
 
-def interval_chart(marks: Sequence[IntervalMark], *, scale: Symlog, y_label: Callable[[float], str],
-                   x_labels: Sequence[tuple[int, str]], x_name: str, y_name: str, label: str,
-                   highlight: int | None = None, width: float = 500, height: float = 220) -> str:
+def interval_chart(
+    marks: Sequence[IntervalMark],
+    *,
+    scale: Symlog,
+    y_label: Callable[[float], str],
+    x_labels: Sequence[tuple[int, str]],
+    x_name: str,
+    y_name: str,
+    label: str,
+    highlight: int | None = None,
+    width: float = 500,
+    height: float = 220,
+) -> str:
     """A point per slot with its interval as a vertical bar; ``highlight`` shades one slot.
     Marks of one class share a group and their bars one path; each point carries its tooltip."""
     frame = Frame(width, height)
@@ -175,8 +210,9 @@ def interval_chart(marks: Sequence[IntervalMark], *, scale: Symlog, y_label: Cal
     body = []
     if highlight is not None:
         x0, step = frame.slot(highlight, count)
-        body.append(tag("rect", {"class": "hl", "x": x0, "y": frame.top, "width": step,
-                                 "height": frame.foot - frame.top}))
+        body.append(
+            tag("rect", {"class": "hl", "x": x0, "y": frame.top, "width": step, "height": frame.foot - frame.top})
+        )
     body.append(frame.y_axis(scale, y_label, y_name))
     _, step = frame.slot(0, count)
     radius = clamp(step * 0.3, 1.5, 4.0)
@@ -187,16 +223,19 @@ def interval_chart(marks: Sequence[IntervalMark], *, scale: Symlog, y_label: Cal
         x = x0 + step / 2
         bar = f"M{num(x)} {num(frame.y(scale, mark.low))}V{num(frame.y(scale, mark.high))}"
         bars.setdefault(mark.css, []).append(bar)
-        dots.setdefault(mark.css, []).append(tag("circle", {"cx": x, "cy": frame.y(scale, mark.value), "r": radius},
-                                                 tooltip(mark.tip)))
-    groups = "".join(tag("g", {"class": css}, tag("path", {"d": "".join(bars[css])}) + "".join(dots[css]))
-                     for css in bars)
+        dots.setdefault(mark.css, []).append(
+            tag("circle", {"cx": x, "cy": frame.y(scale, mark.value), "r": radius}, tooltip(mark.tip))
+        )
+    groups = "".join(
+        tag("g", {"class": css}, tag("path", {"d": "".join(bars[css])}) + "".join(dots[css])) for css in bars
+    )
     body.append(tag("g", {"class": "marks", "stroke-width": clamp(step * 0.4, 1.0, 5.0)}, groups))
     body.append(frame.x_labels(x_labels, count, x_name))
     return frame.svg("".join(body), "intervals", label)
 
 
 # --- bars --------------------------------------------------------------------------------------
+
 
 @dataclass
 class Bar:
@@ -213,17 +252,29 @@ class Slot:
     tip: str
 
 
-def bar_chart(slots: Sequence[Slot], *, scale: Symlog, y_label: Callable[[float], str],
-              x_labels: Sequence[tuple[int, str]], x_name: str, y_name: str, label: str, note: str = "",
-              width: float = 390, height: float = 220) -> str:
+def bar_chart(
+    slots: Sequence[Slot],
+    *,
+    scale: Symlog,
+    y_label: Callable[[float], str],
+    x_labels: Sequence[tuple[int, str]],
+    x_name: str,
+    y_name: str,
+    label: str,
+    note: str = "",
+    width: float = 390,
+    height: float = 220,
+) -> str:
     """Bars per slot on ``scale``, a strip under the axis that marks slots, and ``note`` in the
     middle when nothing is drawn. Slots with nothing to show emit no markup."""
     frame = Frame(width, height, bottom=38)
     count = len(slots)
     _, step = frame.slot(0, count)
     strip_y = frame.foot + 2
-    body = [frame.y_axis(scale, y_label, y_name),
-            tag("rect", {"class": "strip-bg", "x": frame.left, "y": strip_y, "width": frame.inner_width, "height": 6})]
+    body = [
+        frame.y_axis(scale, y_label, y_name),
+        tag("rect", {"class": "strip-bg", "x": frame.left, "y": strip_y, "width": frame.inner_width, "height": 6}),
+    ]
     drawn = False
     for index, slot in enumerate(slots):
         x0, _ = frame.slot(index, count)
@@ -232,14 +283,25 @@ def bar_chart(slots: Sequence[Slot], *, scale: Symlog, y_label: Callable[[float]
         for position, bar in enumerate(slot.bars):
             x = x0 + step * 0.1 + bar_width * position
             if bar.value is None:
-                marks.append(tag("text", {"class": f"unk {bar.css}", "x": x + bar_width / 2, "y": frame.foot - 3,
-                                          "text-anchor": "middle"}, "?"))
+                marks.append(
+                    tag(
+                        "text",
+                        {
+                            "class": f"unk {bar.css}",
+                            "x": x + bar_width / 2,
+                            "y": frame.foot - 3,
+                            "text-anchor": "middle",
+                        },
+                        "?",
+                    )
+                )
                 continue
             for value, css in ((bar.value, bar.css), (bar.inner, bar.inner_css)):
                 if value > 0:
                     top = frame.y(scale, value)
-                    marks.append(tag("rect", {"class": css, "x": x, "y": top, "width": bar_width,
-                                              "height": frame.foot - top}))
+                    marks.append(
+                        tag("rect", {"class": css, "x": x, "y": top, "width": bar_width, "height": frame.foot - top})
+                    )
         if slot.strip:
             marks.append(tag("rect", {"class": slot.strip, "x": x0, "y": strip_y, "width": step, "height": 6}))
         if marks:
@@ -252,6 +314,7 @@ def bar_chart(slots: Sequence[Slot], *, scale: Symlog, y_label: Callable[[float]
 
 
 # --- heatmap -----------------------------------------------------------------------------------
+
 
 def heat_level(count: int, largest: int) -> int:
     """Colour step of a non-zero count: logarithmic, 1 for a count of 1, HEAT_LEVELS for ``largest``."""
@@ -299,8 +362,9 @@ def heatmap(grid: HeatGrid, *, label: str, rows_name: str, cols_name: str, box: 
             low, high = min(values), max(values)
             amount = f"{low:,}–{high:,}" if low != high else f"{low:,}"
             tip = f"rows {r0:,}–{r1 - 1:,}, columns {c0:,}–{c1 - 1:,}: {amount} {grid.unit}"
-            runs.append(tag("rect", {"class": f"h{level}", "x": c0, "y": r0, "width": c1 - c0, "height": r1 - r0},
-                            tooltip(tip)))
+            runs.append(
+                tag("rect", {"class": f"h{level}", "x": c0, "y": r0, "width": c1 - c0, "height": r1 - r0}, tooltip(tip))
+            )
     rows_count, cols_count = len(grid.counts), max((len(row) for row in grid.counts), default=0)
     lines = ""
     if plot_h / max(rows_count, 1) >= 4 and plot_w / max(cols_count, 1) >= 4:
@@ -308,27 +372,61 @@ def heatmap(grid: HeatGrid, *, label: str, rows_name: str, cols_name: str, box: 
         # wide as the plot and dashed at the cell height, draws every row border (and one
         # across, every column border); 0.8 px thick, in the extent's units.
         across, down = round(0.8 * grid.rows / plot_h, 1), round(0.8 * grid.cols / plot_w, 1)
-        lines = tag("g", {"class": "cell-lines"},
-                    tag("path", {"d": f"M{num(grid.cols / 2)} 0V{grid.rows}", "stroke-width": grid.cols,
-                                 "stroke-dasharray": f"{num(across)} {num(cell_h - across)}",
-                                 "stroke-dashoffset": across / 2})
-                    + tag("path", {"d": f"M0 {num(grid.rows / 2)}H{grid.cols}", "stroke-width": grid.rows,
-                                   "stroke-dasharray": f"{num(down)} {num(cell_w - down)}",
-                                   "stroke-dashoffset": down / 2}))
-    inner = tag("svg", {"x": left, "y": top, "width": plot_w, "height": plot_h,
-                        "viewBox": f"0 0 {grid.cols} {grid.rows}", "preserveAspectRatio": "none"},
-                tag("rect", {"class": "cells", "width": grid.cols, "height": grid.rows}) + "".join(runs) + lines)
+        lines = tag(
+            "g",
+            {"class": "cell-lines"},
+            tag(
+                "path",
+                {
+                    "d": f"M{num(grid.cols / 2)} 0V{grid.rows}",
+                    "stroke-width": grid.cols,
+                    "stroke-dasharray": f"{num(across)} {num(cell_h - across)}",
+                    "stroke-dashoffset": across / 2,
+                },
+            )
+            + tag(
+                "path",
+                {
+                    "d": f"M0 {num(grid.rows / 2)}H{grid.cols}",
+                    "stroke-width": grid.rows,
+                    "stroke-dasharray": f"{num(down)} {num(cell_w - down)}",
+                    "stroke-dashoffset": down / 2,
+                },
+            ),
+        )
+    inner = tag(
+        "svg",
+        {
+            "x": left,
+            "y": top,
+            "width": plot_w,
+            "height": plot_h,
+            "viewBox": f"0 0 {grid.cols} {grid.rows}",
+            "preserveAspectRatio": "none",
+        },
+        tag("rect", {"class": "cells", "width": grid.cols, "height": grid.rows}) + "".join(runs) + lines,
+    )
     axis = [
         tag("text", {"class": "name", "x": left + plot_w / 2, "y": 11.0, "text-anchor": "middle"}, esc(cols_name)),
         tag("text", {"x": left, "y": top - 4, "text-anchor": "start"}, "0"),
         tag("text", {"x": left + plot_w, "y": top - 4, "text-anchor": "end"}, esc(f"{grid.cols:,}")),
-        tag("text", {"class": "name", "x": 0.0, "y": 0.0, "text-anchor": "middle",
-                     "transform": f"translate(12 {num(top + plot_h / 2)}) rotate(-90)"}, esc(rows_name)),
+        tag(
+            "text",
+            {
+                "class": "name",
+                "x": 0.0,
+                "y": 0.0,
+                "text-anchor": "middle",
+                "transform": f"translate(12 {num(top + plot_h / 2)}) rotate(-90)",
+            },
+            esc(rows_name),
+        ),
         tag("text", {"x": left - 4, "y": top + 9, "text-anchor": "end"}, "0"),
         tag("text", {"x": left - 4, "y": top + plot_h, "text-anchor": "end"}, esc(f"{grid.rows:,}")),
     ]
-    body = (inner + tag("g", {"class": "axis"}, "".join(axis))
-            + _heat_legend(largest, grid.unit, left, top + plot_h + 14))
+    body = (
+        inner + tag("g", {"class": "axis"}, "".join(axis)) + _heat_legend(largest, grid.unit, left, top + plot_h + 14)
+    )
     frame = Frame(width, height)
     return frame.svg(body, "heatmap", label)
 
@@ -338,14 +436,16 @@ def _heat_legend(largest: int, unit: str, x: float, y: float) -> str:
     if largest <= 0:
         return tag("text", {"class": "note", "x": x, "y": y + 10}, esc(f"no {unit} elements"))
     levels = range(heat_level(1, largest), HEAT_LEVELS + 1)
-    swatches = "".join(tag("rect", {"class": f"h{level}", "x": 14 * k, "width": 14, "height": 10})
-                       for k, level in enumerate(levels))
+    swatches = "".join(
+        tag("rect", {"class": f"h{level}", "x": 14 * k, "width": 14, "height": 10}) for k, level in enumerate(levels)
+    )
     words = tag("text", {"x": -4, "y": 9, "text-anchor": "end"}, "1")
     words += tag("text", {"x": 14 * len(levels) + 4, "y": 9}, esc(f"{largest:,} {unit} per cell"))
     return tag("g", {"class": "axis", "transform": f"translate({num(x)} {num(y)})"}, swatches + words)
 
 
 # --- sparkline ---------------------------------------------------------------------------------
+
 
 def sparkline(rates: Sequence[float], *, scale: Symlog, tip: str, slots: int = 12) -> str:
     """A bar per rate, right-aligned in ``slots`` places; a zero rate is a short grey tick. Bars
@@ -364,5 +464,8 @@ def sparkline(rates: Sequence[float], *, scale: Symlog, tip: str, slots: int = 1
         body += tag("path", {"class": "spark-bad", "d": "".join(bad)})
     if clean:
         body += tag("path", {"class": "spark-ok", "d": "".join(clean)})
-    return tag("svg", {"class": "spark", "viewBox": f"0 0 {width} {height}", "width": width, "height": height,
-                       "role": "img"}, body)
+    return tag(
+        "svg",
+        {"class": "spark", "viewBox": f"0 0 {width} {height}", "width": width, "height": height, "role": "img"},
+        body,
+    )

@@ -25,7 +25,6 @@ INDENT = "    "  # details under a case's first line
 NO_BREAK = "\xa0"
 
 
-
 def baseline_line(result: CaseResult) -> str:
     """'vs 3/12 (history): history: 2 earlier runs on cpu (torch 2.13.0+cpu)', 'vs clean: no bad
     launch expected': what a verdict other than a pass was judged against; '' for a pass."""
@@ -38,15 +37,15 @@ def baseline_line(result: CaseResult) -> str:
     return f"vs {baseline['bad_launches']}/{baseline['launches']} ({source}): {baseline.get('description') or source}"
 
 
-
 def summary_details(result: CaseResult) -> list[str]:
     """What goes under the first line, a phrase a line (unwrapped, unindented)."""
     if isinstance(result, CompiledResult):
         return [static_source(result)] + ([result.nodeid] if result.nodeid else [])
     details = [baseline_line(result)] if baseline_line(result) else []
     ids = bad_launch_ids(result)
-    details.append((f"{ids}; " if ids else "") + rate_words(result)
-                   + (f" [{', '.join(result.kinds)}]" if result.kinds else ""))
+    details.append(
+        (f"{ids}; " if ids else "") + rate_words(result) + (f" [{', '.join(result.kinds)}]" if result.kinds else "")
+    )
     if result.collective:
         details.append(rank_rates(result))
     failing = failing_launches(result)
@@ -58,13 +57,16 @@ def summary_details(result: CaseResult) -> list[str]:
     details += sanitizer_words(result)
     unpoisoned = [launch.index for launch in result.launches if not launch.poisoned]
     if unpoisoned:  # a kernel's own output, checked as returned: said on a passing line too
-        details.append(f"{_launches(unpoisoned)} checked as returned, not poisoned (the kernel's own output; it must "
-                       f"be written on every launch)")
+        details.append(
+            f"{_launches(unpoisoned)} checked as returned, not poisoned (the kernel's own output; it must "
+            f"be written on every launch)"
+        )
     if result.stopped:
         details.append(result.stopped)
     if result.baseline.get("accepted"):
-        details.append(f"a {result.verdict} against that baseline, accepted: --gemmcheck-accept makes this run the "
-                       "case's golden")
+        details.append(
+            f"a {result.verdict} against that baseline, accepted: --gemmcheck-accept makes this run the case's golden"
+        )
     if result.nodeid:
         details.append(result.nodeid)
     return [printable(detail) for detail in details]
@@ -73,17 +75,21 @@ def summary_details(result: CaseResult) -> list[str]:
 def summary_lines(result: CaseResult, width: int = WIDTH) -> list[str]:
     """The first line and the details, each wrapped to ``width`` columns (a word longer than
     that, a long test id, stays whole)."""
+
     def wrap(text: str, first: str, rest: str) -> list[str]:
-        return textwrap.wrap(text, width, initial_indent=first, subsequent_indent=rest, break_long_words=False,
-                             break_on_hyphens=False) or [first.rstrip()]
+        return textwrap.wrap(
+            text, width, initial_indent=first, subsequent_indent=rest, break_long_words=False, break_on_hyphens=False
+        ) or [first.rstrip()]
 
     line = summary_line(result)
     # a figure and its noun stay on one line ("3/12 launches bad", "worst 512 wrong"): what one greps
     # for; textwrap breaks at ASCII spaces only, so a no-break space holds them together
     for phrase in re.findall(r"\d+/\d+ launches bad|worst [\d,]+ \w+|[\d,]+ differing", line):
         line = line.replace(phrase, phrase.replace(" ", NO_BREAK))
-    lines = [text.replace(NO_BREAK, " ")
-             for text in wrap(line[VERDICT_WIDTH + 1:], line[:VERDICT_WIDTH + 1], " " * (VERDICT_WIDTH + 1))]
+    lines = [
+        text.replace(NO_BREAK, " ")
+        for text in wrap(line[VERDICT_WIDTH + 1 :], line[: VERDICT_WIDTH + 1], " " * (VERDICT_WIDTH + 1))
+    ]
     for detail in summary_details(result):
         lines += wrap(detail, INDENT, INDENT + "  ")
     return lines
@@ -94,8 +100,14 @@ def _launches(indices: list[int]) -> str:
     return f"launch {shown}" if len(indices) == 1 else f"{len(indices)} launches ({shown})"
 
 
-def write_summary(terminal, results: list[CaseResult], recorded: str, recording_failed: bool,
-                  accepted: list[str], outputs: list[tuple[str, bool]] = ()) -> None:
+def write_summary(
+    terminal,
+    results: list[CaseResult],
+    recorded: str,
+    recording_failed: bool,
+    accepted: list[str],
+    outputs: list[tuple[str, bool]] = (),
+) -> None:
     """The section, on pytest's terminal reporter; nothing when there is nothing to say.
     ``outputs``: a line per --gemmcheck-summary/--gemmcheck-json file, and whether it failed."""
     if not results and not recorded:

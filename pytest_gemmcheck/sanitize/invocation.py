@@ -14,9 +14,17 @@ RACECHECK_REPORTS = ("analysis", "hazard", "all")
 CHILD_ENVIRONMENT = {"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"}
 
 
-def build_command(binary: str, tool: str, save: str, child: Sequence[str], *,
-                  racecheck_report: str | None = None, print_limit: int | None = None,
-                  backtraces: bool = True, exclude_kernels: Sequence[str] = ()) -> list[str]:
+def build_command(
+    binary: str,
+    tool: str,
+    save: str,
+    child: Sequence[str],
+    *,
+    racecheck_report: str | None = None,
+    print_limit: int | None = None,
+    backtraces: bool = True,
+    exclude_kernels: Sequence[str] = (),
+) -> list[str]:
     """``binary --tool TOOL --xml --save SAVE [--racecheck-report R] [--print-limit N]
     [--show-backtrace no] [--kernel-name-exclude kns=NAME]... CHILD...``.
 
@@ -32,8 +40,9 @@ def build_command(binary: str, tool: str, save: str, child: Sequence[str], *,
     command = [binary, "--tool", tool, "--xml", "--save", _literal(save)]
     if racecheck_report is not None and tool == "racecheck":
         if racecheck_report not in RACECHECK_REPORTS:
-            raise ValueError(f"racecheck_report must be one of {', '.join(RACECHECK_REPORTS)}, "
-                             f"got {racecheck_report!r}")
+            raise ValueError(
+                f"racecheck_report must be one of {', '.join(RACECHECK_REPORTS)}, got {racecheck_report!r}"
+            )
         command += ["--racecheck-report", racecheck_report]
     if print_limit is not None:
         if isinstance(print_limit, bool) or not isinstance(print_limit, int) or print_limit < 0:

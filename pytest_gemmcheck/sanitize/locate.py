@@ -22,8 +22,10 @@ VERSION_TIMEOUT_S = 30.0
 
 PLATFORMS = ("cuda", "rocm", "cpu")
 NOT_ON_CPU = "the case runs on the CPU; compute-sanitizer checks kernels on NVIDIA GPUs"
-NOT_ON_ROCM = ("compute-sanitizer is NVIDIA's and ROCm has no racecheck; "
-               "the static lint (gemmcheck lint) covers FlyDSL kernels there")
+NOT_ON_ROCM = (
+    "compute-sanitizer is NVIDIA's and ROCm has no racecheck; "
+    "the static lint (gemmcheck lint) covers FlyDSL kernels there"
+)
 
 
 class SanitizerUnavailable(Exception):
@@ -54,12 +56,15 @@ def find_binary(environ: Mapping[str, str] | None = None) -> str | None:
     return None
 
 
-def read_version(path: str, timeout: float = VERSION_TIMEOUT_S,
-                 environ: Mapping[str, str] | None = None) -> str | None:
+def read_version(path: str, timeout: float = VERSION_TIMEOUT_S, environ: Mapping[str, str] | None = None) -> str | None:
     """The version ``path --version`` prints. Raises SanitizerUnavailable when it cannot run."""
     with tempfile.TemporaryDirectory(prefix="gemmcheck-sanitize-") as folder:
-        done = run_limited([path, "--version"], timeout=timeout, environ=os.environ if environ is None else environ,
-                           workdir=Path(folder))
+        done = run_limited(
+            [path, "--version"],
+            timeout=timeout,
+            environ=os.environ if environ is None else environ,
+            workdir=Path(folder),
+        )
     if done.error is not None:
         raise SanitizerUnavailable(f"{path} cannot be run: {done.error}")
     if done.timed_out:
@@ -81,6 +86,7 @@ def locate(platform: str = "cuda", environ: Mapping[str, str] | None = None) -> 
         raise SanitizerUnavailable(NOT_ON_ROCM)
     path = find_binary(environ)
     if path is None:
-        raise SanitizerUnavailable(f"no {NAME} on PATH, in $CUDA_HOME/bin or in {DEFAULT_CUDA_HOME}/bin "
-                                   "(it comes with the CUDA toolkit)")
+        raise SanitizerUnavailable(
+            f"no {NAME} on PATH, in $CUDA_HOME/bin or in {DEFAULT_CUDA_HOME}/bin (it comes with the CUDA toolkit)"
+        )
     return SanitizerBinary(path=path, version=read_version(path, environ=environ))

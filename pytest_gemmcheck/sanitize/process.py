@@ -24,16 +24,24 @@ class Finished:
     error: str | None = None  # why it could not be started
 
 
-def run_limited(command: Sequence[str], *, timeout: float, environ: Mapping[str, str],
-                workdir: Path, cwd: str | None = None) -> Finished:
+def run_limited(
+    command: Sequence[str], *, timeout: float, environ: Mapping[str, str], workdir: Path, cwd: str | None = None
+) -> Finished:
     """Runs ``command`` with stdout and stderr in files under ``workdir`` (a pipe a grandchild
     keeps open would hold the reader past the kill), for at most ``timeout`` seconds."""
     out_path, err_path = workdir / "stdout.txt", workdir / "stderr.txt"
     began = time.monotonic()
     with open(out_path, "wb") as out, open(err_path, "wb") as err:
         try:
-            process = subprocess.Popen(list(command), stdout=out, stderr=err, stdin=subprocess.DEVNULL,
-                                       env=dict(environ), cwd=cwd, start_new_session=True)
+            process = subprocess.Popen(
+                list(command),
+                stdout=out,
+                stderr=err,
+                stdin=subprocess.DEVNULL,
+                env=dict(environ),
+                cwd=cwd,
+                start_new_session=True,
+            )
         except OSError as exc:
             return Finished(None, "", "", time.monotonic() - began, error=exc.strerror or str(exc))
         try:

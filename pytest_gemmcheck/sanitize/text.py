@@ -28,7 +28,8 @@ LOOKAHEAD = 8
 
 _NUMBER = r"(\d[\d,]*)"
 _RACECHECK_SUMMARY = re.compile(
-    rf"RACECHECK SUMMARY: {_NUMBER} hazards? displayed \({_NUMBER} errors?, {_NUMBER} warnings?\)")
+    rf"RACECHECK SUMMARY: {_NUMBER} hazards? displayed \({_NUMBER} errors?, {_NUMBER} warnings?\)"
+)
 _ERROR_SUMMARY = re.compile(rf"ERROR SUMMARY: {_NUMBER} errors?\s*$")
 _NOT_PRINTED = re.compile(rf"ERROR SUMMARY: {_NUMBER} errors? were not printed")
 _SUMMARY = ("RACECHECK SUMMARY:", "ERROR SUMMARY:", "LEAK SUMMARY:", "COMPUTE-SANITIZER")
@@ -40,16 +41,20 @@ _DIM3 = r"\((\d+),(\d+),(\d+)\)"
 _AT = re.compile(rf"^(?P<function>.+)\+(?P<pc>{_HEX})(?: in (?P<file>.+):(?P<line>\d+))?$")
 # "Warning: (Warp Level Programming) Potential RAW hazard detected (invalid memcpy_async
 # synchronization) at __shared__ 0x2000 in block (7,3,0) :"
-_HAZARD = re.compile(rf"^(?P<severity>\w+): (?:\((?P<category>[^)]*)\) )?Potential (?P<type>\w+) hazard detected"
-                     rf"(?: \((?P<note>[^)]*)\))?"
-                     rf" at (?P<space>\S+) (?P<address>{_HEX}) in block {_DIM3}")
+_HAZARD = re.compile(
+    rf"^(?P<severity>\w+): (?:\((?P<category>[^)]*)\) )?Potential (?P<type>\w+) hazard detected"
+    rf"(?: \((?P<note>[^)]*)\))?"
+    rf" at (?P<space>\S+) (?P<address>{_HEX}) in block {_DIM3}"
+)
 _HAZARD_THREAD = re.compile(rf"^(?P<direction>\w+) Thread {_DIM3} at (?P<at>.+)$")
 _RACE = re.compile(r"^(?P<severity>\w+): Race reported between (?P<direction>\w+) access at (?P<at>.+)$")
 _RACE_DESTINATION = re.compile(r"^and (?P<direction>\w+) access at (?P<at>.+?)(?: \[(?P<count>\d+) hazards?\])?$")
 _LOCATION = re.compile(r"^at (?P<at>.+)$")
 _WHO = re.compile(rf"^by thread {_DIM3} in block {_DIM3}$")
-_ALLOCATION = re.compile(rf"^and is (?:(?P<distance>{_NUMBER}) bytes? (?P<relation>after|before)|(?P<inside>inside))"
-                         rf" the nearest allocation at (?P<address>{_HEX}) of size (?P<size>{_NUMBER}) bytes?")
+_ALLOCATION = re.compile(
+    rf"^and is (?:(?P<distance>{_NUMBER}) bytes? (?P<relation>after|before)|(?P<inside>inside))"
+    rf" the nearest allocation at (?P<address>{_HEX}) of size (?P<size>{_NUMBER}) bytes?"
+)
 
 
 @dataclass(frozen=True)
@@ -139,13 +144,19 @@ def _hazard(finding: SanitizerFinding, text: TextRecord) -> SanitizerFinding | N
     for line in text.lines:
         if thread := _HAZARD_THREAD.match(line):
             threads[(thread["direction"], _dim3(thread, 2))] = _AT.match(thread["at"])
-    accesses = tuple(_with_source(access, threads.get((access.direction, access.thread)))
-                     for access in finding.accesses)
+    accesses = tuple(
+        _with_source(access, threads.get((access.direction, access.thread))) for access in finding.accesses
+    )
     note = "; ".join(filter(None, (match["category"], match["note"]))) or None
     return dataclasses.replace(
-        finding, severity=match["severity"] if finding.severity == UNKNOWN else finding.severity,
-        space=finding.space or match["space"], note=note, memcpy_async="memcpy_async" in (match["note"] or ""),
-        accesses=accesses, block=finding.block or _dim3(match, 7))
+        finding,
+        severity=match["severity"] if finding.severity == UNKNOWN else finding.severity,
+        space=finding.space or match["space"],
+        note=note,
+        memcpy_async="memcpy_async" in (match["note"] or ""),
+        accesses=accesses,
+        block=finding.block or _dim3(match, 7),
+    )
 
 
 def _race(finding: SanitizerFinding, text: TextRecord) -> SanitizerFinding | None:
@@ -155,13 +166,15 @@ def _race(finding: SanitizerFinding, text: TextRecord) -> SanitizerFinding | Non
     sides = [(match["direction"], _AT.match(match["at"]))]
     sides += [(d["direction"], _AT.match(d["at"])) for d in map(_RACE_DESTINATION.match, text.lines) if d]
     if len(sides) != len(finding.accesses) or any(
-            at is None or at["pc"].lower() != (access.pc or "").lower() or direction != access.direction
-            for (direction, at), access in zip(sides, finding.accesses)):
+        at is None or at["pc"].lower() != (access.pc or "").lower() or direction != access.direction
+        for (direction, at), access in zip(sides, finding.accesses)
+    ):
         return None
     accesses = tuple(_with_source(access, at) for (_, at), access in zip(sides, finding.accesses))
     severity = match["severity"] if finding.severity == UNKNOWN else finding.severity
-    return dataclasses.replace(finding, accesses=accesses, severity=severity,
-                               source=finding.source or accesses[0].source)
+    return dataclasses.replace(
+        finding, accesses=accesses, severity=severity, source=finding.source or accesses[0].source
+    )
 
 
 def _located(finding: SanitizerFinding, text: TextRecord) -> SanitizerFinding | None:
@@ -174,16 +187,20 @@ def _located(finding: SanitizerFinding, text: TextRecord) -> SanitizerFinding | 
             who = (_dim3(by, 1), _dim3(by, 4))
         elif (near := _ALLOCATION.match(line)) and allocation is None:
             allocation = Allocation(
-                address=near["address"], size=_count(near["size"]),
+                address=near["address"],
+                size=_count(near["size"]),
                 relation="inside" if near["inside"] else near["relation"],
-                distance=None if near["inside"] else _count(near["distance"]))
+                distance=None if near["inside"] else _count(near["distance"]),
+            )
     if at is None or at["pc"].lower() != (finding.pc or "").lower():
         return None
     if who is not None and (finding.thread, finding.block) != who:
         return None
     return dataclasses.replace(
-        finding, source=finding.source or _source(at),
-        allocation=finding.allocation or (allocation if finding.kind == MEMORY else None))
+        finding,
+        source=finding.source or _source(at),
+        allocation=finding.allocation or (allocation if finding.kind == MEMORY else None),
+    )
 
 
 def _with_source(access: Access, at: re.Match | None) -> Access:
@@ -202,7 +219,7 @@ def _source(at: re.Match) -> str | None:
 def _sanitizer_lines(stdout: str):
     for line in stdout.splitlines():
         if line.startswith(PREFIX):
-            yield line[len(PREFIX):].removeprefix(" ")
+            yield line[len(PREFIX) :].removeprefix(" ")
 
 
 def _dim3(match: re.Match, first: int) -> tuple[int, int, int]:

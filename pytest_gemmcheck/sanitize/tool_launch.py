@@ -29,8 +29,15 @@ TAIL_LINES = 20
 _EXCEPTION = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt)(:|$)")
 
 
-def run_tools(tools: Sequence[str], child: Sequence[str], *, timeout: float, platform: str = "cuda",
-              environ: Mapping[str, str] | None = None, **options) -> list[SanitizedLaunch]:
+def run_tools(
+    tools: Sequence[str],
+    child: Sequence[str],
+    *,
+    timeout: float,
+    platform: str = "cuda",
+    environ: Mapping[str, str] | None = None,
+    **options,
+) -> list[SanitizedLaunch]:
     """Each tool's run of ``child`` (options as ``run_tool``'s); every tool skipped, with the
     reason, where there is no compute-sanitizer for ``platform``."""
     try:
@@ -40,11 +47,22 @@ def run_tools(tools: Sequence[str], child: Sequence[str], *, timeout: float, pla
     return [run_tool(tool, child, binary=binary, timeout=timeout, environ=environ, **options) for tool in tools]
 
 
-def run_tool(tool: str, child: Sequence[str], *, binary: SanitizerBinary, timeout: float,
-             racecheck_report: str | None = None, print_limit: int | None = None, backtraces: bool = True,
-             exclude_kernels: Sequence[str] = (), harness_kernels: Sequence[str] = (),
-             evidence: int = EVIDENCE, environ: Mapping[str, str] | None = None, cwd: str | None = None,
-             launch_marker: str | None = LAUNCH_MARKER) -> SanitizedLaunch:
+def run_tool(
+    tool: str,
+    child: Sequence[str],
+    *,
+    binary: SanitizerBinary,
+    timeout: float,
+    racecheck_report: str | None = None,
+    print_limit: int | None = None,
+    backtraces: bool = True,
+    exclude_kernels: Sequence[str] = (),
+    harness_kernels: Sequence[str] = (),
+    evidence: int = EVIDENCE,
+    environ: Mapping[str, str] | None = None,
+    cwd: str | None = None,
+    launch_marker: str | None = LAUNCH_MARKER,
+) -> SanitizedLaunch:
     """``child`` run once under ``binary --tool TOOL``, for at most ``timeout`` seconds.
 
     ``exclude_kernels``: substrings of mangled kernel names the tool does not check;
@@ -54,28 +72,62 @@ def run_tool(tool: str, child: Sequence[str], *, binary: SanitizerBinary, timeou
     with tempfile.TemporaryDirectory(prefix="gemmcheck-sanitize-") as folder:
         workdir = Path(folder)
         save = workdir / f"{tool}.xml"
-        command = build_command(binary.path, tool, str(save), child, racecheck_report=racecheck_report,
-                                print_limit=print_limit, backtraces=backtraces, exclude_kernels=exclude_kernels)
-        finished = run_limited(command, timeout=timeout, environ=child_environment(environ),
-                               workdir=workdir, cwd=cwd)
-        return conclude(tool, finished, save, timeout=timeout, harness_kernels=harness_kernels,
-                        evidence=evidence, launch_marker=launch_marker)
+        command = build_command(
+            binary.path,
+            tool,
+            str(save),
+            child,
+            racecheck_report=racecheck_report,
+            print_limit=print_limit,
+            backtraces=backtraces,
+            exclude_kernels=exclude_kernels,
+        )
+        finished = run_limited(command, timeout=timeout, environ=child_environment(environ), workdir=workdir, cwd=cwd)
+        return conclude(
+            tool,
+            finished,
+            save,
+            timeout=timeout,
+            harness_kernels=harness_kernels,
+            evidence=evidence,
+            launch_marker=launch_marker,
+        )
 
 
-def conclude(tool: str, finished: Finished, save: Path, *, timeout: float, harness_kernels: Sequence[str] = (),
-             evidence: int = EVIDENCE, launch_marker: str | None = LAUNCH_MARKER) -> SanitizedLaunch:
+def conclude(
+    tool: str,
+    finished: Finished,
+    save: Path,
+    *,
+    timeout: float,
+    harness_kernels: Sequence[str] = (),
+    evidence: int = EVIDENCE,
+    launch_marker: str | None = LAUNCH_MARKER,
+) -> SanitizedLaunch:
     """What one finished (or killed) run of compute-sanitizer amounts to."""
     seconds = round(finished.seconds, 2)
     if finished.error is not None:
-        return SanitizedLaunch(tool=tool, status=FAILED, seconds=seconds,
-                            reason=f"compute-sanitizer could not be started: {finished.error}")
+        return SanitizedLaunch(
+            tool=tool,
+            status=FAILED,
+            seconds=seconds,
+            reason=f"compute-sanitizer could not be started: {finished.error}",
+        )
     totals = read_totals(finished.stdout)
-    common = dict(tool=tool, seconds=seconds, exit_status=finished.exit_status,
-                  total_errors=totals.errors, total_warnings=totals.warnings)
+    common = dict(
+        tool=tool,
+        seconds=seconds,
+        exit_status=finished.exit_status,
+        total_errors=totals.errors,
+        total_warnings=totals.warnings,
+    )
     failed = dict(common, tail=_tail(finished))
     if finished.timed_out:
-        return SanitizedLaunch(status=TIMED_OUT, reason=f"{tool} did not finish within {timeout:g} s; "
-                            "compute-sanitizer and the child were killed", **failed)
+        return SanitizedLaunch(
+            status=TIMED_OUT,
+            reason=f"{tool} did not finish within {timeout:g} s; compute-sanitizer and the child were killed",
+            **failed,
+        )
     counted = _Count(harness_kernels, evidence)
     problem = None
     if save.exists():
@@ -91,8 +143,9 @@ def conclude(tool: str, finished: Finished, save: Path, *, timeout: float, harne
     status = finished.exit_status
     if counted.shown:  # the reports decide, whatever the exit status
         reason = "; ".join(filter(None, (problem, _after(status, finished))))
-        return SanitizedLaunch(status=RAN, reason=reason, **counted.fields(totals.errors),
-                               **(failed if status else common))
+        return SanitizedLaunch(
+            status=RAN, reason=reason, **counted.fields(totals.errors), **(failed if status else common)
+        )
     if not launched:
         said = f"exited with status {status}" if status else "exited"
         return SanitizedLaunch(status=FAILED, reason=f"the child {said} before the launch{_said(finished)}", **failed)
@@ -100,8 +153,11 @@ def conclude(tool: str, finished: Finished, save: Path, *, timeout: float, harne
         reason = "; ".join(filter(None, (problem, _after(status, finished, then=""))))
         return SanitizedLaunch(status=FAILED, reason=reason, **failed)
     if status:
-        return SanitizedLaunch(status=FAILED, reason=f"the child exited with status {status} and {tool} "
-                            f"reported nothing{_said(finished)}", **failed)
+        return SanitizedLaunch(
+            status=FAILED,
+            reason=f"the child exited with status {status} and {tool} reported nothing{_said(finished)}",
+            **failed,
+        )
     return SanitizedLaunch(status=RAN, **counted.fields(totals.errors), **common)
 
 
@@ -137,9 +193,16 @@ class _Count:
 
     def fields(self, total_errors: int | None) -> dict:
         unshown = max(0, total_errors - self.shown_errors) if total_errors is not None else 0
-        return dict(shown=self.shown, unshown_errors=unshown, dropped=self.dropped, errors=self.errors,
-                    warnings=self.warnings, api_errors=self.api_errors, tally=self.tally,
-                    findings=tuple((self.kernel + self.api)[:self.evidence]))
+        return dict(
+            shown=self.shown,
+            unshown_errors=unshown,
+            dropped=self.dropped,
+            errors=self.errors,
+            warnings=self.warnings,
+            api_errors=self.api_errors,
+            tally=self.tally,
+            findings=tuple((self.kernel + self.api)[: self.evidence]),
+        )
 
 
 def _after(status: int | None, finished: Finished, then: str = " then") -> str:
@@ -147,10 +210,11 @@ def _after(status: int | None, finished: Finished, then: str = " then") -> str:
 
 
 def _said(finished: Finished) -> str:
-    """": ModuleNotFoundError: No module named 'x'": the first exception the child printed, else
+    """ ": ModuleNotFoundError: No module named 'x'": the first exception the child printed, else
     its last line (of stderr, else of its own lines on stdout)."""
     lines = [line.strip() for line in finished.stderr.splitlines() if line.strip()] or [
-        line.strip() for line in finished.stdout.splitlines() if line.strip() and not line.startswith(PREFIX)]
+        line.strip() for line in finished.stdout.splitlines() if line.strip() and not line.startswith(PREFIX)
+    ]
     exception = next((line for line in lines if _EXCEPTION.match(line)), None)
     said = exception or (lines[-1] if lines else "")
     return f": {said}" if said else ""

@@ -31,8 +31,14 @@ from ..records.sanitize import (
 
 ROOT = "ComputeSanitizerOutput"
 # expat's errors for input that ends too soon: inside an element, a tag or a character
-_BROKE_OFF = {expat.errors.codes[name] for name in (
-    expat.errors.XML_ERROR_NO_ELEMENTS, expat.errors.XML_ERROR_UNCLOSED_TOKEN, expat.errors.XML_ERROR_PARTIAL_CHAR)}
+_BROKE_OFF = {
+    expat.errors.codes[name]
+    for name in (
+        expat.errors.XML_ERROR_NO_ELEMENTS,
+        expat.errors.XML_ERROR_UNCLOSED_TOKEN,
+        expat.errors.XML_ERROR_PARTIAL_CHAR,
+    )
+}
 _SPACE = re.compile(r"__\w+__")
 _DIRECTION = re.compile(r"\b(read|write)\b", re.IGNORECASE)
 
@@ -88,39 +94,65 @@ def finding_of(record: ET.Element, tool: str) -> SanitizerFinding:
 
 def _hazard(record, tool, kind, level) -> SanitizerFinding:
     common = record.find("what/common")
-    accesses = tuple(_access(record.find(f"what/{name}")) for name in ("thread0", "thread1")
-                     if record.find(f"what/{name}") is not None)
+    accesses = tuple(
+        _access(record.find(f"what/{name}"))
+        for name in ("thread0", "thread1")
+        if record.find(f"what/{name}") is not None
+    )
     return SanitizerFinding(
-        tool=tool, kind=RACE_HAZARD, record=kind, severity=level or UNKNOWN,
+        tool=tool,
+        kind=RACE_HAZARD,
+        record=kind,
+        severity=level or UNKNOWN,
         text=_text(record, "what/text") or "hazard",
-        kernel=accesses[0].function if accesses else None, pc=accesses[0].pc if accesses else None,
-        hazard=_text(common, "type"), address=_text(common, "address"), block=_dim3(common, "blockIdx"),
-        accesses=accesses)
+        kernel=accesses[0].function if accesses else None,
+        pc=accesses[0].pc if accesses else None,
+        hazard=_text(common, "type"),
+        address=_text(common, "address"),
+        block=_dim3(common, "blockIdx"),
+        accesses=accesses,
+    )
 
 
 def _race(record, tool, kind, level) -> SanitizerFinding:
     source = record.find("what/source")
     sides = ([_access(source)] if source is not None else []) + [
-        _access(destination, counted=True) for destination in record.findall("what/destination")]
+        _access(destination, counted=True) for destination in record.findall("what/destination")
+    ]
     counts = [side.count for side in sides if side.count is not None]
     return SanitizerFinding(
-        tool=tool, kind=RACE, record=kind, severity=level or UNKNOWN,
+        tool=tool,
+        kind=RACE,
+        record=kind,
+        severity=level or UNKNOWN,
         text=_text(record, "what/text") or "race",
         kernel=sides[0].function if source is not None else None,
-        pc=sides[0].pc if source is not None else None, source=sides[0].source if source is not None else None,
-        accesses=tuple(sides), count=sum(counts) if counts else 1)
+        pc=sides[0].pc if source is not None else None,
+        source=sides[0].source if source is not None else None,
+        accesses=tuple(sides),
+        count=sum(counts) if counts else 1,
+    )
 
 
 def _memory(record, tool, kind, level) -> SanitizerFinding:
     function, pc, source = _where(record.find("where"))
     return SanitizerFinding(
-        tool=tool, kind=MEMORY, record=kind, severity=level or ERROR,
+        tool=tool,
+        kind=MEMORY,
+        record=kind,
+        severity=level or ERROR,
         text=_text(record, "what/text") or "invalid access",
-        kernel=function, pc=pc, source=source,
-        block=_dim3(record, "who/blockIdx"), thread=_dim3(record, "who/threadIdx"),
-        space=_text(record, "what/space"), address=_text(record, "what/address"),
-        size=_int(record, "what/size"), direction=_lower(_text(record, "what/direction")),
-        error=_text(record, "what/error"))
+        kernel=function,
+        pc=pc,
+        source=source,
+        block=_dim3(record, "who/blockIdx"),
+        thread=_dim3(record, "who/threadIdx"),
+        space=_text(record, "what/space"),
+        address=_text(record, "what/address"),
+        size=_int(record, "what/size"),
+        direction=_lower(_text(record, "what/direction")),
+        error=_text(record, "what/error"),
+    )
 
 
 def _uninitialized(record, tool, kind, level) -> SanitizerFinding:
@@ -128,48 +160,90 @@ def _uninitialized(record, tool, kind, level) -> SanitizerFinding:
     text = _text(record, "what/text") or "uninitialized access"
     space, direction = _SPACE.search(text), _DIRECTION.search(text)
     return SanitizerFinding(
-        tool=tool, kind=UNINITIALIZED, record=kind, severity=level or ERROR, text=text,
-        kernel=function, pc=pc, source=source,
-        block=_dim3(record, "who/blockIdx"), thread=_dim3(record, "who/threadIdx"),
-        space=space[0] if space else None, address=_text(record, "what/address"),
-        size=_int(record, "what/size"), direction=direction[1].lower() if direction else None)
+        tool=tool,
+        kind=UNINITIALIZED,
+        record=kind,
+        severity=level or ERROR,
+        text=text,
+        kernel=function,
+        pc=pc,
+        source=source,
+        block=_dim3(record, "who/blockIdx"),
+        thread=_dim3(record, "who/threadIdx"),
+        space=space[0] if space else None,
+        address=_text(record, "what/address"),
+        size=_int(record, "what/size"),
+        direction=direction[1].lower() if direction else None,
+    )
 
 
 def _barrier(record, tool, kind, level) -> SanitizerFinding:
     function, pc, source = _where(record.find("where"))
     return SanitizerFinding(
-        tool=tool, kind=BARRIER, record=kind, severity=level or ERROR,
-        text=_text(record, "what/text") or "barrier error", kernel=function, pc=pc, source=source,
-        block=_dim3(record, "who/blockIdx"), thread=_dim3(record, "who/threadIdx"),
-        error=_text(record, "what/type"))
+        tool=tool,
+        kind=BARRIER,
+        record=kind,
+        severity=level or ERROR,
+        text=_text(record, "what/text") or "barrier error",
+        kernel=function,
+        pc=pc,
+        source=source,
+        block=_dim3(record, "who/blockIdx"),
+        thread=_dim3(record, "who/threadIdx"),
+        error=_text(record, "what/type"),
+    )
 
 
 def _api(record, tool, kind, level) -> SanitizerFinding:
     return SanitizerFinding(
-        tool=tool, kind=API, record=kind, severity=level or ERROR,
+        tool=tool,
+        kind=API,
+        record=kind,
+        severity=level or ERROR,
         text=_text(record, "what/text") or "CUDA API error",
-        api=_text(record, "what/api"), error=_text(record, "what/error"))
+        api=_text(record, "what/api"),
+        error=_text(record, "what/error"),
+    )
 
 
 def _other(record, tool, kind, level) -> SanitizerFinding:
     function, pc, source = _where(record.find("where"))
     return SanitizerFinding(
-        tool=tool, kind=OTHER, record=kind, severity=level or UNKNOWN,
+        tool=tool,
+        kind=OTHER,
+        record=kind,
+        severity=level or UNKNOWN,
         text=_text(record, "what/text") or (f"a {kind} record" if kind else "a record without a kind"),
-        kernel=function, pc=pc, source=source,
-        block=_dim3(record, "who/blockIdx"), thread=_dim3(record, "who/threadIdx"))
+        kernel=function,
+        pc=pc,
+        source=source,
+        block=_dim3(record, "who/blockIdx"),
+        thread=_dim3(record, "who/threadIdx"),
+    )
 
 
 # memcheck's Imprecise records are hardware exceptions: no thread, the same fields otherwise.
-_READERS = {"Hazard": _hazard, "Analysis": _race, "Precise": _memory, "Imprecise": _memory,
-            "Initcheck": _uninitialized, "Synccheck": _barrier, "Api": _api}
+_READERS = {
+    "Hazard": _hazard,
+    "Analysis": _race,
+    "Precise": _memory,
+    "Imprecise": _memory,
+    "Initcheck": _uninitialized,
+    "Synccheck": _barrier,
+    "Api": _api,
+}
 
 
 def _access(element: ET.Element, counted: bool = False) -> Access:
     function, pc, source = _where(element.find("where"))
-    return Access(direction=_text(element, "direction") or _text(element, "access"), function=function,
-                  pc=pc, thread=_dim3(element, "threadIdx"), source=source,
-                  count=_int(element, "count") if counted else None)
+    return Access(
+        direction=_text(element, "direction") or _text(element, "access"),
+        function=function,
+        pc=pc,
+        thread=_dim3(element, "threadIdx"),
+        source=source,
+        count=_int(element, "count") if counted else None,
+    )
 
 
 def _where(element: ET.Element | None) -> tuple[str | None, str | None, str | None]:

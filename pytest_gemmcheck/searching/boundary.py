@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 FAILING_LAUNCHES = 12
 SKIPS = 8  # skipped configurations passed over in a row along an axis, looking for a probed one
 EVIDENCE_FACTOR = 16  # a passing neighbour is given at most this many probes' launches to establish its side
-MOST_LAUNCHES = 10 ** 9  # the launches worked out as what would establish a side, searched up to
+MOST_LAUNCHES = 10**9  # the launches worked out as what would establish a side, searched up to
 
 
 def sides(search: Search) -> int:
@@ -140,8 +140,7 @@ def _walk(search: Search, config: Config, name: str) -> dict:
             above = found[0]
     while above is not None and above - last > 1:  # bisect to a failing value right beside a passing one
         middle = last + (above - last) // 2
-        found = (_decided(search, config, name, middle, 1, above)
-                 or _decided(search, config, name, middle - 1, -1, last))
+        found = _decided(search, config, name, middle, 1, above) or _decided(search, config, name, middle - 1, -1, last)
         if found is None:
             break
         last, above = (found[0], above) if found[1] else (last, found[0])
@@ -150,8 +149,11 @@ def _walk(search: Search, config: Config, name: str) -> dict:
 
 def _seen_edge(search: Search, config: Config, name: str) -> dict:
     value = getattr(config, name)
-    passing = [getattr(other, name) for other in search.passing()
-               if search.space.replace(config, name, getattr(other, name)) == other]
+    passing = [
+        getattr(other, name)
+        for other in search.passing()
+        if search.space.replace(config, name, getattr(other, name)) == other
+    ]
     below = max((v for v in passing if v < value), default=None)
     above = min((v for v in passing if v > value), default=None)
     return _edge(value, below, above, None)
@@ -218,17 +220,29 @@ def _weigh(search: Search, config: Config, boundary: dict) -> None:
     for name in NUMERIC:
         edge = boundary.get(name)
         if edge:
-            edge["evidence"] = {"fails": [bad, launches], **{
-                side: _side(search, space.replace(config, name, edge[side]), bad, launches, alpha)
-                if edge[side] is not None else None for side in ("below", "above")}}
-            established = [edge[side] for side in ("below", "above") if edge[side] is not None
-                           and edge["evidence"][side]["established"]]
+            edge["evidence"] = {
+                "fails": [bad, launches],
+                **{
+                    side: _side(search, space.replace(config, name, edge[side]), bad, launches, alpha)
+                    if edge[side] is not None
+                    else None
+                    for side in ("below", "above")
+                },
+            }
+            established = [
+                edge[side]
+                for side in ("below", "above")
+                if edge[side] is not None and edge["evidence"][side]["established"]
+            ]
             edge["passes"] = min(established, key=lambda v: (abs(v - edge["fails"]), -v)) if established else None
     for name, current, values in _choice_axes(search, config):
         edge = boundary["quant"] if name == "quant" else boundary["params"][name]
         other = edge["other"]
-        side = None if other is None else _side(search, space.replace(config, name, index_of(values, other)), bad,
-                                               launches, alpha)
+        side = (
+            None
+            if other is None
+            else _side(search, space.replace(config, name, index_of(values, other)), bad, launches, alpha)
+        )
         edge["evidence"] = {"fails": [bad, launches], "other": side}
         edge["passes"] = other if side is not None and side["established"] else None
 
@@ -236,6 +250,11 @@ def _weigh(search: Search, config: Config, boundary: dict) -> None:
 def _side(search: Search, neighbour: Config, bad: int, launches: int, alpha: float) -> dict:
     side_bad, side_launches = search.counts(neighbour)
     p = fisher_greater(bad, launches, side_bad, side_launches)
-    return {"bad": side_bad, "launches": side_launches, "p": p, "alpha": alpha, "established": p < alpha,
-            "needs": launches_to_establish(bad, launches, alpha)}
-
+    return {
+        "bad": side_bad,
+        "launches": side_launches,
+        "p": p,
+        "alpha": alpha,
+        "established": p < alpha,
+        "needs": launches_to_establish(bad, launches, alpha),
+    }

@@ -54,8 +54,23 @@ def _count(name: str, value, minimum: int) -> int:
     return int(value)
 
 
-def request(context, kernel: str, make_launch: Callable, *, m, n, k, quant="bf16", params=None, tile=None,
-            examples=None, repeat=None, seed=None, budget=None, **case_kwargs) -> Request:
+def request(
+    context,
+    kernel: str,
+    make_launch: Callable,
+    *,
+    m,
+    n,
+    k,
+    quant="bf16",
+    params=None,
+    tile=None,
+    examples=None,
+    repeat=None,
+    seed=None,
+    budget=None,
+    **case_kwargs,
+) -> Request:
     """The arguments checked, each bad one a CaseError that names it; every quant mode is tried
     on the corners of the space as a case (not run), so that a shape a mode refuses is said
     here rather than half-way through the search."""
@@ -67,8 +82,10 @@ def request(context, kernel: str, make_launch: Callable, *, m, n, k, quant="bf16
         raise CaseError(f"make_launch must be a callable make_launch(case, inputs) -> launch, got {make_launch!r}")
     unknown = sorted(set(case_kwargs) - set(CASE_KEYWORDS))
     if unknown:
-        raise CaseError(f"gemmcheck.search got unknown argument(s) {', '.join(unknown)}; besides the axes it takes "
-                        f"examples, repeat, seed, budget and the case keywords {', '.join(CASE_KEYWORDS)}")
+        raise CaseError(
+            f"gemmcheck.search got unknown argument(s) {', '.join(unknown)}; besides the axes it takes "
+            f"examples, repeat, seed, budget and the case keywords {', '.join(CASE_KEYWORDS)}"
+        )
     try:
         tile_edges = parse_tile(tile)
     except ValueError as exc:
@@ -90,8 +107,16 @@ def request(context, kernel: str, make_launch: Callable, *, m, n, k, quant="bf16
     case_kwargs = {"tile": tile, **{name: value for name, value in case_kwargs.items() if value is not None}}
     for shape in zip(*(_corners(space.axis(name)) for name in ("m", "n", "k"))):
         for quant_name in space.quants:
-            Case(context, kernel, m=shape[0], n=shape[1], k=shape[2], quant=quant_name,
-                 params={name: values[0] for name, values in space.params}, **case_kwargs)
+            Case(
+                context,
+                kernel,
+                m=shape[0],
+                n=shape[1],
+                k=shape[2],
+                quant=quant_name,
+                params={name: values[0] for name, values in space.params},
+                **case_kwargs,
+            )
     return Request(kernel, make_launch, space, case_kwargs, examples, repeat, seed, budget)
 
 
@@ -104,6 +129,7 @@ def _corners(axis) -> tuple[int, int, int]:
 def _raising(exc: Exception) -> Callable:
     """A launch that raises what make_launch raised: recorded as the probe's one launch, with
     its traceback."""
+
     def launch(out):
         raise exc
 
@@ -142,8 +168,10 @@ def probe_here(context, req: Request) -> Callable[..., Outcome]:
             launch = _raising(exc)
         else:
             if not callable(launch):
-                raise CaseError(f"make_launch(case, inputs) must return the launch, a callable launch(out); for "
-                                f"{config_text(values)} it returned {launch!r}")
+                raise CaseError(
+                    f"make_launch(case, inputs) must return the launch, a callable launch(out); for "
+                    f"{config_text(values)} it returned {launch!r}"
+                )
         result = case.run(launch, repeat=launches if launches is not None else req.repeat, check=False)
         refuse_unmet(req, values, result, context.settings)
         return Outcome(result, note)
@@ -160,8 +188,10 @@ def refuse_unmet(req: Request, values: dict, result, settings) -> None:
     if unmet:
         raise GemmcheckFailure(
             f"gemmcheck.search {req.kernel}: stopped at its probe of {config_text(values)}: "
-            + "; ".join(unmet) + ". A configuration that could not be checked as required is neither failing nor "
-            "passing: no shape is reported")
+            + "; ".join(unmet)
+            + ". A configuration that could not be checked as required is neither failing nor "
+            "passing: no shape is reported"
+        )
 
 
 def launches_of(req: Request, settings) -> int:
@@ -211,15 +241,29 @@ def example_folder(rootdir: Path) -> Path:
 
 
 def run(req: Request, probe: Callable[..., Outcome], settings, *, database: Path | None) -> SearchResult:
-    return Search(kernel=req.kernel, space=req.space, probe=probe, operand_bytes=operand_bytes,
-                  examples=req.examples, seed=req.seed, budget=req.budget, database=database,
-                  case=case_record(req.case_kwargs), examples_key=case_record(req.case_kwargs, identified=True),
-                  repeat=launches_of(req, settings), alpha=settings.alpha).run()
+    return Search(
+        kernel=req.kernel,
+        space=req.space,
+        probe=probe,
+        operand_bytes=operand_bytes,
+        examples=req.examples,
+        seed=req.seed,
+        budget=req.budget,
+        database=database,
+        case=case_record(req.case_kwargs),
+        examples_key=case_record(req.case_kwargs, identified=True),
+        repeat=launches_of(req, settings),
+        alpha=settings.alpha,
+    ).run()
 
 
 def search_in_session(context, rootdir: Path | None, kernel: str, make_launch: Callable, **arguments) -> SearchResult:
     """A script session's search (``Session.search``): its probes are the session's cases;
     ``rootdir``: where the example database lives, None for none (nothing recorded)."""
     req = request(context, kernel, make_launch, **arguments)
-    return run(req, probe_here(context, req), context.settings,
-               database=example_folder(rootdir) if rootdir is not None else None)
+    return run(
+        req,
+        probe_here(context, req),
+        context.settings,
+        database=example_folder(rootdir) if rootdir is not None else None,
+    )

@@ -103,8 +103,10 @@ class Examples:
             self._unwritable(exc, "what no longer belongs there stays, and is dropped again by the next search")
 
     def _unwritable(self, exc: OSError, consequence: str) -> None:
-        self._note(f"gemmcheck.search: the example database {self.path} cannot be written "
-                   f"({exc.strerror or exc}): {consequence}")
+        self._note(
+            f"gemmcheck.search: the example database {self.path} cannot be written "
+            f"({exc.strerror or exc}): {consequence}"
+        )
 
     def _note(self, text: str) -> None:
         if text not in self.notes:

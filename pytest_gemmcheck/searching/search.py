@@ -121,9 +121,14 @@ class Search:
             self.skipped[config] = outcome.skipped
             return
         result = outcome.result
-        probe = Probe(config=self.space.as_dict(config), result=result,
-                      failing=bool(result.bad_launches) or result.failed, seconds=time.monotonic() - began,
-                      phase="evidence" if more else self.phase, note=outcome.note)
+        probe = Probe(
+            config=self.space.as_dict(config),
+            result=result,
+            failing=bool(result.bad_launches) or result.failed,
+            seconds=time.monotonic() - began,
+            phase="evidence" if more else self.phase,
+            note=outcome.note,
+        )
         self.probes_of.setdefault(config, []).append(probe)
         self.order.append(probe)
 
@@ -150,13 +155,22 @@ class Search:
         if smallest is not None and boundary is None:  # the budget ran out before the boundary was walked
             boundary = boundaries.walk(self, smallest, probe=False)
         return SearchResult(
-            kernel=self.kernel, space=self.space.spec(), case=dict(self.case), probes=list(self.order),
-            minimal=self.space.as_dict(smallest) if smallest is not None else None, boundary=boundary or {},
-            seconds=time.monotonic() - self.started, stopped=self._stopped_words(), seed=self.seed,
-            examples=self.examples, replayed=self.replayed,
-            skipped=[{"config": self.space.as_dict(config), "reason": reason}
-                     for config, reason in self.skipped.items()],
-            notes=list(self.store.notes))
+            kernel=self.kernel,
+            space=self.space.spec(),
+            case=dict(self.case),
+            probes=list(self.order),
+            minimal=self.space.as_dict(smallest) if smallest is not None else None,
+            boundary=boundary or {},
+            seconds=time.monotonic() - self.started,
+            stopped=self._stopped_words(),
+            seed=self.seed,
+            examples=self.examples,
+            replayed=self.replayed,
+            skipped=[
+                {"config": self.space.as_dict(config), "reason": reason} for config, reason in self.skipped.items()
+            ],
+            notes=list(self.store.notes),
+        )
 
     def _stopped_words(self) -> str:
         if self.out_of_time:
@@ -186,13 +200,21 @@ class Search:
         strategy = st.tuples(
             *(axis(name) for name in NUMERIC),
             st.sampled_from(range(len(space.quants))),
-            st.tuples(*(st.sampled_from(range(len(values))) for _, values in space.params)))
+            st.tuples(*(st.sampled_from(range(len(values))) for _, values in space.params)),
+        )
         # the built-in defaults as the parent, never a profile the user's suite loaded (a CI profile
         # derandomizes); no database of Hypothesis's own: a seeded run has none (see examples.py)
-        chosen = settings(settings.get_profile("default"), max_examples=self.examples, database=None,
-                          deadline=None, verbosity=Verbosity.quiet,
-                          phases=(Phase.explicit, Phase.generate, Phase.shrink),
-                          suppress_health_check=list(HealthCheck), report_multiple_bugs=False, print_blob=False)
+        chosen = settings(
+            settings.get_profile("default"),
+            max_examples=self.examples,
+            database=None,
+            deadline=None,
+            verbosity=Verbosity.quiet,
+            phases=(Phase.explicit, Phase.generate, Phase.shrink),
+            suppress_health_check=list(HealthCheck),
+            report_multiple_bugs=False,
+            print_blob=False,
+        )
 
         def probe(drawn) -> None:
             config = Config(*drawn[:4], drawn[4])
@@ -244,6 +266,7 @@ class Search:
             if config.params[position]:
                 candidates.append(space.replace(config, name, 0))
         # a quant mode of smaller operands at the same shape is smaller too
-        candidates += [space.replace(config, "quant", index) for index in range(len(space.quants))
-                       if index != config.quant]
+        candidates += [
+            space.replace(config, "quant", index) for index in range(len(space.quants)) if index != config.quant
+        ]
         return [candidate for candidate in dict.fromkeys(candidates) if self._size(candidate) < self._size(config)]

@@ -42,8 +42,14 @@ class Probe:
         return len(self.result.bad_launches)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"config": self.config, "result": self.result.to_dict(), "failing": self.failing,
-                "seconds": self.seconds, "phase": self.phase, "note": self.note}
+        return {
+            "config": self.config,
+            "result": self.result.to_dict(),
+            "failing": self.failing,
+            "seconds": self.seconds,
+            "phase": self.phase,
+            "note": self.note,
+        }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Probe:
@@ -134,23 +140,34 @@ class SearchResult:
             if edge:
                 lines += _numeric_lines(name, edge)
         choices = [("quant", self.boundary.get("quant"))] + [
-            (f"params[{json.dumps(name)}]", edge) for name, edge in (self.boundary.get("params") or {}).items()]
+            (f"params[{json.dumps(name)}]", edge) for name, edge in (self.boundary.get("params") or {}).items()
+        ]
         for label, edge in choices:
             if not edge:
                 continue
             if edge["passes"] is not None:
-                lines.append(f"{label}: {_python(edge['fails'])} fails; {_python(edge['passes'])} passes "
-                             "(the rest as above)")
+                lines.append(
+                    f"{label}: {_python(edge['fails'])} fails; {_python(edge['passes'])} passes (the rest as above)"
+                )
             elif edge.get("other") is not None:
-                lines.append(_unestablished(label, _python(edge["other"]), _python(edge["fails"]),
-                                            edge["evidence"]["fails"], edge["evidence"]["other"]))
+                lines.append(
+                    _unestablished(
+                        label,
+                        _python(edge["other"]),
+                        _python(edge["fails"]),
+                        edge["evidence"]["fails"],
+                        edge["evidence"]["other"],
+                    )
+                )
         return lines
 
     def summary(self) -> str:
         """What was searched and found, the paste line, the boundary and the evidence."""
-        head = (f"gemmcheck.search {self.kernel}: {_count(len(self.probes), 'probe')} ({len(self.failing)} "
-                f"failing configuration{'' if len(self.failing) == 1 else 's'}, "
-                f"{_count(self.launch_count, 'launch')}) in {self.seconds:.1f} s; {self.stopped}")
+        head = (
+            f"gemmcheck.search {self.kernel}: {_count(len(self.probes), 'probe')} ({len(self.failing)} "
+            f"failing configuration{'' if len(self.failing) == 1 else 's'}, "
+            f"{_count(self.launch_count, 'launch')}) in {self.seconds:.1f} s; {self.stopped}"
+        )
         if self.replayed:
             head += f"; {_count(self.replayed, 'stored failing example')} tried first"
         lines = [head] + [f"  {note}" for note in self.notes] + self.skipped_lines()
@@ -192,11 +209,22 @@ class SearchResult:
 
     # --- transport ------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
-        return {"kernel": self.kernel, "space": self.space, "case": self.case,
-                "probes": [probe.to_dict() for probe in self.probes], "minimal": self.minimal,
-                "failing": self.failing, "boundary": self.boundary, "seconds": self.seconds, "stopped": self.stopped,
-                "seed": self.seed, "examples": self.examples, "replayed": self.replayed, "skipped": self.skipped,
-                "notes": self.notes}
+        return {
+            "kernel": self.kernel,
+            "space": self.space,
+            "case": self.case,
+            "probes": [probe.to_dict() for probe in self.probes],
+            "minimal": self.minimal,
+            "failing": self.failing,
+            "boundary": self.boundary,
+            "seconds": self.seconds,
+            "stopped": self.stopped,
+            "seed": self.seed,
+            "examples": self.examples,
+            "replayed": self.replayed,
+            "skipped": self.skipped,
+            "notes": self.notes,
+        }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> SearchResult:
@@ -223,17 +251,26 @@ def _numeric_lines(name: str, edge: dict[str, Any]) -> list[str]:
         lines.append(f"{name}: {fails} fails {others}")
     for side in sides:
         if side not in established:
-            lines.append(_unestablished(name, f"{name}={edge[side]}", f"{name}={edge['fails']}",
-                                        edge["evidence"]["fails"], edge["evidence"][side]))
+            lines.append(
+                _unestablished(
+                    name,
+                    f"{name}={edge[side]}",
+                    f"{name}={edge['fails']}",
+                    edge["evidence"]["fails"],
+                    edge["evidence"][side],
+                )
+            )
     return lines
 
 
 def _unestablished(label: str, passing: str, fails: str, failing: list[int], side: dict[str, Any]) -> str:
     """'m: m=128 passed 0/4 launches, too few to tell it from m=64 with 2/7 bad (one-sided Fisher
     p = 0.33, alpha 0.0083): not a boundary; 0/65 launches at m=128 would make it one'."""
-    text = (f"{label}: {passing} passed {side['bad']}/{side['launches']} launches, too few to tell it from {fails} "
-            f"with {failing[0]}/{failing[1]} bad (one-sided Fisher p = {side['p']:.2g}, alpha {side['alpha']:.2g}): "
-            "not a boundary; ")
+    text = (
+        f"{label}: {passing} passed {side['bad']}/{side['launches']} launches, too few to tell it from {fails} "
+        f"with {failing[0]}/{failing[1]} bad (one-sided Fisher p = {side['p']:.2g}, alpha {side['alpha']:.2g}): "
+        "not a boundary; "
+    )
     if side["needs"] is None:
         return text + "no count of launches can make it one (the failing configuration has no bad launch)"
     return text + f"0/{side['needs']:,} launches at {passing} would make it one"

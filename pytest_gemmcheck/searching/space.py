@@ -73,16 +73,20 @@ def parse_axis(name: str, value) -> Axis:
     if isinstance(value, list):
         return Axis(name, _listed(name, value))
     if not isinstance(value, tuple) or len(value) != 3 or not all(_whole(v) for v in value):
-        raise CaseError(f"{name}={value!r}: expected (lo, hi, step) of whole numbers, a list of the values to try, "
-                        f"or one whole number for a fixed {name}")
+        raise CaseError(
+            f"{name}={value!r}: expected (lo, hi, step) of whole numbers, a list of the values to try, "
+            f"or one whole number for a fixed {name}"
+        )
     lo, hi, step = (int(v) for v in value)
     if lo < 1 or step < 1:
         raise CaseError(f"{name}={tuple(value)!r}: lo and step must be >= 1")
     if lo > hi:
         raise CaseError(f"{name}={tuple(value)!r}: lo {lo} is above hi {hi}")
     if lo % step or hi % step:
-        raise CaseError(f"{name}={tuple(value)!r}: lo and hi must be multiples of the step {step} (every {name} "
-                        "the search tries is one)")
+        raise CaseError(
+            f"{name}={tuple(value)!r}: lo and hi must be multiples of the step {step} (every {name} "
+            "the search tries is one)"
+        )
     return Axis(name, range(lo, hi + 1, step))
 
 
@@ -205,8 +209,13 @@ class Space:
     # --- configurations -------------------------------------------------------------------
     def as_dict(self, config: Config) -> dict[str, Any]:
         """What ``gemmcheck.case`` takes: m, n, k, quant and params."""
-        return {"m": config.m, "n": config.n, "k": config.k, "quant": self.quants[config.quant],
-                "params": {name: values[index] for (name, values), index in zip(self.params, config.params)}}
+        return {
+            "m": config.m,
+            "n": config.n,
+            "k": config.k,
+            "quant": self.quants[config.quant],
+            "params": {name: values[index] for (name, values), index in zip(self.params, config.params)},
+        }
 
     def from_dict(self, data: dict[str, Any]) -> Config:
         """The configuration ``as_dict`` gave; CaseError for one outside this space."""
@@ -230,7 +239,7 @@ class Space:
         if name == "quant":
             return Config(config.m, config.n, config.k, value, config.params)
         position = [param for param, _ in self.params].index(name)
-        params = config.params[:position] + (value,) + config.params[position + 1:]
+        params = config.params[:position] + (value,) + config.params[position + 1 :]
         return Config(config.m, config.n, config.k, config.quant, params)
 
     def differing_params(self, config: Config) -> int:
@@ -243,8 +252,16 @@ class Space:
         for every configuration), then the order of the axes as given."""
         quant = self.quants[config.quant]
         memory = (config.m + config.n) * config.k * operand_bytes(quant)
-        return (config.m * config.n * config.k, self.differing_params(config), memory, config.quant,
-                config.m, config.n, config.k, config.params)
+        return (
+            config.m * config.n * config.k,
+            self.differing_params(config),
+            memory,
+            config.quant,
+            config.m,
+            config.n,
+            config.k,
+            config.params,
+        )
 
     # --- the values each axis prefers ------------------------------------------------------
     def landmarks(self, name: str) -> Sequence[int]:
@@ -260,8 +277,9 @@ class Space:
         top = axis.hi + step  # an edge one step past the last value still marks it
         powers = [1 << bit for bit in range(top.bit_length())]
         if name == "k":
-            return tuple(sorted({v for v in (*(step * blocks for blocks in PIPELINE_BLOCKS), *powers)
-                                 if v in axis.values}))
+            return tuple(
+                sorted({v for v in (*(step * blocks for blocks in PIPELINE_BLOCKS), *powers) if v in axis.values})
+            )
         if self.tile is None:
             return tuple(sorted({v for p in powers for v in (p - step, p, p + step) if v in axis.values}))
         # a value is a multiple of the tile's edge, or a step from one, exactly when it is one
@@ -273,15 +291,19 @@ class Space:
     # --- identity -------------------------------------------------------------------------
     def spec(self) -> dict[str, Any]:
         """The space as plain data (JSON)."""
-        return {"m": self.m.spec(), "n": self.n.spec(), "k": self.k.spec(), "quant": list(self.quants),
-                "params": {name: list(values) for name, values in self.params},
-                "tile": f"{self.tile[0]}x{self.tile[1]}" if self.tile else None}
+        return {
+            "m": self.m.spec(),
+            "n": self.n.spec(),
+            "k": self.k.spec(),
+            "quant": list(self.quants),
+            "params": {name: list(values) for name, values in self.params},
+            "tile": f"{self.tile[0]}x{self.tile[1]}" if self.tile else None,
+        }
 
     def digest(self, kernel: str, extra: dict[str, Any]) -> bytes:
         """A stable key of this search's space (and the case options ``extra``): the example
         database's key, so that a stored example replays only into the search that found it."""
-        text = json.dumps({"kernel": kernel, "space": self.spec(), "case": extra},
-                          sort_keys=True, default=str)
+        text = json.dumps({"kernel": kernel, "space": self.spec(), "case": extra}, sort_keys=True, default=str)
         return hashlib.sha256(text.encode()).digest()[:16]
 
 
@@ -300,5 +322,6 @@ def _fields(config: Config) -> dict[str, Any]:
 
 def parse_space(*, m, n, k, quant, params, tile: tuple[int, int] | None) -> Space:
     """The axes checked, each bad one a CaseError naming it."""
-    return Space(parse_axis("m", m), parse_axis("n", n), parse_axis("k", k), parse_quants(quant),
-                 parse_params(params), tile)
+    return Space(
+        parse_axis("m", m), parse_axis("n", n), parse_axis("k", k), parse_quants(quant), parse_params(params), tile
+    )

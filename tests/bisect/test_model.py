@@ -64,11 +64,15 @@ def test_posterior_moves_with_the_evidence():
         posterior.add(1, 5, 4)
 
 
-@pytest.mark.parametrize("scenario,unit", [
-    (Scenario(commits=64, culprit=37, rate=0.10), "launch"),
-    (Scenario(commits=64, culprit=37, rate=0.02), "launch"),
-    (Scenario(commits=64, culprit=37, rate=0.60, mode="per_process", racing=0.5), "process"),
-], ids=["10%-per-launch", "2%-per-launch", "per-process-60%-half-racing"])
+@pytest.mark.parametrize(
+    "scenario,unit",
+    [
+        (Scenario(commits=64, culprit=37, rate=0.10), "launch"),
+        (Scenario(commits=64, culprit=37, rate=0.02), "launch"),
+        (Scenario(commits=64, culprit=37, rate=0.60, mode="per_process", racing=0.5), "process"),
+    ],
+    ids=["10%-per-launch", "2%-per-launch", "per-process-60%-half-racing"],
+)
 def test_finds_commit_37_in_at_least_19_of_20_seeded_trials(scenario, unit):
     outcomes = [bayes(scenario, seed, unit=unit, confidence=0.95) for seed in range(TRIALS)]
     found = [commit_of(o.position) for o in outcomes]
@@ -97,8 +101,12 @@ def test_the_budget_stops_the_search_and_says_so():
     outcome = bayes(Scenario(rate=0.02), 0, budget=Budget(launches=300))
     assert outcome.stopped == "budget" and outcome.launches <= 300
     clock = iter(range(0, 10_000, 10))
-    outcome = search(63, lambda position, units: Observation(position, int(position >= 36), units, launches=units),
-                     budget=Budget(seconds=25), clock=lambda: next(clock))
+    outcome = search(
+        63,
+        lambda position, units: Observation(position, int(position >= 36), units, launches=units),
+        budget=Budget(seconds=25),
+        clock=lambda: next(clock),
+    )
     assert outcome.stopped == "budget"
 
 
@@ -113,16 +121,19 @@ def test_skipped_revisions_and_history_counts():
     assert outcome.stopped == "exhausted"
     assert {commit for commit, p in enumerate(outcome.probabilities) if p > 0.01} == {5, 6}
     # counts already in the history cost nothing
-    outcome = search(10, lambda position, units: Observation(position, 0, units, launches=units),
-                     seen={GOOD: (0, 500), 9: (40, 100), 3: (30, 100), 2: (0, 500)})
+    outcome = search(
+        10,
+        lambda position, units: Observation(position, 0, units, launches=units),
+        seen={GOOD: (0, 500), 9: (40, 100), 3: (30, 100), 2: (0, 500)},
+    )
     assert outcome.stopped == "confident" and outcome.position == 3 and outcome.launches == 0
 
 
 def test_a_bad_revision_that_never_fails_is_said_so():
-    outcome = search(10, lambda position, units: Observation(position, 0, units, launches=units),
-                     budget=Budget(launches=500))
+    outcome = search(
+        10, lambda position, units: Observation(position, 0, units, launches=units), budget=Budget(launches=500)
+    )
     assert outcome.stopped == "no-failure" and outcome.position is None
-
 
 
 def every_revision_fails(rate_every: int = 3):

@@ -30,18 +30,23 @@ def small_repo(tmp_path):
     return repo
 
 
-@pytest.mark.parametrize("good, bad, line", [
-    ("nope", "HEAD", "--good 'nope': no such commit in {repo} (a branch, tag, commit id or HEAD~N)"),
-    ("HEAD~1", "HEAD~9", "--bad 'HEAD~9': no such commit in {repo} (a branch, tag, commit id or HEAD~N)"),
-    ("HEAD~1", "-n", "--bad '-n': no such commit in {repo} (a branch, tag, commit id or HEAD~N)"),
-    ("HEAD~1", "HEAD:NOTES", "--bad 'HEAD:NOTES': no such commit in {repo} (a branch, tag, commit id or HEAD~N)"),
-])
-def test_a_revision_git_cannot_resolve_is_one_line_naming_the_option(small_repo, tmp_path, capsys, monkeypatch,
-                                                                      good, bad, line):
+@pytest.mark.parametrize(
+    "good, bad, line",
+    [
+        ("nope", "HEAD", "--good 'nope': no such commit in {repo} (a branch, tag, commit id or HEAD~N)"),
+        ("HEAD~1", "HEAD~9", "--bad 'HEAD~9': no such commit in {repo} (a branch, tag, commit id or HEAD~N)"),
+        ("HEAD~1", "-n", "--bad '-n': no such commit in {repo} (a branch, tag, commit id or HEAD~N)"),
+        ("HEAD~1", "HEAD:NOTES", "--bad 'HEAD:NOTES': no such commit in {repo} (a branch, tag, commit id or HEAD~N)"),
+    ],
+)
+def test_a_revision_git_cannot_resolve_is_one_line_naming_the_option(
+    small_repo, tmp_path, capsys, monkeypatch, good, bad, line
+):
     """Before: 'git rev-parse --verify --quiet nope^{commit}: failed'."""
     monkeypatch.chdir(small_repo)
-    status = gemmcheck(["bisect", f"--good={good}", f"--bad={bad}", "--test", "t.py::t", "--db",
-                        str(tmp_path / "h.db")])
+    status = gemmcheck(
+        ["bisect", f"--good={good}", f"--bad={bad}", "--test", "t.py::t", "--db", str(tmp_path / "h.db")]
+    )
     err = capsys.readouterr().err
     assert status == 2 and err == f"gemmcheck bisect: {line.format(repo=small_repo)}\n", err
     assert not (tmp_path / "h.db").exists()
@@ -50,11 +55,13 @@ def test_a_revision_git_cannot_resolve_is_one_line_naming_the_option(small_repo,
 def test_a_folder_outside_any_repository_is_said_so(tmp_path, capsys):
     status = gemmcheck(["bisect", "--good", "HEAD~1", "--bad", "HEAD", "--test", "t.py::t", "--repo", str(tmp_path)])
     err = capsys.readouterr().err
-    assert status == 2 and err == (f"gemmcheck bisect: --repo {tmp_path}: not in a git repository (give the kernel "
-                                   "repository's folder with --repo)\n"), err
+    assert status == 2 and err == (
+        f"gemmcheck bisect: --repo {tmp_path}: not in a git repository (give the kernel "
+        "repository's folder with --repo)\n"
+    ), err
 
 
-FAILING_TEST = '''
+FAILING_TEST = """
 from kernels import bf16_matmul
 
 def test_k(gemmcheck):
@@ -66,7 +73,7 @@ def test_k(gemmcheck):
         out[0, 0] += 100
 
     case.run(launch)
-'''
+"""
 
 
 def test_a_good_revision_that_fails_too_is_found_at_once_and_said(small_repo, examples_dir, tmp_path):
@@ -82,12 +89,32 @@ def test_a_good_revision_that_fails_too_is_found_at_once_and_said(small_repo, ex
     good = _git(small_repo, "rev-parse", "HEAD~3")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     env.pop("GEMMCHECK_DB", None)
-    done = subprocess.run([sys.executable, "-m", "pytest_gemmcheck.cli", "bisect", "--good", good, "--bad", "HEAD",
-                           "--test", "test_k.py::test_k", "--db", str(tmp_path / "h.db")],
-                          cwd=small_repo, env=env, capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest_gemmcheck.cli",
+            "bisect",
+            "--good",
+            good,
+            "--bad",
+            "HEAD",
+            "--test",
+            "test_k.py::test_k",
+            "--db",
+            str(tmp_path / "h.db"),
+        ],
+        cwd=small_repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 3, done.stdout + done.stderr
-    assert done.stdout.startswith("no first bad revision: the --good revision fails too: the failure is older than "
-                                  "the range, so no commit in it made it start; give an earlier --good"), done.stdout
+    assert done.stdout.startswith(
+        "no first bad revision: the --good revision fails too: the failure is older than "
+        "the range, so no commit in it made it start; give an earlier --good"
+    ), done.stdout
     rows = [line.split() for line in done.stdout.splitlines() if re.match(r"\d+ +[0-9a-f]{12} ", line)]
     assert [(row[2], row[3]) for row in rows] == [("bad", "1/1"), ("good", "1/1")], done.stdout
     assert "counted in launches: --good 1/1 bad, --bad 1/1 bad\n" in done.stdout

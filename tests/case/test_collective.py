@@ -27,8 +27,10 @@ def shards(quant, collective, m, n, k, world_size, seed=0):
     mode = quant_mode(quant)
     fp8 = fp8_flavour("e4m3fn") if mode.uses_fp8 else None
     shape = shard_shape(collective, m, n, k, world_size)
-    return [mode.make_inputs(*shape, seed=shard_seed(seed, rank), device=torch.device("cpu"), fp8=fp8)
-            for rank in range(world_size)]
+    return [
+        mode.make_inputs(*shape, seed=shard_seed(seed, rank), device=torch.device("cpu"), fp8=fp8)
+        for rank in range(world_size)
+    ]
 
 
 def fp32_product(inputs):
@@ -37,9 +39,15 @@ def fp32_product(inputs):
 
 def test_the_shard_table():
     assert [shard_shape(c, 256, 128, 512, 4) for c in ("all_reduce", "reduce_scatter", "all_gather")] == [
-        (256, 128, 128), (256, 128, 128), (64, 32, 512)]
+        (256, 128, 128),
+        (256, 128, 128),
+        (64, 32, 512),
+    ]
     assert [output_shape(c, 256, 128, 4) for c in ("all_reduce", "reduce_scatter", "all_gather")] == [
-        (256, 128), (64, 128), (256, 32)]
+        (256, 128),
+        (64, 128),
+        (256, 32),
+    ]
 
 
 def test_each_rank_has_its_own_seed_the_same_everywhere():
@@ -66,31 +74,47 @@ def test_all_reduce_and_reduce_scatter_sum_the_ranks_products_in_rank_order(quan
 def test_all_gather_is_the_gathered_a_times_the_ranks_b(quant):
     parts = shards(quant, "all_gather", 64, 64, 128, 4)
     for rank in range(4):
-        expected = torch.cat([compute_reference(type(part)(**{**vars(part), "b": parts[rank].b,
-                                                               "b_scale": parts[rank].b_scale}), torch.bfloat16)
-                              for part in parts])
+        expected = torch.cat(
+            [
+                compute_reference(
+                    type(part)(**{**vars(part), "b": parts[rank].b, "b_scale": parts[rank].b_scale}), torch.bfloat16
+                )
+                for part in parts
+            ]
+        )
         assert torch.equal(collective_reference("all_gather", parts, rank, torch.bfloat16), expected)
 
 
-@pytest.mark.parametrize("collective,shape,message", [
-    ("all_reduce", (64, 64, 100), "cuts K into 8 shards, one a rank, and K=100 is not a multiple of the world size 8"),
-    ("reduce_scatter", (60, 64, 128), "cuts M into 8 shards, one a rank, and M=60"),
-    ("all_gather", (64, 60, 128), "cuts N into 8 shards, one a rank, and N=60"),
-])
+@pytest.mark.parametrize(
+    "collective,shape,message",
+    [
+        (
+            "all_reduce",
+            (64, 64, 100),
+            "cuts K into 8 shards, one a rank, and K=100 is not a multiple of the world size 8",
+        ),
+        ("reduce_scatter", (60, 64, 128), "cuts M into 8 shards, one a rank, and M=60"),
+        ("all_gather", (64, 60, 128), "cuts N into 8 shards, one a rank, and N=60"),
+    ],
+)
 def test_a_shape_that_does_not_cut_into_equal_shards_is_one_line(collective, shape, message):
     with pytest.raises(CaseError, match=message):
         check_divides(collective, *shape, 8, quant_mode("bf16"))
 
 
 def test_a_shard_the_quant_mode_cannot_hold_is_one_line():
-    with pytest.raises(CaseError, match=r"a shard of collective='all_reduce' over 4 ranks is 64x64x48: "
-                                        r"quant='mxfp8' needs K to be a multiple of 32"):
+    with pytest.raises(
+        CaseError,
+        match=r"a shard of collective='all_reduce' over 4 ranks is 64x64x48: "
+        r"quant='mxfp8' needs K to be a multiple of 32",
+    ):
         check_divides("all_reduce", 64, 64, 192, 4, quant_mode("mxfp8"))
 
 
 @pytest.fixture
 def as_rank(monkeypatch):
     """Cases made as rank ``rank`` of ``world_size``, with no group (the ranks' place is given)."""
+
     def make(rank, world_size, kernel="fused", settings=None, **kwargs):
         monkeypatch.setattr(collective_module, "current_ranks", lambda settings, collective: (rank, world_size))
         return CollectiveCase(CaseContext(settings or Settings()), kernel, **kwargs)
@@ -138,8 +162,11 @@ def test_a_reference_function_is_given_every_rank_and_returns_the_whole_product(
 
 def test_a_reference_function_of_the_wrong_shape_is_one_line(as_rank):
     case = as_rank(0, 2, m=64, n=32, k=64, collective="all_reduce", reference=lambda ranks: ranks.ranks[0].b.float())
-    with pytest.raises(CaseError, match=r"must return the whole floating-point \[64, 32\] product of every rank's "
-                                        r"shards \(each rank takes its part\), got shape \[32, 32\]"):
+    with pytest.raises(
+        CaseError,
+        match=r"must return the whole floating-point \[64, 32\] product of every rank's "
+        r"shards \(each rank takes its part\), got shape \[32, 32\]",
+    ):
         case.reference()
 
 
@@ -147,11 +174,17 @@ def test_no_group_no_collective_and_an_unknown_one_are_one_line(monkeypatch):
     monkeypatch.delenv("RANK", raising=False)
     monkeypatch.delenv("WORLD_SIZE", raising=False)
     context = CaseContext(Settings())
-    with pytest.raises(CaseError, match=r"collective='all_reduce' needs the ranks of a torch.distributed group: "
-                                        r"run the test with @pytest.mark.gemmcheck\(world_size=W\)"):
+    with pytest.raises(
+        CaseError,
+        match=r"collective='all_reduce' needs the ranks of a torch.distributed group: "
+        r"run the test with @pytest.mark.gemmcheck\(world_size=W\)",
+    ):
         CollectiveCase(context, "fused", m=64, n=32, k=64, collective="all_reduce")
-    with pytest.raises(CaseError, match=r"collective='allreduce' is not a collective; choose one of all_reduce, "
-                                        r"reduce_scatter, all_gather"):
+    with pytest.raises(
+        CaseError,
+        match=r"collective='allreduce' is not a collective; choose one of all_reduce, "
+        r"reduce_scatter, all_gather",
+    ):
         CollectiveCase(context, "fused", m=64, n=32, k=64, collective="allreduce")
 
 

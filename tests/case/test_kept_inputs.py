@@ -127,7 +127,8 @@ def test_leaked_changes_between_tests_of_a_session(pytester, examples_dir):
     import shutil
 
     shutil.copy(examples_dir / "cpu" / "kernels.py", pytester.path / "kernels.py")
-    pytester.makepyfile(test_leak=textwrap.dedent("""
+    pytester.makepyfile(
+        test_leak=textwrap.dedent("""
         from kernels import bf16_matmul
 
         def case(gemmcheck, name):
@@ -152,9 +153,9 @@ def test_leaked_changes_between_tests_of_a_session(pytester, examples_dir):
             c = case(gemmcheck, "correct")
             x = c.inputs()
             c.run(lambda out: bf16_matmul(x, out))
-    """))
-    result = pytester.runpytest("-p", "no:cacheprovider", "--gemmcheck-no-record",
-                                "--gemmcheck-repeat=12")
+    """)
+    )
+    result = pytester.runpytest("-p", "no:cacheprovider", "--gemmcheck-no-record", "--gemmcheck-repeat=12")
     result.assert_outcomes(passed=3, failed=1)
     result.stdout.fnmatch_lines(["FAILED test_leak.py::test_2_kernel_writing_zeros*"])
 
@@ -181,5 +182,5 @@ def test_inputs_too_large_for_the_cache_are_still_one_set_per_case():
     context = CaseContext(Settings(repeat=4), inputs_cache=LruCache(budget_bytes=1))
     case = Case(context, "kern", m=32, n=48, k=64)
     assert case.inputs() is case.inputs()
-    bad, _ = run(context, lambda x: (lambda out: bf16_matmul(x, out) or x.a[3:6].mul_(2)))
+    bad, _ = run(context, lambda x: lambda out: bf16_matmul(x, out) or x.a[3:6].mul_(2))
     assert bad == 4

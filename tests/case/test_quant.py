@@ -119,7 +119,7 @@ def test_reference_is_fp32_gemm_of_dequantized_inputs_rounded():
         mode = quant_mode(quant)
         a = mode.dequantize_a(x, slice(0, 96)).double()
         b = mode.dequantize_b(x).double()
-        exact = (a @ b.t())
+        exact = a @ b.t()
         ref = compute_reference(x)
         assert ref.dtype == torch.bfloat16
         # fp32 accumulation, then one rounding to bf16: within one bf16 ulp of the exact product

@@ -26,7 +26,7 @@ def decode_fnuz(t: torch.Tensor) -> torch.Tensor:
     sign = torch.where(bits >= 0x80, -1.0, 1.0).double()
     exponent, mantissa = (bits >> 3) & 0xF, (bits & 0x7).double()
     normal = (1 + mantissa / 8) * torch.pow(2.0, (exponent - 8).double())
-    subnormal = (mantissa / 8) * 2.0 ** -7
+    subnormal = (mantissa / 8) * 2.0**-7
     values = sign * torch.where(exponent > 0, normal, subnormal)
     return torch.where(bits == NAN_BYTE, torch.full_like(values, float("nan")), values)
 
@@ -85,8 +85,10 @@ def dequantized(quant, x):
         b_scale = x.b_scale.repeat_interleave(128, dim=0).repeat_interleave(128, dim=1)[:N, :K]
         return a * a_scale, b * b_scale
     assert quant == "mxfp8"
-    return (a * e8m0_to_float(x.a_scale).repeat_interleave(MX_BLOCK, dim=1),
-            b * e8m0_to_float(x.b_scale).repeat_interleave(MX_BLOCK, dim=1))
+    return (
+        a * e8m0_to_float(x.a_scale).repeat_interleave(MX_BLOCK, dim=1),
+        b * e8m0_to_float(x.b_scale).repeat_interleave(MX_BLOCK, dim=1),
+    )
 
 
 @pytest.mark.parametrize("out_dtype", [torch.bfloat16, torch.float16, torch.float32])
@@ -103,8 +105,8 @@ def test_the_reference_is_the_gemm_of_the_decoded_operands(quant, out_dtype):
     magnitude = a.double().abs() @ b.double().abs().t()
     ref = compute_reference(x, out_dtype)
     assert ref.dtype == out_dtype and torch.isfinite(ref.float()).all()
-    half_ulp = {torch.bfloat16: 2.0 ** -8, torch.float16: 2.0 ** -11, torch.float32: 2.0 ** -24}[out_dtype]
-    bound = half_ulp * exact.abs() + 2 * K * 2.0 ** -24 * magnitude
+    half_ulp = {torch.bfloat16: 2.0**-8, torch.float16: 2.0**-11, torch.float32: 2.0**-24}[out_dtype]
+    bound = half_ulp * exact.abs() + 2 * K * 2.0**-24 * magnitude
     assert ((ref.double() - exact).abs() <= bound).all()
 
 

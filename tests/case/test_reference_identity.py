@@ -58,7 +58,8 @@ def test_closures_made_in_one_place_are_cases_of_their_own(order):
 @pytest.mark.parametrize("order", [("abs", "relu"), ("relu", "abs")])
 def test_partials_are_told_apart_by_their_arguments(order):
     (first_key, first_failed), (second_key, second_failed) = verdicts(
-        [functools.partial(epilogue, act=act) for act in order])
+        [functools.partial(epilogue, act=act) for act in order]
+    )
     assert first_key != second_key
     assert [first_failed, second_failed] == [act == "abs" for act in order]
 
@@ -74,18 +75,23 @@ def test_two_lambdas_on_one_line_differ():
 def test_the_same_reference_made_twice_is_one_case():
     assert reference_identity(epilogue_of("relu")) == reference_identity(epilogue_of("relu"))
     assert reference_identity(functools.partial(epilogue, act="relu")) == reference_identity(
-        functools.partial(epilogue, act="relu"))
+        functools.partial(epilogue, act="relu")
+    )
 
 
-@pytest.mark.parametrize("pair", [
-    (lambda x: epilogue(x, 1), lambda x: epilogue(x, 1.0)),
-    (lambda x: epilogue(x, True), lambda x: epilogue(x, 1)),
-    (lambda x, scale=2: epilogue(x, scale), lambda x, scale=3: epilogue(x, scale)),
-    (lambda x, *, dtype=torch.float16: x, lambda x, *, dtype=torch.bfloat16: x),
-    (functools.partial(epilogue, act=("relu", 1)), functools.partial(epilogue, act=["relu", 1])),
-    (functools.partial(epilogue, act={"a": 1}), functools.partial(epilogue, act={"a": 2})),
-    (functools.partial(epilogue_of("relu")), functools.partial(epilogue_of("abs"))),
-], ids=["int-float", "bool-int", "defaults", "kwdefaults", "tuple-list", "dicts", "functions-within"])
+@pytest.mark.parametrize(
+    "pair",
+    [
+        (lambda x: epilogue(x, 1), lambda x: epilogue(x, 1.0)),
+        (lambda x: epilogue(x, True), lambda x: epilogue(x, 1)),
+        (lambda x, scale=2: epilogue(x, scale), lambda x, scale=3: epilogue(x, scale)),
+        (lambda x, *, dtype=torch.float16: x, lambda x, *, dtype=torch.bfloat16: x),
+        (functools.partial(epilogue, act=("relu", 1)), functools.partial(epilogue, act=["relu", 1])),
+        (functools.partial(epilogue, act={"a": 1}), functools.partial(epilogue, act={"a": 2})),
+        (functools.partial(epilogue_of("relu")), functools.partial(epilogue_of("abs"))),
+    ],
+    ids=["int-float", "bool-int", "defaults", "kwdefaults", "tuple-list", "dicts", "functions-within"],
+)
 def test_what_differs_in_value_or_type_differs_in_identity(pair):
     first, second = pair
     assert reference_identity(first) != reference_identity(second)
@@ -99,7 +105,8 @@ def test_a_function_importable_by_its_name_keeps_its_name_as_its_identity():
 def test_one_reference_has_one_identity_in_every_process(tmp_path):
     """No addresses, no hash-seed order (a set's order is the hash seed's): the same in two
     processes with two hash seeds."""
-    (tmp_path / "refs.py").write_text(textwrap.dedent("""
+    (tmp_path / "refs.py").write_text(
+        textwrap.dedent("""
         import functools
 
         def ref(x, act, table):
@@ -110,11 +117,22 @@ def test_one_reference_has_one_identity_in_every_process(tmp_path):
             return lambda x: ref(x, act, table) if act in {"relu", "gelu", "silu", "abs"} else None
 
         REFERENCES = [made("relu"), functools.partial(ref, act="abs", table=frozenset({"a", "b", "c", "d"}))]
-    """))
-    script = ("import refs; from pytest_gemmcheck.case.reference_identity import reference_identity as r; "
-              "print([r(f) for f in refs.REFERENCES])")
-    processes = [subprocess.Popen([sys.executable, "-c", script], cwd=tmp_path, stdout=subprocess.PIPE, text=True,
-                                  env={**os.environ, "PYTHONHASHSEED": seed}) for seed in ("1", "12345")]
+    """)
+    )
+    script = (
+        "import refs; from pytest_gemmcheck.case.reference_identity import reference_identity as r; "
+        "print([r(f) for f in refs.REFERENCES])"
+    )
+    processes = [
+        subprocess.Popen(
+            [sys.executable, "-c", script],
+            cwd=tmp_path,
+            stdout=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+        )
+        for seed in ("1", "12345")
+    ]
     seen = {process.communicate(timeout=300)[0] for process in processes}
     assert all(process.returncode == 0 for process in processes)
     assert len(seen) == 1 and seen.pop().count("@") == 2
@@ -124,16 +142,20 @@ def test_named_references_are_identified_by_their_name():
     bias = torch.ones(32)
     with_tensor = gc.named("relu plus bias", lambda x: epilogue(x, "relu") + bias)
     assert reference_identity(with_tensor) == "named:relu plus bias"
-    assert [failed for _, failed in verdicts([gc.named("abs", epilogue_of("abs")),
-                                              gc.named("relu", epilogue_of("relu"))])] == [True, False]
+    assert [
+        failed for _, failed in verdicts([gc.named("abs", epilogue_of("abs")), gc.named("relu", epilogue_of("relu"))])
+    ] == [True, False]
 
 
-@pytest.mark.parametrize("name, function, words", [
-    ("", epilogue, "the name must be printable text"),
-    ("a\nb", epilogue, "the name must be printable text"),
-    (3, epilogue, "the name must be printable text"),
-    ("relu", "epilogue", "fn must be the reference"),
-])
+@pytest.mark.parametrize(
+    "name, function, words",
+    [
+        ("", epilogue, "the name must be printable text"),
+        ("a\nb", epilogue, "the name must be printable text"),
+        (3, epilogue, "the name must be printable text"),
+        ("relu", "epilogue", "fn must be the reference"),
+    ],
+)
 def test_a_bad_name_is_a_case_error(name, function, words):
     with pytest.raises(CaseError, match=words):
         gc.named(name, function)

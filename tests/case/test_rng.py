@@ -122,10 +122,12 @@ def test_gpu_gives_the_cpu_bytes(monkeypatch):
     assert pinned_bytes("cuda") == pinned_bytes("cpu") == PINNED_SHA256
     for name in quant_mode_names():
         mode = quant_mode(name)
-        for fp8 in (("e4m3fn", "e4m3fnuz") if mode.uses_fp8 else ("e4m3fn",)):
+        for fp8 in ("e4m3fn", "e4m3fnuz") if mode.uses_fp8 else ("e4m3fn",):
             for m, n, k in ((96, 160, 256), (300, 129, 320)):
-                made = {device: mode.make_inputs(m, n, k, seed=11, device=torch.device(device), fp8=fp8_flavour(fp8))
-                        for device in ("cpu", "cuda")}
+                made = {
+                    device: mode.make_inputs(m, n, k, seed=11, device=torch.device(device), fp8=fp8_flavour(fp8))
+                    for device in ("cpu", "cuda")
+                }
                 assert made["cuda"].digest() == made["cpu"].digest(), (name, fp8, m, n, k)
     monkeypatch.setattr(rng, "_on_gpu_kernel", lambda device: False)
     assert pinned_bytes("cuda") == PINNED_SHA256

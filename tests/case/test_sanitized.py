@@ -61,8 +61,15 @@ def suite(pytester, monkeypatch, tmp_path):
 
 def results(suite, *args):
     out = suite.path / "results.json"
-    outcome = suite.runpytest_subprocess("--gemmcheck-no-record", f"--gemmcheck-json={out}", "--gemmcheck-repeat=2",
-                                         "-p", "no:cacheprovider", *args, timeout=600)
+    outcome = suite.runpytest_subprocess(
+        "--gemmcheck-no-record",
+        f"--gemmcheck-json={out}",
+        "--gemmcheck-repeat=2",
+        "-p",
+        "no:cacheprovider",
+        *args,
+        timeout=600,
+    )
     return outcome, json.loads(out.read_text())["results"]
 
 
@@ -110,20 +117,29 @@ def test_without_a_sanitizer_each_tool_is_skipped_with_the_reason(pytester, monk
     pytester.makepyfile(test_kernel=SUITE)  # the real platform: the CPU
     monkeypatch.setenv("LAUNCHED", str(pytester.path / "launched.jsonl"))
     out = pytester.path / "results.json"
-    outcome = pytester.runpytest_subprocess("--gemmcheck-no-record", f"--gemmcheck-json={out}",
-                                            "--gemmcheck-sanitize=racecheck,initcheck", "--gemmcheck-repeat=2")
+    outcome = pytester.runpytest_subprocess(
+        "--gemmcheck-no-record",
+        f"--gemmcheck-json={out}",
+        "--gemmcheck-sanitize=racecheck,initcheck",
+        "--gemmcheck-repeat=2",
+    )
     outcome.assert_outcomes(passed=1)
     for result in json.loads(out.read_text())["results"]:
-        assert [(run["tool"], run["status"]) for run in result["sanitize"]] == [("racecheck", "skipped"),
-                                                                               ("initcheck", "skipped")]
+        assert [(run["tool"], run["status"]) for run in result["sanitize"]] == [
+            ("racecheck", "skipped"),
+            ("initcheck", "skipped"),
+        ]
         assert "CPU" in result["sanitize"][0]["reason"]
     assert not (pytester.path / "launched.jsonl").exists()  # no child ran
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--gemmcheck-sanitize=racecheck,helgrind"], "*--gemmcheck-sanitize*'helgrind'*"),
-    (["--gemmcheck-sanitize-timeout=0"], "*--gemmcheck-sanitize-timeout*"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--gemmcheck-sanitize=racecheck,helgrind"], "*--gemmcheck-sanitize*'helgrind'*"),
+        (["--gemmcheck-sanitize-timeout=0"], "*--gemmcheck-sanitize-timeout*"),
+    ],
+)
 def test_bad_sanitize_options_are_usage_errors_naming_the_option(pytester, args, message):
     pytester.makepyfile("def test_nothing(): pass")
     result = pytester.runpytest(*args)
@@ -132,29 +148,41 @@ def test_bad_sanitize_options_are_usage_errors_naming_the_option(pytester, args,
 
 
 def test_a_bad_sanitize_shape_names_itself(pytester):
-    pytester.makepyfile(textwrap.dedent("""
+    pytester.makepyfile(
+        textwrap.dedent("""
         import pytest
 
         @pytest.mark.gemmcheck(sanitize_shape=(32, 0, 64))
         def test_gemm(gemmcheck):
             gemmcheck.case("gemm", m=64, n=64, k=64)
-    """))
+    """)
+    )
     result = pytester.runpytest("--gemmcheck-no-record")
     assert result.ret == pytest.ExitCode.USAGE_ERROR  # at collection, before any test runs
-    result.stderr.fnmatch_lines(["*sanitize_shape=...): expected (m, n, k) of whole numbers from 1 to 2**31 - 1, "
-                                 "got (32, 0, 64)*"])
+    result.stderr.fnmatch_lines(
+        ["*sanitize_shape=...): expected (m, n, k) of whole numbers from 1 to 2**31 - 1, got (32, 0, 64)*"]
+    )
 
 
 def test_require_sanitize_fails_a_case_whose_sanitized_launch_was_skipped(pytester, monkeypatch):
     pytester.makepyfile(test_kernel=SUITE)  # the real platform: the CPU, where no tool can run
     monkeypatch.setenv("LAUNCHED", str(pytester.path / "launched.jsonl"))
-    outcome = pytester.runpytest_subprocess("--gemmcheck-no-record", "--gemmcheck-repeat=2",
-                                            "--gemmcheck-sanitize=racecheck", "--gemmcheck-require-sanitize")
+    outcome = pytester.runpytest_subprocess(
+        "--gemmcheck-no-record",
+        "--gemmcheck-repeat=2",
+        "--gemmcheck-sanitize=racecheck",
+        "--gemmcheck-require-sanitize",
+    )
     outcome.assert_outcomes(failed=1)
     # an unmet requirement, not a finding about the kernel: its verdict stays a pass
-    outcome.stdout.fnmatch_lines(["*gemm bf16 128x64x64: requirement not met (the launches' verdict: pass)*",
-                                  "*(--gemmcheck-require-sanitize: the launch must be sanitized)*"])
+    outcome.stdout.fnmatch_lines(
+        [
+            "*gemm bf16 128x64x64: requirement not met (the launches' verdict: pass)*",
+            "*(--gemmcheck-require-sanitize: the launch must be sanitized)*",
+        ]
+    )
     # without it the same skip is stated and the case passes
-    outcome = pytester.runpytest_subprocess("--gemmcheck-no-record", "--gemmcheck-repeat=2",
-                                            "--gemmcheck-sanitize=racecheck")
+    outcome = pytester.runpytest_subprocess(
+        "--gemmcheck-no-record", "--gemmcheck-repeat=2", "--gemmcheck-sanitize=racecheck"
+    )
     outcome.assert_outcomes(passed=1)

@@ -27,8 +27,9 @@ class FakeCapture:
 
 
 def _graph(capture, settles, done):
-    return GraphAtSecondUse(lambda: done.append(1), torch.device("cpu"), capture_with=capture,
-                            settle=lambda: settles.append(1))
+    return GraphAtSecondUse(
+        lambda: done.append(1), torch.device("cpu"), capture_with=capture, settle=lambda: settles.append(1)
+    )
 
 
 def test_work_is_done_first_captured_second_and_replayed_after():

@@ -22,8 +22,14 @@ class RankSession:
         results by test name."""
         self.pytester.makepyfile(test_suite=source)
         out = self.pytester.path / "results.json"
-        result = self.pytester.runpytest_subprocess("-p", "no:cacheprovider", "--gemmcheck-no-record",
-                                                    f"--gemmcheck-json={out}", *args, timeout=SESSION_TIMEOUT_S)
+        result = self.pytester.runpytest_subprocess(
+            "-p",
+            "no:cacheprovider",
+            "--gemmcheck-no-record",
+            f"--gemmcheck-json={out}",
+            *args,
+            timeout=SESSION_TIMEOUT_S,
+        )
         found = json.loads(out.read_text())["results"] if out.exists() else []
         return result, {entry["nodeid"].split("::")[-1]: entry for entry in found}
 

@@ -47,8 +47,14 @@ FAULTS = textwrap.dedent("""
 def test_a_rank_that_raises_hangs_or_dies_fails_its_case_and_the_session_goes_on(ranks):
     result, entries = ranks.run(FAULTS, "--gemmcheck-repeat=8")
     result.assert_outcomes(failed=3, passed=1)
-    errors = {name: {(launch["index"], launch["rank"]): (launch["kinds"], launch["error"] or "")
-                     for launch in entry["launches"] if launch["kinds"]} for name, entry in entries.items()}
+    errors = {
+        name: {
+            (launch["index"], launch["rank"]): (launch["kinds"], launch["error"] or "")
+            for launch in entry["launches"]
+            if launch["kinds"]
+        }
+        for name, entry in entries.items()
+    }
 
     raised = errors["test_fault[raises]"]
     assert raised[(4, 1)] == (["raised"], "ValueError: rank 1 planted this")
@@ -90,14 +96,16 @@ def test_a_case_that_cannot_be_is_one_line(ranks):
     result, entries = ranks.run(USAGE)
     result.assert_outcomes(failed=3)
     assert entries == {}
-    result.stdout.fnmatch_lines([
-        "*CaseError: collective='all_reduce' needs the ranks of a torch.distributed group: run the test with "
-        "@pytest.mark.gemmcheck(world_size=W) or --gemmcheck-world-size=W, or as a rank of a launcher (torchrun)*",
-        "*CaseError: collective='all_reduce' cuts K into 2 shards, one a rank, and K=101 is not a multiple of the "
-        "world size 2",
-        "*CaseError: collective='allreduce' is not a collective; choose one of all_reduce, reduce_scatter, "
-        "all_gather",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*CaseError: collective='all_reduce' needs the ranks of a torch.distributed group: run the test with "
+            "@pytest.mark.gemmcheck(world_size=W) or --gemmcheck-world-size=W, or as a rank of a launcher (torchrun)*",
+            "*CaseError: collective='all_reduce' cuts K into 2 shards, one a rank, and K=101 is not a multiple of the "
+            "world size 2",
+            "*CaseError: collective='allreduce' is not a collective; choose one of all_reduce, reduce_scatter, "
+            "all_gather",
+        ]
+    )
 
 
 def test_a_world_size_that_cannot_be_is_a_usage_error(ranks):
@@ -107,5 +115,9 @@ def test_a_world_size_that_cannot_be_is_a_usage_error(ranks):
     marked = "import pytest\n\n@pytest.mark.gemmcheck(world_size=1000)\ndef test_it(gemmcheck):\n    pass\n"
     result, _ = ranks.run(marked)
     assert result.ret == 4
-    result.stderr.fnmatch_lines(["*test_suite.py::test_it: @pytest.mark.gemmcheck(world_size=...): expected a whole "
-                                 "number of ranks from 1 to 256, got 1000"])
+    result.stderr.fnmatch_lines(
+        [
+            "*test_suite.py::test_it: @pytest.mark.gemmcheck(world_size=...): expected a whole "
+            "number of ranks from 1 to 256, got 1000"
+        ]
+    )

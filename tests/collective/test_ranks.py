@@ -30,8 +30,10 @@ def _clean_over_every_rank(entries, launches):
         world_size = entry["world_size"]
         assert entry["verdict"] == "pass" and entry["collective"] == name.split("[")[1].split("-")[0], name
         assert len(entry["launches"]) == launches * world_size, name
-        per_rank = {rank: [launch["index"] for launch in entry["launches"] if launch["rank"] == rank]
-                    for rank in range(world_size)}
+        per_rank = {
+            rank: [launch["index"] for launch in entry["launches"] if launch["rank"] == rank]
+            for rank in range(world_size)
+        }
         assert all(indices == list(range(1, launches + 1)) for indices in per_rank.values()), name
         assert not any(launch["kinds"] for launch in entry["launches"]), name
         assert len({launch["pid"] for launch in entry["launches"]}) == world_size, name
@@ -84,8 +86,10 @@ def test_races_stale_shards_and_disagreeing_ranks_are_caught_and_blamed(ranks):
     race = entries["test_async_race"]
     caught = ranks.bad(race)
     assert caught, race["launches"]
-    assert all(rank == 1 and index % 10 == 7 and {"wrong", "ranks_disagree"} <= set(kinds)
-               for (index, rank), kinds in caught.items()), caught
+    assert all(
+        rank == 1 and index % 10 == 7 and {"wrong", "ranks_disagree"} <= set(kinds)
+        for (index, rank), kinds in caught.items()
+    ), caught
     assert race["verdict"] == "regression"
 
     # a stale shard poisons the sum every rank receives: launch 5 is wrong on both (and off each

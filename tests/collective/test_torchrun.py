@@ -48,10 +48,22 @@ def _free_port() -> int:
 def _torchrun(ranks, *args):
     ranks.pytester.makeconftest(CONFTEST)
     ranks.pytester.makepyfile(test_suite=SUITE)
-    return ranks.pytester.run(sys.executable, "-m", "torch.distributed.run", "--nproc-per-node=2",
-                              f"--master-port={_free_port()}", "-m", "pytest", "test_suite.py",
-                              "-p", "no:cacheprovider", "--gemmcheck-db=history.db", "--gemmcheck-repeat=50", *args,
-                              timeout=600)
+    return ranks.pytester.run(
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--nproc-per-node=2",
+        f"--master-port={_free_port()}",
+        "-m",
+        "pytest",
+        "test_suite.py",
+        "-p",
+        "no:cacheprovider",
+        "--gemmcheck-db=history.db",
+        "--gemmcheck-repeat=50",
+        *args,
+        timeout=600,
+    )
 
 
 def test_under_torchrun_rank_zero_records_one_result_of_every_rank(ranks):
@@ -60,7 +72,8 @@ def test_under_torchrun_rank_zero_records_one_result_of_every_rank(ranks):
     (result,) = json.loads((ranks.pytester.path / "results.json").read_text())["results"]
     assert result["collective"] == "all_reduce" and result["world_size"] == 2 and result["verdict"] == "pass"
     assert sorted((launch["index"], launch["rank"]) for launch in result["launches"]) == [
-        (index, rank) for index in range(1, 51) for rank in (0, 1)]
+        (index, rank) for index in range(1, 51) for rank in (0, 1)
+    ]
     with sqlite3.connect(ranks.pytester.path / "history.db") as db:
         assert db.execute("select count(*) from run").fetchone() == (1,)  # rank 1's session wrote no run
         assert db.execute("select count(*) from result").fetchone() == (1,)

@@ -10,6 +10,7 @@ from pytest_gemmcheck.cli import main as gemmcheck
 def cli(capsys):
     """``cli(*ARGS)``: ``gemmcheck ARGS`` in this process, as (exit status, stdout, stderr);
     argparse's refusals as their status."""
+
     def run(*args) -> tuple[int, str, str]:
         capsys.readouterr()
         try:
@@ -41,12 +42,43 @@ def recorded_db(tmp_path):
     store = HistoryStore(open_database(resolve_url(str(path), tmp_path), auto_upgrade=True))
     stack = {"gpu_arch": None, "fingerprint": "fcpu"}
     run_id = store.begin_run(RunInfo(tag="main"), stack)
-    launches = [LaunchRecord(index=i, pid=1, host="h", device="cpu", kinds=["wrong"] if i == 2 else [],
-                             wrong=5 if i == 2 else 0, elapsed_s=0.001) for i in (1, 2, 3)]
-    store.add_results(run_id, [CaseResult(key="0123456789abcdef", kernel="kern", m=16, n=16, k=32, quant="bf16",
-                                          tile=None, out_dtype="bfloat16", params={}, fp8=None, seed=0, device="cpu",
-                                          deterministic=True, rtol=0.05, floor=1.0, launches=launches, stack=stack,
-                                          verdict="regression")])
+    launches = [
+        LaunchRecord(
+            index=i,
+            pid=1,
+            host="h",
+            device="cpu",
+            kinds=["wrong"] if i == 2 else [],
+            wrong=5 if i == 2 else 0,
+            elapsed_s=0.001,
+        )
+        for i in (1, 2, 3)
+    ]
+    store.add_results(
+        run_id,
+        [
+            CaseResult(
+                key="0123456789abcdef",
+                kernel="kern",
+                m=16,
+                n=16,
+                k=32,
+                quant="bf16",
+                tile=None,
+                out_dtype="bfloat16",
+                params={},
+                fp8=None,
+                seed=0,
+                device="cpu",
+                deterministic=True,
+                rtol=0.05,
+                floor=1.0,
+                launches=launches,
+                stack=stack,
+                verdict="regression",
+            )
+        ],
+    )
     store.finish_run(run_id, "complete", 1)
     store.engine.dispose()
     return path

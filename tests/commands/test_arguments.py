@@ -8,8 +8,10 @@ import pytest
 def test_compare_refuses_an_alpha_that_is_no_significance_level(empty_db, cli, alpha):
     status, out, err = cli("compare", "--db", empty_db, "--side", "a", "--side", "b", f"--alpha={alpha}")
     assert status == 2 and out == ""
-    assert f"gemmcheck compare: error: argument --alpha: expected a significance level between 0 and 1 (e.g. 0.05), " \
-           f"got '{alpha}'" in err
+    assert (
+        f"gemmcheck compare: error: argument --alpha: expected a significance level between 0 and 1 (e.g. 0.05), "
+        f"got '{alpha}'" in err
+    )
 
 
 def test_an_argument_a_command_does_not_take_gets_that_commands_usage(empty_db, tmp_path, cli):
@@ -26,8 +28,10 @@ def test_an_argument_a_command_does_not_take_gets_that_commands_usage(empty_db, 
 def test_an_age_past_the_calendar_is_a_usage_error(recorded_db, cli, command, since):
     status, out, err = cli(*command, "--db", recorded_db, "--since", since)
     assert (status, out) == (2, "")
-    assert err == f"gemmcheck {command[0]}: --since {since!r}: an age back past the year 1; give a date such as " \
-                  "2026-11-01, or leave the option out to match everything\n"
+    assert (
+        err == f"gemmcheck {command[0]}: --since {since!r}: an age back past the year 1; give a date such as "
+        "2026-11-01, or leave the option out to match everything\n"
+    )
 
 
 def test_a_run_that_does_not_exist_is_a_usage_error(recorded_db, tmp_path, cli):
@@ -42,4 +46,3 @@ def test_a_run_that_does_not_exist_is_a_usage_error(recorded_db, tmp_path, cli):
         status, _, err = cli("history", "--db", recorded_db, "--run", value)
         assert status == 2 and "argument --run: expected a run id, a whole number >= 1" in err, (value, err)
     assert cli("history", "--db", recorded_db, "--run", "1")[0] == 0
-

@@ -22,7 +22,7 @@ def test_budget_words():
         parse_budget("lots")
 
 
-TEST_K = '''
+TEST_K = """
 import os
 import random
 from pathlib import Path
@@ -39,7 +39,7 @@ def test_k(gemmcheck):
     rng = random.Random(f"{RATE}:{os.getpid()}")
     bad = {i for i in range(1, 100_000) if rng.random() < RATE}
     case.run(FaultInjector(lambda out: tiled_gemm(x, out, tile=(16, 16)), "tile", bad, tile=(8, 8)))
-'''
+"""
 
 
 def _git(repo, *args):
@@ -73,8 +73,20 @@ def test_end_to_end_finds_commit_8_in_worktrees_and_leaves_the_tree_alone(bisect
     db = db_url
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     env.pop("GEMMCHECK_DB", None)
-    command = [sys.executable, "-m", "pytest_gemmcheck.cli", "bisect", "--good", shas[0], "--bad", shas[11],
-               "--test", "test_k.py::test_k", "--db", str(db)]
+    command = [
+        sys.executable,
+        "-m",
+        "pytest_gemmcheck.cli",
+        "bisect",
+        "--good",
+        shas[0],
+        "--bad",
+        shas[11],
+        "--test",
+        "test_k.py::test_k",
+        "--db",
+        str(db),
+    ]
     done = subprocess.run(command, cwd=repo, env=env, capture_output=True, text=True, timeout=900)
     print(done.stdout, done.stderr)
     assert done.returncode == 0, done.stderr
@@ -86,13 +98,15 @@ def test_end_to_end_finds_commit_8_in_worktrees_and_leaves_the_tree_alone(bisect
     assert len(_git(repo, "worktree", "list").splitlines()) == 1
     # each probe is a recorded run tagged bisect:<rev>; a second bisect reruns nothing
     from sqlalchemy import create_engine, text
+
     engine = create_engine(db_url)
     with engine.connect() as connection:
         tags = [row[0] for row in connection.execute(text("select tag from run"))]
     engine.dispose()
     assert tags and all(tag.startswith("bisect:") for tag in tags)
-    again = subprocess.run(command + ["--format", "json"], cwd=repo, env=env, capture_output=True, text=True,
-                           timeout=900)
+    again = subprocess.run(
+        command + ["--format", "json"], cwd=repo, env=env, capture_output=True, text=True, timeout=900
+    )
     report = json.loads(again.stdout)
     assert report["first_bad"]["revision"] == shas[8]
     assert report["launches"] == 0 and {p["source"] for p in report["probes"]} == {"history"}
@@ -101,9 +115,29 @@ def test_end_to_end_finds_commit_8_in_worktrees_and_leaves_the_tree_alone(bisect
 def test_a_probe_command_that_exits_125_is_a_skip_and_no_worktree_is_left(bisect_repo, tmp_path):
     repo, shas = bisect_repo
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    done = subprocess.run([sys.executable, "-m", "pytest_gemmcheck.cli", "bisect", "--good", shas[0],
-                           "--bad", shas[11], "--db", str(tmp_path / "h.db"), "--", "sh", "-c", "exit 125"],
-                          cwd=repo, env=env, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest_gemmcheck.cli",
+            "bisect",
+            "--good",
+            shas[0],
+            "--bad",
+            shas[11],
+            "--db",
+            str(tmp_path / "h.db"),
+            "--",
+            "sh",
+            "-c",
+            "exit 125",
+        ],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 3, done.stderr
     assert done.stdout.startswith("no first bad revision: the --bad revision could not be probed (a skip)")
     assert f"skipped {shas[11][:12]}: exit status 125" in done.stdout
@@ -115,14 +149,29 @@ def test_a_test_that_does_not_exist_measures_nothing_and_claims_no_rate(bisect_r
     repo, shas = bisect_repo
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     env.pop("GEMMCHECK_DB", None)
-    command = [sys.executable, "-m", "pytest_gemmcheck.cli", "bisect", "--good", shas[0], "--bad", shas[11],
-               "--test", "test_k.py::nosuch", "--db", str(tmp_path / "h.db")]
+    command = [
+        sys.executable,
+        "-m",
+        "pytest_gemmcheck.cli",
+        "bisect",
+        "--good",
+        shas[0],
+        "--bad",
+        shas[11],
+        "--test",
+        "test_k.py::nosuch",
+        "--db",
+        str(tmp_path / "h.db"),
+    ]
     done = subprocess.run(command, cwd=repo, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 3, done.stderr
     assert done.stdout.startswith("no first bad revision: the --bad revision could not be probed (a skip)")
     assert "counted in launches: none was counted (every probe was skipped), so there is no rate to tell" in done.stdout
     assert "rate before" not in done.stdout
     assert f"skipped {shas[11][:12]}: exit status 4" in done.stdout
-    report = json.loads(subprocess.run(command + ["--format", "json"], cwd=repo, env=env, capture_output=True,
-                                       text=True, timeout=300).stdout)
+    report = json.loads(
+        subprocess.run(
+            command + ["--format", "json"], cwd=repo, env=env, capture_output=True, text=True, timeout=300
+        ).stdout
+    )
     assert (report["units_counted"], report["rate_good"], report["rate_bad"]) == (0, None, None)

@@ -29,16 +29,18 @@ class History:
         self.store = HistoryStore(open_database(make_url(url), auto_upgrade=True, for_writing=True))
         self.pid = 1000
 
-    def collective(self, world_size: int, launches: int, bad: dict[int, int], *, disagree=(),
-                   gpu_of=lambda rank: f"GPU-{rank:04d}") -> CaseResult:
+    def collective(
+        self, world_size: int, launches: int, bad: dict[int, int], *, disagree=(), gpu_of=lambda rank: f"GPU-{rank:04d}"
+    ) -> CaseResult:
         """``bad``: rank -> its first launches that are bad; ``disagree``: (launch, rank) pairs."""
         records = []
         pids = {rank: self.pid + rank for rank in range(world_size)}
         self.pid += world_size
         for index in range(1, launches + 1):
             for rank in range(world_size):
-                record = LaunchRecord(index=index, rank=rank, pid=pids[rank], host="h1", device=f"cuda:{rank}",
-                                      device_uuid=gpu_of(rank))
+                record = LaunchRecord(
+                    index=index, rank=rank, pid=pids[rank], host="h1", device=f"cuda:{rank}", device_uuid=gpu_of(rank)
+                )
                 if index <= bad.get(rank, 0):
                     record.add_kind("wrong")
                     record.wrong = 64
@@ -46,18 +48,55 @@ class History:
                     record.add_kind("ranks_disagree")
                 records.append(record)
         verdict = "regression" if bad or disagree else "pass"
-        return CaseResult(key=KEY, kernel="gemm_ar", m=64, n=64, k=128, quant="bf16", tile="32x32",
-                          out_dtype="bfloat16", params={"fuse": True}, fp8=None, seed=0, device="cuda:0",
-                          deterministic=True, rtol=0.05, floor=1.0, launches=records, collective="all_reduce",
-                          world_size=world_size, stack=STACK, verdict=verdict)
+        return CaseResult(
+            key=KEY,
+            kernel="gemm_ar",
+            m=64,
+            n=64,
+            k=128,
+            quant="bf16",
+            tile="32x32",
+            out_dtype="bfloat16",
+            params={"fuse": True},
+            fp8=None,
+            seed=0,
+            device="cuda:0",
+            deterministic=True,
+            rtol=0.05,
+            floor=1.0,
+            launches=records,
+            collective="all_reduce",
+            world_size=world_size,
+            stack=STACK,
+            verdict=verdict,
+        )
 
     def plain(self, launches: int = 12) -> CaseResult:
         self.pid += 1
-        records = [LaunchRecord(index=i + 1, pid=self.pid, host="h1", device="cuda:0", device_uuid="GPU-0000")
-                   for i in range(launches)]
-        return CaseResult(key=PLAIN_KEY, kernel="gemm", m=64, n=64, k=128, quant="bf16", tile=None,
-                          out_dtype="bfloat16", params={}, fp8=None, seed=0, device="cuda:0", deterministic=True,
-                          rtol=0.05, floor=1.0, launches=records, stack=STACK, verdict="pass")
+        records = [
+            LaunchRecord(index=i + 1, pid=self.pid, host="h1", device="cuda:0", device_uuid="GPU-0000")
+            for i in range(launches)
+        ]
+        return CaseResult(
+            key=PLAIN_KEY,
+            kernel="gemm",
+            m=64,
+            n=64,
+            k=128,
+            quant="bf16",
+            tile=None,
+            out_dtype="bfloat16",
+            params={},
+            fp8=None,
+            seed=0,
+            device="cuda:0",
+            deterministic=True,
+            rtol=0.05,
+            floor=1.0,
+            launches=records,
+            stack=STACK,
+            verdict="pass",
+        )
 
     def run(self, *results: CaseResult, tag=None) -> None:
         from pytest_gemmcheck.history.store import RunInfo
@@ -97,10 +136,12 @@ def test_history_shows_the_ranks_of_a_collective_case(ranks_history, cli):
     status, out, _ = cli("--db", ranks_history, "history", "--format", "json")
     records = {record["key"]: record for record in json.loads(out)}
     assert records[KEY]["collective"] == "all_reduce" and records[KEY]["world_size"] == 4
-    assert records[KEY]["ranks"] == {"0": {"launches": 150, "bad_launches": 0},
-                                     "1": {"launches": 150, "bad_launches": 1},
-                                     "2": {"launches": 150, "bad_launches": 0},
-                                     "3": {"launches": 150, "bad_launches": 40}}
+    assert records[KEY]["ranks"] == {
+        "0": {"launches": 150, "bad_launches": 0},
+        "1": {"launches": 150, "bad_launches": 1},
+        "2": {"launches": 150, "bad_launches": 0},
+        "3": {"launches": 150, "bad_launches": 40},
+    }
     assert records[PLAIN_KEY]["collective"] is None and records[PLAIN_KEY]["ranks"] is None
 
     status, out, _ = cli("--db", ranks_history, "history", "--format", "csv")
@@ -140,11 +181,15 @@ def test_explain_names_a_rank_and_its_gpu(ranks_history, cli):
     found = json.loads(out)
     assert found["case"]["collective"] == "all_reduce" and found["case"]["world_size"] == 4
     assert found["explained_by"]["factors"] == ["rank", "gpu_uuid"], found["verdict"]
-    assert found["verdict"][0].startswith("one rank: rank 3 on GPU-0003 40/150, other ranks 1/450 (its GPU always "
-                                          "with it, so either may be the cause; p = ")
+    assert found["verdict"][0].startswith(
+        "one rank: rank 3 on GPU-0003 40/150, other ranks 1/450 (its GPU always "
+        "with it, so either may be the cause; p = "
+    )
     status, out, _ = cli("--db", ranks_history, "explain", KEY[:8])
-    assert out.splitlines()[0].startswith("c011ec7100 gemm_ar bf16 64x64x128 tile 32x32 fuse=True all_reduce over 4 "
-                                          "ranks: 41/600 bad launches over 3 runs")
+    assert out.splitlines()[0].startswith(
+        "c011ec7100 gemm_ar bf16 64x64x128 tile 32x32 fuse=True all_reduce over 4 "
+        "ranks: 41/600 bad launches over 3 runs"
+    )
     assert "design effect of its results (of its ranks)" in out
 
 
@@ -167,7 +212,7 @@ def test_the_report_page_shows_ranks(ranks_history, cli, tmp_path):
     assert status == 0, err
     page = page_path.read_text()
     assert "gemm_ar bf16 64x64x128 tile 32x32 fuse=True all_reduce over 4 ranks" in page
-    assert "<th scope=\"col\">ranks</th>" in page and "all_reduce x4: rank 3 40/150, rank 1 1/150" in page
+    assert '<th scope="col">ranks</th>' in page and "all_reduce x4: rank 3 40/150, rank 1 1/150" in page
     assert "Ranks of run 3 (pr, " in page
     assert '<table class="ranks">' in page and "GPU-0003" in page and "ranks_disagree" in page
     # a bar per launch and rank (200 of them, drawn in pairs), each tooltip naming both

@@ -66,8 +66,10 @@ def test_sub_parser_registration(files, capsys):
 
 def test_python_dash_m(files):
     done = subprocess.run(
-        [sys.executable, "-m", "pytest_gemmcheck.compiled.lint", files["fp8_tail_gemm_racy_k512"]], capture_output=True,
-        text=True)
+        [sys.executable, "-m", "pytest_gemmcheck.compiled.lint", files["fp8_tail_gemm_racy_k512"]],
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 1
     assert "16 error(s)" in done.stdout
 

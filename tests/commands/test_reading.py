@@ -7,9 +7,16 @@ import pytest
 
 from pytest_gemmcheck.history.engine import head_revision
 
-READ_COMMANDS = [["history"], ["runs"], ["coverage"], ["compare", "--side", "run:1", "--side", "run:2"],
-                 ["report", "--html", "page.html"], ["explain", "0123"], ["goldens", "export", "--dir", "goldens"],
-                 ["db", "current"]]
+READ_COMMANDS = [
+    ["history"],
+    ["runs"],
+    ["coverage"],
+    ["compare", "--side", "run:1", "--side", "run:2"],
+    ["report", "--html", "page.html"],
+    ["explain", "0123"],
+    ["goldens", "export", "--dir", "goldens"],
+    ["db", "current"],
+]
 
 
 def _foreign_database(path):
@@ -25,8 +32,10 @@ def _foreign_database(path):
 def test_an_unknown_case_key_is_a_usage_error_as_explain_says(empty_db, cli):
     status, out, err = cli("history", "--db", empty_db, "--case", "zzzz")
     assert (status, out) == (2, "")
-    assert err == "gemmcheck history: --case 'zzzz': no recorded case has a key starting with it (gemmcheck history " \
-                  "lists them)\n"
+    assert (
+        err == "gemmcheck history: --case 'zzzz': no recorded case has a key starting with it (gemmcheck history "
+        "lists them)\n"
+    )
     status, _, err = cli("explain", "--db", empty_db, "zzz")
     assert status == 2 and err.startswith("gemmcheck explain: ")
 
@@ -54,8 +63,11 @@ def test_a_read_command_leaves_a_file_that_is_no_history_as_it_was(tmp_path, cli
     monkeypatch.chdir(tmp_path)
     status, out, err = cli("--db", database, *command)
     if command == ["db", "current"] and kind == "empty":  # the question has an answer: no schema yet
-        assert status == 0 and err == "" and out.endswith(": no gemmcheck schema (head is "
-                                                          f"{head_revision()}: run gemmcheck db upgrade)\n"), out
+        assert (
+            status == 0
+            and err == ""
+            and out.endswith(f": no gemmcheck schema (head is {head_revision()}: run gemmcheck db upgrade)\n")
+        ), out
     else:
         assert status == 1 and out == "" and len(err.splitlines()) == 1, (status, out, err)
         assert ("is empty: no gemmcheck history" if kind == "empty" else "is not a gemmcheck history") in err, err

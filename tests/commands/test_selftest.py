@@ -17,8 +17,9 @@ from pytest_gemmcheck.commands.selftest_probes import PROBES
 
 def run_command(*args, cwd):
     env = {key: value for key, value in os.environ.items() if key not in ("GEMMCHECK_DB", "TRITON_INTERPRET")}
-    return subprocess.run([sys.executable, "-m", "pytest_gemmcheck", *args], capture_output=True, text=True,
-                          cwd=cwd, env=env, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest_gemmcheck", *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=300
+    )
 
 
 def test_the_command_passes_on_the_cpu_and_says_what_it_proved(tmp_path):
@@ -63,6 +64,7 @@ def _clean_accuracy(real):
     def check_launch(out, ref, rowmax, tol, tile=None, copies=()):
         accuracy, diffs = real(out, ref, rowmax, tol, tile, copies)
         return AccuracyStats(Locations(tiles=accuracy.wrong.tiles), 0, 0.0, 0.0, 0.0), diffs
+
     return check_launch
 
 
@@ -73,13 +75,17 @@ def _blind_consistency(real):
     def check_launch(out, ref, rowmax, tol, tile=None, copies=()):
         accuracy, diffs = real(out, ref, rowmax, tol, tile, copies)
         return accuracy, [DiffStats(Locations(tiles=diff.differing.tiles), 0.0) for diff in diffs]
+
     return check_launch
 
 
-@pytest.mark.parametrize("broken, misjudged", [
-    (_clean_accuracy, ["corrupted row", "unwritten output"]),
-    (_blind_consistency, ["race under tolerance"]),
-])
+@pytest.mark.parametrize(
+    "broken, misjudged",
+    [
+        (_clean_accuracy, ["corrupted row", "unwritten output"]),
+        (_blind_consistency, ["race under tolerance"]),
+    ],
+)
 def test_a_broken_checker_fails_the_self_test(monkeypatch, broken, misjudged):
     from pytest_gemmcheck.checking import torch_backend
 

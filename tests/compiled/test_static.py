@@ -38,16 +38,23 @@ def test_racy_assembly_is_reported_and_fails_on_request(suite, monkeypatch):
     monkeypatch.setenv("ASM", str(DATA / "fp8_tail_gemm_racy_k512.s"))
     reported = suite.runpytest("--gemmcheck-no-record")
     reported.assert_outcomes(passed=1)
-    reported.stdout.fnmatch_lines(["PASS * fp8_tail_gemm fp8 256x256x512 tile 128x128: 1 kernel, lint 16 errors,",
-                                   "           0 warnings", "    compiled (fp8_tail_gemm K=512 for gfx950)"])
+    reported.stdout.fnmatch_lines(
+        [
+            "PASS * fp8_tail_gemm fp8 256x256x512 tile 128x128: 1 kernel, lint 16 errors,",
+            "           0 warnings",
+            "    compiled (fp8_tail_gemm K=512 for gfx950)",
+        ]
+    )
     failed = suite.runpytest("--gemmcheck-no-record", "--gemmcheck-static=fail")
     failed.assert_outcomes(failed=1)
-    failed.stdout.fnmatch_lines([
-        "*gemmcheck: fp8_tail_gemm fp8 256x256x512 tile 128x128: regression",
-        "*the LDS-race lint found 16 read(s) of LDS that a DMA load may not have finished writing",
-        "*lint: 16 error(s), 0 warning(s)",
-        "*error: read-before-load-retires: ds_read*",
-    ])
+    failed.stdout.fnmatch_lines(
+        [
+            "*gemmcheck: fp8_tail_gemm fp8 256x256x512 tile 128x128: regression",
+            "*the LDS-race lint found 16 read(s) of LDS that a DMA load may not have finished writing",
+            "*lint: 16 error(s), 0 warning(s)",
+            "*error: read-before-load-retires: ds_read*",
+        ]
+    )
 
 
 def test_fixed_assembly_passes_and_metrics_are_compared_with_the_last_record(suite, monkeypatch):
@@ -79,7 +86,8 @@ def test_compile_flydsl_records_the_example(pytester, examples_dir):
     if not flydsl_installed() or find_linker() is None:
         pytest.skip("FlyDSL or an ld.lld 18+ is not installed (bash ci/install-flydsl.sh)")
     shutil.copy(examples_dir / "flydsl" / "fp8_tail_gemm.py", pytester.path / "fp8_tail_gemm.py")
-    pytester.makepyfile(test_compile=textwrap.dedent("""
+    pytester.makepyfile(
+        test_compile=textwrap.dedent("""
         import pytest
 
         @pytest.mark.parametrize("variant", ["racy", "fixed"])
@@ -87,10 +95,10 @@ def test_compile_flydsl_records_the_example(pytester, examples_dir):
             case = gemmcheck.case("fp8_tail_gemm", m=256, n=256, k=256, quant="fp8", params={"variant": variant})
             result = case.compile_flydsl("fp8_tail_gemm.py:compile_spec", params={"K": 256, "variant": variant})
             assert (result.static["lint"]["errors"] > 0) == (variant == "racy")
-    """))
+    """)
+    )
     result = pytester.runpytest_subprocess("--gemmcheck-no-record", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=2)
-
 
 
 def _corpus_kernel(examples_dir, name):
@@ -111,8 +119,9 @@ def test_latent_findings_fail_only_under_the_latent_policy(suite, monkeypatch, e
     assert ": 1 kernel, lint 0 errors, 0 warnings, 1 latent compiled (" in joined(reported)
     failed = suite.runpytest("--gemmcheck-no-record", "--gemmcheck-static=latent")
     failed.assert_outcomes(failed=1)
-    failed.stdout.fnmatch_lines(["*ordered only by elapsed time across a barrier-phase offset*",
-                                 "*latent: read-across-phase-offset: ds_read*"])
+    failed.stdout.fnmatch_lines(
+        ["*ordered only by elapsed time across a barrier-phase offset*", "*latent: read-across-phase-offset: ds_read*"]
+    )
 
 
 def test_unchecked_reads_fail_under_the_fail_policy(suite, monkeypatch, tmp_path):

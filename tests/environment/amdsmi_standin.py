@@ -28,10 +28,12 @@ AMDSMI_STATUS_NO_PERM = 10
 AMDSMI_STATUS_NOT_FOUND = 31
 AMDSMI_STATUS_NOT_INIT = 32
 AMDSMI_STATUS_DRIVER_NOT_LOADED = 34
-_INFO = {AMDSMI_STATUS_NO_PERM: "AMDSMI_STATUS_NO_PERM - Permission Denied",
-         AMDSMI_STATUS_NOT_FOUND: "AMDSMI_STATUS_NOT_FOUND - Device Not found",
-         AMDSMI_STATUS_NOT_INIT: "AMDSMI_STATUS_NOT_INIT - Device not initialized",
-         AMDSMI_STATUS_DRIVER_NOT_LOADED: "AMDSMI_STATUS_DRIVER_NOT_LOADED - Driver not loaded"}
+_INFO = {
+    AMDSMI_STATUS_NO_PERM: "AMDSMI_STATUS_NO_PERM - Permission Denied",
+    AMDSMI_STATUS_NOT_FOUND: "AMDSMI_STATUS_NOT_FOUND - Device Not found",
+    AMDSMI_STATUS_NOT_INIT: "AMDSMI_STATUS_NOT_INIT - Device not initialized",
+    AMDSMI_STATUS_DRIVER_NOT_LOADED: "AMDSMI_STATUS_DRIVER_NOT_LOADED - Driver not loaded",
+}
 
 
 class AmdSmiException(Exception):
@@ -136,24 +138,45 @@ def make(devices, *, failing=None, init_error=None):
     def amdsmi_get_gpu_device_uuid(handle):
         device = call("amdsmi_get_gpu_device_uuid", handle)
         serial, did = device["serial"], device["device_id"]
-        return (f"{did & 0xFFFF:04x}ff{(serial >> 56) & 0xFF:02x}-0000-1000-80{(serial >> 48) & 0xFF:02x}-"
-                f"{(serial >> 32) & 0xFFFF:04x}{serial & 0xFFFFFFFF:08x}")
+        return (
+            f"{did & 0xFFFF:04x}ff{(serial >> 56) & 0xFF:02x}-0000-1000-80{(serial >> 48) & 0xFF:02x}-"
+            f"{(serial >> 32) & 0xFFFF:04x}{serial & 0xFFFFFFFF:08x}"
+        )
 
     def amdsmi_get_gpu_process_list(handle):
         device = call("amdsmi_get_gpu_process_list", handle)
         listed = device["processes"]() if callable(device["processes"]) else device["processes"]
-        return [{"name": p.get("name") or "N/A", "pid": p["pid"], "mem": p.get("mem", 0),
-                 "engine_usage": {"gfx": 0, "enc": 0},
-                 "memory_usage": {"gtt_mem": 0, "cpu_mem": 0, "vram_mem": p.get("mem", 0)}} for p in listed]
+        return [
+            {
+                "name": p.get("name") or "N/A",
+                "pid": p["pid"],
+                "mem": p.get("mem", 0),
+                "engine_usage": {"gfx": 0, "enc": 0},
+                "memory_usage": {"gtt_mem": 0, "cpu_mem": 0, "vram_mem": p.get("mem", 0)},
+            }
+            for p in listed
+        ]
 
     def amdsmi_get_gpu_activity(handle):
         activity = call("amdsmi_get_gpu_activity", handle).get("gfx_activity")
         return {"gfx_activity": "N/A" if activity is None else activity, "umc_activity": "N/A", "mm_activity": "N/A"}
 
     module = types.ModuleType("amdsmi")
-    for value in (AmdSmiException, AmdSmiLibraryException, AmdSmiRetryException, AmdSmiParameterException,
-                  AmdSmiBdfFormatException, AmdSmiInitFlags, amdsmi_processor_handle, amdsmi_init,
-                  amdsmi_get_processor_handles, amdsmi_get_processor_handle_from_bdf, amdsmi_get_gpu_device_bdf,
-                  amdsmi_get_gpu_device_uuid, amdsmi_get_gpu_process_list, amdsmi_get_gpu_activity):
+    for value in (
+        AmdSmiException,
+        AmdSmiLibraryException,
+        AmdSmiRetryException,
+        AmdSmiParameterException,
+        AmdSmiBdfFormatException,
+        AmdSmiInitFlags,
+        amdsmi_processor_handle,
+        amdsmi_init,
+        amdsmi_get_processor_handles,
+        amdsmi_get_processor_handle_from_bdf,
+        amdsmi_get_gpu_device_bdf,
+        amdsmi_get_gpu_device_uuid,
+        amdsmi_get_gpu_process_list,
+        amdsmi_get_gpu_activity,
+    ):
         setattr(module, value.__name__, value)
     return module

@@ -55,6 +55,7 @@ def watch(monitor, *, wait_s=0.0, also_ours=frozenset()):
 
 # --- waiting for idle -------------------------------------------------------------------
 
+
 def test_the_wait_ends_after_several_idle_samples_in_a_row():
     busy, idle = ([OTHER], 0), ([], 0)
     monitor = FakeMonitor(busy, idle, idle, busy, idle, idle, idle)
@@ -76,8 +77,10 @@ def test_the_wait_gives_up_after_its_budget_and_the_note_says_who_was_there():
     monitor = FakeMonitor(([OTHER], 0))
     record = watch(monitor, wait_s=0.02).finish()
     assert record["contended"] is True and 0.015 <= record["waited_s"] < 1  # stops before a sample past the budget
-    assert record["note"] == ("gave up waiting for an idle GPU after 0 s; 1 other process on the GPU at the start "
-                              "and the end: pid 4242 python")
+    assert record["note"] == (
+        "gave up waiting for an idle GPU after 0 s; 1 other process on the GPU at the start "
+        "and the end: pid 4242 python"
+    )
 
 
 def test_the_wait_takes_its_samples_even_with_a_budget_shorter_than_they_take():
@@ -107,14 +110,27 @@ def test_a_wait_synchronises_the_device_first_and_no_wait_does_not():
 
 # --- contended or not -------------------------------------------------------------------
 
-@pytest.mark.parametrize("states,stress,contended,note", [
-    ([([], 0)], None, False, "no other process on the GPU at the start or the end"),
-    ([([OTHER], 0), ([], 0)], None, True, "1 other process on the GPU at the start: pid 4242 python"),
-    ([([], 0), ([OTHER, {"pid": 77, "name": None, "memory": None}], 0)], None, True,
-     "2 other processes on the GPU at the end: pid 77, pid 4242 python"),
-    ([([], 0)], "copy", True, "no other process on the GPU at the start or the end; its own copy load ran beside "
-                              "the launches (--gemmcheck-stress=copy)"),
-])
+
+@pytest.mark.parametrize(
+    "states,stress,contended,note",
+    [
+        ([([], 0)], None, False, "no other process on the GPU at the start or the end"),
+        ([([OTHER], 0), ([], 0)], None, True, "1 other process on the GPU at the start: pid 4242 python"),
+        (
+            [([], 0), ([OTHER, {"pid": 77, "name": None, "memory": None}], 0)],
+            None,
+            True,
+            "2 other processes on the GPU at the end: pid 77, pid 4242 python",
+        ),
+        (
+            [([], 0)],
+            "copy",
+            True,
+            "no other process on the GPU at the start or the end; its own copy load ran beside "
+            "the launches (--gemmcheck-stress=copy)",
+        ),
+    ],
+)
 def test_contended_from_other_processes_and_from_the_cases_own_load(states, stress, contended, note):
     record = watch(FakeMonitor(*states)).finish(stress=stress)
     assert (record["contended"], record["note"], record["stress"]) == (contended, note, stress)
@@ -167,8 +183,10 @@ def test_in_a_pid_namespace_one_listed_process_is_taken_to_be_this_one():
     assert alone["contended"] is False and alone["start"]["unmatched"] is True
     shared = watch(FakeMonitor(([host_pid, OTHER], 0), own=False)).finish()
     assert shared["contended"] is True
-    assert shared["note"] == ("1 other process on the GPU at the start and the end: pid 4242 python, pid 900001 "
-                              "(host pids: one of them is this process)")
+    assert shared["note"] == (
+        "1 other process on the GPU at the start and the end: pid 4242 python, pid 900001 "
+        "(host pids: one of them is this process)"
+    )
 
 
 def test_a_monitor_that_fails_on_one_snapshot_leaves_that_one_unknown():
@@ -183,18 +201,22 @@ def test_a_monitor_that_fails_on_one_snapshot_leaves_that_one_unknown():
     assert record["end"] == {"unknown": "NVML could not list the GPU's processes: Unknown Error"}
     record = watch(FailingAtTheEnd(([OTHER], 0))).finish()  # what the start saw still counts
     assert record["contended"] is True
-    assert record["note"] == ("1 other process on the GPU at the start: pid 4242 python; other processes unknown: "
-                              "NVML could not list the GPU's processes: Unknown Error")
+    assert record["note"] == (
+        "1 other process on the GPU at the start: pid 4242 python; other processes unknown: "
+        "NVML could not list the GPU's processes: Unknown Error"
+    )
 
 
 def test_a_note_names_a_few_processes_and_counts_the_rest():
     crowd = [{"pid": pid, "name": "worker", "memory": None} for pid in range(10, 15)]
     note = watch(FakeMonitor((crowd, 0))).finish()["note"]
-    assert note == ("5 other processes on the GPU at the start and the end: pid 10 worker, pid 11 worker, "
-                    "pid 12 worker and 2 more")
+    assert note == (
+        "5 other processes on the GPU at the start and the end: pid 10 worker, pid 11 worker, pid 12 worker and 2 more"
+    )
 
 
 # --- the monitors, against stand-ins of their libraries ---------------------------------
+
 
 class NVMLError(Exception):
     pass
@@ -208,6 +230,7 @@ def fake_pynvml(*, uuids=(), buses=(), compute=(), graphics=(), utilization=None
             if key not in known:
                 raise NVMLError("Not Found")
             return f"handle of {what} {key}"
+
         return lookup
 
     def get_utilization(handle):
@@ -225,11 +248,15 @@ def fake_pynvml(*, uuids=(), buses=(), compute=(), graphics=(), utilization=None
         return "/usr/bin/python3"
 
     return types.SimpleNamespace(
-        NVMLError=NVMLError, nvmlInit=init,
-        nvmlDeviceGetHandleByUUID=by(uuids, "UUID"), nvmlDeviceGetHandleByPciBusId=by(buses, "bus"),
+        NVMLError=NVMLError,
+        nvmlInit=init,
+        nvmlDeviceGetHandleByUUID=by(uuids, "UUID"),
+        nvmlDeviceGetHandleByPciBusId=by(buses, "bus"),
         nvmlDeviceGetComputeRunningProcesses=lambda handle: [process(pid=p, usedGpuMemory=m) for p, m in compute],
         nvmlDeviceGetGraphicsRunningProcesses=lambda handle: [process(pid=p, usedGpuMemory=m) for p, m in graphics],
-        nvmlDeviceGetUtilizationRates=get_utilization, nvmlSystemGetProcessName=name)
+        nvmlDeviceGetUtilizationRates=get_utilization,
+        nvmlSystemGetProcessName=name,
+    )
 
 
 def test_nvml_finds_the_gpu_by_uuid_then_by_bus_id_never_by_index():
@@ -237,19 +264,25 @@ def test_nvml_finds_the_gpu_by_uuid_then_by_bus_id_never_by_index():
     assert by_uuid._handle(GPU) == f"handle of UUID {GPU['uuid']}"
     by_bus = contention.NvmlMonitor(fake_pynvml(buses=[GPU["pci_bus_id"]]))
     assert by_bus._handle(GPU) == f"handle of bus {GPU['pci_bus_id']}"
-    with pytest.raises(contention.MonitorError, match=r"NVML found no GPU by UUID GPU-0000aaaa \(Not Found\) or "
-                                                      r"PCI bus id 00000000:19:00.0 \(Not Found\)"):
+    with pytest.raises(
+        contention.MonitorError,
+        match=r"NVML found no GPU by UUID GPU-0000aaaa \(Not Found\) or "
+        r"PCI bus id 00000000:19:00.0 \(Not Found\)",
+    ):
         contention.NvmlMonitor(fake_pynvml()).processes(GPU)
     with pytest.raises(contention.MonitorError, match="UUID and PCI bus id are not known"):
         by_uuid.processes({"device": "cuda:0"})
 
 
 def test_nvml_lists_compute_and_graphics_processes_once_each():
-    nvml = contention.NvmlMonitor(fake_pynvml(uuids=[GPU["uuid"]], compute=[(10, 100), (77, None)],
-                                              graphics=[(10, 5), (11, 7)], utilization=42))
-    assert nvml.processes(GPU) == [{"pid": 10, "name": "python3", "memory": 100},
-                                   {"pid": 77, "name": None, "memory": None},
-                                   {"pid": 11, "name": "python3", "memory": 7}]
+    nvml = contention.NvmlMonitor(
+        fake_pynvml(uuids=[GPU["uuid"]], compute=[(10, 100), (77, None)], graphics=[(10, 5), (11, 7)], utilization=42)
+    )
+    assert nvml.processes(GPU) == [
+        {"pid": 10, "name": "python3", "memory": 100},
+        {"pid": 77, "name": None, "memory": None},
+        {"pid": 11, "name": "python3", "memory": 7},
+    ]
     assert nvml.utilization(GPU) == 42
     assert contention.NvmlMonitor(fake_pynvml(uuids=[GPU["uuid"]])).utilization(GPU) is None  # a MIG slice
 
@@ -278,13 +311,15 @@ def fake_amdsmi(*, bdfs=(), uuids=(), processes=(), activity=None):
         return f"handle of {bdf}"
 
     return types.SimpleNamespace(
-        AmdSmiException=AmdSmiException, amdsmi_init=lambda: None,
+        AmdSmiException=AmdSmiException,
+        amdsmi_init=lambda: None,
         amdsmi_get_processor_handle_from_bdf=from_bdf,
         amdsmi_get_processor_handles=lambda: [f"handle {u}" for u in uuids],
         amdsmi_get_gpu_device_uuid=lambda handle: handle.split(" ", 1)[1],
         amdsmi_get_gpu_process_list=lambda handle: list(processes),
         amdsmi_get_gpu_process_info=lambda handle, entry: {"pid": entry, "name": "old", "mem": 1},
-        amdsmi_get_gpu_activity=lambda handle: {"gfx_activity": activity if activity is not None else "N/A"})
+        amdsmi_get_gpu_activity=lambda handle: {"gfx_activity": activity if activity is not None else "N/A"},
+    )
 
 
 def test_amdsmi_finds_the_gpu_by_bus_id_in_its_own_spelling_then_by_uuid():
@@ -297,8 +332,13 @@ def test_amdsmi_finds_the_gpu_by_bus_id_in_its_own_spelling_then_by_uuid():
 
 
 def test_amdsmi_reads_process_lists_old_and_new():
-    new = contention.AmdSmiMonitor(fake_amdsmi(bdfs=["0000:19:00.0"], activity=12, processes=[
-        {"pid": 5, "name": "python", "mem": 10}, {"pid": 6, "name": "N/A", "mem": 0}]))
+    new = contention.AmdSmiMonitor(
+        fake_amdsmi(
+            bdfs=["0000:19:00.0"],
+            activity=12,
+            processes=[{"pid": 5, "name": "python", "mem": 10}, {"pid": 6, "name": "N/A", "mem": 0}],
+        )
+    )
     assert new.processes(GPU) == [{"pid": 5, "name": "python", "memory": 10}, {"pid": 6, "name": None, "memory": 0}]
     assert new.utilization(GPU) == 12
     old = contention.AmdSmiMonitor(fake_amdsmi(bdfs=["0000:19:00.0"], processes=[8]))  # handles, before ROCm 6.1
@@ -308,11 +348,18 @@ def test_amdsmi_reads_process_lists_old_and_new():
 
 # --- amdsmi as ROCm documents it: tests/environment/amdsmi_standin.py -------------------------
 
+
 def amd_gpu(processes=(), activity=3):
     """An MI300X as the stand-in reports it; this process holds it, as amdsmi lists it."""
-    return {"bdf": "0000:19:00.0", "serial": 0x18AD4D6E4E2C7B2F, "device_id": 0x74A1, "gfx_activity": activity,
-            "processes": processes if callable(processes) else
-            [{"pid": os.getpid(), "name": "pytest", "mem": 1 << 28}, *processes]}
+    return {
+        "bdf": "0000:19:00.0",
+        "serial": 0x18AD4D6E4E2C7B2F,
+        "device_id": 0x74A1,
+        "gfx_activity": activity,
+        "processes": processes
+        if callable(processes)
+        else [{"pid": os.getpid(), "name": "pytest", "mem": 1 << 28}, *processes],
+    }
 
 
 # what gpus.gpu_identity gives on ROCm: torch's PCI fields spelled as nvidia-smi spells them
@@ -339,8 +386,11 @@ def test_amdsmi_finds_the_gpu_by_its_uuid_when_the_bus_id_is_not_known_or_not_it
     # a domain beyond the 4 hex digits amdsmi parses: its format error, then the UUID
     far = {"uuid": uuid, "pci_bus_id": "00010000:19:00.0"}
     assert contention.AmdSmiMonitor(library)._handle(far)._device["bdf"] == "0000:19:00.0"
-    with pytest.raises(contention.MonitorError, match=r"amdsmi found no GPU by PCI bus id 00010000:19:00.0 "
-                                                      r"\(Wrong BDF format: 10000:19:00.0.\) or UUID GPU-9"):
+    with pytest.raises(
+        contention.MonitorError,
+        match=r"amdsmi found no GPU by PCI bus id 00010000:19:00.0 "
+        r"\(Wrong BDF format: 10000:19:00.0.\) or UUID GPU-9",
+    ):
         contention.AmdSmiMonitor(library).processes({"uuid": "GPU-9", "pci_bus_id": "00010000:19:00.0"})
 
 
@@ -350,8 +400,10 @@ def test_amdsmi_snapshots_leave_this_process_out_and_read_unknown_names_and_acti
     others = [{"pid": 4242, "name": "N/A", "mem": 1 << 30}, {"pid": 4243, "name": "vllm", "mem": 5}]
     monitor = contention.AmdSmiMonitor(amdsmi_standin.make([amd_gpu(others, activity=None)]))
     taken = contention.snapshot(monitor, ROCM_GPU)
-    assert taken == {"processes": [{"pid": 4242, "name": None, "memory": 1 << 30},
-                                   {"pid": 4243, "name": "vllm", "memory": 5}], "utilization": None}
+    assert taken == {
+        "processes": [{"pid": 4242, "name": None, "memory": 1 << 30}, {"pid": 4243, "name": "vllm", "memory": 5}],
+        "utilization": None,
+    }
     alone = contention.AmdSmiMonitor(amdsmi_standin.make([amd_gpu(activity=2)]))
     assert contention.snapshot(alone, ROCM_GPU) == {"processes": [], "utilization": 2}
     assert contention.is_idle(contention.snapshot(alone, ROCM_GPU))
@@ -360,13 +412,17 @@ def test_amdsmi_snapshots_leave_this_process_out_and_read_unknown_names_and_acti
 def test_amdsmi_errors_leave_the_snapshot_unknown_and_say_why():
     import amdsmi_standin
 
-    denied = amdsmi_standin.make([amd_gpu()], failing={"amdsmi_get_gpu_process_list":
-                                                       amdsmi_standin.AMDSMI_STATUS_NO_PERM})
+    denied = amdsmi_standin.make(
+        [amd_gpu()], failing={"amdsmi_get_gpu_process_list": amdsmi_standin.AMDSMI_STATUS_NO_PERM}
+    )
     taken = contention.snapshot(contention.AmdSmiMonitor(denied), ROCM_GPU)
-    assert taken == {"unknown": "amdsmi could not list the GPU's processes: Error code:\n\t10 | "
-                                "AMDSMI_STATUS_NO_PERM - Permission Denied"}
-    no_activity = amdsmi_standin.make([amd_gpu()], failing={"amdsmi_get_gpu_activity":
-                                                            amdsmi_standin.AMDSMI_STATUS_NOT_FOUND})
+    assert taken == {
+        "unknown": "amdsmi could not list the GPU's processes: Error code:\n\t10 | "
+        "AMDSMI_STATUS_NO_PERM - Permission Denied"
+    }
+    no_activity = amdsmi_standin.make(
+        [amd_gpu()], failing={"amdsmi_get_gpu_activity": amdsmi_standin.AMDSMI_STATUS_NOT_FOUND}
+    )
     assert contention.snapshot(contention.AmdSmiMonitor(no_activity), ROCM_GPU)["utilization"] is None
 
 
@@ -381,11 +437,15 @@ def test_a_rocm_host_with_nvidia_ml_py_installed_gets_amdsmi(monkeypatch):
     try:
         assert contention.default_monitor().name == "amdsmi"
         contention.default_monitor.cache_clear()
-        monkeypatch.setitem(sys.modules, "amdsmi", amdsmi_standin.make(
-            [amd_gpu()], init_error=amdsmi_standin.AMDSMI_STATUS_DRIVER_NOT_LOADED))
+        monkeypatch.setitem(
+            sys.modules,
+            "amdsmi",
+            amdsmi_standin.make([amd_gpu()], init_error=amdsmi_standin.AMDSMI_STATUS_DRIVER_NOT_LOADED),
+        )
         assert contention.default_monitor().reason == (
             "nvml did not start: NVML Shared Library Not Found; amdsmi did not start: Error code:\n\t34 | "
-            "AMDSMI_STATUS_DRIVER_NOT_LOADED - Driver not loaded")
+            "AMDSMI_STATUS_DRIVER_NOT_LOADED - Driver not loaded"
+        )
     finally:
         contention.default_monitor.cache_clear()
 
@@ -403,6 +463,7 @@ def test_a_case_on_an_amd_gpu_waits_for_idle_and_records_who_was_there(monkeypat
         state = states[min(len(taken), len(states) - 1)]
         taken.append(state)
         return [{"pid": os.getpid(), "name": "pytest", "mem": 1}, *state]
+
     monitor = contention.AmdSmiMonitor(amdsmi_standin.make([amd_gpu(processes, activity=0)]))
     synchronized = []
     monkeypatch.setattr(torch.cuda, "synchronize", synchronized.append)
@@ -432,13 +493,16 @@ def test_the_default_monitor_says_why_there_is_none(monkeypatch):
 
 
 def test_loading_the_plugin_imports_no_monitor():
-    code = ("import sys, pytest_gemmcheck.plugin; "
-            "loaded = {'pytest_gemmcheck.environment.contention', 'pynvml', 'amdsmi'} & set(sys.modules); "
-            "assert not loaded, loaded")
+    code = (
+        "import sys, pytest_gemmcheck.plugin; "
+        "loaded = {'pytest_gemmcheck.environment.contention', 'pynvml', 'amdsmi'} & set(sys.modules); "
+        "assert not loaded, loaded"
+    )
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
 # --- the option ---------------------------------------------------------------------------
+
 
 def test_wait_idle_takes_seconds_and_zero_means_do_not_wait():
     assert Settings().wait_idle == 0
@@ -456,20 +520,24 @@ def test_a_bad_wait_idle_is_a_usage_error_naming_the_option_or_key(pytester):
     pytester.makepyfile("def test_nothing(): pass")
     result = pytester.runpytest("--gemmcheck-wait-idle=-5")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*argument --gemmcheck-wait-idle: expected a number of seconds >= 0 "
-                                 "(0: do not wait), got '-5'*"])
+    result.stderr.fnmatch_lines(
+        ["*argument --gemmcheck-wait-idle: expected a number of seconds >= 0 (0: do not wait), got '-5'*"]
+    )
     pytester.makeini("[pytest]\ngemmcheck_wait_idle = a minute\n")
     result = pytester.runpytest()
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*ini option gemmcheck_wait_idle (the default of --gemmcheck-wait-idle): "
-                                 "expected a number*"])
+    result.stderr.fnmatch_lines(
+        ["*ini option gemmcheck_wait_idle (the default of --gemmcheck-wait-idle): expected a number*"]
+    )
 
 
 # --- a session ----------------------------------------------------------------------------
 
+
 def test_a_cpu_case_records_contended_as_unknown_and_why(pytester, examples_dir):
     shutil.copy(examples_dir / "cpu" / "kernels.py", pytester.path / "kernels.py")
-    pytester.makepyfile(textwrap.dedent("""
+    pytester.makepyfile(
+        textwrap.dedent("""
         import pytest
         from kernels import bf16_matmul
 
@@ -484,15 +552,19 @@ def test_a_cpu_case_records_contended_as_unknown_and_why(pytester, examples_dir)
             case = gemmcheck.case("marked_gemm", m=32, n=32, k=64)
             x = case.inputs()
             case.run(lambda out: bf16_matmul(x, out))
-    """))
+    """)
+    )
     db = pytester.path / "history.db"
-    result = pytester.runpytest(f"--gemmcheck-db={db}", "--gemmcheck-repeat=2", "--gemmcheck-wait-idle=600",
-                                "-p", "no:cacheprovider")
+    result = pytester.runpytest(
+        f"--gemmcheck-db={db}", "--gemmcheck-repeat=2", "--gemmcheck-wait-idle=600", "-p", "no:cacheprovider"
+    )
     result.assert_outcomes(passed=2)
     assert result.duration < 300  # nothing waited for a CPU
     with sqlite3.connect(db) as connection:
-        rows = connection.execute("SELECT c.kernel, r.contended, r.contention FROM result r "
-                                  "JOIN \"case\" c ON c.id = r.case_id ORDER BY c.kernel").fetchall()
+        rows = connection.execute(
+            "SELECT c.kernel, r.contended, r.contention FROM result r "
+            'JOIN "case" c ON c.id = r.case_id ORDER BY c.kernel'
+        ).fetchall()
     assert [(kernel, contended) for kernel, contended, _ in rows] == [("marked_gemm", None), ("quiet_gemm", None)]
     for _, _, stored in rows:
         record = json.loads(stored)
@@ -502,6 +574,7 @@ def test_a_cpu_case_records_contended_as_unknown_and_why(pytester, examples_dir)
 
 
 # --- the real NVML ------------------------------------------------------------------------
+
 
 @pytest.mark.gpu
 def test_real_nvml_sees_another_process_on_the_gpu_and_not_this_one():
@@ -521,12 +594,21 @@ def test_real_nvml_sees_another_process_on_the_gpu_and_not_this_one():
     assert isinstance(alone["start"]["utilization"], (int, type(None)))
 
     # another process with a context on the same GPU (by UUID: its indices may differ)
-    other = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+    other = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent(f"""
         import sys, time, torch
         torch.ones(1, device="cuda:{device.index}")
         print("ready", flush=True)
         sys.stdin.read()
-    """)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    """),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert other.stdout.readline().strip() == "ready"
         shared = contention.start(device, identity, wait_s=0.3).finish()

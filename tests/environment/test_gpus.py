@@ -14,8 +14,16 @@ torch = pytest.importorskip("torch")
 
 
 def mi300x(**fields):
-    return SimpleNamespace(name="AMD Instinct MI300X", gcnArchName="gfx942:sramecc+:xnack-", major=9, minor=4,
-                           multi_processor_count=304, total_memory=192 << 30, warp_size=64, **fields)
+    return SimpleNamespace(
+        name="AMD Instinct MI300X",
+        gcnArchName="gfx942:sramecc+:xnack-",
+        major=9,
+        minor=4,
+        multi_processor_count=304,
+        total_memory=192 << 30,
+        warp_size=64,
+        **fields,
+    )
 
 
 def identity_on_rocm(monkeypatch, props, smi_json=None, visible=1):
@@ -29,6 +37,7 @@ def identity_on_rocm(monkeypatch, props, smi_json=None, visible=1):
         if smi_json is None or command[0] != "rocm-smi":
             raise FileNotFoundError(command[0])
         return subprocess.CompletedProcess(command, 0, json.dumps(smi_json), "")
+
     monkeypatch.setattr(gpus.subprocess, "run", run)
     return gpus.gpu_identity(torch.device("cuda", 0)), asked
 
@@ -42,8 +51,10 @@ def test_torchs_own_fields_need_no_smi(monkeypatch):
 
 
 def test_rocm_smi_fills_what_torch_lacks(monkeypatch):
-    smi = {"card0": {"Unique ID": "0x18ad4d6e4e2c7b2f", "PCI Bus": "0000:19:00.0"},
-           "card1": {"Unique ID": "0x28ad4d6e4e2c7b2f", "PCI Bus": "0000:2a:00.0"}}
+    smi = {
+        "card0": {"Unique ID": "0x18ad4d6e4e2c7b2f", "PCI Bus": "0000:19:00.0"},
+        "card1": {"Unique ID": "0x28ad4d6e4e2c7b2f", "PCI Bus": "0000:2a:00.0"},
+    }
     props = mi300x(uuid="", pci_bus_id=0x2A, pci_device_id=0, pci_domain_id=0)
     identity, asked = identity_on_rocm(monkeypatch, props, smi, visible=2)
     assert asked == ["rocm-smi"]
@@ -60,7 +71,16 @@ def test_without_rocm_smi_what_nothing_tells_is_none(monkeypatch):
     assert asked == ["rocm-smi"] and identity["uuid"] is None and identity["pci_bus_id"] is None
 
 
-@pytest.mark.parametrize("arch, flavour", [("gfx942", "e4m3fnuz"), ("gfx940", "e4m3fnuz"), ("gfx950", "e4m3fn"),
-                                           ("sm_90", "e4m3fn"), ("sm_100", "e4m3fn"), (None, "e4m3fn")])
+@pytest.mark.parametrize(
+    "arch, flavour",
+    [
+        ("gfx942", "e4m3fnuz"),
+        ("gfx940", "e4m3fnuz"),
+        ("gfx950", "e4m3fn"),
+        ("sm_90", "e4m3fn"),
+        ("sm_100", "e4m3fn"),
+        (None, "e4m3fn"),
+    ],
+)
 def test_the_native_fp8_flavour(arch, flavour):
     assert gpus.native_fp8(arch) == flavour

@@ -13,10 +13,17 @@ from pytest_gemmcheck.environment import stack
 
 torch = pytest.importorskip("torch")
 
-MI355X = SimpleNamespace(name="AMD Instinct MI355X", gcnArchName="gfx950:sramecc+:xnack-", major=9, minor=5,
-                         multi_processor_count=256, warp_size=64)
-H200 = SimpleNamespace(name="NVIDIA H200", gcnArchName="NVIDIA H200", major=9, minor=0, multi_processor_count=132,
-                       warp_size=32)
+MI355X = SimpleNamespace(
+    name="AMD Instinct MI355X",
+    gcnArchName="gfx950:sramecc+:xnack-",
+    major=9,
+    minor=5,
+    multi_processor_count=256,
+    warp_size=64,
+)
+H200 = SimpleNamespace(
+    name="NVIDIA H200", gcnArchName="NVIDIA H200", major=9, minor=0, multi_processor_count=132, warp_size=32
+)
 # rocm-smi --showdriverversion --csv
 ROCM_SMI_DRIVER = "name, value\nDriver version,6.12.12\n"
 
@@ -35,14 +42,16 @@ def on_gpu(monkeypatch, props, *, hip, cuda, smi):
         if command[0] != smi[0]:
             raise FileNotFoundError(command[0])
         return subprocess.CompletedProcess(command, 0, smi[1], "")
+
     monkeypatch.setattr(stack.subprocess, "run", run)
     # FlyDSL's fields join the stack only where FlyDSL was imported (another test in this process)
     monkeypatch.delitem(sys.modules, "flydsl", raising=False)
     return stack._base_info.__wrapped__()
 
 
-@pytest.mark.parametrize("suffixed, arch", [("gfx950:sramecc+:xnack-", "gfx950"), ("gfx942:sramecc-:xnack+", "gfx942"),
-                                            ("gfx942", "gfx942")])
+@pytest.mark.parametrize(
+    "suffixed, arch", [("gfx950:sramecc+:xnack-", "gfx950"), ("gfx942:sramecc-:xnack+", "gfx942"), ("gfx942", "gfx942")]
+)
 def test_the_arch_of_a_rocm_gpu_has_no_feature_suffixes(monkeypatch, suffixed, arch):
     monkeypatch.setattr(torch.version, "hip", "7.0.51831")
     assert stack.gpu_arch(SimpleNamespace(gcnArchName=suffixed, major=9, minor=4)) == arch

@@ -22,8 +22,8 @@ def stress_threads():
 
 # --- stress: option values -------------------------------------------------------------
 
-@pytest.mark.parametrize("text,kind", [("none", "none"), ("copy", "copy"), ("COMPUTE", "compute"),
-                                       (" copy ", "copy")])
+
+@pytest.mark.parametrize("text,kind", [("none", "none"), ("copy", "copy"), ("COMPUTE", "compute"), (" copy ", "copy")])
 def test_stress_option_values(text, kind):
     assert BY_NAME["stress"].parse(text) == kind
 
@@ -42,6 +42,7 @@ def test_bad_kind_fails_before_anything_runs():
 
 # --- stress: no-op paths ---------------------------------------------------------------
 
+
 @pytest.mark.parametrize("kind", ["copy", "compute"])
 def test_cpu_device_is_a_noop_that_says_why(kind):
     with stress.load(kind, "cpu") as background:
@@ -54,8 +55,11 @@ def test_cpu_device_is_a_noop_that_says_why(kind):
 def test_kind_none_is_a_noop_on_any_device():
     with stress.load("none", "cuda:0") as background:  # never looks at the device
         pass
-    assert background.describe() == {"kind": "none", "active": False,
-                                     "note": "no background load (--gemmcheck-stress=none)"}
+    assert background.describe() == {
+        "kind": "none",
+        "active": False,
+        "note": "no background load (--gemmcheck-stress=none)",
+    }
 
 
 def test_a_load_runs_once():
@@ -68,6 +72,7 @@ def test_a_load_runs_once():
 
 
 # --- stress: the background thread, driven by a stand-in for the GPU ----------------------
+
 
 class FakeEvent:
     def __init__(self, workload):
@@ -285,30 +290,59 @@ def test_a_workload_on_an_amd_gpu_runs_the_triton_loops():
 
 # --- devices: choosing a GPU per worker ----------------------------------------------------
 
-@pytest.mark.parametrize("spec,expected", [
-    (None, None), ("all", None), (" ALL ", None), ("", None),
-    ("0", (0,)), ("0,1,3", (0, 1, 3)), ("3,1", (3, 1)), ("0-3", (0, 1, 2, 3)), ("0-1, 5", (0, 1, 5)),
-])
+
+@pytest.mark.parametrize(
+    "spec,expected",
+    [
+        (None, None),
+        ("all", None),
+        (" ALL ", None),
+        ("", None),
+        ("0", (0,)),
+        ("0,1,3", (0, 1, 3)),
+        ("3,1", (3, 1)),
+        ("0-3", (0, 1, 2, 3)),
+        ("0-1, 5", (0, 1, 5)),
+    ],
+)
 def test_parse_devices(spec, expected):
     assert devices.parse_devices(spec) == expected
 
 
-@pytest.mark.parametrize("spec,message", [
-    ("gpu0", "is not a GPU index"), ("0,,1", "empty item"), ("-1", "is not a GPU index"),
-    ("1,1", "named twice"), ("0-2,1", "named twice"), ("3-1", "runs backwards"), ("1.5", "is not a GPU index"),
-])
+@pytest.mark.parametrize(
+    "spec,message",
+    [
+        ("gpu0", "is not a GPU index"),
+        ("0,,1", "empty item"),
+        ("-1", "is not a GPU index"),
+        ("1,1", "named twice"),
+        ("0-2,1", "named twice"),
+        ("3-1", "runs backwards"),
+        ("1.5", "is not a GPU index"),
+    ],
+)
 def test_parse_devices_errors_name_the_option(spec, message):
     with pytest.raises(ValueError, match=message) as info:
         devices.parse_devices(spec)
     assert str(info.value).startswith(f"--gemmcheck-devices={spec!r}")
 
 
-@pytest.mark.parametrize("worker,spec,count,device", [
-    (None, None, 4, 0), ("master", None, 4, 0), (None, "2,3", 4, 2),
-    ("gw0", None, 4, 0), ("gw3", None, 4, 3), ("gw5", None, 4, 1),  # more workers than GPUs: round-robin
-    ("gw0", "1,3", 4, 1), ("gw1", "1,3", 4, 3), ("gw2", "1,3", 4, 1),
-    ("gw3", "all", 2, 1), ("gw12", "0-7", 8, 4),
-])
+@pytest.mark.parametrize(
+    "worker,spec,count,device",
+    [
+        (None, None, 4, 0),
+        ("master", None, 4, 0),
+        (None, "2,3", 4, 2),
+        ("gw0", None, 4, 0),
+        ("gw3", None, 4, 3),
+        ("gw5", None, 4, 1),  # more workers than GPUs: round-robin
+        ("gw0", "1,3", 4, 1),
+        ("gw1", "1,3", 4, 3),
+        ("gw2", "1,3", 4, 1),
+        ("gw3", "all", 2, 1),
+        ("gw12", "0-7", 8, 4),
+    ],
+)
 def test_device_for_worker(worker, spec, count, device):
     assert devices.device_for_worker(worker, spec, count) == device
 
@@ -329,8 +363,9 @@ def test_bad_spec_is_an_error_even_without_a_gpu():
 
 
 def test_device_that_is_not_visible():
-    with pytest.raises(ValueError,
-                       match=r"--gemmcheck-devices='0,2': GPU 2 is not visible \(this process sees GPUs 0-1"):
+    with pytest.raises(
+        ValueError, match=r"--gemmcheck-devices='0,2': GPU 2 is not visible \(this process sees GPUs 0-1"
+    ):
         devices.device_for_worker("gw0", "0,2", 2)
     with pytest.raises(ValueError, match="sees GPU 0;"):
         devices.device_for_worker(None, "1", 1)
@@ -344,39 +379,56 @@ def test_malformed_worker_id(worker):
 
 # --- devices: identity -----------------------------------------------------------------
 
+
 def test_gpu_identity_of_the_cpu():
     assert gpus.gpu_identity("cpu") == {"device": "cpu"}
 
 
 def test_parse_nvidia_smi():
-    text = ("0, GPU-5b1c0d2e-aaaa-bbbb-cccc-0123456789ab, 00000000:19:00.0, NVIDIA H200\n"
-            "1, GPU-77f0e3b4-aaaa-bbbb-cccc-0123456789ab, 00000000:3B:00.0, NVIDIA H200\n")
+    text = (
+        "0, GPU-5b1c0d2e-aaaa-bbbb-cccc-0123456789ab, 00000000:19:00.0, NVIDIA H200\n"
+        "1, GPU-77f0e3b4-aaaa-bbbb-cccc-0123456789ab, 00000000:3B:00.0, NVIDIA H200\n"
+    )
     rows = gpus.parse_nvidia_smi(text)
-    assert rows[1] == {"index": "1", "uuid": "GPU-77f0e3b4-aaaa-bbbb-cccc-0123456789ab",
-                       "pci_bus_id": "00000000:3B:00.0", "name": "NVIDIA H200"}
+    assert rows[1] == {
+        "index": "1",
+        "uuid": "GPU-77f0e3b4-aaaa-bbbb-cccc-0123456789ab",
+        "pci_bus_id": "00000000:3B:00.0",
+        "name": "NVIDIA H200",
+    }
     assert gpus.parse_nvidia_smi("No devices were found\n") == []
 
 
 def test_parse_rocm_smi():
-    text = ('{"card0": {"Unique ID": "0x18f68e602b8a790f", "PCI Bus": "0000:0C:00.0"},'
-            ' "card1": {"Unique ID": "0x4a1b", "PCI Bus": "0000:22:00.0"}, "system": {}}')
+    text = (
+        '{"card0": {"Unique ID": "0x18f68e602b8a790f", "PCI Bus": "0000:0C:00.0"},'
+        ' "card1": {"Unique ID": "0x4a1b", "PCI Bus": "0000:22:00.0"}, "system": {}}'
+    )
     rows = gpus.parse_rocm_smi(text)
     assert [row["index"] for row in rows] == ["0", "1"]
     assert rows[0]["uuid"] == "0x18f68e602b8a790f" and rows[0]["pci_bus_id"] == "00000000:0C:00.0"
     assert gpus.parse_rocm_smi("not json") == []
 
 
-@pytest.mark.parametrize("text,expected", [
-    ("0000:3b:00.0", "00000000:3B:00.0"), ("00000000:3B:00.0", "00000000:3B:00.0"), ("3b:00.0", "00000000:3B:00.0"),
-    (None, None), ("", None),
-])
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("0000:3b:00.0", "00000000:3B:00.0"),
+        ("00000000:3B:00.0", "00000000:3B:00.0"),
+        ("3b:00.0", "00000000:3B:00.0"),
+        (None, None),
+        ("", None),
+    ],
+)
 def test_normalise_bus_id(text, expected):
     assert gpus.normalise_bus_id(text) == expected
 
 
 def test_smi_rows_are_matched_by_uuid_or_bus_never_by_index():
-    rows = [{"index": "0", "uuid": "GPU-a", "pci_bus_id": "00000000:19:00.0"},
-            {"index": "1", "uuid": "GPU-b", "pci_bus_id": "00000000:3B:00.0"}]
+    rows = [
+        {"index": "0", "uuid": "GPU-a", "pci_bus_id": "00000000:19:00.0"},
+        {"index": "1", "uuid": "GPU-b", "pci_bus_id": "00000000:3B:00.0"},
+    ]
     assert gpus.match_smi_row(rows, uuid="gpu-b", bus_id=None)["index"] == "1"
     assert gpus.match_smi_row(rows, uuid=None, bus_id="00000000:19:00.0")["index"] == "0"
     assert gpus.match_smi_row(rows, uuid="GPU-c", bus_id=None) is None

@@ -33,8 +33,19 @@ def emulator(tmp_path_factory):
         key = (variant, stages, block_k)
         if key not in built:
             exe = folder / f"tail_gemm_{variant}_{stages}_{block_k}"
-            command = ["g++", "-std=c++20", "-O2", "-pthread", "-Wno-unknown-pragmas", f"-DSTAGES={stages}",
-                       f"-DBLOCK_K={block_k}", f"-DFIXED={int(variant == 'fixed')}", str(SOURCE), "-o", str(exe)]
+            command = [
+                "g++",
+                "-std=c++20",
+                "-O2",
+                "-pthread",
+                "-Wno-unknown-pragmas",
+                f"-DSTAGES={stages}",
+                f"-DBLOCK_K={block_k}",
+                f"-DFIXED={int(variant == 'fixed')}",
+                str(SOURCE),
+                "-o",
+                str(exe),
+            ]
             done = subprocess.run(command, capture_output=True, text=True, timeout=300)
             if done.returncode != 0:
                 pytest.fail(f"building the emulation failed:\n{done.stderr[-3000:]}")
@@ -62,7 +73,11 @@ def checked(out, x):
 
 
 PIPELINES = [  # (stages, block_k, K): K = 2 * block_k runs the main loop zero times
-    (2, 32, 64), (2, 32, 256), (3, 16, 256), (4, 64, 512), (2, 128, 512),
+    (2, 32, 64),
+    (2, 32, 256),
+    (3, 16, 256),
+    (4, 64, 512),
+    (2, 128, 512),
 ]
 
 

@@ -56,13 +56,15 @@ def test_the_goldens_are_stable_reviewable_text(tmp_path):
 def test_the_example_suites_pass_and_the_faults_are_known_bad(repo):
     result = repo.runpytest("cpu", *NO_RECORD)
     result.assert_outcomes(passed=20)
-    result.stdout.fnmatch_lines([
-        "*- gemmcheck -*",
-        "PASS * tiled_gemm ptpc 256x384x512 tile 64x64: 0/12 launches bad",
-        "KNOWN-BAD * fault_tile ptpc 256x256x512 tile 64x64: 3/12 launches bad,*",
-        "    vs 3/12 (golden): golden*",
-        "    launches 2, 5, 9; *",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*- gemmcheck -*",
+            "PASS * tiled_gemm ptpc 256x384x512 tile 64x64: 0/12 launches bad",
+            "KNOWN-BAD * fault_tile ptpc 256x256x512 tile 64x64: 3/12 launches bad,*",
+            "    vs 3/12 (golden): golden*",
+            "    launches 2, 5, 9; *",
+        ]
+    )
     lines = [line for line in result.outlines if line.startswith(("PASS", "KNOWN-BAD", "REGRESSION", "IMPROVED"))]
     assert sorted(line.split()[1] for line in lines if line.startswith("KNOWN-BAD")) == sorted(FAULTS)
     assert sum(line.startswith("PASS") for line in lines) == 16 and len(lines) == 20, lines

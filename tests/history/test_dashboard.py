@@ -49,23 +49,39 @@ def run(capsys, *args) -> tuple[int, str, str]:
 
 
 def test_compare_gives_the_pr_table_in_markdown(ab_history, capsys):
-    status, out, _ = run(capsys, "compare", "--db", ab_history, "--side", "main", "--side", "pr-7",
-                         "--format", "markdown")
+    status, out, _ = run(
+        capsys, "compare", "--db", ab_history, "--side", "main", "--side", "pr-7", "--format", "markdown"
+    )
     assert status == 0, out
     lines = out.splitlines()
     assert lines[0] == "| kernel | quant | shape | tile | params | main | pr-7 | pr-7 vs main |"
     rows = [line for line in lines if line.startswith("| tail_gemm")]
     assert len(rows) == 3
     for row in rows:
-        assert re.search(r"\| fails 12/12 \(worst \d{3} wrong\) \| passes 0/12 "
-                         r"\| fixed \(p = \d\.\de-0\d\) \|", row), row
+        assert re.search(
+            r"\| fails 12/12 \(worst \d{3} wrong\) \| passes 0/12 "
+            r"\| fixed \(p = \d\.\de-0\d\) \|",
+            row,
+        ), row
     assert "fuse=False" in rows[0]
     assert any(line.startswith("p: one-sided Fisher exact test") for line in lines)
 
 
 def test_compare_takes_sides_by_kind_and_more_than_two(ab_history, capsys):
-    status, out, _ = run(capsys, "compare", "--db", ab_history, "--side", "tag:pr-7", "--side", "run:1", "--side",
-                         "tag:main", "--format", "json")
+    status, out, _ = run(
+        capsys,
+        "compare",
+        "--db",
+        ab_history,
+        "--side",
+        "tag:pr-7",
+        "--side",
+        "run:1",
+        "--side",
+        "tag:main",
+        "--format",
+        "json",
+    )
     assert status == 0
     rows = json.loads(out)
     assert len(rows) == 3
@@ -98,10 +114,26 @@ def test_compare_timing_of_quiet_runs(tmp_path, capsys):
     def record(tag, kernel, times, contended):
         run_id = store.begin_run(RunInfo(tag=tag))
         launches = [LaunchRecord(index=i + 1, elapsed_s=t) for i, t in enumerate(times)]
-        result = CaseResult(key=f"key-{kernel}", kernel=kernel, m=8, n=8, k=8, quant="bf16", tile=None,
-                            out_dtype="bfloat16", params={}, fp8=None, seed=0, device="cuda:0", deterministic=True,
-                            rtol=0.05, floor=1.0, launches=launches, verdict="pass",
-                            contention={"contended": contended})
+        result = CaseResult(
+            key=f"key-{kernel}",
+            kernel=kernel,
+            m=8,
+            n=8,
+            k=8,
+            quant="bf16",
+            tile=None,
+            out_dtype="bfloat16",
+            params={},
+            fp8=None,
+            seed=0,
+            device="cuda:0",
+            deterministic=True,
+            rtol=0.05,
+            floor=1.0,
+            launches=launches,
+            verdict="pass",
+            contention={"contended": contended},
+        )
         store.add_results(run_id, [result])
         store.finish_run(run_id, "complete", 0)
 
@@ -112,8 +144,9 @@ def test_compare_timing_of_quiet_runs(tmp_path, capsys):
     record("b", "steady", [0.90e-3, 0.905e-3], False)
     record("b", "noisy", [0.99e-3, 1.4e-3], False)
     store.engine.dispose()
-    status, out, _ = run(capsys, "compare", "--db", tmp_path / "t.db", "--side", "a", "--side", "b", "--timing",
-                         "--format", "json")
+    status, out, _ = run(
+        capsys, "compare", "--db", tmp_path / "t.db", "--side", "a", "--side", "b", "--timing", "--format", "json"
+    )
     assert status == 0
     rows = {row["kernel"]: row["sides"] for row in json.loads(out)}
     steady, noisy = rows["steady"], rows["noisy"]
@@ -132,7 +165,8 @@ def test_history_formats_interval_and_db_after_the_command(ab_history, capsys):
     assert "mixed checks" not in out  # no case mixes them: the note does not speak of them
     status, out, _ = run(capsys, "--db", ab_history, "history", "--format", "csv")
     assert status == 0 and out.splitlines()[0].startswith(
-        "key,kernel,quant,m,n,k,shape,tile,out_dtype,fp8,params,runs,")
+        "key,kernel,quant,m,n,k,shape,tile,out_dtype,fp8,params,runs,"
+    )
     assert len(out.splitlines()) == 4
     status, out, _ = run(capsys, "history", "--db", ab_history, "--json", "--shape", "*x64x*")
     records = json.loads(out)
@@ -147,7 +181,8 @@ def test_a_regression_is_never_hidden_behind_another_test_of_the_same_case(pytes
     """Two tests of one case key in one run, one declared nondeterministic (it passes with the
     subtle fault), one not (a regression): the row shows the regression."""
     shutil.copy(examples_dir / "cpu" / "kernels.py", pytester.path / "kernels.py")
-    pytester.makepyfile(test_twice=textwrap.dedent("""
+    pytester.makepyfile(
+        test_twice=textwrap.dedent("""
         import pytest
         from kernels import FaultInjector, tiled_gemm
 
@@ -162,7 +197,8 @@ def test_a_regression_is_never_hidden_behind_another_test_of_the_same_case(pytes
 
         def test_deterministic(gemmcheck):
             run(gemmcheck)
-    """))
+    """)
+    )
     db = tmp_path / "twice.db"
     pytester.runpytest("-p", "no:cacheprovider", f"--gemmcheck-db={db}").assert_outcomes(passed=1, failed=1)
     status, out, _ = run(capsys, "history", "--db", db, "--json")
@@ -173,11 +209,24 @@ def test_a_regression_is_never_hidden_behind_another_test_of_the_same_case(pytes
     assert "regression (mixed checks)" in out and "(mixed checks: one of its tests checked consistency" in out
 
 
-@pytest.mark.parametrize("nasty", ["'", '"', "%", "_", "' OR 1=1 --", "x'; DROP TABLE run; --", "ünïcødé ✓", "\\",
-                                   "%%", "a_b%c", "*", "[", ""])
+@pytest.mark.parametrize(
+    "nasty",
+    ["'", '"', "%", "_", "' OR 1=1 --", "x'; DROP TABLE run; --", "ünïcødé ✓", "\\", "%%", "a_b%c", "*", "[", ""],
+)
 def test_filters_are_values_never_sql(ab_history, capsys, nasty):
-    for option in ("--kernel", "--quant", "--shape", "--tile", "--param", "--arch", "--stack", "--tag", "--revision",
-                   "--since", "--case"):
+    for option in (
+        "--kernel",
+        "--quant",
+        "--shape",
+        "--tile",
+        "--param",
+        "--arch",
+        "--stack",
+        "--tag",
+        "--revision",
+        "--since",
+        "--case",
+    ):
         value = nasty
         if option == "--param":
             value = f"k={nasty}"
@@ -199,7 +248,8 @@ def test_filters_are_values_never_sql(ab_history, capsys, nasty):
 
 def test_a_glob_filter_matches_names_with_sql_wildcards_literally(pytester, examples_dir, tmp_path, capsys):
     shutil.copy(examples_dir / "cpu" / "kernels.py", pytester.path / "kernels.py")
-    pytester.makepyfile(test_names=textwrap.dedent("""
+    pytester.makepyfile(
+        test_names=textwrap.dedent("""
         import pytest
         from kernels import bf16_matmul
 
@@ -208,10 +258,12 @@ def test_a_glob_filter_matches_names_with_sql_wildcards_literally(pytester, exam
             case = gemmcheck.case(name, m=16, n=16, k=32)
             x = case.inputs()
             case.run(lambda out: bf16_matmul(x, out))
-    """))
+    """)
+    )
     db = tmp_path / "names.db"
-    pytester.runpytest("-p", "no:cacheprovider", f"--gemmcheck-db={db}",
-                       "--gemmcheck-repeat=2").assert_outcomes(passed=3)
+    pytester.runpytest("-p", "no:cacheprovider", f"--gemmcheck-db={db}", "--gemmcheck-repeat=2").assert_outcomes(
+        passed=3
+    )
     for pattern, expected in (("a_b%c", ["a_b%c"]), ("a?b?c", ["aXbYc", "a_b%c"]), ("a*", ["aXbYc", "a_b%c", "ab"])):
         status, out, _ = run(capsys, "history", "--db", db, "--kernel", pattern, "--json")
         assert sorted(r["kernel"] for r in json.loads(out)) == sorted(expected), pattern
@@ -250,16 +302,19 @@ def test_coverage_shows_cells_and_the_gaps_next_to_what_ran(pytester, examples_d
     shutil.copy(examples_dir / "cpu" / "kernels.py", pytester.path / "kernels.py")
     pytester.makepyfile(test_cover=COVERAGE_SUITE)
     db = tmp_path / "cover.db"
-    pytester.runpytest("-p", "no:cacheprovider", f"--gemmcheck-db={db}",
-                       "--gemmcheck-repeat=2").assert_outcomes(passed=4)
+    pytester.runpytest("-p", "no:cacheprovider", f"--gemmcheck-db={db}", "--gemmcheck-repeat=2").assert_outcomes(
+        passed=4
+    )
     status, out, _ = run(capsys, "coverage", "--db", db, "--format", "json")
     assert status == 0
     report = json.loads(out)
     assert list(report) == ["matrix", "gaps"]  # fixed names, not the tables' titles
     matrix, gaps = report["matrix"], report["gaps"]
     assert len(matrix) == 4  # a record per configuration and stack, both given as values
-    assert all(cell["launches"] == 2 and cell["stack"]["gpu_arch"] == "cpu" and cell["stack"]["runtime"] == "cpu"
-               for cell in matrix)
+    assert all(
+        cell["launches"] == 2 and cell["stack"]["gpu_arch"] == "cpu" and cell["stack"]["runtime"] == "cpu"
+        for cell in matrix
+    )
     never = sorted((gap["quant"], gap["tile"], gap["params"]["fuse"]) for gap in gaps)
     assert never == [("mxfp8", "16x16", False), ("mxfp8", "32x32", True), ("ptpc", "16x16", True)]
     assert all(gap["neighbours_ran"] and gap["stack"] == matrix[0]["stack"] for gap in gaps)
@@ -268,13 +323,15 @@ def test_coverage_shows_cells_and_the_gaps_next_to_what_ran(pytester, examples_d
 
 
 def test_goldens_export_says_what_it_left_out(ab_history, tmp_path, capsys):
-    status, out, _ = run(capsys, "goldens", "export", "--db", ab_history, "--dir", tmp_path / "goldens",
-                         "--tag", "main")
+    status, out, _ = run(
+        capsys, "goldens", "export", "--db", ab_history, "--dir", tmp_path / "goldens", "--tag", "main"
+    )
     assert status == 0
     assert "left out 3 cases:" in out and "every recorded result was a regression; --include-bad" in out
     assert not (tmp_path / "goldens").exists()
-    status, out, _ = run(capsys, "goldens", "export", "--db", ab_history, "--dir", tmp_path / "goldens",
-                         "--tag", "main", "--include-bad")
+    status, out, _ = run(
+        capsys, "goldens", "export", "--db", ab_history, "--dir", tmp_path / "goldens", "--tag", "main", "--include-bad"
+    )
     assert status == 0 and "wrote" in out and "left out" not in out
     golden = json.loads((tmp_path / "goldens" / "tail_gemm.json").read_text())
     assert len(golden["cases"]) == 3
@@ -287,18 +344,21 @@ GLYPHS = re.compile("[–—·▁▂▃▄▅▆▇█±]")
 
 
 def test_a_side_or_filter_must_name_a_known_stack_field_and_cpu_means_no_gpu_arch(ab_history, capsys):
-    for side, words in (("stack:nosuchfield=x", "no stack field 'nosuchfield' in the history (the fields: cuda, "),
-                        ("stack:arch=cpu", "; the GPU arch is gpu_arch, or --arch"),
-                        ("stack:gpu_arch=sm_90", "selects no recorded result"),
-                        ("tag:nosuch", "selects no recorded result")):
+    for side, words in (
+        ("stack:nosuchfield=x", "no stack field 'nosuchfield' in the history (the fields: cuda, "),
+        ("stack:arch=cpu", "; the GPU arch is gpu_arch, or --arch"),
+        ("stack:gpu_arch=sm_90", "selects no recorded result"),
+        ("tag:nosuch", "selects no recorded result"),
+    ):
         status, out, err = run(capsys, "compare", "--db", ab_history, "--side", "main", "--side", side)
         assert (status, out) == (2, ""), side
         assert err.startswith(f"gemmcheck compare: --side '{side}'") and words in err, err
     status, _, err = run(capsys, "history", "--db", ab_history, "--stack", "arch=cpu")
     assert status == 2 and err.startswith("gemmcheck history: --stack: no stack field 'arch'")
     # a stack without a GPU has the arch "cpu" in every filter
-    status, out, _ = run(capsys, "compare", "--db", ab_history, "--side", "main", "--side", "stack:gpu_arch=cpu",
-                         "--json")
+    status, out, _ = run(
+        capsys, "compare", "--db", ab_history, "--side", "main", "--side", "stack:gpu_arch=cpu", "--json"
+    )
     assert status == 0 and [row["sides"]["gpu_arch=cpu"]["launches"] for row in json.loads(out)] == [36, 36, 36]
     for filters in (["--arch", "cpu"], ["--stack", "gpu_arch=cpu"], ["--stack", "gpu_arch=c?u"]):
         status, out, _ = run(capsys, "history", "--db", ab_history, "--json", *filters)
@@ -308,9 +368,13 @@ def test_a_side_or_filter_must_name_a_known_stack_field_and_cpu_means_no_gpu_arc
 def test_runs_keep_the_runs_that_hold_a_matching_result(ab_history, capsys):
     status, out, _ = run(capsys, "runs", "--db", ab_history, "--kernel", "nothing")
     assert status == 0 and out.strip() == "no recorded runs match"
-    for filters, results in ((["--shape", "64x64x128"], 1), (["--shape", "*x64x*", "--quant", "ptpc"], 2),
-                             (["--tile", "32x32", "--param", "fuse=False"], 3), (["--stack", "torch=*"], 3),
-                             (["--arch", "cpu", "--kernel", "tail_*"], 3)):
+    for filters, results in (
+        (["--shape", "64x64x128"], 1),
+        (["--shape", "*x64x*", "--quant", "ptpc"], 2),
+        (["--tile", "32x32", "--param", "fuse=False"], 3),
+        (["--stack", "torch=*"], 3),
+        (["--arch", "cpu", "--kernel", "tail_*"], 3),
+    ):
         status, out, _ = run(capsys, "runs", "--db", ab_history, "--json", *filters)
         found = json.loads(out)
         assert status == 0 and [r["results"] for r in found] == [results] * 3, (filters, found)
@@ -330,9 +394,14 @@ def test_machine_formats_are_data(ab_history, capsys):
     row = dict(zip(header, rows[0]))
     assert (row["m"], row["runs"], row["launches"], row["bad_launches"]) == ("64", "3", "36", "15")
     assert 0.25 < float(row["rate_low"]) < float(row["rate_high"]) < 0.6 and row["worst_wrong"].isdigit()
-    for command in (["history"], ["runs"], ["coverage", "--table", "matrix"], ["coverage", "--table", "gaps"],
-                    ["compare", "--side", "main", "--side", "pr-7"], ["compare", "--side", "main", "--side", "pr-7",
-                                                                     "--timing"]):
+    for command in (
+        ["history"],
+        ["runs"],
+        ["coverage", "--table", "matrix"],
+        ["coverage", "--table", "gaps"],
+        ["compare", "--side", "main", "--side", "pr-7"],
+        ["compare", "--side", "main", "--side", "pr-7", "--timing"],
+    ):
         status, out, _ = run(capsys, *command, "--db", ab_history, "--format", "csv")
         assert status == 0 and not GLYPHS.search(out), (command, GLYPHS.search(out))
     status, out, _ = run(capsys, "compare", "--db", ab_history, "--side", "main", "--side", "pr-7", "--format", "csv")
@@ -353,14 +422,16 @@ def test_worst_counts_the_elements_off_the_consensus_too(pytester, examples_dir,
     """A launch bad by consistency alone: its differing elements are the worst figure in
     history, compare and the report page, with their heatmap."""
     shutil.copy(examples_dir / "cpu" / "kernels.py", pytester.path / "kernels.py")
-    pytester.makepyfile(test_subtle=textwrap.dedent("""
+    pytester.makepyfile(
+        test_subtle=textwrap.dedent("""
         from kernels import FaultInjector, tiled_gemm
 
         def test_subtle(gemmcheck):
             case = gemmcheck.case("subtle", m=64, n=64, k=128, quant="ptpc", tile="32x32")
             x = case.inputs()
             case.run(FaultInjector(lambda out: tiled_gemm(x, out), "subtle", {2}, count=20, fraction=0.02))
-    """))
+    """)
+    )
     db = tmp_path / "subtle.db"
     for _ in range(2):
         pytester.runpytest("-p", "no:cacheprovider", f"--gemmcheck-db={db}").assert_outcomes(failed=1)
@@ -378,8 +449,9 @@ def test_worst_counts_the_elements_off_the_consensus_too(pytester, examples_dir,
     assert page.count('<svg class="chart heatmap"') == 1 and "No launch had" not in page
 
 
-def test_control_and_bidi_characters_of_a_tag_are_escaped_in_text_and_kept_in_data(pytester, examples_dir, tmp_path,
-                                                                                    capsys):
+def test_control_and_bidi_characters_of_a_tag_are_escaped_in_text_and_kept_in_data(
+    pytester, examples_dir, tmp_path, capsys
+):
     """A tag as a history may hold it (written before tags were checked, or by a script of its
     own): the terminal and markdown forms show its ANSI escape and its U+202E as escapes, so
     they can neither recolour the terminal nor reorder the line; JSON and CSV are data and keep
@@ -389,17 +461,20 @@ def test_control_and_bidi_characters_of_a_tag_are_escaped_in_text_and_kept_in_da
     import sqlite3
 
     shutil.copy(examples_dir / "cpu" / "kernels.py", pytester.path / "kernels.py")
-    pytester.makepyfile(test_one=textwrap.dedent("""
+    pytester.makepyfile(
+        test_one=textwrap.dedent("""
         from kernels import bf16_matmul
 
         def test_one(gemmcheck):
             case = gemmcheck.case("small", m=16, n=16, k=32)
             x = case.inputs()
             case.run(lambda out: bf16_matmul(x, out))
-    """))
+    """)
+    )
     db = tmp_path / "tags.db"
     pytester.runpytest("-p", "no:cacheprovider", f"--gemmcheck-db={db}", "--gemmcheck-repeat=2").assert_outcomes(
-        passed=1)
+        passed=1
+    )
     tag = "\x1b[31mred\x1b[0m,\r\n\u202egnp.exe"
     with sqlite3.connect(db) as connection:
         connection.execute("UPDATE run SET tag = ?", (tag,))
@@ -420,8 +495,9 @@ def test_control_and_bidi_characters_of_a_tag_are_escaped_in_text_and_kept_in_da
 
 def test_goldens_export_keeps_a_reviewers_note_and_says_when_its_evidence_changed(ab_history, tmp_path, capsys):
     goldens = tmp_path / "goldens"
-    status, out, _ = run(capsys, "goldens", "export", "--db", ab_history, "--dir", goldens, "--tag", "main",
-                         "--include-bad")
+    status, out, _ = run(
+        capsys, "goldens", "export", "--db", ab_history, "--dir", goldens, "--tag", "main", "--include-bad"
+    )
     assert status == 0
     path = goldens / "tail_gemm.json"
     data = json.loads(path.read_text())
@@ -431,8 +507,9 @@ def test_goldens_export_keeps_a_reviewers_note_and_says_when_its_evidence_change
     status, out, _ = run(capsys, "goldens", "export", "--db", ab_history, "--dir", goldens, "--tag", "pr-7")
     assert status == 0
     assert "kept the reviewer's note of 1 entry whose evidence changed; read each again:" in out
-    assert ('[arch:cpu]: "known-bad on purpose: the tail tile, tracked in the kernel\'s own tests" '
-            '(was 12/12, now 0/12)') in out
+    assert (
+        '[arch:cpu]: "known-bad on purpose: the tail tile, tracked in the kernel\'s own tests" (was 12/12, now 0/12)'
+    ) in out
     notes = {entry["key"]: entry["note"] for entry in json.loads(path.read_text())["cases"]}
     assert notes[reviewed["key"]] == reviewed["note"]
     # the notes the export wrote itself are its own to replace

@@ -30,8 +30,10 @@ def _run(engine, status: str = "running", heartbeat_at=None, **values) -> int:
     would mark the dead ones first)."""
     now = utcnow()
     with engine.begin() as connection:
-        return connection.execute(insert(run_table).returning(run_table.c.id), {
-            "status": status, "started_at": now, "heartbeat_at": heartbeat_at or now, **values}).scalar_one()
+        return connection.execute(
+            insert(run_table).returning(run_table.c.id),
+            {"status": status, "started_at": now, "heartbeat_at": heartbeat_at or now, **values},
+        ).scalar_one()
 
 
 def _statuses(engine) -> dict[int, tuple[str, object]]:
@@ -50,14 +52,20 @@ def test_only_the_runs_whose_process_is_gone_become_interrupted(db_url):
     alive = _run(engine, **own)
     dead = _run(engine, host=here, pid=pid, pid_start=started)
     away = _run(engine, host="another-host", pid=1, pid_start="1")
-    stale = _run(engine, host="another-host", pid=2, pid_start="1",
-                 heartbeat_at=utcnow() - STALE_AFTER - timedelta(minutes=1))
+    stale = _run(
+        engine, host="another-host", pid=2, pid_start="1", heartbeat_at=utcnow() - STALE_AFTER - timedelta(minutes=1)
+    )
     finished = _run(engine, status="complete", host=here, pid=pid, pid_start=started)
 
     assert mark_dead_runs_interrupted(engine) == 2
     statuses = _statuses(engine)
     assert {run_id: status for run_id, (status, _) in statuses.items()} == {
-        alive: "running", dead: "interrupted", away: "running", stale: "interrupted", finished: "complete"}
+        alive: "running",
+        dead: "interrupted",
+        away: "running",
+        stale: "interrupted",
+        finished: "complete",
+    }
     assert statuses[dead][1] is not None and statuses[stale][1] is not None  # ended at their last write
     assert mark_dead_runs_interrupted(engine) == 0  # once
     engine.dispose()

@@ -50,8 +50,10 @@ def refused(result, pattern: str) -> str:
 
 def counts(engine):
     with engine.connect() as connection:
-        return {table: connection.execute(text(f'SELECT count(*) FROM "{table}"')).scalar()
-                for table in ("run", "case", "result", "launch", "stack")}
+        return {
+            table: connection.execute(text(f'SELECT count(*) FROM "{table}"')).scalar()
+            for table in ("run", "case", "result", "launch", "stack")
+        }
 
 
 def test_a_session_records_its_run_cases_results_and_launches(suite, db_url, history):
@@ -62,10 +64,13 @@ def test_a_session_records_its_run_cases_results_and_launches(suite, db_url, his
         run = connection.execute(text("SELECT status, tag, command, exit_status, ended_at FROM run")).one()
         assert run.status == "complete" and run.tag == "pr-123" and run.exit_status == 0 and run.ended_at
         assert "--gemmcheck-repeat=3" in run.command
-        launch = connection.execute(text(
-            "SELECT l.launch_index, l.kinds, l.wrong, l.nonfinite, l.differing, l.elapsed_s, l.pid "
-            "FROM launch l JOIN result r ON r.id = l.result_id JOIN \"case\" c ON c.id = r.case_id "
-            "WHERE c.m = 32 ORDER BY l.launch_index")).all()
+        launch = connection.execute(
+            text(
+                "SELECT l.launch_index, l.kinds, l.wrong, l.nonfinite, l.differing, l.elapsed_s, l.pid "
+                'FROM launch l JOIN result r ON r.id = l.result_id JOIN "case" c ON c.id = r.case_id '
+                "WHERE c.m = 32 ORDER BY l.launch_index"
+            )
+        ).all()
         assert [row.launch_index for row in launch] == [1, 2, 3]
         assert all(row.kinds == "" and row.wrong == 0 and row.differing == 0 and row.elapsed_s > 0 for row in launch)
     result.stdout.fnmatch_lines(["gemmcheck: recorded run 1 (8 results) to *"])
@@ -73,8 +78,9 @@ def test_a_session_records_its_run_cases_results_and_launches(suite, db_url, his
 
 def test_xdist_24_cases_give_240_launch_rows_and_one_run(suite, db_url, history):
     pytest.importorskip("xdist")
-    result = suite.runpytest_subprocess("-n", "4", "--gemmcheck-repeat=10", f"--gemmcheck-db={db_url}",
-                                        "-p", "no:cacheprovider")
+    result = suite.runpytest_subprocess(
+        "-n", "4", "--gemmcheck-repeat=10", f"--gemmcheck-db={db_url}", "-p", "no:cacheprovider"
+    )
     result.assert_outcomes(passed=24)
     assert counts(history)["run"] == 1
     assert counts(history)["result"] == 24
@@ -88,10 +94,22 @@ def test_xdist_24_cases_give_240_launch_rows_and_one_run(suite, db_url, history)
 def test_two_xdist_sessions_at_once_on_one_sqlite_file_lose_nothing(suite, tmp_path):
     pytest.importorskip("xdist")
     db = tmp_path / "shared.db"
-    command = [sys.executable, "-m", "pytest", "-n", "4", "--gemmcheck-repeat=10", f"--gemmcheck-db={db}",
-               "-p", "no:cacheprovider", "-q"]
-    sessions = [subprocess.Popen(command, cwd=suite.path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-                for _ in range(2)]
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-n",
+        "4",
+        "--gemmcheck-repeat=10",
+        f"--gemmcheck-db={db}",
+        "-p",
+        "no:cacheprovider",
+        "-q",
+    ]
+    sessions = [
+        subprocess.Popen(command, cwd=suite.path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        for _ in range(2)
+    ]
     outputs = [s.communicate(timeout=600)[0] for s in sessions]
     for session, output in zip(sessions, outputs):
         assert session.returncode == 0, output
@@ -107,15 +125,30 @@ def test_two_xdist_sessions_at_once_on_one_sqlite_file_lose_nothing(suite, tmp_p
 def test_a_session_killed_mid_run_leaves_a_consistent_database_marked_interrupted(suite, tmp_path):
     db = tmp_path / "killed.db"
     started = tmp_path / "long-test-started"
-    suite.makepyfile(test_zz_long=textwrap.dedent(f"""
+    suite.makepyfile(
+        test_zz_long=textwrap.dedent(f"""
         import pathlib, time
         def test_long():
             pathlib.Path({str(started)!r}).write_text("x")
             time.sleep(120)
-    """))
-    process = subprocess.Popen([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-k", "bf16 or long",
-                                "--gemmcheck-repeat=4", f"--gemmcheck-db={db}"], cwd=suite.path,
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    """)
+    )
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "no:cacheprovider",
+            "-k",
+            "bf16 or long",
+            "--gemmcheck-repeat=4",
+            f"--gemmcheck-db={db}",
+        ],
+        cwd=suite.path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
     deadline = time.monotonic() + 120
     while not started.exists():
         assert process.poll() is None, process.stdout.read().decode()
@@ -128,9 +161,9 @@ def test_a_session_killed_mid_run_leaves_a_consistent_database_marked_interrupte
         assert connection.execute(text("PRAGMA integrity_check")).scalar() == "ok"
         assert connection.execute(text("SELECT status FROM run")).scalar() == "running"
         # every result written before the kill is whole: 8 cases, 4 launches each
-        per_result = connection.execute(text(
-            "SELECT r.launches, count(l.id) FROM result r LEFT JOIN launch l ON l.result_id = r.id "
-            "GROUP BY r.id")).all()
+        per_result = connection.execute(
+            text("SELECT r.launches, count(l.id) FROM result r LEFT JOIN launch l ON l.result_id = r.id GROUP BY r.id")
+        ).all()
     assert len(per_result) == 8 and all(declared == stored == 4 for declared, stored in per_result)
     # the next look at the history sees the dead process and marks its run interrupted
     assert gemmcheck_cli(["--db", str(db), "runs"]) == 0
@@ -186,10 +219,22 @@ def test_passwords_are_never_printed_or_stored(suite, postgres_url):
 def test_an_empty_server_database_gets_its_schema_from_a_fleet_of_sessions_at_once(suite, postgres_url):
     """Four sessions start on a new PostgreSQL database at the same moment: the schema is made
     once, under the migration lock, and every session records its run."""
-    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-k", "bf16 and 32",
-               "--gemmcheck-repeat=2", f"--gemmcheck-db={postgres_url}"]
-    sessions = [subprocess.Popen(command, cwd=suite.path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-                for _ in range(4)]
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-k",
+        "bf16 and 32",
+        "--gemmcheck-repeat=2",
+        f"--gemmcheck-db={postgres_url}",
+    ]
+    sessions = [
+        subprocess.Popen(command, cwd=suite.path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        for _ in range(4)
+    ]
     for session in sessions:
         output = session.communicate(timeout=300)[0]
         assert session.returncode == 0, output
@@ -249,13 +294,34 @@ def test_a_database_failing_mid_session_loses_no_results(tmp_path):
         def add_results(self, run_id, results, uids=None):
             raise RuntimeError("server closed the connection unexpectedly\nmore detail")
 
-    recorder = Recorder(url=resolve_url(str(tmp_path / "h.db"), tmp_path), rootdir=tmp_path,
-                        tag=None, command="pytest", options={}, workers=0)
+    recorder = Recorder(
+        url=resolve_url(str(tmp_path / "h.db"), tmp_path),
+        rootdir=tmp_path,
+        tag=None,
+        command="pytest",
+        options={},
+        workers=0,
+    )
     recorder.open()
     recorder.store = BrokenStore(recorder.store.engine)
-    result = CaseResult(key="k", kernel="kern", m=1, n=1, k=1, quant="bf16", tile=None, out_dtype="bfloat16",
-                        params={}, fp8=None, seed=0, device="cpu", deterministic=True, rtol=0.05, floor=1.0,
-                        launches=[LaunchRecord(index=1)])
+    result = CaseResult(
+        key="k",
+        kernel="kern",
+        m=1,
+        n=1,
+        k=1,
+        quant="bf16",
+        tile=None,
+        out_dtype="bfloat16",
+        params={},
+        fp8=None,
+        seed=0,
+        device="cpu",
+        deterministic=True,
+        rtol=0.05,
+        floor=1.0,
+        launches=[LaunchRecord(index=1)],
+    )
     recorder.add(result)
     recorder.flush()
     recorder.add(result)
@@ -322,8 +388,12 @@ def test_an_older_sqlite_history_is_migrated_in_place_keeping_its_rows(suite, tm
     engine = create_engine(f"sqlite:///{db}")
     with engine.begin() as connection:
         command.upgrade(_alembic_config(connection), "0001")
-        connection.execute(text("INSERT INTO run (status, started_at, options, workers) "
-                                "VALUES ('complete', '2026-01-01 00:00:00', '{}', 0)"))
+        connection.execute(
+            text(
+                "INSERT INTO run (status, started_at, options, workers) "
+                "VALUES ('complete', '2026-01-01 00:00:00', '{}', 0)"
+            )
+        )
     suite.runpytest("-k", "bf16 and 32", "--gemmcheck-repeat=2", f"--gemmcheck-db={db}").assert_outcomes(passed=1)
     with engine.connect() as connection:
         assert connection.execute(text("SELECT version_num FROM alembic_version")).scalar() == HEAD
@@ -340,8 +410,11 @@ def test_without_sqlalchemy_recording_is_a_usage_error_and_no_record_still_works
     (shadow / "__init__.py").write_text("raise ImportError('No module named sqlalchemy (shadowed by the test)')\n")
     monkeypatch.setenv("PYTHONPATH", str(shadow.parent))
     failed = suite.runpytest_subprocess("-k", "bf16 and 32", "--gemmcheck-repeat=2", "--gemmcheck-db=x.db")
-    refused(failed, "pytest-gemmcheck records into a database through SQLAlchemy and Alembic, and "
-                    "cannot import them (*): install them, or pass --gemmcheck-no-record")
+    refused(
+        failed,
+        "pytest-gemmcheck records into a database through SQLAlchemy and Alembic, and "
+        "cannot import them (*): install them, or pass --gemmcheck-no-record",
+    )
     passed = suite.runpytest_subprocess("-k", "bf16 and 32", "--gemmcheck-repeat=2", "--gemmcheck-no-record")
     passed.assert_outcomes(passed=1)
 
@@ -364,7 +437,8 @@ def test_an_unusable_database_stops_the_session_at_its_first_case_before_any_lau
     nothing; the session stops with the one line (exit status 4)."""
     shutil.copy(examples_dir / "cpu" / "kernels.py", pytester.path / "kernels.py")
     launched = pytester.path / "launched"
-    pytester.makepyfile(test_order=textwrap.dedent(f"""
+    pytester.makepyfile(
+        test_order=textwrap.dedent(f"""
         import pathlib
         from kernels import bf16_matmul
 
@@ -378,7 +452,8 @@ def test_an_unusable_database_stops_the_session_at_its_first_case_before_any_lau
                 pathlib.Path({str(launched)!r}).write_text("x")
                 bf16_matmul(x, out)
             case.run(launch)
-    """))
+    """)
+    )
     (pytester.path / "broken.db").write_bytes(b"not a database" * 100)
     result = pytester.runpytest("-p", "no:cacheprovider", "--gemmcheck-db=broken.db")
     refused(result, "--gemmcheck-db: cannot use *broken.db: file is not a database")

@@ -18,16 +18,18 @@ from pytest_gemmcheck.records.result import CaseResult, LaunchRecord
 from pytest_gemmcheck.reporting.terminal import summary_lines
 
 
-def collective(world_size: int, launches: int, bad=None, *, disagree=(), raised=(), name="all_reduce",
-               tile=None) -> CaseResult:
+def collective(
+    world_size: int, launches: int, bad=None, *, disagree=(), raised=(), name="all_reduce", tile=None
+) -> CaseResult:
     """``launches`` launches on each of ``world_size`` ranks, a process and a GPU each. ``bad``:
     (launch, rank) -> wrong elements; ``disagree``, ``raised``: (launch, rank) pairs."""
     bad = bad or {}
     records = []
     for index in range(1, launches + 1):
         for rank in range(world_size):
-            record = LaunchRecord(index=index, rank=rank, pid=100 + rank, host="h", device=f"cuda:{rank}",
-                                  device_uuid=f"GPU-{rank}")
+            record = LaunchRecord(
+                index=index, rank=rank, pid=100 + rank, host="h", device=f"cuda:{rank}", device_uuid=f"GPU-{rank}"
+            )
             if (index, rank) in bad:
                 record.add_kind("wrong")
                 record.wrong, record.wrong_rows, record.wrong_row_ids = bad[(index, rank)], 2, [5, 9]
@@ -38,10 +40,27 @@ def collective(world_size: int, launches: int, bad=None, *, disagree=(), raised=
                 record.add_kind("raised")
                 record.error = "RuntimeError: NCCL error"
             records.append(record)
-    return CaseResult(key="c0", kernel="gemm_ar", m=64, n=64, k=128, quant="bf16", tile=tile, out_dtype="bfloat16",
-                      params={"fuse": True}, fp8=None, seed=0, device="cuda:0", deterministic=True, rtol=0.05,
-                      floor=1.0, launches=records, collective=name, world_size=world_size,
-                      stack={"gpu_arch": "sm_90"})
+    return CaseResult(
+        key="c0",
+        kernel="gemm_ar",
+        m=64,
+        n=64,
+        k=128,
+        quant="bf16",
+        tile=tile,
+        out_dtype="bfloat16",
+        params={"fuse": True},
+        fp8=None,
+        seed=0,
+        device="cuda:0",
+        deterministic=True,
+        rtol=0.05,
+        floor=1.0,
+        launches=records,
+        collective=name,
+        world_size=world_size,
+        stack={"gpu_arch": "sm_90"},
+    )
 
 
 def message_of(result: CaseResult, baseline: Baseline | None = None):
@@ -56,12 +75,18 @@ def test_every_bad_launch_is_blamed_on_its_launch_and_rank():
     assert verdict.kind == REGRESSION
     lines = message.splitlines()
     assert lines[0] == "gemmcheck: gemm_ar bf16 64x64x128 fuse=True all_reduce over 4 ranks: regression"
-    assert "  3/800 launches bad (launches 7 (rank 3), 9 (ranks 1, 3)); rate < 0.97% (95%), 4 ranks in 4 processes, " \
-           "4 GPUs" in lines
-    assert "  launch 7, rank 3: 512 wrong elements in 2 rows (rows 5, 9); max rel err 0.12, max abs err 3.5, " \
-           "relL2 0.002" in lines
-    assert "  launch 9, rank 1: 3 wrong elements in 2 rows (rows 5, 9); max rel err 0.12, max abs err 3.5, " \
-           "relL2 0.002" in lines
+    assert (
+        "  3/800 launches bad (launches 7 (rank 3), 9 (ranks 1, 3)); rate < 0.97% (95%), 4 ranks in 4 processes, "
+        "4 GPUs" in lines
+    )
+    assert (
+        "  launch 7, rank 3: 512 wrong elements in 2 rows (rows 5, 9); max rel err 0.12, max abs err 3.5, "
+        "relL2 0.002" in lines
+    )
+    assert (
+        "  launch 9, rank 1: 3 wrong elements in 2 rows (rows 5, 9); max rel err 0.12, max abs err 3.5, "
+        "relL2 0.002" in lines
+    )
     assert "  worst 512 wrong elements in 2 rows (launch 7, rank 3); max rel err 0.12" in lines
     # no launch line names a launch without its rank
     launch_lines = [line for line in lines if line.startswith("  launch ")]
@@ -71,8 +96,10 @@ def test_every_bad_launch_is_blamed_on_its_launch_and_rank():
 def test_the_rate_is_given_per_rank_and_overall():
     result = collective(4, 200, {(7, 3): 512, (9, 3): 12, (9, 1): 3})
     _, message = message_of(result)
-    assert ("  per rank: rank 0 0/200 (rate < 1.49%), rank 1 1/200 (rate < 2.35%), rank 2 0/200 (rate < 1.49%), "
-            "rank 3 2/200 (rate < 3.11%)") in message.splitlines()
+    assert (
+        "  per rank: rank 0 0/200 (rate < 1.49%), rank 1 1/200 (rate < 2.35%), rank 2 0/200 (rate < 1.49%), "
+        "rank 3 2/200 (rate < 3.11%)"
+    ) in message.splitlines()
     summary = "\n".join(summary_lines(result, width=1000))
     assert "3/800 launches bad (ranks 1, 3 of 4), worst 512 wrong" in summary
     assert "per rank: rank 0 0/200 (rate < 1.49%), rank 1 1/200" in summary
@@ -90,51 +117,67 @@ def test_a_rank_whose_bits_differ_from_the_agreed_ones_is_its_own_failure_kind()
     result = collective(4, 12, disagree=[(6, 2)])
     verdict, message = message_of(result)
     assert verdict.kind == REGRESSION and result.kinds == ["ranks_disagree"]
-    assert ("  launch 6, rank 2: ranks disagree: its output's bits differ from those of ranks 0, 1, 3, which agree "
-            "(all_reduce gives every rank the same bits)") in message.splitlines()
+    assert (
+        "  launch 6, rank 2: ranks disagree: its output's bits differ from those of ranks 0, 1, 3, which agree "
+        "(all_reduce gives every rank the same bits)"
+    ) in message.splitlines()
     # no agreed output: every rank is flagged
     result = collective(2, 12, disagree=[(3, 0), (3, 1)])
     _, message = message_of(result)
-    assert ("  launch 3, rank 0: ranks disagree: no output of launch 3 was agreed on by most ranks (all_reduce gives "
-            "every rank the same bits)") in message.splitlines()
+    assert (
+        "  launch 3, rank 0: ranks disagree: no output of launch 3 was agreed on by most ranks (all_reduce gives "
+        "every rank the same bits)"
+    ) in message.splitlines()
     # against a history with bad launches but none that disagreed, the new kind is a regression of its own
-    history = Baseline(source="history", description="history: test",
-                       evidence=Evidence.of(collective(4, 12, {(2, 1): 5, (8, 3): 5})))
+    history = Baseline(
+        source="history", description="history: test", evidence=Evidence.of(collective(4, 12, {(2, 1): 5, (8, 3): 5}))
+    )
     verdict = judge(collective(4, 12, {(2, 1): 5}, disagree=[(8, 3)]), history)
-    assert ("ranks whose outputs disagree where the collective gives every rank the same bits where the baseline had "
-            "none") in verdict.reasons
+    assert (
+        "ranks whose outputs disagree where the collective gives every rank the same bits where the baseline had none"
+    ) in verdict.reasons
 
 
 def test_ranks_cluster_like_processes_and_the_verdict_says_so():
     """A race decided per rank: rank 3 is bad on 150 of its 200 launches, the others never. Its
     800 launches are worth about 4 independent ones, and the rank level is stated."""
     result = collective(4, 200, {(index, 3): 7 for index in range(1, 151)})
-    history = Baseline(source="history", description="history: 3 earlier runs",
-                       evidence=Evidence.of(collective(4, 200)))
+    history = Baseline(
+        source="history", description="history: 3 earlier runs", evidence=Evidence.of(collective(4, 200))
+    )
     verdict, message = message_of(result, history)
     assert verdict.kind == REGRESSION
     lines = verdict.lines
-    assert lines[0] == "current: 150/800 (rate < 21.2%) launches of 4 ranks in 4 rank processes (1 with a bad " \
-                       "launch) on 4 GPUs"
-    assert lines[1].startswith("baseline: 0/800 (rate < 0.37%) launches of 4 ranks in 4 rank processes (0 with a bad "
-                               "launch) on 4 GPUs")
+    assert (
+        lines[0] == "current: 150/800 (rate < 21.2%) launches of 4 ranks in 4 rank processes (1 with a bad "
+        "launch) on 4 GPUs"
+    )
+    assert lines[1].startswith(
+        "baseline: 0/800 (rate < 0.37%) launches of 4 ranks in 4 rank processes (0 with a bad launch) on 4 GPUs"
+    )
     assert any(line.startswith("ranks cluster like processes: each rank is a process") for line in lines)
     clustered = next(line for line in lines if line.startswith("current launches cluster by rank"))
-    assert re.fullmatch(r"current launches cluster by rank \(design effect 18\d\.\d over 4 rank processes\): "
-                        r"counted as 1/4 independent launches", clustered), clustered
+    assert re.fullmatch(
+        r"current launches cluster by rank \(design effect 18\d\.\d over 4 rank processes\): "
+        r"counted as 1/4 independent launches",
+        clustered,
+    ), clustered
     assert "rank level: 1/4 rank processes with a bad launch, baseline 0/4 (Fisher p = 0.5)" in lines
     assert "ranks cluster like processes" in message
     # a race on one rank lists its launches once, and the rank once
-    assert "  150/800 launches bad (launches 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, ... (rank 3)); rate < 21.2% " \
-           "(95%), 4 ranks in 4 processes, 4 GPUs" in message.splitlines()
+    assert (
+        "  150/800 launches bad (launches 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, ... (rank 3)); rate < 21.2% "
+        "(95%), 4 ranks in 4 processes, 4 GPUs" in message.splitlines()
+    )
 
 
 def test_a_rank_that_raised_is_named_with_its_launch():
     result = collective(4, 12, raised=[(5, 1)])
     assert failing_words(failing_launches(result)) == "launch 5, rank 1 raised RuntimeError: NCCL error"
     result = collective(4, 12, raised=[(5, 1), (5, 2)])
-    assert failing_words(failing_launches(result)) == ("2 launches raised; the first, launch 5, rank 1, raised "
-                                                       "RuntimeError: NCCL error")
+    assert failing_words(failing_launches(result)) == (
+        "2 launches raised; the first, launch 5, rank 1, raised RuntimeError: NCCL error"
+    )
     error = _launch_error(RuntimeError("NCCL error"), 5, 12, "the message", rank=1)
     assert isinstance(error, LaunchError) and str(error).startswith("launch 5 of 12, rank 1, raised RuntimeError: ")
     assert str(_launch_error(RuntimeError("x"), 5, 12, "m")).startswith("launch 5 of 12 raised RuntimeError: x")
@@ -152,14 +195,19 @@ def test_each_ranks_output_is_its_part_in_what_a_message_counts():
 
 def test_a_history_of_ranks_is_a_baseline_of_ranks():
     bad = {(2, 3)}  # rank 3 of run 2 had the one bad launch
-    processes = [ProcessHistory(run, "h", 100 + rank, 50, int((run, rank) in bad), 5 * int((run, rank) in bad), 0, rank)
-                 for run in (1, 2) for rank in range(4)]
-    history = CaseHistory(processes=processes, runs=2, gpus=4, kinds={"wrong"},
-                          stacks=[("NVIDIA H200", "sm_90", "2.11")], ranks=4)
+    processes = [
+        ProcessHistory(run, "h", 100 + rank, 50, int((run, rank) in bad), 5 * int((run, rank) in bad), 0, rank)
+        for run in (1, 2)
+        for rank in range(4)
+    ]
+    history = CaseHistory(
+        processes=processes, runs=2, gpus=4, kinds={"wrong"}, stacks=[("NVIDIA H200", "sm_90", "2.11")], ranks=4
+    )
     evidence = Evidence.of_history(history)
     assert (evidence.ranks, evidence.processes, evidence.bad, evidence.launches) == (4, 8, 1, 400)
-    assert evidence.describe() == ("1/400 (rate < 1.18%) launches of 4 ranks in 8 rank processes (1 with a bad "
-                                   "launch) on 4 GPUs")
+    assert evidence.describe() == (
+        "1/400 (rate < 1.18%) launches of 4 ranks in 8 rank processes (1 with a bad launch) on 4 GPUs"
+    )
     assert judge(collective(4, 50), Baseline(source="history", description="h", evidence=evidence)).kind == PASS
 
 
@@ -210,24 +258,60 @@ def plain() -> CaseResult:
             record.add_kind("raised")
             record.error = "RuntimeError: boom"
         launches.append(record)
-    return CaseResult(key="k", kernel="gemm", m=64, n=64, k=64, quant="ptpc", tile="32x32", out_dtype="bfloat16",
-                      params={"fuse": False}, fp8="e4m3fn", seed=0, device="cuda:0", deterministic=True, rtol=0.05,
-                      floor=1.0, launches=launches, consensus_size=20, stack={"gpu_arch": "sm_90"})
+    return CaseResult(
+        key="k",
+        kernel="gemm",
+        m=64,
+        n=64,
+        k=64,
+        quant="ptpc",
+        tile="32x32",
+        out_dtype="bfloat16",
+        params={"fuse": False},
+        fp8="e4m3fn",
+        seed=0,
+        device="cuda:0",
+        deterministic=True,
+        rtol=0.05,
+        floor=1.0,
+        launches=launches,
+        consensus_size=20,
+        stack={"gpu_arch": "sm_90"},
+    )
 
 
 def test_a_result_outside_a_collective_case_reads_as_before():
     from pytest_gemmcheck.reporting.ci_output import case_properties
 
     result = plain()
-    history = Baseline(source="history", description="history: test",
-                       evidence=Evidence(launches=48, bad=1, per_process=[(0, 24), (1, 24)], gpus=1, worst_wrong=10,
-                                         kinds=["wrong"]))
+    history = Baseline(
+        source="history",
+        description="history: test",
+        evidence=Evidence(launches=48, bad=1, per_process=[(0, 24), (1, 24)], gpus=1, worst_wrong=10, kinds=["wrong"]),
+    )
     _, message = message_of(result, history)
     assert message == PLAIN_MESSAGE
     assert "\n".join(summary_lines(result)) == PLAIN_SUMMARY
     assert [name for name, _ in case_properties(result)] == [
-        "verdict", "key", "kernel", "quant", "shape", "tile", "params", "launches", "bad_launches", "rate_upper_95",
-        "worst_wrong", "worst_differing", "kinds", "hazards", "sanitize", "baseline", "accepted", "summary"]
+        "verdict",
+        "key",
+        "kernel",
+        "quant",
+        "shape",
+        "tile",
+        "params",
+        "launches",
+        "bad_launches",
+        "rate_upper_95",
+        "worst_wrong",
+        "worst_differing",
+        "kinds",
+        "hazards",
+        "sanitize",
+        "baseline",
+        "accepted",
+        "summary",
+    ]
     assert "rank" not in message and "rank" not in result.summary()
 
 
@@ -251,8 +335,9 @@ def test_a_golden_of_a_collective_case_keeps_its_ranks(tmp_path):
     assert (entry["case"]["collective"], entry["case"]["world_size"]) == ("all_reduce", 4)
     golden = GoldenStore(tmp_path).lookup(collective(4, 12))
     assert golden.evidence.ranks == 4
-    assert golden.evidence.describe() == ("1/48 (rate < 9.51%) launches of 4 ranks in 4 rank processes (1 with a bad "
-                                          "launch) on 4 GPUs")
+    assert golden.evidence.describe() == (
+        "1/48 (rate < 9.51%) launches of 4 ranks in 4 rank processes (1 with a bad launch) on 4 GPUs"
+    )
     plain_entry = json.loads(store.write("gemm").read_text())["cases"][0]
     assert "ranks" not in plain_entry and "collective" not in plain_entry["case"]
 

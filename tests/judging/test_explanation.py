@@ -32,12 +32,20 @@ def test_the_stress_setting_is_named_for_a_race_under_load():
     for run in range(8):
         for stress in ("none", "copy"):
             bad = 3 if stress == "copy" else 0
-            groups.append(Group(bad, 12, {"stress": stress, "host": f"h{run % 2}", "process": f"{run}{stress}"},
-                                cluster=(run, stress), host=f"h{run % 2}"))
+            groups.append(
+                Group(
+                    bad,
+                    12,
+                    {"stress": stress, "host": f"h{run % 2}", "process": f"{run}{stress}"},
+                    cluster=(run, stress),
+                    host=f"h{run % 2}",
+                )
+            )
     explanation = explain(groups)
     assert explanation.names == ("stress",)
-    assert explanation.verdict[0].startswith("fails only under stress=copy: 24/96 launches on 2 hosts vs 0/96 "
-                                             "elsewhere")
+    assert explanation.verdict[0].startswith(
+        "fails only under stress=copy: 24/96 launches on 2 hosts vs 0/96 elsewhere"
+    )
 
 
 def random_history(rng: random.Random) -> tuple[list[Group], list[Group]]:
@@ -47,24 +55,35 @@ def random_history(rng: random.Random) -> tuple[list[Group], list[Group]]:
     hosts = [f"h{i}" for i in range(rng.randint(1, 4))]
     tritons = [f"3.{i}" for i in range(rng.randint(1, 3))]
     own, kernel = [], []
-    tiles = ["256x128", "128x128", "256x256"][:rng.randint(1, 3)]
-    quants = ["bf16", "fp8"][:rng.randint(1, 2)]
+    tiles = ["256x128", "128x128", "256x256"][: rng.randint(1, 3)]
+    quants = ["bf16", "fp8"][: rng.randint(1, 2)]
     for cluster in range(rng.randint(10, 60)):
         launches = rng.choice([4, 12, 24])
         bad = sum(rng.random() < rate for _ in range(launches))
         host = rng.choice(hosts)
-        facts = {"torch": rng.choice(torches), "triton": rng.choice(tritons), "host": host,
-                 "gpu_uuid": f"{host}-GPU-{rng.randint(0, 3)}", "stress": rng.choice(["none", "copy"]),
-                 "process": f"p{cluster}"}
+        facts = {
+            "torch": rng.choice(torches),
+            "triton": rng.choice(tritons),
+            "host": host,
+            "gpu_uuid": f"{host}-GPU-{rng.randint(0, 3)}",
+            "stress": rng.choice(["none", "copy"]),
+            "process": f"p{cluster}",
+        }
         own.append(Group(bad, launches, facts, cluster=cluster, host=host, stack=(facts["torch"], host)))
         kernel.append(Group(bad, launches, {"tile": tiles[0], "quant": quants[0]}, cluster=cluster, case="own"))
     for sibling in range(rng.randint(0, 5)):
         tile, quant = rng.choice(tiles), rng.choice(quants)
         for cluster in range(rng.randint(2, 10)):
             launches = rng.choice([4, 12, 24])
-            kernel.append(Group(sum(rng.random() < rate for _ in range(launches)), launches,
-                                {"tile": tile, "quant": quant}, cluster=("sibling", sibling, cluster),
-                                case=f"s{sibling}"))
+            kernel.append(
+                Group(
+                    sum(rng.random() < rate for _ in range(launches)),
+                    launches,
+                    {"tile": tile, "quant": quant},
+                    cluster=("sibling", sibling, cluster),
+                    case=f"s{sibling}",
+                )
+            )
     return own, kernel
 
 
@@ -88,15 +107,22 @@ def test_the_design_effect_from_sums_is_the_verdicts_own():
         assert _deff(clusters.square, clusters.bad, clusters.launches, clusters.count) == pytest.approx(expected)
         part = _Clusters(groups, range(len(groups) // 2))
         rest = _Clusters(groups, range(len(groups) // 2, len(groups)))
-        assert _deff(*clusters.without(part)) == pytest.approx(
-            _deff(rest.square, rest.bad, rest.launches, rest.count))
+        assert _deff(*clusters.without(part)) == pytest.approx(_deff(rest.square, rest.bad, rest.launches, rest.count))
 
 
 def test_thousands_of_processes_are_explained():
     # its cost at this size is a benchmark's business; here it must answer
     rng = random.Random(5)
-    groups = [Group(int(rng.random() < 0.05), 12, {"process": f"p{i}", "host": f"h{i % 9}", "torch": f"2.{i % 3}"},
-                    cluster=i, host=f"h{i % 9}") for i in range(5000)]
+    groups = [
+        Group(
+            int(rng.random() < 0.05),
+            12,
+            {"process": f"p{i}", "host": f"h{i % 9}", "torch": f"2.{i % 3}"},
+            cluster=i,
+            host=f"h{i % 9}",
+        )
+        for i in range(5000)
+    ]
     assert explain(groups) is not None
 
 
@@ -112,11 +138,20 @@ def test_two_independent_causes_are_both_named_and_a_param_across_siblings():
     assert explanation.verdict[1].startswith("also one physical GPU: GPU-2 16/48, all other GPUs 0/96")
     assert explanation.verdict[1].endswith("among the launches without torch=2.12")
 
-    kernel = [Group(6 if fuse else 0, 6, {"param:fuse": str(fuse), "tile": tile}, cluster=(fuse, tile, run),
-                    case=f"{fuse}{tile}")
-              for fuse in (True, False) for tile in ("a", "b", "c") for run in range(3)]
+    kernel = [
+        Group(
+            6 if fuse else 0,
+            6,
+            {"param:fuse": str(fuse), "tile": tile},
+            cluster=(fuse, tile, run),
+            case=f"{fuse}{tile}",
+        )
+        for fuse in (True, False)
+        for tile in ("a", "b", "c")
+        for run in range(3)
+    ]
     explanation = explain([], kernel)
     assert explanation.names == ("param:fuse",)
-    assert explanation.verdict[0].startswith("fails only with param:fuse=True: 54/54 launches over 3 cases vs 0/54 "
-                                             "in 3 "
-                                             "sibling cases")
+    assert explanation.verdict[0].startswith(
+        "fails only with param:fuse=True: 54/54 launches over 3 cases vs 0/54 in 3 sibling cases"
+    )

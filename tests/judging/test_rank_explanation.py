@@ -12,8 +12,12 @@ def rank_groups(runs: int, world_size: int, bad: dict, *, gpu_of) -> list[Group]
     groups = []
     for run in range(runs):
         for rank in range(world_size):
-            facts = {RANK: str(rank), GPU_UUID: gpu_of(run, rank), PROCESS: f"h:{100 * run + rank} (run {run})",
-                     "host": "h"}
+            facts = {
+                RANK: str(rank),
+                GPU_UUID: gpu_of(run, rank),
+                PROCESS: f"h:{100 * run + rank} (run {run})",
+                "host": "h",
+            }
             groups.append(Group(bad.get((run, rank), 0), 20, facts, cluster=(run, rank), host="h"))
     return groups
 
@@ -29,8 +33,10 @@ def test_a_rank_pinned_to_its_gpu_is_named_with_it():
     groups = rank_groups(6, 4, {(run, 3): 15 for run in range(6)}, gpu_of=lambda run, rank: f"GPU-{rank}")
     explanation = explain(groups)
     assert explanation.names == (RANK, GPU_UUID)
-    assert explanation.verdict[0].startswith("one rank: rank 3 on GPU-3 90/120, all other ranks 0/360 (its GPU "
-                                             "always with it, so either may be the cause; p = ")
+    assert explanation.verdict[0].startswith(
+        "one rank: rank 3 on GPU-3 90/120, all other ranks 0/360 (its GPU "
+        "always with it, so either may be the cause; p = "
+    )
 
 
 def test_a_gpu_that_fails_whichever_rank_runs_on_it_is_named_as_the_gpu():
@@ -46,5 +52,7 @@ def test_one_run_of_ranks_names_the_rank_not_its_process():
     groups = rank_groups(1, 8, {(0, 5): 20}, gpu_of=lambda run, rank: f"GPU-{rank}")
     explanation = explain(groups)
     assert explanation.names == (RANK, GPU_UUID, PROCESS) and not explanation.per_process
-    assert explanation.verdict[0].startswith("one rank: rank 5 on GPU-5 20/20, all other ranks 0/140 (its GPU "
-                                             "always with it, so either may be the cause; p = ")
+    assert explanation.verdict[0].startswith(
+        "one rank: rank 5 on GPU-5 20/20, all other ranks 0/140 (its GPU "
+        "always with it, so either may be the cause; p = "
+    )

@@ -25,35 +25,91 @@ from pytest_gemmcheck.records.sanitize import (
 )
 
 FINDING = SanitizerFinding(
-    tool="racecheck", kind=RACE_HAZARD, severity=ERROR, text="Potential RAW hazard detected", kernel="tail_gemm",
-    block=(3, 4, 0), space="__shared__", address="0x22a0", hazard="RAW", memcpy_async=True, record="Hazard",
-    accesses=(Access("Write", "tail_gemm", "0x5620", thread=(8, 0, 0)),
-              Access("Read", "tail_gemm", "0x6250", thread=(64, 0, 0))))
+    tool="racecheck",
+    kind=RACE_HAZARD,
+    severity=ERROR,
+    text="Potential RAW hazard detected",
+    kernel="tail_gemm",
+    block=(3, 4, 0),
+    space="__shared__",
+    address="0x22a0",
+    hazard="RAW",
+    memcpy_async=True,
+    record="Hazard",
+    accesses=(
+        Access("Write", "tail_gemm", "0x5620", thread=(8, 0, 0)),
+        Access("Read", "tail_gemm", "0x6250", thread=(64, 0, 0)),
+    ),
+)
 WARNED = dataclasses.replace(FINDING, severity=WARNING, hazard="WAR")
-HAZARD_RUN = SanitizedLaunch(tool="racecheck", status=RAN, seconds=9.1, shown=2, errors=2, total_errors=2,
-                          total_warnings=0, tally={FINDING.label(): 2}, findings=(FINDING, FINDING))
-WARNING_RUN = SanitizedLaunch(tool="racecheck", status=RAN, shown=1, warnings=1, total_errors=0, total_warnings=1,
-                           tally={WARNED.label(): 1}, findings=(WARNED,))
+HAZARD_RUN = SanitizedLaunch(
+    tool="racecheck",
+    status=RAN,
+    seconds=9.1,
+    shown=2,
+    errors=2,
+    total_errors=2,
+    total_warnings=0,
+    tally={FINDING.label(): 2},
+    findings=(FINDING, FINDING),
+)
+WARNING_RUN = SanitizedLaunch(
+    tool="racecheck",
+    status=RAN,
+    shown=1,
+    warnings=1,
+    total_errors=0,
+    total_warnings=1,
+    tally={WARNED.label(): 1},
+    findings=(WARNED,),
+)
 CLEAN_RUN = SanitizedLaunch(tool="memcheck", status=RAN, total_errors=0)
 SKIPPED_RUN = SanitizedLaunch(tool="racecheck", status=SKIPPED, reason="no compute-sanitizer on a CPU device")
 TIMED_OUT_RUN = SanitizedLaunch(tool="memcheck", status=TIMED_OUT, reason="killed after 600 s")
 
 
 def result_with(runs, bad: int = 0, launches: int = 12) -> CaseResult:
-    records = [LaunchRecord(index=i + 1, kinds=["wrong"] if i < bad else [], wrong=64 if i < bad else 0, pid=1,
-                            host="h", device="cuda:0", device_uuid="GPU-1") for i in range(launches)]
-    return CaseResult(key="k1", kernel="tail_gemm", m=512, n=512, k=256, quant="ptpc", tile="128x128",
-                      out_dtype="bfloat16", params={}, fp8="e4m3fn", seed=0, device="cuda:0", deterministic=True,
-                      rtol=0.05, floor=1.0, launches=records, sanitize=list(runs),
-                      stack={"gpu_arch": "sm_90", "fingerprint": "f"})
+    records = [
+        LaunchRecord(
+            index=i + 1,
+            kinds=["wrong"] if i < bad else [],
+            wrong=64 if i < bad else 0,
+            pid=1,
+            host="h",
+            device="cuda:0",
+            device_uuid="GPU-1",
+        )
+        for i in range(launches)
+    ]
+    return CaseResult(
+        key="k1",
+        kernel="tail_gemm",
+        m=512,
+        n=512,
+        k=256,
+        quant="ptpc",
+        tile="128x128",
+        out_dtype="bfloat16",
+        params={},
+        fp8="e4m3fn",
+        seed=0,
+        device="cuda:0",
+        deterministic=True,
+        rtol=0.05,
+        floor=1.0,
+        launches=records,
+        sanitize=list(runs),
+        stack={"gpu_arch": "sm_90", "fingerprint": "f"},
+    )
 
 
 def test_a_hazard_fails_a_case_whose_launches_all_passed():
     verdict = judge(result_with([HAZARD_RUN, CLEAN_RUN]))
     assert verdict.kind == REGRESSION
     assert verdict.reasons == [f"compute-sanitizer {HAZARD_RUN.summary()}"]
-    assert verdict.reasons[0].startswith("compute-sanitizer racecheck: 2 RAW hazards (cp.async synchronization) in "
-                                         "tail_gemm at __shared__ 0x22a0")
+    assert verdict.reasons[0].startswith(
+        "compute-sanitizer racecheck: 2 RAW hazards (cp.async synchronization) in tail_gemm at __shared__ 0x22a0"
+    )
     # the first reports are the evidence, threads and all
     assert "compute-sanitizer racecheck, its first error reports:" in verdict.lines
     assert f"  {FINDING.describe()}" in verdict.lines
@@ -63,9 +119,11 @@ def test_a_hazard_fails_a_case_whose_launches_all_passed():
 def test_a_hazard_fails_whatever_the_baseline_accepts():
     """A golden accepting a bad rate tracks a known bug in the launches; it accepts no race the
     sanitizer proved."""
-    accepting = Baseline(source="golden", description="golden goldens/tail_gemm.json [any]",
-                         evidence=Evidence(launches=12, bad=3, per_process=[(3, 12)], gpus=1, worst_wrong=64,
-                                           kinds=["hazard", "wrong"]))
+    accepting = Baseline(
+        source="golden",
+        description="golden goldens/tail_gemm.json [any]",
+        evidence=Evidence(launches=12, bad=3, per_process=[(3, 12)], gpus=1, worst_wrong=64, kinds=["hazard", "wrong"]),
+    )
     assert judge(result_with([], bad=3), accepting).kind == KNOWN_BAD
     assert judge(result_with([HAZARD_RUN], bad=3), accepting).kind == REGRESSION
 
@@ -73,23 +131,28 @@ def test_a_hazard_fails_whatever_the_baseline_accepts():
 def test_warnings_are_reported_never_failed():
     verdict = judge(result_with([WARNING_RUN]))
     assert verdict.kind == PASS
-    assert any(line.startswith("compute-sanitizer racecheck: 1 WAR hazard (cp.async synchronization, "
-                               "warning severity)") and
-               line.endswith("(warnings are reported, not failed on)") for line in verdict.lines), verdict.lines
+    assert any(
+        line.startswith("compute-sanitizer racecheck: 1 WAR hazard (cp.async synchronization, warning severity)")
+        and line.endswith("(warnings are reported, not failed on)")
+        for line in verdict.lines
+    ), verdict.lines
 
 
 def test_a_run_that_did_not_report_is_said_never_judged_and_unmet_only_when_required():
     verdict = judge(result_with([SKIPPED_RUN, TIMED_OUT_RUN]))
     assert verdict.kind == PASS
-    assert ("compute-sanitizer racecheck: skipped: no compute-sanitizer on a CPU device: not checked, not passed"
-            in verdict.lines)
+    assert (
+        "compute-sanitizer racecheck: skipped: no compute-sanitizer on a CPU device: not checked, not passed"
+        in verdict.lines
+    )
     assert "compute-sanitizer memcheck: timed out: killed after 600 s: not checked, not passed" in verdict.lines
     assert unmet_requirements(result_with([SKIPPED_RUN])) == []
     assert unmet_requirements(result_with([SKIPPED_RUN, TIMED_OUT_RUN, CLEAN_RUN]), require_sanitize=True) == [
         "compute-sanitizer racecheck: skipped: no compute-sanitizer on a CPU device (--gemmcheck-require-sanitize: "
         "the launch must be sanitized)",
         "compute-sanitizer memcheck: timed out: killed after 600 s (--gemmcheck-require-sanitize: the launch must be "
-        "sanitized)"]
+        "sanitized)",
+    ]
     assert unmet_requirements(result_with([CLEAN_RUN, HAZARD_RUN]), require_sanitize=True) == []
 
 
@@ -109,7 +172,6 @@ def test_conclude_states_a_skip_in_the_message_of_a_pass_and_fails_it_when_requi
     assert clean.message == ""
 
 
-
 def test_an_unmet_requirement_fails_the_test_and_leaves_the_verdict_to_the_launches():
     """A sanitizer that could not run found nothing about the kernel: a correct kernel's verdict
     stays a pass (the history never reads 'regression' for it), and the test fails as what it is."""
@@ -121,7 +183,8 @@ def test_an_unmet_requirement_fails_the_test_and_leaves_the_verdict_to_the_launc
         "gemmcheck: tail_gemm ptpc 512x512x256 tile 128x128: requirement not met (the launches' verdict: pass)",
         "  compute-sanitizer racecheck: skipped: no compute-sanitizer on a CPU device (--gemmcheck-require-sanitize: "
         "the launch must be sanitized)",
-        "gemmcheck: tail_gemm ptpc 512x512x256 tile 128x128: pass"]
+        "gemmcheck: tail_gemm ptpc 512x512x256 tile 128x128: pass",
+    ]
     assert "0/12 launches bad" in message and required.message == message
     # bad launches are judged as ever, and the requirement is said with them
     bad = result_with([SKIPPED_RUN], bad=2)
@@ -137,7 +200,8 @@ def test_the_failure_message_carries_the_hazard_and_its_first_reports():
     result = result_with([HAZARD_RUN])
     conclusion = conclude(result, _settings(), lambda r: Baseline())
     message = str(conclusion.failure)
-    assert message.startswith("gemmcheck: tail_gemm ptpc 512x512x256 tile 128x128: regression\n"
-                              "  compute-sanitizer racecheck: 2 RAW hazards")
+    assert message.startswith(
+        "gemmcheck: tail_gemm ptpc 512x512x256 tile 128x128: regression\n  compute-sanitizer racecheck: 2 RAW hazards"
+    )
     assert "0/12 launches bad" in message and FINDING.describe() in message
     assert result.kinds == ["hazard"]

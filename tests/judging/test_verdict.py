@@ -26,17 +26,34 @@ def result_of(processes, *, worst_wrong=50, kinds=("wrong",), arch="sm_90", key=
     launches = []
     for number, (bad, count) in enumerate(processes):
         for i in range(count):
-            record = LaunchRecord(index=len(launches) + 1, pid=1000 + number, host="h", device="cuda:0",
-                                  device_uuid="GPU-1")
+            record = LaunchRecord(
+                index=len(launches) + 1, pid=1000 + number, host="h", device="cuda:0", device_uuid="GPU-1"
+            )
             if i < bad:
                 for kind in kinds:
                     record.add_kind(kind)
                 record.wrong = worst_wrong if "wrong" in kinds else 0
                 record.nonfinite = 7 if "nonfinite" in kinds else 0
             launches.append(record)
-    return CaseResult(key=key, kernel=kernel, m=64, n=64, k=64, quant="ptpc", tile=None, out_dtype="bfloat16",
-                      params={}, fp8="e4m3fn", seed=0, device="cuda:0", deterministic=True, rtol=0.05, floor=1.0,
-                      launches=launches, stack={"gpu_arch": arch, "fingerprint": "f" + arch})
+    return CaseResult(
+        key=key,
+        kernel=kernel,
+        m=64,
+        n=64,
+        k=64,
+        quant="ptpc",
+        tile=None,
+        out_dtype="bfloat16",
+        params={},
+        fp8="e4m3fn",
+        seed=0,
+        device="cuda:0",
+        deterministic=True,
+        rtol=0.05,
+        floor=1.0,
+        launches=launches,
+        stack={"gpu_arch": arch, "fingerprint": "f" + arch},
+    )
 
 
 def history(processes, **kwargs):
@@ -101,7 +118,7 @@ def test_binomial_tail_by_the_incomplete_beta_equals_the_direct_sum():
     import math
 
     def direct(k, n, p):
-        return sum(math.comb(n, i) * p ** i * (1 - p) ** (n - i) for i in range(k + 1))
+        return sum(math.comb(n, i) * p**i * (1 - p) ** (n - i) for i in range(k + 1))
 
     for n in (1, 12, 37, 300):
         for k in range(0, n, max(1, n // 9)):
@@ -112,9 +129,9 @@ def test_binomial_tail_by_the_incomplete_beta_equals_the_direct_sum():
 def test_two_sided_intervals_as_the_dashboard_shows_them():
     assert rate_interval(12, 12) == pytest.approx((0.025 ** (1 / 12), 1.0))  # 74-100%, not "< 100%"
     assert rate_interval(0, 12) == pytest.approx((0.0, 1 - 0.025 ** (1 / 12)))
-    assert [format_interval(*rate_interval(bad, n))
-            for bad, n in ((12, 12), (0, 12), (0, 900), (11, 12), (1, 100_000))] \
-        == ["74–100%", "0–26%", "0–0.41%", "62–99.8%", "0.000025–0.0056%"]
+    assert [
+        format_interval(*rate_interval(bad, n)) for bad, n in ((12, 12), (0, 12), (0, 900), (11, 12), (1, 100_000))
+    ] == ["74–100%", "0–26%", "0–0.41%", "62–99.8%", "0.000025–0.0056%"]
 
 
 def test_same_rate_but_worst_wrong_count_10x_is_a_regression():
@@ -160,8 +177,10 @@ def test_a_bad_result_is_never_a_pass_against_a_history_that_was_bad_too():
     history named as what it holds to, and that no golden accepts it."""
     verdict = judge(result_of([(3, 12)]), history([(3, 12)]))
     assert verdict.kind == KNOWN_BAD and not verdict.failed
-    assert verdict.reasons == ["as bad as its history: 3/12 against 3/12 from history: test; no golden accepts it: "
-                               "fix the kernel, or accept the rate with --gemmcheck-accept to track it as a known bug"]
+    assert verdict.reasons == [
+        "as bad as its history: 3/12 against 3/12 from history: test; no golden accepts it: "
+        "fix the kernel, or accept the rate with --gemmcheck-accept to track it as a known bug"
+    ]
     # a clean result against the same history is a pass; a golden's known-bad says the golden
     assert judge(result_of([(0, 12)]), history([(3, 12)])).kind == PASS
     assert judge(result_of([(3, 12)]), golden([(3, 12)])).reasons[0].startswith("a known bad rate, accepted by golden")
@@ -218,13 +237,15 @@ def test_history_0_of_900_then_1_of_12_fails_naming_the_history(suite, monkeypat
     monkeypatch.setenv("BAD_LAUNCHES", "5")
     result = suite.runpytest("--gemmcheck-repeat=12")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines([
-        "*gemmcheck: fused ptpc 32x32x64: regression",
-        "*1 bad launch against a baseline without bad launches (0/900)",
-        "*baseline: 0/900 (rate < 0.33%) launches in 1 process on the CPU, from history: 1 earlier run on cpu "
-        "(torch *)",
-        "*test: one-sided Fisher exact, p = 0.0132*",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*gemmcheck: fused ptpc 32x32x64: regression",
+            "*1 bad launch against a baseline without bad launches (0/900)",
+            "*baseline: 0/900 (rate < 0.33%) launches in 1 process on the CPU, from history: 1 earlier run on cpu "
+            "(torch *)",
+            "*test: one-sided Fisher exact, p = 0.0132*",
+        ]
+    )
     # and the regression does not become the baseline of the next run
     result = suite.runpytest("--gemmcheck-repeat=12")
     result.assert_outcomes(failed=1)
@@ -249,14 +270,19 @@ def test_an_arch_with_no_history_gets_a_clean_baseline(suite, tmp_path, monkeypa
     # on this arch (the CPU) there is no history: the baseline is clean, 6/12 is a regression ...
     here = suite.runpytest("--gemmcheck-repeat=12")
     here.assert_outcomes(failed=1)
-    here.stdout.fnmatch_lines(["*6 bad launches against a clean baseline*",
-                               "*baseline: clean (no history, no golden: no bad launch expected)*"])
+    here.stdout.fnmatch_lines(
+        [
+            "*6 bad launches against a clean baseline*",
+            "*baseline: clean (no history, no golden: no bad launch expected)*",
+        ]
+    )
     # ... while judged against any arch, gfx942's 6/12 is the baseline and 6/12 holds it: as bad
     # as the history, which no golden accepts, so known-bad (the test passes), never a pass
     anywhere = suite.runpytest("--gemmcheck-repeat=12", "--gemmcheck-scope=any")
     anywhere.assert_outcomes(passed=1)
-    anywhere.stdout.fnmatch_lines(["KNOWN-BAD * 6/12 launches bad*",
-                                   "    vs 6/12 (history): history: 1 earlier run on any stack*"])
+    anywhere.stdout.fnmatch_lines(
+        ["KNOWN-BAD * 6/12 launches bad*", "    vs 6/12 (history): history: 1 earlier run on any stack*"]
+    )
     assert "PASS " not in anywhere.stdout.str()
 
 
@@ -267,31 +293,46 @@ def test_accept_writes_goldens_and_the_next_run_is_known_bad(suite, monkeypatch)
     accepted.stdout.fnmatch_lines(["gemmcheck: accepted as goldens: */goldens/fused.json"])
     golden_file = suite.path / "goldens" / "fused.json"
     data = json.loads(golden_file.read_text())
-    assert ((data["cases"][0]["launches"], data["cases"][0]["bad_launches"], data["cases"][0]["scope"])
-            == (12, 3, "arch:cpu"))
+    assert (data["cases"][0]["launches"], data["cases"][0]["bad_launches"], data["cases"][0]["scope"]) == (
+        12,
+        3,
+        "arch:cpu",
+    )
     again = suite.runpytest("--gemmcheck-repeat=12", "--gemmcheck-no-record")
     again.assert_outcomes(passed=1)
-    again.stdout.fnmatch_lines(["KNOWN-BAD * 3/12 launches bad*", "    vs 3/12 (golden): golden*",
-                                "*/goldens/fused.json*"])
+    again.stdout.fnmatch_lines(
+        ["KNOWN-BAD * 3/12 launches bad*", "    vs 3/12 (golden): golden*", "*/goldens/fused.json*"]
+    )
     monkeypatch.setenv("BAD_LAUNCHES", ",".join(str(i) for i in range(1, 13)))
     worse = suite.runpytest("--gemmcheck-repeat=12", "--gemmcheck-no-record")
     worse.assert_outcomes(failed=1)
-    worse.stdout.fnmatch_lines(["*12/12 is worse than the baseline's 3/12*",
-                                "*from golden */goldens/fused.json [[]arch:cpu[]]*"])
+    worse.stdout.fnmatch_lines(
+        ["*12/12 is worse than the baseline's 3/12*", "*from golden */goldens/fused.json [[]arch:cpu[]]*"]
+    )
 
 
 def test_an_accepted_regression_says_accepted_and_the_run_passes(suite, monkeypatch):
     monkeypatch.setenv("BAD_LAUNCHES", "2,5,9")
-    accepted = suite.runpytest("--gemmcheck-repeat=12", "--gemmcheck-accept", "--gemmcheck-no-record",
-                               "--junitxml=junit.xml", "--gemmcheck-summary=summary.md")
+    accepted = suite.runpytest(
+        "--gemmcheck-repeat=12",
+        "--gemmcheck-accept",
+        "--gemmcheck-no-record",
+        "--junitxml=junit.xml",
+        "--gemmcheck-summary=summary.md",
+    )
     accepted.assert_outcomes(passed=1)
-    accepted.stdout.fnmatch_lines(["ACCEPTED   fused ptpc 32x32x64: 3/12 launches bad, worst *",
-                                   "    vs clean: no bad launch expected",
-                                   "    a regression against that baseline, accepted: --gemmcheck-accept makes this",
-                                   "      run the case's golden",
-                                   "gemmcheck: accepted as goldens: */goldens/fused.json"])
+    accepted.stdout.fnmatch_lines(
+        [
+            "ACCEPTED   fused ptpc 32x32x64: 3/12 launches bad, worst *",
+            "    vs clean: no bad launch expected",
+            "    a regression against that baseline, accepted: --gemmcheck-accept makes this",
+            "      run the case's golden",
+            "gemmcheck: accepted as goldens: */goldens/fused.json",
+        ]
+    )
     assert "REGRESSION" not in accepted.stdout.str()
     import xml.etree.ElementTree as ET
+
     properties = {p.get("name"): p.get("value") for p in ET.parse(suite.path / "junit.xml").iter("property")}
     assert (properties["gemmcheck.1.verdict"], properties["gemmcheck.1.accepted"]) == ("regression", "true")
     assert properties["gemmcheck.1.summary"].startswith("ACCEPTED fused ptpc 32x32x64: 3/12 launches bad")
@@ -310,8 +351,9 @@ def test_goldens_export_from_history(suite, tmp_path, capsys):
     suite.runpytest("--gemmcheck-repeat=30").assert_outcomes(passed=1)
     capsys.readouterr()
     out_dir = tmp_path / "exported"
-    assert main(["--db", str(suite.path / ".gemmcheck" / "history.db"), "goldens", "export",
-                 "--dir", str(out_dir)]) == 0
+    assert (
+        main(["--db", str(suite.path / ".gemmcheck" / "history.db"), "goldens", "export", "--dir", str(out_dir)]) == 0
+    )
     data = json.loads((out_dir / "fused.json").read_text())
     (entry,) = data["cases"]
     assert (entry["launches"], entry["bad_launches"], entry["per_process"]) == (50, 0, ["0/20", "0/30"])
@@ -322,14 +364,20 @@ def test_repeat_auto_stops_when_the_bound_reaches_the_target(suite):
     result = suite.runpytest("--gemmcheck-repeat=auto", "--gemmcheck-target-rate=0.05", "--gemmcheck-no-record")
     result.assert_outcomes(passed=1)
     # 0 bad launches in n: the bound 1 - 0.05**(1/n) is below 5% from n = 59
-    result.stdout.fnmatch_lines(["PASS * 0/59 launches bad", "    rate < 4.95% (95%), 1 process",
-                                 "    stopped after 59 launches: rate < 4.95% reached the target 5*"])
+    result.stdout.fnmatch_lines(
+        [
+            "PASS * 0/59 launches bad",
+            "    rate < 4.95% (95%), 1 process",
+            "    stopped after 59 launches: rate < 4.95% reached the target 5*",
+        ]
+    )
 
 
 def test_repeat_auto_reports_a_budget_that_ran_out(suite):
     # clean: 0.01% takes 29,956 clean launches to show, more than 0.3 s holds
-    result = suite.runpytest("--gemmcheck-repeat=auto", "--gemmcheck-budget=0.3", "--gemmcheck-target-rate=0.0001",
-                             "--gemmcheck-no-record")
+    result = suite.runpytest(
+        "--gemmcheck-repeat=auto", "--gemmcheck-budget=0.3", "--gemmcheck-target-rate=0.0001", "--gemmcheck-no-record"
+    )
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["*stopped after * launches: the 0.3 s budget ran out with the rate shown*"])
 
@@ -348,23 +396,29 @@ def test_processes_4_gives_one_result_with_4_process_ids(suite):
 
 def test_processes_find_a_race_decided_per_process(suite, monkeypatch):
     # process 2 of 4 is the racing one: every launch there is bad
-    suite.makepyfile(test_kernel=SUITE.replace(
-        'bad = {int(i) for i in os.environ.get("BAD_LAUNCHES", "").split(",") if i}',
-        'bad = set(range(1, 100)) if os.environ.get("GEMMCHECK_CHILD_INDEX") == "1" else set()'))
+    suite.makepyfile(
+        test_kernel=SUITE.replace(
+            'bad = {int(i) for i in os.environ.get("BAD_LAUNCHES", "").split(",") if i}',
+            'bad = set(range(1, 100)) if os.environ.get("GEMMCHECK_CHILD_INDEX") == "1" else set()',
+        )
+    )
     result = suite.runpytest_subprocess("--gemmcheck-repeat=40", "--gemmcheck-processes=4", "-p", "no:cacheprovider")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines([
-        "*10/40 launches bad (launches 11, 12, *); rate < * (95%), 4 processes",
-        "*process level: 1/4 processes with a bad launch*",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*10/40 launches bad (launches 11, 12, *); rate < * (95%), 4 processes",
+            "*process level: 1/4 processes with a bad launch*",
+        ]
+    )
 
 
 def test_stop_on_bad_ends_the_launches_at_the_first_bad_one(suite, monkeypatch):
     monkeypatch.setenv("BAD_LAUNCHES", "5,9")
     result = suite.runpytest("--gemmcheck-repeat=12", "--gemmcheck-stop-on-bad")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*1/5 launches bad (launch 5)*", "*stopped at launch 5, the first bad one "
-                                 "(--gemmcheck-stop-on-bad)*"])
+    result.stdout.fnmatch_lines(
+        ["*1/5 launches bad (launch 5)*", "*stopped at launch 5, the first bad one (--gemmcheck-stop-on-bad)*"]
+    )
     engine = create_engine(f"sqlite:///{suite.path / '.gemmcheck' / 'history.db'}")
     with engine.connect() as connection:
         assert tuple(connection.execute(text("SELECT launches, bad_launches FROM result")).one()) == (5, 1)
@@ -377,11 +431,15 @@ def test_stop_on_bad_ends_the_launches_at_the_first_bad_one(suite, monkeypatch):
 
 
 def test_stop_on_bad_starts_no_process_after_one_with_a_bad_launch(suite):
-    suite.makepyfile(test_kernel=SUITE.replace(
-        'bad = {int(i) for i in os.environ.get("BAD_LAUNCHES", "").split(",") if i}',
-        'bad = set(range(1, 100)) if os.environ.get("GEMMCHECK_CHILD_INDEX") == "1" else set()'))
-    result = suite.runpytest_subprocess("--gemmcheck-repeat=40", "--gemmcheck-processes=4", "--gemmcheck-stop-on-bad",
-                                        "-p", "no:cacheprovider")
+    suite.makepyfile(
+        test_kernel=SUITE.replace(
+            'bad = {int(i) for i in os.environ.get("BAD_LAUNCHES", "").split(",") if i}',
+            'bad = set(range(1, 100)) if os.environ.get("GEMMCHECK_CHILD_INDEX") == "1" else set()',
+        )
+    )
+    result = suite.runpytest_subprocess(
+        "--gemmcheck-repeat=40", "--gemmcheck-processes=4", "--gemmcheck-stop-on-bad", "-p", "no:cacheprovider"
+    )
     result.assert_outcomes(failed=1)
     # process 1 clean through its 10 launches, process 2 bad at its first; 3 and 4 never started
     result.stdout.fnmatch_lines(["*1/11 launches bad (launch 11)*"])

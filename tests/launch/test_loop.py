@@ -7,11 +7,32 @@ from kernels import FaultInjector, bf16_matmul, tiled_gemm
 from pytest_gemmcheck.errors import GemmcheckFailure
 
 
-def run_faulty(make_case, fault, launches, *, quant="ptpc", m=256, n=256, k=256, tile="64x64",
-               deterministic=None, repeat=12, **fault_kwargs):
+def run_faulty(
+    make_case,
+    fault,
+    launches,
+    *,
+    quant="ptpc",
+    m=256,
+    n=256,
+    k=256,
+    tile="64x64",
+    deterministic=None,
+    repeat=12,
+    **fault_kwargs,
+):
     results = []
-    case = make_case(f"fault_{fault}", m=m, n=n, k=k, quant=quant, tile=tile, deterministic=deterministic,
-                     repeat=repeat, record=results.append)
+    case = make_case(
+        f"fault_{fault}",
+        m=m,
+        n=n,
+        k=k,
+        quant=quant,
+        tile=tile,
+        deterministic=deterministic,
+        repeat=repeat,
+        record=results.append,
+    )
     x = case.inputs()
     kernel = bf16_matmul if quant == "bf16" else tiled_gemm
     injector = FaultInjector(lambda out: kernel(x, out), fault, launches, **fault_kwargs)
@@ -73,8 +94,9 @@ def test_corrupted_row_is_caught(make_case):
 
 
 def test_four_wrong_elements_in_2048x2048_with_small_rel_l2(make_case):
-    result, failure = run_faulty(make_case, "elements", {2}, quant="bf16", m=2048, n=2048, k=256, tile=None,
-                                 repeat=3, count=4, fraction=0.2)
+    result, failure = run_faulty(
+        make_case, "elements", {2}, quant="bf16", m=2048, n=2048, k=256, tile=None, repeat=3, count=4, fraction=0.2
+    )
     (bad,) = result.bad_launches
     assert bad.wrong == 4
     assert bad.rel_l2 < 3e-3, "the usual relL2 gate would pass this launch"
@@ -196,8 +218,10 @@ def test_without_room_for_a_second_output_buffer_the_results_are_the_same(make_c
     two_buffers = run_tampered(make_case, tamper, m=32, n=48, k=64)
     monkeypatch.setattr(OutputBuffers, "spare", lambda self: None)
     one_buffer = run_tampered(make_case, tamper, m=32, n=48, k=64)
-    summary = [[(launch.index, launch.kinds, launch.differing, launch.differing_row_ids) for launch in r.launches]
-               + [r.consensus_size]
-               for r in (two_buffers, one_buffer)]
+    summary = [
+        [(launch.index, launch.kinds, launch.differing, launch.differing_row_ids) for launch in r.launches]
+        + [r.consensus_size]
+        for r in (two_buffers, one_buffer)
+    ]
     assert summary[0] == summary[1]
     assert [b.index for b in one_buffer.bad_launches] == [1, 4, 9]

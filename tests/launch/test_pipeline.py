@@ -38,13 +38,13 @@ class Racy:
         draw = self.rng.random()
         r, c = self.rng.randrange(0, 32, 16), self.rng.randrange(0, 32, 16)
         if draw < 0.15:
-            out[r:r + 16, c:c + 16] *= 1.5
+            out[r : r + 16, c : c + 16] *= 1.5
         elif draw < 0.3:
-            out[r, c:c + 3] += out[r].abs().max() * 0.02
+            out[r, c : c + 3] += out[r].abs().max() * 0.02
         elif draw < 0.4:
             out[r] = -out[r]
         elif draw < 0.5:
-            out[r:r + 16, c:c + 16] = float("nan")
+            out[r : r + 16, c : c + 16] = float("nan")
 
 
 def stale_own_buffer(x):
@@ -60,6 +60,7 @@ def own_buffer(x):
 
 def on_calls(calls, act, kernel=tiled_gemm):
     """``kernel(x, out)``, then ``act(x, out, seen_outputs, case)`` on the calls numbered in ``calls``."""
+
     def make(x, case=None):
         seen, count = [], [0]
 
@@ -70,13 +71,15 @@ def on_calls(calls, act, kernel=tiled_gemm):
             if count[0] in calls:
                 act(x, out, seen, case)
             return result
+
         return launch
+
     return make
 
 
 def write_outside(x, out, seen, case):
     torch.as_strided(out, (3,), (1,), out.storage_offset() - 3).zero_()
-    torch.as_strided(out, (out.numel() + 5,), (1,))[out.numel():] = 0
+    torch.as_strided(out, (out.numel() + 5,), (1,))[out.numel() :] = 0
 
 
 def hang(x, out, seen, case):
@@ -99,11 +102,12 @@ def one_off_then_scribbled(x, out, seen, case):
 
 
 SCENARIOS = {
-    "clean": lambda x, case: (lambda out: tiled_gemm(x, out)),
+    "clean": lambda x, case: lambda out: tiled_gemm(x, out),
     "racy": lambda x, case: Racy(x, 7),
     "racy, another draw": lambda x, case: Racy(x, 12),
-    "tile and subtle faults": lambda x, case: FaultInjector(lambda out: tiled_gemm(x, out), "subtle", {1, 6},
-                                                            count=5, fraction=0.02),
+    "tile and subtle faults": lambda x, case: FaultInjector(
+        lambda out: tiled_gemm(x, out), "subtle", {1, 6}, count=5, fraction=0.02
+    ),
     "unwritten tile on 4": lambda x, case: FaultInjector(lambda out: tiled_gemm(x, out), "unwritten", {4}, at=(16, 16)),
     "changes input a on 3": on_calls({3}, lambda x, out, seen, case: x.a[3:6].view(torch.uint8).bitwise_xor_(1)),
     # on every call: a launch queued behind one that changed its input runs again, so a ring's
@@ -113,7 +117,8 @@ SCENARIOS = {
     "returns its own tensor": lambda x, case: own_buffer(x),
     "returns a stale tensor of its own": lambda x, case: stale_own_buffer(x),
     "writes into a reference it was given on 4": lambda x, case: on_calls(
-        {4}, lambda x, out, seen, case: case.given.__setitem__((slice(0, 2),), float("nan")))(x, case),
+        {4}, lambda x, out, seen, case: case.given.__setitem__((slice(0, 2),), float("nan"))
+    )(x, case),
     "scribbles on the previous output on 3": on_calls({3}, scribble_on_the_previous_output),
     "a new output scribbled on by the next launch": on_calls({3, 4}, one_off_then_scribbled),
     "raises on 4": on_calls({4}, boom),
@@ -126,9 +131,17 @@ def run(make_case, backend, scenario, *, repeat_check, pipeline, monkeypatch, de
     monkeypatch.setattr(in_flight, "FORCED", pipeline)
     monkeypatch.setattr(loop, "GRAPHS_REPAID_AFTER", 0)  # on a GPU, graphs and batches in a run of 9 too
     results = []
-    case = make_case(f"pipeline_{backend}", m=40, n=48, k=64, quant="ptpc", tile="16x16", deterministic=deterministic,
-                     settings=Settings(repeat=9, check_backend=backend, repeat_check=repeat_check, launch_timeout=0.5),
-                     record=results.append)
+    case = make_case(
+        f"pipeline_{backend}",
+        m=40,
+        n=48,
+        k=64,
+        quant="ptpc",
+        tile="16x16",
+        deterministic=deterministic,
+        settings=Settings(repeat=9, check_backend=backend, repeat_check=repeat_check, launch_timeout=0.5),
+        record=results.append,
+    )
     x = case.inputs()
     if pipeline is not BATCHED or "reference" in scenario:  # batches are for cases that hand out none
         case.given = case.reference()
@@ -141,25 +154,42 @@ def run(make_case, backend, scenario, *, repeat_check, pipeline, monkeypatch, de
 
 
 def every_number(result):
-    launches = [{name: value for name, value in dataclasses.asdict(launch).items() if name not in ("elapsed_s", "pid")}
-                for launch in result.launches]
+    launches = [
+        {name: value for name, value in dataclasses.asdict(launch).items() if name not in ("elapsed_s", "pid")}
+        for launch in result.launches
+    ]
     return launches, result.verdict, result.consensus_size, result.consensus_note, result.worst_tiles, result.message
 
 
 @pytest.mark.parametrize("deterministic", [None, False], ids=["deterministic", "nondeterministic"])
 @pytest.mark.parametrize("scenario", SCENARIOS)
 def test_the_torch_check_by_comparison_gives_the_full_checks_numbers(make_case, monkeypatch, scenario, deterministic):
-    full = run(make_case, "torch", scenario, repeat_check="full", pipeline=None, monkeypatch=monkeypatch,
-               deterministic=deterministic)
-    fast = run(make_case, "torch", scenario, repeat_check="checksum", pipeline=None, monkeypatch=monkeypatch,
-               deterministic=deterministic)
+    full = run(
+        make_case,
+        "torch",
+        scenario,
+        repeat_check="full",
+        pipeline=None,
+        monkeypatch=monkeypatch,
+        deterministic=deterministic,
+    )
+    fast = run(
+        make_case,
+        "torch",
+        scenario,
+        repeat_check="checksum",
+        pipeline=None,
+        monkeypatch=monkeypatch,
+        deterministic=deterministic,
+    )
     assert every_number(fast) == every_number(full)
 
 
 @pytest.mark.parametrize("pipeline", [AHEAD, BATCHED], ids=["ahead", "batched"])
 @pytest.mark.parametrize("scenario", SCENARIOS)
-def test_the_fused_check_queued_ahead_gives_the_full_checks_numbers(make_case, fused_anywhere, monkeypatch, scenario,
-                                                                    pipeline):
+def test_the_fused_check_queued_ahead_gives_the_full_checks_numbers(
+    make_case, fused_anywhere, monkeypatch, scenario, pipeline
+):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "checking" / "triton"))
     pytest.importorskip("test_fused_check")  # loads the fused check under the interpreter, off the GPU
     full = run(make_case, "triton", scenario, repeat_check="full", pipeline=None, monkeypatch=monkeypatch)
@@ -171,13 +201,21 @@ def test_the_fused_check_queued_ahead_gives_the_full_checks_numbers(make_case, f
 def test_the_scenarios_are_what_they_say(make_case, monkeypatch):
     """Each scenario's full-check result shows its fault, so that the comparisons above compare
     something."""
-    kinds = {name: {kind for launch in run(make_case, "torch", name, repeat_check="full", pipeline=None,
-                                           monkeypatch=monkeypatch).launches for kind in launch.kinds}
-             for name in SCENARIOS}
+    kinds = {
+        name: {
+            kind
+            for launch in run(
+                make_case, "torch", name, repeat_check="full", pipeline=None, monkeypatch=monkeypatch
+            ).launches
+            for kind in launch.kinds
+        }
+        for name in SCENARIOS
+    }
     assert kinds["clean"] == set() and kinds["returns its own tensor"] == set()
     assert {"wrong", "nonfinite"} <= kinds["racy"] | kinds["racy, another draw"]
-    assert ("changed_input" in kinds["changes input a on 3"]
-            and "changed_input" in kinds["changes b_scale on every launch"])
+    assert (
+        "changed_input" in kinds["changes input a on 3"] and "changed_input" in kinds["changes b_scale on every launch"]
+    )
     assert "changed_input" in kinds["writes into a reference it was given on 4"]
     assert kinds["writes outside out on 2 and 5"] == {"wrote_outside"}
     assert "unwritten" in kinds["returns a stale tensor of its own"] and "nonfinite" in kinds["unwritten tile on 4"]
@@ -207,14 +245,22 @@ def queued_ahead_case(make_case, monkeypatch, results):
     """The case of :func:`run` on the fused check queued ahead, for several runs into ``results``."""
     monkeypatch.setattr(in_flight, "FORCED", AHEAD)
     monkeypatch.setattr(loop, "GRAPHS_REPAID_AFTER", 0)
-    return make_case("pipeline_triton", m=40, n=48, k=64, quant="ptpc", tile="16x16",
-                     settings=Settings(repeat=9, check_backend="triton", repeat_check="checksum", launch_timeout=0.5),
-                     record=results.append)
+    return make_case(
+        "pipeline_triton",
+        m=40,
+        n=48,
+        k=64,
+        quant="ptpc",
+        tile="16x16",
+        settings=Settings(repeat=9, check_backend="triton", repeat_check="checksum", launch_timeout=0.5),
+        record=results.append,
+    )
 
 
 @pytest.mark.parametrize("scenario", ["clean", "racy", "tile and subtle faults"])
 def test_a_second_run_of_a_case_takes_the_numbers_of_outputs_the_first_checked_in_full(
-        make_case, fused_anywhere, monkeypatch, scenario):
+    make_case, fused_anywhere, monkeypatch, scenario
+):
     """The outputs a run checked in full stay known to its case's reference: a second run gives
     the numbers of a run that checks every launch in full, and checks in full only outputs the
     first did not see (none, for a clean kernel)."""

@@ -51,8 +51,7 @@ class _Words:
 
 
 def _rendezvous(words, rank, world_size=2, timeout_s=30.0):
-    view = SimpleNamespace(post=lambda word: words.values.__setitem__(rank, word), read=words.read,
-                           ended=words.ended)
+    view = SimpleNamespace(post=lambda word: words.values.__setitem__(rank, word), read=words.read, ended=words.ended)
     return _SharedRendezvous(SimpleNamespace(words=view, rank=rank, world_size=world_size, timeout_s=timeout_s))
 
 
@@ -79,20 +78,25 @@ def test_a_rank_that_stopped_stops_the_others_and_a_free_rank_does_not_wait():
 
 def test_a_rank_gives_up_on_a_rank_that_never_comes_or_whose_process_ended():
     words = _Words(3)
-    assert _rendezvous(words, 0, 3, timeout_s=0.2).arrive(1, 1, wait=True) == \
-        "ranks 1, 2 did not reach launch 1 within 0.2 s"
+    assert (
+        _rendezvous(words, 0, 3, timeout_s=0.2).arrive(1, 1, wait=True)
+        == "ranks 1, 2 did not reach launch 1 within 0.2 s"
+    )
     words.gone.add(2)
     assert _rendezvous(words, 0, 3).arrive(1, 1, wait=True) == "the process of rank 2 ended"
 
 
-@pytest.mark.parametrize("seen,expected", [
-    ([{1: (5, True)}, {1: (5, True)}], {}),  # every rank has the same bits
-    ([{1: (5, True)}, {1: (5, True)}, {1: (5, True)}, {1: (6, True)}], {1: {3}}),  # the majority's
-    ([{1: (5, True)}, {1: (6, False)}], {1: {1}}),  # two ranks: the one whose launch passed its checks
-    ([{1: (5, True)}, {1: (6, True)}], {1: {0, 1}}),  # two ranks, both passed: no way to tell, both
-    ([{1: (5, True)}, {1: (5, True)}, {1: (6, True)}, {1: (6, True)}], {1: {0, 1, 2, 3}}),  # 2 against 2
-    ([{1: (5, True), 2: (5, True)}, {1: (6, True)}, {2: (5, True)}], {1: {0, 1}}),  # launch 2: rank 1 has none
-])
+@pytest.mark.parametrize(
+    "seen,expected",
+    [
+        ([{1: (5, True)}, {1: (5, True)}], {}),  # every rank has the same bits
+        ([{1: (5, True)}, {1: (5, True)}, {1: (5, True)}, {1: (6, True)}], {1: {3}}),  # the majority's
+        ([{1: (5, True)}, {1: (6, False)}], {1: {1}}),  # two ranks: the one whose launch passed its checks
+        ([{1: (5, True)}, {1: (6, True)}], {1: {0, 1}}),  # two ranks, both passed: no way to tell, both
+        ([{1: (5, True)}, {1: (5, True)}, {1: (6, True)}, {1: (6, True)}], {1: {0, 1, 2, 3}}),  # 2 against 2
+        ([{1: (5, True), 2: (5, True)}, {1: (6, True)}, {2: (5, True)}], {1: {0, 1}}),  # launch 2: rank 1 has none
+    ],
+)
 def test_the_ranks_that_disagree_on_a_launch(seen, expected):
     assert disagreeing(seen) == expected
 

@@ -47,8 +47,10 @@ def test_the_final_count_speaks_when_it_differs_from_the_running_one():
     may be in the consensus at the end: the words say what the final count shows."""
     rule = auto(0.01)
     assert rule.enough(1, 1)
-    assert rule.words(1, 0) == ("stopped after 1 launch, when the running count put the rate above the target "
-                                "1.00%; the final count shows it only above 0%")
+    assert rule.words(1, 0) == (
+        "stopped after 1 launch, when the running count put the rate above the target "
+        "1.00%; the final count shows it only above 0%"
+    )
 
 
 def test_a_fixed_count_never_stops_on_either_bound():

@@ -43,8 +43,9 @@ def suite(pytester):
 
 
 def test_a_markers_repeat_is_spread_over_the_processes(suite):
-    result = suite.runpytest_subprocess("-k", "marked", "--gemmcheck-processes=2", "--gemmcheck-no-record",
-                                        "-p", "no:cacheprovider")
+    result = suite.runpytest_subprocess(
+        "-k", "marked", "--gemmcheck-processes=2", "--gemmcheck-no-record", "-p", "no:cacheprovider"
+    )
     result.assert_outcomes(passed=1)
     # 8 launches in all, 4 in each of 2 processes (the children do not apply the marker again)
     result.stdout.fnmatch_lines(["PASS * 0/8 launches bad", "    rate < * (95%), 2 processes"])
@@ -52,19 +53,49 @@ def test_a_markers_repeat_is_spread_over_the_processes(suite):
 
 def test_a_command_line_launch_timeout_reaches_the_children(suite, monkeypatch):
     monkeypatch.setenv("HANG_S", "600")  # far past the 60 s default: a child given the default hangs the test
-    result = suite.runpytest_subprocess("-k", "hangs", "--gemmcheck-processes=2", "--gemmcheck-repeat=2",
-                                        "--gemmcheck-launch-timeout=1", "--gemmcheck-no-record",
-                                        "-p", "no:cacheprovider", timeout=300)
+    result = suite.runpytest_subprocess(
+        "-k",
+        "hangs",
+        "--gemmcheck-processes=2",
+        "--gemmcheck-repeat=2",
+        "--gemmcheck-launch-timeout=1",
+        "--gemmcheck-no-record",
+        "-p",
+        "no:cacheprovider",
+        timeout=300,
+    )
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*did not finish within 1 s*--gemmcheck-launch-timeout=*"])
 
 
 def test_child_settings_carry_every_option_that_applies_to_a_child():
-    changed = Settings(repeat=7, target_rate=0.02, budget=3.0, stop_on_bad=True, rtol=0.1, floor=0.5, seed=9,
-                       nondeterministic=("splitk*",), stress="copy", wait_idle=2.0, launch_timeout=5.0,
-                       check_backend="torch", repeat_check="full", scope="stack", alpha=0.01, worst_factor=3.0,
-                       static="fail", db="pg://x", tag="t", processes=4, devices="0,1", summary="s.md", json="r.json",
-                       goldens="g", accept=True)
+    changed = Settings(
+        repeat=7,
+        target_rate=0.02,
+        budget=3.0,
+        stop_on_bad=True,
+        rtol=0.1,
+        floor=0.5,
+        seed=9,
+        nondeterministic=("splitk*",),
+        stress="copy",
+        wait_idle=2.0,
+        launch_timeout=5.0,
+        check_backend="torch",
+        repeat_check="full",
+        scope="stack",
+        alpha=0.01,
+        worst_factor=3.0,
+        static="fail",
+        db="pg://x",
+        tag="t",
+        processes=4,
+        devices="0,1",
+        summary="s.md",
+        json="r.json",
+        goldens="g",
+        accept=True,
+    )
     child = settings_from_child(child_settings(changed, repeat=2))
     for option in OPTIONS:
         if option.child:
@@ -73,4 +104,11 @@ def test_child_settings_carry_every_option_that_applies_to_a_child():
     # what only the parent does: record, spread, write files, accept goldens
     assert child.no_record and child.processes == 1
     assert (child.db, child.tag, child.devices, child.summary, child.json, child.goldens, child.accept) == (
-        None, None, None, None, None, None, False)
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        False,
+    )

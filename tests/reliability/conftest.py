@@ -61,6 +61,7 @@ SUITES = {
 def write_suite(examples_dir):
     """``write_suite(folder, name, ...)``: the example CPU kernels and the named suites
     (test_NAME.py) in ``folder``."""
+
     def write(folder: Path, *names: str) -> Path:
         shutil.copy(examples_dir / "cpu" / "kernels.py", folder / "kernels.py")
         for name in names:

@@ -7,18 +7,21 @@ import pytest
 from pytest_gemmcheck.errors import CaseError
 
 
-@pytest.mark.parametrize("arguments, words", [
-    (dict(deterministic="no"), "deterministic must be True, False or None"),
-    (dict(deterministic=0.5), "deterministic must be True, False or None"),
-    (dict(device="meta"), "device='meta': a case runs on the CPU or a GPU"),
-    (dict(device="nonsense"), "device='nonsense' is not a device"),
-    (dict(device=5), "device=5"),
-    (dict(device="cuda:7"), "device='cuda:7'"),
-    (dict(params=[1, 2]), "params must be a dict of the kernel's knobs by name"),
-    (dict(params="fuse=1"), "params must be a dict of the kernel's knobs by name"),
-    (dict(params={1: True}), "params must be a dict of the kernel's knobs by name"),
-    (dict(sanitize_shape=(64, 64)), "sanitize_shape: expected (m, n, k)"),
-])
+@pytest.mark.parametrize(
+    "arguments, words",
+    [
+        (dict(deterministic="no"), "deterministic must be True, False or None"),
+        (dict(deterministic=0.5), "deterministic must be True, False or None"),
+        (dict(device="meta"), "device='meta': a case runs on the CPU or a GPU"),
+        (dict(device="nonsense"), "device='nonsense' is not a device"),
+        (dict(device=5), "device=5"),
+        (dict(device="cuda:7"), "device='cuda:7'"),
+        (dict(params=[1, 2]), "params must be a dict of the kernel's knobs by name"),
+        (dict(params="fuse=1"), "params must be a dict of the kernel's knobs by name"),
+        (dict(params={1: True}), "params must be a dict of the kernel's knobs by name"),
+        (dict(sanitize_shape=(64, 64)), "sanitize_shape: expected (m, n, k)"),
+    ],
+)
 def test_a_bad_argument_is_a_case_error_naming_it(make_case, arguments, words):
     with pytest.raises(CaseError) as raised:
         make_case("kern", m=64, n=64, k=64, **arguments)

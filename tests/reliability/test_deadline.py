@@ -32,8 +32,15 @@ def test_pytest_timeout_stops_a_hang_after_a_case(pytester, examples_dir, method
     """Before, the test passed after its sleep: the case had cancelled pytest-timeout's timer."""
     shutil.copy(examples_dir / "cpu" / "kernels.py", pytester.path / "kernels.py")
     pytester.makepyfile(test_hang=textwrap.dedent(HANG_AFTER_CASE))
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--timeout=4", f"--timeout-method={method}",
-                                           "--gemmcheck-no-record", "--gemmcheck-repeat=3", timeout=300)
+    result = pytester.runpytest_subprocess(
+        "-p",
+        "no:cacheprovider",
+        "--timeout=4",
+        f"--timeout-method={method}",
+        "--gemmcheck-no-record",
+        "--gemmcheck-repeat=3",
+        timeout=300,
+    )
     text = result.stdout.str() + result.stderr.str()
     assert "Timeout" in text and "1 passed" not in text, text
     if method == "signal":  # the test fails and the session reports it
@@ -45,7 +52,8 @@ def test_pytest_timeout_signal_method_stops_a_launch_that_does_not_end(pytester,
     """pytest-timeout's timer is due before the launch deadline: its handler runs inside the launch
     (before, the two 30 s launches ran to their end and the test passed)."""
     shutil.copy(examples_dir / "cpu" / "kernels.py", pytester.path / "kernels.py")
-    pytester.makepyfile(test_spin=textwrap.dedent("""
+    pytester.makepyfile(
+        test_spin=textwrap.dedent("""
         import time
         from kernels import bf16_matmul
 
@@ -53,10 +61,18 @@ def test_pytest_timeout_signal_method_stops_a_launch_that_does_not_end(pytester,
             case = gemmcheck.case("spins", m=16, n=16, k=32)
             x = case.inputs()
             case.run(lambda out: time.sleep(30) or bf16_matmul(x, out))
-    """))
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--timeout=3", "--timeout-method=signal",
-                                           "--gemmcheck-no-record", "--gemmcheck-launch-timeout=60",
-                                           "--gemmcheck-repeat=2", timeout=300)
+    """)
+    )
+    result = pytester.runpytest_subprocess(
+        "-p",
+        "no:cacheprovider",
+        "--timeout=3",
+        "--timeout-method=signal",
+        "--gemmcheck-no-record",
+        "--gemmcheck-launch-timeout=60",
+        "--gemmcheck-repeat=2",
+        timeout=300,
+    )
     result.assert_outcomes(failed=1)
     assert "Timeout (>3.0s) from pytest-timeout" in result.stdout.str()
 
@@ -104,8 +120,9 @@ def test_the_launch_deadline_still_works_under_a_later_previous_timer(make_case)
     previous = signal.signal(signal.SIGALRM, lambda signum, frame: pytest.fail("the previous timer fired early"))
     signal.setitimer(signal.ITIMER_REAL, 20.0)
     try:
-        case = make_case("hangs", m=16, n=16, k=32, settings=Settings(repeat=3, launch_timeout=0.3),
-                         record=results.append)
+        case = make_case(
+            "hangs", m=16, n=16, k=32, settings=Settings(repeat=3, launch_timeout=0.3), record=results.append
+        )
         x = case.inputs()
         with pytest.raises(LaunchError):
             case.run(lambda out: time.sleep(5) or bf16_matmul(x, out))
@@ -124,8 +141,7 @@ def test_calls_shorter_than_the_deadline_set_the_timer_once_and_none_is_cut_shor
     real = signal.setitimer
     monkeypatch.setattr(signal, "setitimer", lambda *args: sets.append(args[1]) or real(*args))
     results = []
-    case = make_case("steady", m=16, n=16, k=32, settings=Settings(repeat=6, launch_timeout=0.5),
-                     record=results.append)
+    case = make_case("steady", m=16, n=16, k=32, settings=Settings(repeat=6, launch_timeout=0.5), record=results.append)
     x = case.inputs()
     case.run(lambda out: time.sleep(0.2) or bf16_matmul(x, out))
     assert [launch.kinds for launch in results[0].launches] == [[]] * 6

@@ -41,8 +41,12 @@ def _terminator(url: str, stop: threading.Event, every_s: float) -> threading.Th
             while not stop.is_set() and not started(connection):
                 stop.wait(0.05)
             while not stop.is_set():
-                connection.execute(text("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                                        "WHERE datname = current_database() AND pid <> pg_backend_pid()"))
+                connection.execute(
+                    text(
+                        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                        "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                    )
+                )
                 stop.wait(every_s)
         engine.dispose()
 
@@ -55,8 +59,9 @@ def test_terminated_backends_fail_no_test_and_lose_no_result(pytester, postgres_
     terminator = _terminator(postgres_url, stop, 0.3)
     terminator.start()
     try:
-        result = pytester.runpytest_subprocess(f"--gemmcheck-db={postgres_url}", "--gemmcheck-repeat=3",
-                                               "-p", "no:cacheprovider", timeout=900)
+        result = pytester.runpytest_subprocess(
+            f"--gemmcheck-db={postgres_url}", "--gemmcheck-repeat=3", "-p", "no:cacheprovider", timeout=900
+        )
     finally:
         stop.set()
         terminator.join()
@@ -90,6 +95,7 @@ def test_a_dropped_connection_is_retried_once_on_a_fresh_one(postgres_url):
             return calls[-1]
 
     assert read() != calls[0] and len(calls) == 2
+
     # a fault that is not a dropped connection is not hidden
     @on_fresh_connection
     def wrong():

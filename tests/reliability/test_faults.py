@@ -48,8 +48,8 @@ def whole_results(db: Path) -> int:
     """How many results the database holds; each must hold every launch it declares."""
     with sqlite3.connect(db) as connection:
         per_result = connection.execute(
-            "SELECT r.launches, count(l.id) FROM result r LEFT JOIN launch l ON l.result_id = r.id "
-            "GROUP BY r.id").fetchall()
+            "SELECT r.launches, count(l.id) FROM result r LEFT JOIN launch l ON l.result_id = r.id GROUP BY r.id"
+        ).fetchall()
     assert all(declared == stored for declared, stored in per_result), per_result
     return len(per_result)
 
@@ -72,9 +72,22 @@ def killable(pytester, write_suite, leftovers, tmp_path):
 
     def start(*args) -> subprocess.Popen:
         process = subprocess.Popen(
-            [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--gemmcheck-repeat=2", f"--gemmcheck-db={db}",
-             *args], cwd=pytester.path, env={**os.environ, "LONG_STARTED": str(started)}, stdout=log.open("w"),
-            stderr=subprocess.STDOUT, start_new_session=True)
+            [
+                sys.executable,
+                "-m",
+                "pytest",
+                "-p",
+                "no:cacheprovider",
+                "--gemmcheck-repeat=2",
+                f"--gemmcheck-db={db}",
+                *args,
+            ],
+            cwd=pytester.path,
+            env={**os.environ, "LONG_STARTED": str(started)},
+            stdout=log.open("w"),
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         sessions.append(process)
         deadline = time.monotonic() + 180
         while not (started.exists() and leftovers.rows(db, "result") == QUICK):
@@ -92,10 +105,12 @@ def killable(pytester, write_suite, leftovers, tmp_path):
         process.wait()
 
 
-@pytest.mark.parametrize("how,args", [(signal.SIGKILL, ("-n", "2")), (signal.SIGTERM, ())],
-                         ids=["sigkill-xdist-controller", "sigterm"])
-def test_a_session_killed_mid_run_keeps_every_finished_result_and_is_marked_interrupted(killable, capsys, leftovers,
-                                                                                       how, args):
+@pytest.mark.parametrize(
+    "how,args", [(signal.SIGKILL, ("-n", "2")), (signal.SIGTERM, ())], ids=["sigkill-xdist-controller", "sigterm"]
+)
+def test_a_session_killed_mid_run_keeps_every_finished_result_and_is_marked_interrupted(
+    killable, capsys, leftovers, how, args
+):
     if args:
         pytest.importorskip("xdist")
     process = killable(*args)
@@ -154,16 +169,18 @@ def small_disk(tmp_path):
         pytest.skip("mounting a small tmpfs needs root")
     mount = tmp_path / "small-disk"
     mount.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mount)], capture_output=True,
-                          text=True)
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mount)], capture_output=True, text=True
+    )
     if done.returncode:
         pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
     yield mount
     subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
-def test_a_full_disk_keeps_the_results_in_the_fallback_file_and_they_import(pytester, write_suite, small_disk,
-                                                                            leftovers, capsys, monkeypatch):
+def test_a_full_disk_keeps_the_results_in_the_fallback_file_and_they_import(
+    pytester, write_suite, small_disk, leftovers, capsys, monkeypatch
+):
     db, filler = small_disk / "history.db", small_disk / "filler"
     assert gemmcheck(["--db", str(db), "db", "upgrade"]) == 0
     monkeypatch.setenv("FILLER", str(filler))
@@ -188,6 +205,7 @@ def test_a_full_disk_keeps_the_results_in_the_fallback_file_and_they_import(pyte
 
 # --- read-only files and folders -------------------------------------------------------------
 
+
 class Unprivileged:
     """Sessions run by a user who cannot write what ``deny`` is given: ``nobody`` when this is
     root (on files root made), else this user with write permission taken away."""
@@ -211,17 +229,27 @@ class Unprivileged:
         return path
 
     def run(self, *args: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
-        prefix = (["setpriv", f"--reuid={self.nobody.pw_uid}", f"--regid={self.nobody.pw_gid}", "--clear-groups"]
-                  if self.root else [])
-        environment = {"PATH": os.environ["PATH"], "HOME": str(self.folder), "PYTHONDONTWRITEBYTECODE": "1",
-                       "TRITON_CACHE_DIR": str(self.cache),
-                       **{name: os.environ[name] for name in ("PYTHONPATH",) if name in os.environ}, **(env or {})}
-        return subprocess.run([*prefix, sys.executable, *args], cwd=cwd, env=environment, capture_output=True,
-                              text=True, timeout=300)
+        prefix = (
+            ["setpriv", f"--reuid={self.nobody.pw_uid}", f"--regid={self.nobody.pw_gid}", "--clear-groups"]
+            if self.root
+            else []
+        )
+        environment = {
+            "PATH": os.environ["PATH"],
+            "HOME": str(self.folder),
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "TRITON_CACHE_DIR": str(self.cache),
+            **{name: os.environ[name] for name in ("PYTHONPATH",) if name in os.environ},
+            **(env or {}),
+        }
+        return subprocess.run(
+            [*prefix, sys.executable, *args], cwd=cwd, env=environment, capture_output=True, text=True, timeout=300
+        )
 
     def pytest(self, *args: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
-        return self.run("-m", "pytest", "-p", "no:cacheprovider", "-p", "no:xdist", "--gemmcheck-repeat=2", *args,
-                        cwd=cwd, env=env)
+        return self.run(
+            "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:xdist", "--gemmcheck-repeat=2", *args, cwd=cwd, env=env
+        )
 
 
 def readable_folder(prefix: str) -> Path:
@@ -289,8 +317,9 @@ def test_a_read_only_database_folder_is_refused_at_the_first_case(unprivileged, 
     assert leftovers.integrity(db) == "ok"
 
 
-def test_under_a_read_only_rootdir_the_fallback_file_goes_to_the_temp_dir_and_imports(unprivileged, write_suite,
-                                                                                    leftovers, capsys):
+def test_under_a_read_only_rootdir_the_fallback_file_goes_to_the_temp_dir_and_imports(
+    unprivileged, write_suite, leftovers, capsys
+):
     rootdir = unprivileged.deny(write_suite(unprivileged.folder, "sabotage"))
     data = unprivileged.own(readable_folder("gemmcheck-data-"))
     db = data / "history.db"

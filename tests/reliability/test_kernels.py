@@ -17,8 +17,13 @@ from pytest_gemmcheck.errors import CaseError, GemmcheckFailure, LaunchError
 def run(make_case, launch_of, *, repeat=6, settings=None, **case):
     """(result, failure text or None) of ``case.run(launch_of(x))``."""
     results = []
-    case = make_case(case.pop("kernel", "kern"), repeat=repeat, settings=settings, record=results.append,
-                     **{"m": 32, "n": 48, "k": 64, **case})
+    case = make_case(
+        case.pop("kernel", "kern"),
+        repeat=repeat,
+        settings=settings,
+        record=results.append,
+        **{"m": 32, "n": 48, "k": 64, **case},
+    )
     x = case.inputs()
     try:
         case.run(launch_of(x))
@@ -30,6 +35,7 @@ def run(make_case, launch_of, *, repeat=6, settings=None, **case):
 
 # --- inputs -----------------------------------------------------------------------------------
 
+
 def test_a_kernel_that_changes_its_input_is_blamed_for_it_and_the_input_put_back(make_case):
     def launch_of(x):
         calls = []
@@ -39,6 +45,7 @@ def test_a_kernel_that_changes_its_input_is_blamed_for_it_and_the_input_put_back
             bf16_matmul(x, out)
             if len(calls) == 2:
                 x.a[3:6] *= 2  # after using it: launch 2's output is right, its inputs are not
+
         return launch
 
     result, failure = run(make_case, launch_of)
@@ -56,6 +63,7 @@ def test_scales_are_guarded_too(make_case):
         def launch(out):
             tiled_gemm(x, out)
             x.b_scale.add_(1.0)
+
         return launch
 
     result, failure = run(make_case, launch_of, quant="ptpc", repeat=3)
@@ -64,6 +72,7 @@ def test_scales_are_guarded_too(make_case):
 
 
 # --- the output's surroundings -----------------------------------------------------------------
+
 
 def test_writing_past_the_end_of_out_is_caught_and_located(make_case):
     def launch_of(x):
@@ -74,9 +83,10 @@ def test_writing_past_the_end_of_out_is_caught_and_located(make_case):
             bf16_matmul(x, out)
             if len(calls) == 4:
                 past = torch.as_strided(out, (out.numel() + 10,), (1,))
-                past[out.numel():] = 0
+                past[out.numel() :] = 0
                 before = torch.as_strided(out, (3,), (1,), out.storage_offset() - 3)
                 before.zero_()
+
         return launch
 
     result, failure = run(make_case, launch_of)
@@ -103,6 +113,7 @@ def test_a_scribble_on_the_other_buffer_is_never_blamed_on_the_launch_it_spoiled
             bf16_matmul(x, out)
             if len(seen) == 2:
                 seen[0].fill_(7.0)
+
         return launch
 
     result, failure = run(make_case, launch_of, settings=Settings(repeat=6, check_backend=backend))
@@ -116,9 +127,11 @@ def test_a_scribble_on_the_other_buffer_is_never_blamed_on_the_launch_it_spoiled
 
 # --- a kernel's own output ---------------------------------------------------------------------
 
+
 def test_a_stale_returned_buffer_shows_as_unwritten(make_case):
     """A wrapper that wrote its own buffer once and returns it on every launch: poisoned after
     each check, the buffer returned again unwritten is caught."""
+
     def launch_of(x):
         mine = torch.empty(32, 48, dtype=torch.bfloat16, device=x.a.device)
         bf16_matmul(x, mine)
@@ -139,6 +152,7 @@ def test_a_kernel_writing_its_own_buffer_every_launch_passes(make_case):
 
 
 # --- the reference and the tolerance ---------------------------------------------------------
+
 
 class Huge(Bf16):
     """bf16 operands ~256x larger than the built-in mode's: their products overflow float16."""
@@ -174,9 +188,11 @@ def test_a_name_of_5000_characters_is_a_case_error(make_case):
 
 # --- launches that do not end -------------------------------------------------------------------
 
+
 def test_a_launch_that_does_not_end_fails_as_hung_and_the_session_goes_on(pytester, examples_dir):
     shutil.copy(examples_dir / "cpu" / "kernels.py", pytester.path / "kernels.py")
-    pytester.makepyfile(test_hang=textwrap.dedent("""
+    pytester.makepyfile(
+        test_hang=textwrap.dedent("""
         import time
         from kernels import bf16_matmul
 
@@ -195,18 +211,27 @@ def test_a_launch_that_does_not_end_fails_as_hung_and_the_session_goes_on(pytest
             case = gemmcheck.case("good", m=16, n=16, k=32)
             x = case.inputs()
             case.run(lambda out: bf16_matmul(x, out))
-    """))
+    """)
+    )
     started = time.monotonic()
-    result = pytester.runpytest("-p", "no:cacheprovider", "--gemmcheck-launch-timeout=0.5", "--gemmcheck-repeat=3",
-                                "--gemmcheck-no-record")
+    result = pytester.runpytest(
+        "-p", "no:cacheprovider", "--gemmcheck-launch-timeout=0.5", "--gemmcheck-repeat=3", "--gemmcheck-no-record"
+    )
     assert time.monotonic() - started < 20
     result.assert_outcomes(failed=1, passed=1)
-    result.stdout.fnmatch_lines(["*launch 2 of 3 hung", "*launch 2 hung: did not finish within 0.5 s on the host*",
-                                 "REGRESSION spin bf16 16x16x32: 1/2 launches bad", "    vs clean: *",
-                                 "    launch 2; rate < *[[]hung[]]"])
+    result.stdout.fnmatch_lines(
+        [
+            "*launch 2 of 3 hung",
+            "*launch 2 hung: did not finish within 0.5 s on the host*",
+            "REGRESSION spin bf16 16x16x32: 1/2 launches bad",
+            "    vs clean: *",
+            "    launch 2; rate < *[[]hung[]]",
+        ]
+    )
 
 
 # --- --gemmcheck-repeat=auto -------------------------------------------------------------------
+
 
 def test_auto_stops_on_the_final_count_and_says_why(make_case):
     """The running count sees the consistency of every launch so far; the words say why it
@@ -221,6 +246,7 @@ def test_auto_stops_on_the_final_count_and_says_why(make_case):
             bf16_matmul(x, out)
             if len(calls) == 3:
                 out[0, 0] = out[0, 0] + out[0, 0].abs() * 0.01 + 1e-3  # a bit off: only consistency sees it
+
         return launch
 
     result, failure = run(make_case, launch_of, settings=settings, repeat="auto")
@@ -239,6 +265,7 @@ def test_auto_says_a_raising_kernel_stopped_it(make_case):
             if len(calls) == 5:
                 raise RuntimeError("illegal memory access")
             bf16_matmul(x, out)
+
         return launch
 
     results = []
@@ -249,15 +276,22 @@ def test_auto_says_a_raising_kernel_stopped_it(make_case):
     assert results[0].stopped == "stopped at launch 5: it raised"
 
 
-@pytest.mark.parametrize("target, launches, words", [(0.01, 1, "1 launch: rate > 5.00%, above the target 1.00%"),
-                                                     (0.2, 2, "2 launches: rate > 22.4%, above the target 20.0%")])
-def test_auto_stops_a_kernel_bad_on_every_launch_once_its_rate_is_shown_above_the_target(make_case, target, launches,
-                                                                                          words):
+@pytest.mark.parametrize(
+    "target, launches, words",
+    [
+        (0.01, 1, "1 launch: rate > 5.00%, above the target 1.00%"),
+        (0.2, 2, "2 launches: rate > 22.4%, above the target 20.0%"),
+    ],
+)
+def test_auto_stops_a_kernel_bad_on_every_launch_once_its_rate_is_shown_above_the_target(
+    make_case, target, launches, words
+):
     """1/1 bad shows the rate above 5%, 2/2 above 22% (95%): more launches cannot bring it below
     the target (before: it launched until the budget ran out, 4,895 of 4,895 bad)."""
     settings = Settings(repeat="auto", target_rate=target, budget=20)
-    result, failure = run(make_case, lambda x: (lambda out: bf16_matmul(x, out) or out.mul_(1.1)), settings=settings,
-                          repeat="auto")
+    result, failure = run(
+        make_case, lambda x: lambda out: bf16_matmul(x, out) or out.mul_(1.1), settings=settings, repeat="auto"
+    )
     assert len(result.launches) == len(result.bad_launches) == launches
     assert result.stopped == f"stopped after {words}" and result.stopped in failure
 
@@ -265,8 +299,10 @@ def test_auto_stops_a_kernel_bad_on_every_launch_once_its_rate_is_shown_above_th
 def test_inputs_print_as_shapes_not_values(make_case):
     """A traceback with locals (-l) shows a case's inputs as what they are, not 10^6 numbers."""
     text = repr(make_case("k", m=4096, n=64, k=64, quant="ptpc", device="cpu").inputs())
-    assert text == ("<Inputs ptpc seed 0 on cpu: a=[4096, 64] float8_e4m3fn, b=[64, 64] float8_e4m3fn, "
-                    "a_scale=[4096] float32, b_scale=[64] float32>")
+    assert text == (
+        "<Inputs ptpc seed 0 on cpu: a=[4096, 64] float8_e4m3fn, b=[64, 64] float8_e4m3fn, "
+        "a_scale=[4096] float32, b_scale=[64] float32>"
+    )
 
 
 def test_a_scribble_on_an_output_its_repeat_pass_has_not_seen_before_blames_the_scribbler(make_case, request):
@@ -287,6 +323,7 @@ def test_a_scribble_on_an_output_its_repeat_pass_has_not_seen_before_blames_the_
                 out[0, 0] += 1.0
             if len(seen) == 4:
                 seen[2].fill_(7.0)
+
         return launch
 
     result, failure = run(make_case, launch_of, settings=Settings(repeat=6, check_backend="triton"))

@@ -19,14 +19,37 @@ def result_of(bad_kinds, *, launches=12, device="cpu"):
     records = []
     for index in range(launches):
         kinds = bad_kinds[index] if index < len(bad_kinds) else []
-        record = LaunchRecord(index=index + 1, pid=1, host="h", device=device, kinds=list(kinds),
-                              device_uuid="GPU-1" if device != "cpu" else "", wrong=9 if "wrong" in kinds else 0)
+        record = LaunchRecord(
+            index=index + 1,
+            pid=1,
+            host="h",
+            device=device,
+            kinds=list(kinds),
+            device_uuid="GPU-1" if device != "cpu" else "",
+            wrong=9 if "wrong" in kinds else 0,
+        )
         if "raised" in kinds:
             record.error = "RuntimeError: illegal memory access"
         records.append(record)
-    return CaseResult(key="k1", kernel="fused", m=16, n=16, k=32, quant="bf16", tile=None, out_dtype="bfloat16",
-                      params={}, fp8=None, seed=0, device=device, deterministic=True, rtol=0.05, floor=1.0,
-                      launches=records, stack={"gpu_arch": None if device == "cpu" else "sm_90"})
+    return CaseResult(
+        key="k1",
+        kernel="fused",
+        m=16,
+        n=16,
+        k=32,
+        quant="bf16",
+        tile=None,
+        out_dtype="bfloat16",
+        params={},
+        fp8=None,
+        seed=0,
+        device=device,
+        deterministic=True,
+        rtol=0.05,
+        floor=1.0,
+        launches=records,
+        stack={"gpu_arch": None if device == "cpu" else "sm_90"},
+    )
 
 
 def golden_of(result):
@@ -35,14 +58,17 @@ def golden_of(result):
 
 # --- where it ran --------------------------------------------------------------------------------
 
+
 def test_cpu_evidence_says_the_cpu_and_gpu_evidence_its_gpus():
     assert Evidence.of(result_of([])).describe() == "0/12 (rate < 22.1%) launches in 1 process on the CPU"
-    assert (Evidence.of(result_of([], device="cuda:0")).describe()
-            == "0/12 (rate < 22.1%) launches in 1 process on 1 GPU")
+    assert (
+        Evidence.of(result_of([], device="cuda:0")).describe() == "0/12 (rate < 22.1%) launches in 1 process on 1 GPU"
+    )
     lines = judge(result_of([["wrong"]]), golden_of(result_of([["wrong"]]))).lines
     assert "current: 1/12 (rate < 33.9%) launches in 1 process on the CPU" in lines
-    assert any(line.startswith("baseline: 1/12 (rate < 33.9%) launches in 1 process on the CPU, from golden")
-               for line in lines)
+    assert any(
+        line.startswith("baseline: 1/12 (rate < 33.9%) launches in 1 process on the CPU, from golden") for line in lines
+    )
 
 
 def test_a_cpu_golden_says_the_cpu(tmp_path):
@@ -71,8 +97,10 @@ def test_the_advice_to_spread_over_processes_is_given_only_where_the_session_ask
         assert advice in result.message
     else:
         assert "--gemmcheck-processes=N" not in result.message
-        assert "note: the current evidence rests on a single process of the 2 asked for (--gemmcheck-processes): " \
-               "the others ran no launch" in result.message
+        assert (
+            "note: the current evidence rests on a single process of the 2 asked for (--gemmcheck-processes): "
+            "the others ran no launch" in result.message
+        )
 
 
 # --- a kernel that raised --------------------------------------------------------------------------
@@ -82,8 +110,9 @@ RAISED_ON_3 = [[], [], ["raised"]]
 
 @pytest.mark.parametrize("baseline_source", ["golden", "history"])
 def test_a_raised_launch_is_a_regression_even_where_the_baseline_raised_too(baseline_source):
-    baseline = Baseline(source=baseline_source, description="earlier",
-                        evidence=Evidence.of(result_of(RAISED_ON_3, launches=3)))
+    baseline = Baseline(
+        source=baseline_source, description="earlier", evidence=Evidence.of(result_of(RAISED_ON_3, launches=3))
+    )
     result = result_of(RAISED_ON_3, launches=3)
     verdict = judge(result, baseline)
     assert verdict.kind == REGRESSION
@@ -141,23 +170,52 @@ def test_a_raising_kernel_with_a_golden_that_raised_fails_as_raised_not_known_ba
     # a golden that accepts a raised launch all the same (written by hand, or by an older version)
     from pytest_gemmcheck.case.identity import case_key
 
-    key = case_key({"kernel": "raiser", "m": 16, "n": 16, "k": 32, "quant": "bf16", "tile": None,
-                    "out_dtype": "bfloat16", "params": {}, "fp8": None})
+    key = case_key(
+        {
+            "kernel": "raiser",
+            "m": 16,
+            "n": 16,
+            "k": 32,
+            "quant": "bf16",
+            "tile": None,
+            "out_dtype": "bfloat16",
+            "params": {},
+            "fp8": None,
+        }
+    )
     (raising.path / "goldens").mkdir()
-    (raising.path / "goldens" / "raiser.json").write_text(json.dumps({"format": 1, "kernel": "raiser", "cases": [
-        {"key": key, "scope": "any", "launches": 3, "bad_launches": 1, "kinds": ["raised"], "worst_wrong": 0}]}))
+    (raising.path / "goldens" / "raiser.json").write_text(
+        json.dumps(
+            {
+                "format": 1,
+                "kernel": "raiser",
+                "cases": [
+                    {
+                        "key": key,
+                        "scope": "any",
+                        "launches": 3,
+                        "bad_launches": 1,
+                        "kinds": ["raised"],
+                        "worst_wrong": 0,
+                    }
+                ],
+            }
+        )
+    )
     result = raising.runpytest("--gemmcheck-no-record", "-p", "no:cacheprovider")
     result.assert_outcomes(failed=1)
     output = result.stdout.str()
     assert "known-bad" not in output.lower() and "known bad" not in output
-    result.stdout.fnmatch_lines([
-        "*gemmcheck: raiser bf16 16x16x32: regression",
-        "*  launch 3 raised RuntimeError: illegal memory access",
-        "REGRESSION raiser bf16 16x16x32: 1/3 launches bad",
-        "    vs 1/3 (golden): golden*",
-        "    launch 3; rate < *[[]raised[]]",
-        "    launch 3 raised RuntimeError: illegal memory access",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*gemmcheck: raiser bf16 16x16x32: regression",
+            "*  launch 3 raised RuntimeError: illegal memory access",
+            "REGRESSION raiser bf16 16x16x32: 1/3 launches bad",
+            "    vs 1/3 (golden): golden*",
+            "    launch 3; rate < *[[]raised[]]",
+            "    launch 3 raised RuntimeError: illegal memory access",
+        ]
+    )
 
 
 @pytest.mark.parametrize("flags", [[], ["-l"], ["--tb=long"]])
@@ -168,12 +226,14 @@ def test_a_raising_kernels_traceback_shows_where_it_raised_without_dumping_the_o
     assert "nan, nan" not in output  # the poisoned output, under any flag
     if "-l" not in flags:  # with -l the test's own locals show, its inputs among them
         assert "tensor(" not in output
-    result.stdout.fnmatch_lines([
-        "*LaunchError: launch 3 of 12 raised RuntimeError: illegal memory access",
-        "*File *test_raises.py*, line 12, in <lambda>",
-        "*File *test_raises.py*, line 5, in kernel",
-        '*raise RuntimeError("illegal memory access")',
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*LaunchError: launch 3 of 12 raised RuntimeError: illegal memory access",
+            "*File *test_raises.py*, line 12, in <lambda>",
+            "*File *test_raises.py*, line 5, in kernel",
+            '*raise RuntimeError("illegal memory access")',
+        ]
+    )
     assert "loop.py" not in output  # the plugin's own frames are not the kernel's
 
 

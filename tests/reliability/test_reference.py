@@ -50,11 +50,13 @@ def test_a_kernel_that_writes_nan_into_its_reference_is_blamed_and_later_cases_a
             bf16_matmul(x, out)
             if len(calls) == 2:
                 ref[2:5] = float("nan")
+
         return launch
 
     result, failure, case = run(context, launch_of)
     assert [(launch.index, launch.kinds, launch.changed_inputs) for launch in result.launches if launch.kinds] == [
-        (2, ["changed_input"], {"reference": 3})]
+        (2, ["changed_input"], {"reference": 3})
+    ]
     assert "launch 2: changed its input reference in 3 rows" in failure
     assert torch.isfinite(case.reference()).all()
     # the next cases of the same inputs, in the same session, are judged against the right values
@@ -73,6 +75,7 @@ def test_a_test_that_fills_its_copy_with_nan_changes_nothing():
             kept = case.reference()
             kept.fill_(float("nan"))  # before the launches: the test's own business, nobody blamed
             return launch_of(case, x)
+
         return make
 
     wrong, failure, _ = run(context, nan_then(off_by_ten_percent), kernel="wrong")
@@ -92,6 +95,7 @@ def test_a_kernel_that_writes_its_result_into_a_reference_it_asks_for():
         def launch(out):
             kept.append(case.reference())
             kept[-1].zero_()
+
         return launch
 
     result, failure, _ = run(context, launch_of)
@@ -121,6 +125,7 @@ def test_a_change_to_the_harness_reference_during_the_launches_is_a_case_error()
             bf16_matmul(x, out)
             if len(calls) == 3:
                 case.judged_reference().tensor.add_(1)  # past the API: the harness's own copy
+
         return launch
 
     with pytest.raises(CaseError, match="changed after the launches: memory no launch was given was written"):
@@ -165,7 +170,9 @@ def test_parametrized_references_of_one_session_are_cases_of_their_own(pytester,
     """)
     result = pytester.runpytest("-p", "no:cacheprovider", "--gemmcheck-repeat=12", "-rA")
     result.assert_outcomes(passed=1, failed=1)
-    result.stdout.fnmatch_lines(["PASSED test_epilogue.py::test_epilogue[[]relu[]]*",
-                                 "FAILED test_epilogue.py::test_epilogue[[]abs[]]*"], consecutive=False)
+    result.stdout.fnmatch_lines(
+        ["PASSED test_epilogue.py::test_epilogue[[]relu[]]*", "FAILED test_epilogue.py::test_epilogue[[]abs[]]*"],
+        consecutive=False,
+    )
     keys = (pytester.path / "keys.txt").read_text().split()
     assert len(keys) == 2 and len(set(keys)) == 2

@@ -19,8 +19,9 @@ SUITE = textwrap.dedent("""
 
 def test_xdist_workers_spreading_cases_over_processes(pytester):
     pytester.makepyfile(test_spread=SUITE)
-    result = pytester.runpytest_subprocess("-n", "2", "--gemmcheck-processes=2", "--gemmcheck-repeat=2",
-                                           "-p", "no:cacheprovider", timeout=600)
+    result = pytester.runpytest_subprocess(
+        "-n", "2", "--gemmcheck-processes=2", "--gemmcheck-repeat=2", "-p", "no:cacheprovider", timeout=600
+    )
     result.assert_outcomes(passed=4)
     assert "INTERNALERROR" not in result.stdout.str()
     connection = sqlite3.connect(pytester.path / ".gemmcheck" / "history.db")
@@ -31,15 +32,18 @@ def test_xdist_workers_spreading_cases_over_processes(pytester):
 
 
 def test_a_tests_own_failure_in_a_child_fails_the_test(pytester):
-    pytester.makepyfile(textwrap.dedent("""
+    pytester.makepyfile(
+        textwrap.dedent("""
         def test_gemm(gemmcheck):
             case = gemmcheck.case("spread", m=16, n=16, k=32)
             x = case.inputs()
             case.run(lambda out: out.copy_(x.a.float() @ x.b.float().T))
             assert False, "the test's own check"
-    """))
-    result = pytester.runpytest_subprocess("--gemmcheck-processes=2", "--gemmcheck-repeat=2", "-p", "no:cacheprovider",
-                                           timeout=600)
+    """)
+    )
+    result = pytester.runpytest_subprocess(
+        "--gemmcheck-processes=2", "--gemmcheck-repeat=2", "-p", "no:cacheprovider", timeout=600
+    )
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*the test failed in process 1 of 2*", "*the test's own check*"])
     connection = sqlite3.connect(pytester.path / ".gemmcheck" / "history.db")

@@ -45,8 +45,10 @@ PASSING = textwrap.dedent("""
         case.run(lambda out: bf16_matmul(x, out))
 """)
 
-HEADER = ["| verdict | kernel | quant | shape | tile | params | bad/launches | rate (95%) | worst | baseline | test |",
-          "|---|---|---|---|---|---|---|---|---|---|---|"]
+HEADER = [
+    "| verdict | kernel | quant | shape | tile | params | bad/launches | rate (95%) | worst | baseline | test |",
+    "|---|---|---|---|---|---|---|---|---|---|---|",
+]
 XDIST = [(), ("-n", "2")]
 
 
@@ -65,11 +67,14 @@ def run(suite, *args):
 def properties(path) -> dict[str, dict[str, str]]:
     """test name -> {property name: value}, from a JUnit XML file."""
     tree = ET.parse(path)
-    return {case.get("name"): {p.get("name"): p.get("value") for p in case.iter("property")}
-            for case in tree.iter("testcase")}
+    return {
+        case.get("name"): {p.get("name"): p.get("value") for p in case.iter("property")}
+        for case in tree.iter("testcase")
+    }
 
 
 # --- JUnit XML ---------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("xdist", XDIST, ids=["plain", "xdist"])
 def test_each_case_evidence_is_a_property_of_its_junit_test_case(suite, xdist):
@@ -79,19 +84,35 @@ def test_each_case_evidence_is_a_property_of_its_junit_test_case(suite, xdist):
     found = properties(suite.path / "junit.xml")
     flaky = found["test_flaky"]
     assert flaky["gemmcheck.cases"] == "1"
-    assert {name: flaky[f"gemmcheck.1.{name}"] for name in
-            ("verdict", "kernel", "quant", "shape", "tile", "params", "launches", "bad_launches", "kinds")} == {
-        "verdict": "regression", "kernel": "fused_gemm", "quant": "ptpc", "shape": "128x128x128", "tile": "64x64",
-        "params": '{"fuse": false}', "launches": "12", "bad_launches": "3", "kinds": "wrong,inconsistent"}
+    assert {
+        name: flaky[f"gemmcheck.1.{name}"]
+        for name in ("verdict", "kernel", "quant", "shape", "tile", "params", "launches", "bad_launches", "kinds")
+    } == {
+        "verdict": "regression",
+        "kernel": "fused_gemm",
+        "quant": "ptpc",
+        "shape": "128x128x128",
+        "tile": "64x64",
+        "params": '{"fuse": false}',
+        "launches": "12",
+        "bad_launches": "3",
+        "kinds": "wrong,inconsistent",
+    }
     assert math.isclose(float(flaky["gemmcheck.1.rate_upper_95"]), 0.5273, abs_tol=1e-4)  # 3/12: rate < 52.7%
     assert int(flaky["gemmcheck.1.worst_wrong"]) > 0
     assert len(flaky["gemmcheck.1.key"]) == 16 and int(flaky["gemmcheck.1.key"], 16) >= 0
     assert flaky["gemmcheck.1.baseline"] == "clean (no bad launch expected)"
-    assert re.fullmatch(r"REGRESSION fused_gemm ptpc 128x128x128 tile 64x64 fuse=False: 3/12 launches bad, worst "
-                        r"\d+ wrong, \d+ differing", flaky["gemmcheck.1.summary"]), flaky["gemmcheck.1.summary"]
+    assert re.fullmatch(
+        r"REGRESSION fused_gemm ptpc 128x128x128 tile 64x64 fuse=False: 3/12 launches bad, worst "
+        r"\d+ wrong, \d+ differing",
+        flaky["gemmcheck.1.summary"],
+    ), flaky["gemmcheck.1.summary"]
     assert int(flaky["gemmcheck.1.worst_differing"]) > 0
-    assert ((flaky["gemmcheck.1.hazards"], flaky["gemmcheck.1.sanitize"], flaky["gemmcheck.1.accepted"])
-            == ("0", "", "false"))
+    assert (flaky["gemmcheck.1.hazards"], flaky["gemmcheck.1.sanitize"], flaky["gemmcheck.1.accepted"]) == (
+        "0",
+        "",
+        "false",
+    )
     two = found["test_two"]  # both cases, numbered in the order they ran
     assert two["gemmcheck.cases"] == "2"
     assert (two["gemmcheck.1.shape"], two["gemmcheck.2.shape"]) == ("16x32x32", "16x48x32")
@@ -111,6 +132,7 @@ def test_a_baseline_from_the_history_is_said_in_words(suite):
 
 # --- the terminal ------------------------------------------------------------------------------
 
+
 def test_each_case_reads_in_an_80_column_terminal(suite):
     """A short first line (verdict, case, bad launches, the worst), the details indented under
     it, as pytest's own reports are; nothing wider than 80 columns but a word that cannot break."""
@@ -118,10 +140,11 @@ def test_each_case_reads_in_an_80_column_terminal(suite):
     result = run(suite, "--gemmcheck-no-record")
     result.assert_outcomes(failed=1, passed=2)
     lines = result.stdout.lines
-    section = lines[next(i for i, line in enumerate(lines) if "- gemmcheck -" in line) + 1:]
-    section = section[:next(i for i, line in enumerate(section) if line.startswith("=="))]
-    assert all(len(line) <= 80 or " " not in line.strip() for line in section), \
-        [line for line in section if len(line) > 80]
+    section = lines[next(i for i, line in enumerate(lines) if "- gemmcheck -" in line) + 1 :]
+    section = section[: next(i for i, line in enumerate(section) if line.startswith("=="))]
+    assert all(len(line) <= 80 or " " not in line.strip() for line in section), [
+        line for line in section if len(line) > 80
+    ]
     first = section.index(next(line for line in section if line.startswith("REGRESSION")))
     assert section[first] == "REGRESSION fused_gemm ptpc 128x128x128 tile 64x64 fuse=False: 3/12 launches bad,"
     assert re.fullmatch(r" {11}worst \d+ wrong, \d+ differing", section[first + 1])  # its end, under the case
@@ -132,6 +155,7 @@ def test_each_case_reads_in_an_80_column_terminal(suite):
 
 
 # --- the markdown summary ----------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("xdist", XDIST, ids=["plain", "xdist"])
 def test_summary_is_a_markdown_table_appended_to_the_file(suite, xdist):
@@ -147,13 +171,17 @@ def test_summary_is_a_markdown_table_appended_to_the_file(suite, xdist):
     assert lines[4:6] == HEADER
     rows = lines[6:9]
     assert rows[0].startswith("| REGRESSION | fused_gemm | ptpc | 128x128x128 | 64x64 | fuse=False | 3/12 | < 52.7% | ")
-    assert re.search(r"\| \d+ wrong, \d+ differing \(wrong, inconsistent\) \| clean \(no bad launch expected\) \| "
-                     r"test_suite.py::test_flaky \|$", rows[0]), rows[0]
+    assert re.search(
+        r"\| \d+ wrong, \d+ differing \(wrong, inconsistent\) \| clean \(no bad launch expected\) \| "
+        r"test_suite.py::test_flaky \|$",
+        rows[0],
+    ), rows[0]
     assert sorted(rows[1:]) == [
         "| PASS | small | bf16 | 16x32x32 |  |  | 0/12 | < 22.1% | 0 wrong | clean (no bad launch expected) | "
         "test_suite.py::test_two |",
         "| PASS | small | bf16 | 16x48x32 |  |  | 0/12 | < 22.1% | 0 wrong | clean (no bad launch expected) | "
-        "test_suite.py::test_two |"]
+        "test_suite.py::test_two |",
+    ]
     assert lines[9] == "" and lines[10].startswith("rate: the one-sided 95% upper bound")
     assert len(lines) == 11
     run(suite, "--gemmcheck-summary=step-summary.md", "--gemmcheck-no-record", *xdist)
@@ -185,14 +213,20 @@ def test_a_file_that_cannot_be_written_is_one_line_and_keeps_the_results_and_exi
     suite.makepyfile(test_one=PASSING)
     (suite.path / "folder").mkdir()
     (suite.path / "a-file").write_text("")
-    result = run(suite, f"--gemmcheck-summary={where}", f"--gemmcheck-json={where}", "--gemmcheck-repeat=2",
-                 "--junitxml=junit.xml")
+    result = run(
+        suite,
+        f"--gemmcheck-summary={where}",
+        f"--gemmcheck-json={where}",
+        "--gemmcheck-repeat=2",
+        "--junitxml=junit.xml",
+    )
     result.assert_outcomes(passed=1)
     assert result.ret == pytest.ExitCode.OK
     for flag in ("--gemmcheck-summary", "--gemmcheck-json"):
         result.stdout.fnmatch_lines([f"gemmcheck: {flag}: NOT written to {where}: {reason}"])
-    result.stdout.fnmatch_lines(["PASS * small bf16 16x16x32: 0/2 launches bad",
-                                 "gemmcheck: recorded run 1 (1 results) to *"])
+    result.stdout.fnmatch_lines(
+        ["PASS * small bf16 16x16x32: 0/2 launches bad", "gemmcheck: recorded run 1 (1 results) to *"]
+    )
     assert "Traceback" not in result.stdout.str() + result.stderr.str()
     assert properties(suite.path / "junit.xml")["test_one"]["gemmcheck.1.verdict"] == "pass"
     # what the session was required to record includes its files
@@ -202,6 +236,7 @@ def test_a_file_that_cannot_be_written_is_one_line_and_keeps_the_results_and_exi
 
 
 # --- JSON --------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("xdist", XDIST, ids=["plain", "xdist"])
 def test_json_has_the_run_and_every_result(suite, xdist):
@@ -216,22 +251,44 @@ def test_json_has_the_run_and_every_result(suite, xdist):
     run_info = document["run"]
     assert (run_info["id"], run_info["tag"], run_info["exit_status"], run_info["interrupted"]) == (1, "ci", 1, False)
     assert run_info["history"].startswith("recorded run 1 (3 results) to ")
-    assert document["totals"] == {"cases": 3, "launches": 36, "bad_launches": 3,
-                                  "verdicts": {"regression": 1, "improved": 0, "known-bad": 0, "pass": 2},
-                                  "accepted": 0, "hazards": 0,
-                                  "sanitizer_runs": {"ran": 0, "skipped": 0, "timed_out": 0, "failed": 0}}
+    assert document["totals"] == {
+        "cases": 3,
+        "launches": 36,
+        "bad_launches": 3,
+        "verdicts": {"regression": 1, "improved": 0, "known-bad": 0, "pass": 2},
+        "accepted": 0,
+        "hazards": 0,
+        "sanitizer_runs": {"ran": 0, "skipped": 0, "timed_out": 0, "failed": 0},
+    }
     results = [CaseResult.from_dict(data) for data in document["results"]]  # each reads back as a result
     assert sorted((r.kernel, r.n, r.verdict, len(r.bad_launches)) for r in results) == [
-        ("fused_gemm", 128, "regression", 3), ("small", 32, "pass", 0), ("small", 48, "pass", 0)]
+        ("fused_gemm", 128, "regression", 3),
+        ("small", 32, "pass", 0),
+        ("small", 48, "pass", 0),
+    ]
 
 
 def test_json_writes_what_is_not_a_number_as_null():
     from pytest_gemmcheck.reporting.ci_output import json_document
 
-    result = CaseResult(key="0" * 16, kernel="k", m=1, n=1, k=1, quant="bf16", tile=None, out_dtype="bfloat16",
-                        params={}, fp8=None, seed=0, device="cpu", deterministic=True, rtol=0.05, floor=1.0,
-                        launches=[LaunchRecord(1, kinds=["nonfinite"], nonfinite=1, max_abs_err=math.nan,
-                                               max_rel_err=math.inf)])
+    result = CaseResult(
+        key="0" * 16,
+        kernel="k",
+        m=1,
+        n=1,
+        k=1,
+        quant="bf16",
+        tile=None,
+        out_dtype="bfloat16",
+        params={},
+        fp8=None,
+        seed=0,
+        device="cpu",
+        deterministic=True,
+        rtol=0.05,
+        floor=1.0,
+        launches=[LaunchRecord(1, kinds=["nonfinite"], nonfinite=1, max_abs_err=math.nan, max_rel_err=math.inf)],
+    )
     document = json.loads(json_document([result], {}, "0"), parse_constant=lambda name: pytest.fail(name))
     launch = document["results"][0]["launches"][0]
     assert (launch["max_abs_err"], launch["max_rel_err"]) == (None, None)
@@ -239,21 +296,40 @@ def test_json_writes_what_is_not_a_number_as_null():
 
 # --- the header line ---------------------------------------------------------------------------
 
+
 def test_the_header_says_what_gemmcheck_will_do(suite):
     suite.makepyfile(test_one=PASSING)
     version = pytest_gemmcheck.__version__
     result = run(suite, "--collect-only")
-    result.stdout.fnmatch_lines([f"gemmcheck {version}: repeat 12, history .gemmcheck/history.db (opened at the first "
-                                 "case), scope arch, check backend auto"])
-    result = run(suite, "--co", "--gemmcheck-db=postgresql+psycopg://user:s3cret@db.example/history",
-                 "--gemmcheck-repeat=auto", "--gemmcheck-scope=stack", "--gemmcheck-summary=summary.md")
-    result.stdout.fnmatch_lines([f"gemmcheck {version}: repeat auto (until rate < 1% or 60 s), history "
-                                 "postgresql+psycopg://user:***@db.example/history (opened at the first case), scope "
-                                 "stack, check backend auto, summary to summary.md"])
+    result.stdout.fnmatch_lines(
+        [
+            f"gemmcheck {version}: repeat 12, history .gemmcheck/history.db (opened at the first "
+            "case), scope arch, check backend auto"
+        ]
+    )
+    result = run(
+        suite,
+        "--co",
+        "--gemmcheck-db=postgresql+psycopg://user:s3cret@db.example/history",
+        "--gemmcheck-repeat=auto",
+        "--gemmcheck-scope=stack",
+        "--gemmcheck-summary=summary.md",
+    )
+    result.stdout.fnmatch_lines(
+        [
+            f"gemmcheck {version}: repeat auto (until rate < 1% or 60 s), history "
+            "postgresql+psycopg://user:***@db.example/history (opened at the first case), scope "
+            "stack, check backend auto, summary to summary.md"
+        ]
+    )
     assert "s3cret" not in result.stdout.str()
     result = run(suite, "--co", "--gemmcheck-no-record")
-    result.stdout.fnmatch_lines([f"gemmcheck {version}: repeat 12, no record (baselines read from "
-                                 ".gemmcheck/history.db if it exists), scope arch, check backend auto"])
+    result.stdout.fnmatch_lines(
+        [
+            f"gemmcheck {version}: repeat 12, no record (baselines read from "
+            ".gemmcheck/history.db if it exists), scope arch, check backend auto"
+        ]
+    )
     assert not (suite.path / ".gemmcheck").exists()  # the database is not opened for it
 
 
@@ -275,6 +351,8 @@ def test_the_header_imports_nothing_heavy():
     """)
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == ("gemmcheck 0: repeat 12, 3 processes per case, stress copy, no record "
-                                   "(baselines read from sqlite:///x.db if it exists), scope arch, check backend auto, "
-                                   "tag t")
+    assert done.stdout.strip() == (
+        "gemmcheck 0: repeat 12, 3 processes per case, stress copy, no record "
+        "(baselines read from sqlite:///x.db if it exists), scope arch, check backend auto, "
+        "tag t"
+    )

@@ -57,21 +57,55 @@ def interval95(bad: int, launches: int) -> tuple[float, float]:
     return lo, high
 
 
-def make_case(key: int, kernel: str, *, runs: list[tuple[int, int, str]], launches: list[LaunchBar],
-              tiles: TileMap | None = None, tile: str | None = "256x128", params=None, label=None,
-              quant: str = "ptpc", shape: str = "4096x7168x256") -> CaseDetail:
+def make_case(
+    key: int,
+    kernel: str,
+    *,
+    runs: list[tuple[int, int, str]],
+    launches: list[LaunchBar],
+    tiles: TileMap | None = None,
+    tile: str | None = "256x128",
+    params=None,
+    label=None,
+    quant: str = "ptpc",
+    shape: str = "4096x7168x256",
+) -> CaseDetail:
     """A case's row and detail from its runs' (bad, launches, verdict), oldest first."""
     series = []
     for number, (bad, count, verdict) in enumerate(runs, start=1):
         low, high = interval95(bad, count)
-        series.append(RunPoint(number, START + timedelta(hours=6 * number), label(number) if label else f"run {number}",
-                               bad, count, low, high, verdict))
+        series.append(
+            RunPoint(
+                number,
+                START + timedelta(hours=6 * number),
+                label(number) if label else f"run {number}",
+                bad,
+                count,
+                low,
+                high,
+                verdict,
+            )
+        )
     bad_total, launch_total = sum(p.bad for p in series), sum(p.launches for p in series)
     low, high = interval95(bad_total, launch_total)
     last_bad = max((p.started_at for p in series if p.bad), default=None)
-    row = CaseRow(f"{key:016x}", kernel, quant, shape, tile, params if params is not None else {"fuse": False},
-                  len(series), launch_total, bad_total, low, high, max((bar.wrong for bar in launches), default=0),
-                  series[-1].verdict, last_bad, [(p.bad, p.launches) for p in series[-12:]])
+    row = CaseRow(
+        f"{key:016x}",
+        kernel,
+        quant,
+        shape,
+        tile,
+        params if params is not None else {"fuse": False},
+        len(series),
+        launch_total,
+        bad_total,
+        low,
+        high,
+        max((bar.wrong for bar in launches), default=0),
+        series[-1].verdict,
+        last_bad,
+        [(p.bad, p.launches) for p in series[-12:]],
+    )
     return CaseDetail(row, series, series[-1].run_id, launches, tiles)
 
 
@@ -87,44 +121,93 @@ def tile_map(m, n, tile, cell, wrong_cells: dict, launch=1) -> TileMap:
 
 
 def synthetic_cases() -> list[CaseDetail]:
-    clean = make_case(0x3F2A9C0012345678, "fused_gemm_scatter", runs=[(0, 90, "pass")] * 10,
-                      launches=clean_launches(90), label=lambda n: f"v1.{n}")
+    clean = make_case(
+        0x3F2A9C0012345678,
+        "fused_gemm_scatter",
+        runs=[(0, 90, "pass")] * 10,
+        launches=clean_launches(90),
+        label=lambda n: f"v1.{n}",
+    )
     flaky_launches = clean_launches(12)
     flaky_launches[4] = LaunchBar(5, 92, 0, 92, ["wrong", "inconsistent"])
     flaky_launches[8] = LaunchBar(9, 0, 0, None, ["inconsistent"])
     flaky_launches[10] = LaunchBar(11, 0, 0, 0, ["raised"])
-    flaky = make_case(0x00A1B2C3D4E5F607, "gemm_blockscale", quant="blockscale", tile="128x128",
-                      runs=[(0, 12, "pass"), (1, 12, "pass"), (0, 12, "pass"), (2, 12, "known-bad"),
-                            (0, 12, "pass"), (2, 12, "pass")], launches=flaky_launches,
-                      tiles=tile_map(4096, 7168, (128, 128), (1, 1), {(2, 40): 60, (3, 40): 32}, launch=5),
-                      params={"split_k": 2, "stages": 3})
-    regression_launches = [LaunchBar(i, 512 * (1 + i % 3), 16 if i == 7 else 0, 512 * (1 + i % 3),
-                                     ["nonfinite", "wrong", "inconsistent"] if i == 7 else ["wrong", "inconsistent"])
-                           for i in range(1, 13)]
-    regression = make_case(0xDEADBEEF00C0FFEE, "fused_gemm_scatter",
-                           runs=[(0, 12, "pass")] * 7 + [(12, 12, "regression")], launches=regression_launches,
-                           params={"fuse": True},
-                           tiles=tile_map(4096, 7168, (256, 128), (1, 1),
-                                          {(0, 1): 1536, (0, 2): 700, (1, 1): 40, (5, 30): 3, (15, 55): 1}, launch=3))
+    flaky = make_case(
+        0x00A1B2C3D4E5F607,
+        "gemm_blockscale",
+        quant="blockscale",
+        tile="128x128",
+        runs=[
+            (0, 12, "pass"),
+            (1, 12, "pass"),
+            (0, 12, "pass"),
+            (2, 12, "known-bad"),
+            (0, 12, "pass"),
+            (2, 12, "pass"),
+        ],
+        launches=flaky_launches,
+        tiles=tile_map(4096, 7168, (128, 128), (1, 1), {(2, 40): 60, (3, 40): 32}, launch=5),
+        params={"split_k": 2, "stages": 3},
+    )
+    regression_launches = [
+        LaunchBar(
+            i,
+            512 * (1 + i % 3),
+            16 if i == 7 else 0,
+            512 * (1 + i % 3),
+            ["nonfinite", "wrong", "inconsistent"] if i == 7 else ["wrong", "inconsistent"],
+        )
+        for i in range(1, 13)
+    ]
+    regression = make_case(
+        0xDEADBEEF00C0FFEE,
+        "fused_gemm_scatter",
+        runs=[(0, 12, "pass")] * 7 + [(12, 12, "regression")],
+        launches=regression_launches,
+        params={"fuse": True},
+        tiles=tile_map(
+            4096, 7168, (256, 128), (1, 1), {(0, 1): 1536, (0, 2): 700, (1, 1): 40, (5, 30): 3, (15, 55): 1}, launch=3
+        ),
+    )
     many_runs = [(1 if n % 37 == 0 else 0, 100, "regression" if n % 37 == 0 else "pass") for n in range(1, 401)]
     many_launches = clean_launches(10_000)
     for i in (17, 4242, 9999):
         many_launches[i] = LaunchBar(i + 1, 30_000, 0, 30_000, ["wrong", "inconsistent"])
     dense = {(i, j): (i * 64 + j) * 13 % 4000 + 1 for i in range(64) for j in range(64)}
-    hundreds = make_case(0x1111222233334444, "mxfp8_gemm", quant="mxfp8", shape="16384x16384x4096",
-                         runs=many_runs, launches=many_launches, tile="128x128", label=lambda n: f"nightly-{n}",
-                         tiles=tile_map(16384, 16384, (128, 128), (2, 2), dense, launch=4243))
-    nasty = make_case(0x0123456789ABCDEF, NASTY, quant="bf16", tile=None, runs=[(0, 12, "pass"), (1, 12, "improved")],
-                      launches=clean_launches(11) + [LaunchBar(12, 0, 0, 7, ["inconsistent"])],
-                      params={"mode": "<b>&amp;</b>", "ünï": "©ødé ✓ 中文"}, label=lambda n: NASTY_TAG)
+    hundreds = make_case(
+        0x1111222233334444,
+        "mxfp8_gemm",
+        quant="mxfp8",
+        shape="16384x16384x4096",
+        runs=many_runs,
+        launches=many_launches,
+        tile="128x128",
+        label=lambda n: f"nightly-{n}",
+        tiles=tile_map(16384, 16384, (128, 128), (2, 2), dense, launch=4243),
+    )
+    nasty = make_case(
+        0x0123456789ABCDEF,
+        NASTY,
+        quant="bf16",
+        tile=None,
+        runs=[(0, 12, "pass"), (1, 12, "improved")],
+        launches=clean_launches(11) + [LaunchBar(12, 0, 0, 7, ["inconsistent"])],
+        params={"mode": "<b>&amp;</b>", "ünï": "©ødé ✓ 中文"},
+        label=lambda n: NASTY_TAG,
+    )
     return [regression, flaky, clean, hundreds, nasty]
 
 
-def synthetic_report(details: list[CaseDetail] | None = None, selection="kernel=* quant=<any> & \"all\"") -> Report:
+def synthetic_report(details: list[CaseDetail] | None = None, selection='kernel=* quant=<any> & "all"') -> Report:
     details = synthetic_cases() if details is None else details
-    return Report("gemmcheck report", datetime(2025, 12, 1, 12, 0, tzinfo=timezone.utc),
-                  "postgresql+psycopg://ci:***@db.example/gemmcheck", selection,
-                  [d.row for d in details], details)
+    return Report(
+        "gemmcheck report",
+        datetime(2025, 12, 1, 12, 0, tzinfo=timezone.utc),
+        "postgresql+psycopg://ci:***@db.example/gemmcheck",
+        selection,
+        [d.row for d in details],
+        details,
+    )
 
 
 def fifty_cases() -> list[CaseDetail]:
@@ -137,8 +220,9 @@ def fifty_cases() -> list[CaseDetail]:
         if number % 7 == 0:
             launches[3] = LaunchBar(4, 256, 0, 256, ["wrong", "inconsistent"])
             tiles = tile_map(4096, 7168, (256, 128), (1, 1), {(0, 3): 256}, launch=4)
-        details.append(make_case(number, f"kernel_{number}", runs=runs, launches=launches, tiles=tiles,
-                                 label=lambda n: f"ci-{n}"))
+        details.append(
+            make_case(number, f"kernel_{number}", runs=runs, launches=launches, tiles=tiles, label=lambda n: f"ci-{n}")
+        )
     return details
 
 
@@ -200,7 +284,7 @@ def test_data_is_escaped():
     assert "<script>alert(1)" not in page and NASTY_TAG not in page and "<b>&amp;</b>" not in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt; &quot;&amp;&#x27;" in page
     text = "".join(parse(page).text)
-    assert NASTY in text and "©ødé ✓ 中文" in text and "kernel=* quant=<any> & \"all\"" in text
+    assert NASTY in text and "©ødé ✓ 中文" in text and 'kernel=* quant=<any> & "all"' in text
 
 
 def test_intervals_read_as_the_issue_asks():
@@ -242,8 +326,13 @@ def test_runs_are_named_by_id_with_tag_revision_and_time():
     def label(number):
         return run_label(number, "nightly" if number > 3 else None, "ffb5715dc7e1", START + timedelta(hours=number))
 
-    case = make_case(0x77, "same_commit", runs=[(0, 12, "pass")] * 5 + [(1, 12, "known-bad")],
-                     launches=clean_launches(12), label=label)
+    case = make_case(
+        0x77,
+        "same_commit",
+        runs=[(0, 12, "pass")] * 5 + [(1, 12, "known-bad")],
+        launches=clean_launches(12),
+        label=label,
+    )
     page = render(synthetic_report([case]))
     chart = re.search(r'<svg class="chart intervals".*?</svg>', page).group(0)
     assert [f"#{n}" for n in range(1, 7)] == re.findall(r">(#\d+)</text>", chart)  # every run, none left out
@@ -298,8 +387,10 @@ def test_fifty_cases_make_a_small_page():
 
 
 def test_the_page_needs_nothing_heavy():
-    code = ("import sys, pytest_gemmcheck.reporting.html; "
-            "print(sorted(m for m in ('torch', 'sqlalchemy', 'triton') if m in sys.modules))")
+    code = (
+        "import sys, pytest_gemmcheck.reporting.html; "
+        "print(sorted(m for m in ('torch', 'sqlalchemy', 'triton') if m in sys.modules))"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
 
@@ -319,18 +410,29 @@ def collective_case() -> CaseDetail:
     launches = []
     for index in range(1, 13):
         for rank in range(4):
-            kinds = ["wrong"] if rank == 3 and index in (3, 7) else (["ranks_disagree"] if (index, rank) == (9, 1)
-                                                                      else [])
+            kinds = (
+                ["wrong"] if rank == 3 and index in (3, 7) else (["ranks_disagree"] if (index, rank) == (9, 1) else [])
+            )
             wrong = 512 if kinds == ["wrong"] else 0
             launches.append(LaunchBar(index, wrong, 0, 0, kinds, rank=rank))
     tiles = tile_map(4096, 7168, (256, 256), (1, 1), {(3, 5): 512}, launch=7)
     tiles.rank = 3
-    detail = make_case(0xC011EC7100000001, "gemm_ar", quant="bf16", tile="256x256", params={"fuse": True},
-                       runs=[(0, 48, "pass"), (3, 48, "regression")], launches=launches, tiles=tiles)
+    detail = make_case(
+        0xC011EC7100000001,
+        "gemm_ar",
+        quant="bf16",
+        tile="256x256",
+        params={"fuse": True},
+        runs=[(0, 48, "pass"), (3, 48, "regression")],
+        launches=launches,
+        tiles=tiles,
+    )
     detail.row.collective, detail.row.world_size = "all_reduce", 4
     detail.row.ranks = {0: (0, 24), 1: (1, 24), 2: (0, 24), 3: (2, 24)}
-    detail.ranks = [RankRow(rank, f"GPU-{rank:04d}", 12, bad, kinds) for rank, bad, kinds in
-                    ((0, 0, []), (1, 1, ["ranks_disagree"]), (2, 0, []), (3, 2, ["wrong"]))]
+    detail.ranks = [
+        RankRow(rank, f"GPU-{rank:04d}", 12, bad, kinds)
+        for rank, bad, kinds in ((0, 0, []), (1, 1, ["ranks_disagree"]), (2, 0, []), (3, 2, ["wrong"]))
+    ]
     return detail
 
 
@@ -358,8 +460,16 @@ def test_a_page_without_a_collective_case_has_no_ranks_column():
 
 # --- in a real browser ---------------------------------------------------------------------------
 
-BROWSER_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+BROWSER_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 def _missing(reason: str):
@@ -393,8 +503,12 @@ def open_page(browser, report: Report, path: Path):
 def open_page_file(browser, path: Path):
     page = browser.new_page(viewport={"width": 1360, "height": 900})
     seen = {"console": [], "errors": [], "requests": [], "dialogs": []}
-    page.on("console", lambda message: message.type in ("error", "warning") and seen["console"].append(
-        f"{message.type}: {message.text}"))
+    page.on(
+        "console",
+        lambda message: (
+            message.type in ("error", "warning") and seen["console"].append(f"{message.type}: {message.text}")
+        ),
+    )
     page.on("pageerror", lambda error: seen["errors"].append(str(error)))
     page.on("request", lambda request: seen["requests"].append(request.url))
     page.on("dialog", lambda dialog: (seen["dialogs"].append(dialog.message), dialog.dismiss()))
@@ -409,8 +523,11 @@ def test_report_in_chromium(browser, tmp_path):
         assert seen["console"] == [] and seen["errors"] == [] and seen["dialogs"] == []
         assert seen["requests"] == [(tmp_path / "report.html").as_uri()]
         assert page.locator("#history tbody tr").count() == len(details)
-        expected = {"intervals": len(details), "bars": len(details),
-                    "heatmap": sum(1 for d in details if d.tiles is not None)}
+        expected = {
+            "intervals": len(details),
+            "bars": len(details),
+            "heatmap": sum(1 for d in details if d.tiles is not None),
+        }
         for kind, count in expected.items():
             charts = page.locator(f"svg.chart.{kind}")
             assert charts.count() == count, kind
@@ -455,8 +572,13 @@ def test_a_collective_case_in_chromium(browser, tmp_path):
         assert seen["requests"] == [(tmp_path / "ranks.html").as_uri()]
         headers = page.locator("#history th").all_inner_texts()
         assert headers[6] == "ranks" and headers[7] == "runs"
-        assert page.locator("#history tbody tr").first.locator("td").nth(6).inner_text().startswith(
-            "all_reduce x4: rank 3 2/24")
+        assert (
+            page.locator("#history tbody tr")
+            .first.locator("td")
+            .nth(6)
+            .inner_text()
+            .startswith("all_reduce x4: rank 3 2/24")
+        )
         ranks = page.locator("table.ranks tbody tr")
         assert ranks.count() == 4 and ranks.nth(3).locator("td").nth(1).inner_text() == "GPU-0003"
         box = page.locator("table.ranks").bounding_box()
@@ -487,7 +609,8 @@ def test_the_report_of_real_sessions_in_chromium(browser, pytester, examples_dir
     from pytest_gemmcheck.cli import main as gemmcheck
 
     shutil.copy(examples_dir / "cpu" / "kernels.py", pytester.path / "kernels.py")
-    pytester.makepyfile(test_tail=textwrap.dedent("""
+    pytester.makepyfile(
+        test_tail=textwrap.dedent("""
         import os
         import pytest
         from kernels import FaultInjector, tiled_gemm
@@ -498,7 +621,8 @@ def test_the_report_of_real_sessions_in_chromium(browser, pytester, examples_dir
             x = case.inputs()
             bad = {2, 5} if os.environ["VARIANT"] == "before" else set()
             case.run(FaultInjector(lambda out: tiled_gemm(x, out), "tile", bad, tile=(32, 32)))
-    """))
+    """)
+    )
     db = tmp_path / "history.db"
     for variant in ("before", "after", "after"):
         monkeypatch.setenv("VARIANT", variant)

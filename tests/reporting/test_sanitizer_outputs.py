@@ -15,12 +15,32 @@ from pytest_gemmcheck.cli import main as gemmcheck
 from pytest_gemmcheck.records.sanitize import ERROR, MEMORY, RAN, SKIPPED, Allocation, SanitizedLaunch, SanitizerFinding
 
 OUT_OF_BOUNDS = SanitizerFinding(
-    tool="memcheck", kind=MEMORY, severity=ERROR, text="Invalid __global__ write of size 4 bytes is out of bounds",
-    kernel="write_past", pc="0xc0", block=(3, 0, 0), thread=(232, 0, 0), space="__global__",
-    address="0x7fca0a800fa0", size=4, direction="write", error="out of bounds",
-    allocation=Allocation("0x7fca0a800000", 4000, "after", 1), record="Precise")
-MEMCHECK_ERROR = SanitizedLaunch(tool="memcheck", status=RAN, seconds=6.6, shown=1, errors=1, total_errors=1,
-                              tally={OUT_OF_BOUNDS.label(): 1}, findings=(OUT_OF_BOUNDS,))
+    tool="memcheck",
+    kind=MEMORY,
+    severity=ERROR,
+    text="Invalid __global__ write of size 4 bytes is out of bounds",
+    kernel="write_past",
+    pc="0xc0",
+    block=(3, 0, 0),
+    thread=(232, 0, 0),
+    space="__global__",
+    address="0x7fca0a800fa0",
+    size=4,
+    direction="write",
+    error="out of bounds",
+    allocation=Allocation("0x7fca0a800000", 4000, "after", 1),
+    record="Precise",
+)
+MEMCHECK_ERROR = SanitizedLaunch(
+    tool="memcheck",
+    status=RAN,
+    seconds=6.6,
+    shown=1,
+    errors=1,
+    total_errors=1,
+    tally={OUT_OF_BOUNDS.label(): 1},
+    findings=(OUT_OF_BOUNDS,),
+)
 RACECHECK_SKIPPED = SanitizedLaunch(tool="racecheck", status=SKIPPED, reason="no compute-sanitizer on a CPU device")
 
 CONFTEST = textwrap.dedent('''
@@ -76,23 +96,40 @@ def command(capsys, *args) -> tuple[int, str]:
 
 
 def test_an_error_hazard_fails_the_case_and_shows_everywhere(suite, monkeypatch, capsys):
-    result = sanitized_run(suite, monkeypatch, [MEMCHECK_ERROR], "--junitxml=junit.xml",
-                           "--gemmcheck-summary=summary.md", "--gemmcheck-json=results.json")
+    result = sanitized_run(
+        suite,
+        monkeypatch,
+        [MEMCHECK_ERROR],
+        "--junitxml=junit.xml",
+        "--gemmcheck-summary=summary.md",
+        "--gemmcheck-json=results.json",
+    )
     result.assert_outcomes(failed=1)
     summary_line = MEMCHECK_ERROR.summary()
     assert summary_line.startswith("memcheck: 1 invalid __global__ write of 4 bytes (out of bounds) in write_past+0xc0")
     # the failure, then the case's lines in the terminal summary
-    result.stdout.fnmatch_lines(["*gemmcheck: small bf16 16x16x32: regression",
-                                 f"*compute-sanitizer {summary_line}",
-                                 "*compute-sanitizer memcheck, its first error report:",
-                                 f"*{OUT_OF_BOUNDS.describe()}"])
-    result.stdout.fnmatch_lines(["REGRESSION small bf16 16x16x32: 0/4 launches bad",
-                                 "    vs clean: no bad launch expected",
-                                 "    rate < 52.7% (95%), 1 process [[]hazard[]]",
-                                 "    memcheck: 1 invalid __global__ write of 4 bytes (out of bounds) in*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*gemmcheck: small bf16 16x16x32: regression",
+            f"*compute-sanitizer {summary_line}",
+            "*compute-sanitizer memcheck, its first error report:",
+            f"*{OUT_OF_BOUNDS.describe()}",
+        ]
+    )
+    result.stdout.fnmatch_lines(
+        [
+            "REGRESSION small bf16 16x16x32: 0/4 launches bad",
+            "    vs clean: no bad launch expected",
+            "    rate < 52.7% (95%), 1 process [[]hazard[]]",
+            "    memcheck: 1 invalid __global__ write of 4 bytes (out of bounds) in*",
+        ]
+    )
     properties = {p.get("name"): p.get("value") for p in ET.parse(suite.path / "junit.xml").iter("property")}
     assert (properties["gemmcheck.1.verdict"], properties["gemmcheck.1.kinds"], properties["gemmcheck.1.hazards"]) == (
-        "regression", "hazard", "1")
+        "regression",
+        "hazard",
+        "1",
+    )
     assert properties["gemmcheck.1.sanitize"] == summary_line
     markdown = (suite.path / "summary.md").read_text().splitlines()
     assert markdown[2].endswith("| worst | sanitizer | baseline | test |")
@@ -106,12 +143,13 @@ def test_an_error_hazard_fails_the_case_and_shows_everywhere(suite, monkeypatch,
     assert status == 0 and json.loads(out)[0]["hazards"] == 1
     status, out = command(capsys, "history", "--db", db)
     header, _, row = out.splitlines()[:3]
-    assert row[header.index("hazards"):].split()[0] == "1"  # the columns are aligned
+    assert row[header.index("hazards") :].split()[0] == "1"  # the columns are aligned
     key = json.loads(command(capsys, "history", "--db", db, "--json")[1])[0]["key"]
     status, out = command(capsys, "history", "--db", db, "--case", key[:6], "--json")
     (run,) = json.loads(out)
-    assert run["hazards"] == 1 and run["sanitize"] == [{"tool": "memcheck", "status": "ran", "hazard": True,
-                                                       "summary": summary_line}]
+    assert run["hazards"] == 1 and run["sanitize"] == [
+        {"tool": "memcheck", "status": "ran", "hazard": True, "summary": summary_line}
+    ]
     assert "memcheck hazard" in command(capsys, "history", "--db", db, "--case", key[:6])[1]
     # a second run whose sanitizer was skipped: compare names the hazards of the first
     sanitized_run(suite, monkeypatch, [RACECHECK_SKIPPED]).assert_outcomes(passed=1)
@@ -128,10 +166,14 @@ def test_an_error_hazard_fails_the_case_and_shows_everywhere(suite, monkeypatch,
 def test_a_skipped_sanitizer_run_is_said_on_the_line_and_in_the_record(suite, monkeypatch, capsys):
     result = sanitized_run(suite, monkeypatch, [RACECHECK_SKIPPED], "--gemmcheck-json=results.json")
     result.assert_outcomes(passed=1)
-    result.stdout.fnmatch_lines(["PASS       small bf16 16x16x32: 0/4 launches bad",
-                                 "    rate < 52.7% (95%), 1 process",
-                                 "    racecheck: skipped: no compute-sanitizer on a CPU device: not checked, not",
-                                 "      passed"])
+    result.stdout.fnmatch_lines(
+        [
+            "PASS       small bf16 16x16x32: 0/4 launches bad",
+            "    rate < 52.7% (95%), 1 process",
+            "    racecheck: skipped: no compute-sanitizer on a CPU device: not checked, not",
+            "      passed",
+        ]
+    )
     document = json.loads((suite.path / "results.json").read_text())
     (recorded,) = document["results"]
     assert recorded["verdict"] == "pass" and "racecheck: skipped" in recorded["message"]

@@ -12,8 +12,11 @@ VALUES = ["a,b", 'say "hi"', "two\nlines", "lone\rcarriage", "bell\x07 nul\x00 e
 def test_csv_keeps_every_value_as_it_is_in_quoted_fields():
     """Before, control characters were written as the text '\\x0a' (what the terminal form shows),
     and a lone CR went unquoted between LF-ended records, splitting its record for a reader."""
-    table = Table(["n", "value"], [[str(i), value] for i, value in enumerate(VALUES)],
-                  records=[{"n": i, "value": value} for i, value in enumerate(VALUES)])
+    table = Table(
+        ["n", "value"],
+        [[str(i), value] for i, value in enumerate(VALUES)],
+        records=[{"n": i, "value": value} for i, value in enumerate(VALUES)],
+    )
     text = table.csv()
     assert text.startswith("n,value\r\n") and text.endswith("\r\n")
     header, *rows = list(csv.reader(io.StringIO(text, newline="")))

@@ -17,8 +17,12 @@ CHILD = [sys.executable, "-c", "pass"]
 def recorded(stem: str) -> dict:
     """A recording's index entry, with its stdout and stderr and the path of its report."""
     entry = {e["stem"]: e for e in json.loads((DATA / "index.json").read_text())["recordings"]}[stem]
-    return dict(entry, stdout=(DATA / f"{stem}.out").read_text(), stderr=(DATA / f"{stem}.err").read_text(),
-                xml=DATA / f"{stem}.xml")
+    return dict(
+        entry,
+        stdout=(DATA / f"{stem}.out").read_text(),
+        stderr=(DATA / f"{stem}.err").read_text(),
+        xml=DATA / f"{stem}.xml",
+    )
 
 
 class FakeSanitizer:
@@ -94,6 +98,7 @@ def alive(pid: int) -> bool:
 @pytest.fixture
 def gone():
     """``gone(pid)``: whether ``pid`` has stopped running within a few seconds."""
+
     def wait(pid: int, within: float = 10) -> bool:
         deadline = time.monotonic() + within
         while alive(pid) and time.monotonic() < deadline:

@@ -41,8 +41,14 @@ def refuse(message: str) -> None:
 def parse(argv: list[str]) -> tuple[dict, list[str], list[str]]:
     """Options with their values, the flags as given, and the child command."""
     options, flags, index = {}, [], 0
-    takes_value = {"--tool", "--save", "--racecheck-report", "--print-limit", "--kernel-name-exclude",
-                   "--show-backtrace"}
+    takes_value = {
+        "--tool",
+        "--save",
+        "--racecheck-report",
+        "--print-limit",
+        "--kernel-name-exclude",
+        "--show-backtrace",
+    }
     while index < len(argv) and argv[index].startswith("--"):
         name = argv[index]
         if name in takes_value:
@@ -94,12 +100,14 @@ def main() -> None:
     if options.get("--tool") != [recorded["tool"]]:
         refuse(f"{stem} was recorded with --tool {recorded['tool']}, asked for {options.get('--tool')}")
     if mode == "run-child-then-replay":
+
         def mode_of(given):
             return given[given.index("--racecheck-report") + 1] if "--racecheck-report" in given else None
 
         if mode_of(flags) != mode_of(recorded["flags"]):
-            refuse(f"{stem} was recorded with --racecheck-report {mode_of(recorded['flags'])}, asked for "
-                   f"{mode_of(flags)}")
+            refuse(
+                f"{stem} was recorded with --racecheck-report {mode_of(recorded['flags'])}, asked for {mode_of(flags)}"
+            )
         if subprocess.run(child).returncode:
             refuse("the child failed")
     elif flags != recorded["flags"] or (recorded["xml"] and not options.get("--xml")):
@@ -108,7 +116,7 @@ def main() -> None:
     if save is not None and xml.exists() and mode != "no-save":
         data = xml.read_bytes()
         if mode.startswith("truncate:"):
-            data = data[:int(mode.split(":", 1)[1])]
+            data = data[: int(mode.split(":", 1)[1])]
         save.write_bytes(data)
     sys.stdout.write((DATA / f"{stem}.out").read_text())
     sys.stderr.write((DATA / f"{stem}.err").read_text())

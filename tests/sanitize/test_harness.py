@@ -24,13 +24,16 @@ def test_torch_s_reduction_is_the_harness_s_by_pattern(recording):
     assert not is_harness(on(kernel, UNINITIALIZED), ["at::native::"])  # a name matches itself only
 
 
-@pytest.mark.parametrize("kernel, patterns, harness", [
-    ("tail_gemm", ["_gemmcheck_*", "*at::native::*"], False),
-    ("_gemmcheck_fused_check", ["_gemmcheck_*"], True),
-    ("_gemmcheck_fused_check", [], False),
-    ("fill_kernel", ["fill_kernel"], True),
-    ("Fill_kernel", ["fill_kernel"], False),  # case counts, as in the names the compiler gave
-])
+@pytest.mark.parametrize(
+    "kernel, patterns, harness",
+    [
+        ("tail_gemm", ["_gemmcheck_*", "*at::native::*"], False),
+        ("_gemmcheck_fused_check", ["_gemmcheck_*"], True),
+        ("_gemmcheck_fused_check", [], False),
+        ("fill_kernel", ["fill_kernel"], True),
+        ("Fill_kernel", ["fill_kernel"], False),  # case counts, as in the names the compiler gave
+    ],
+)
 def test_names_and_patterns(kernel, patterns, harness):
     assert is_harness(on(kernel), patterns) is harness
 

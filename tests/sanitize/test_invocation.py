@@ -16,17 +16,48 @@ def documented_options(data_dir) -> set[str]:
 
 def test_the_plain_command():
     assert build_command("/cuda/bin/compute-sanitizer", "memcheck", "/tmp/r/memcheck.xml", CHILD) == [
-        "/cuda/bin/compute-sanitizer", "--tool", "memcheck", "--xml", "--save", "/tmp/r/memcheck.xml", *CHILD]
+        "/cuda/bin/compute-sanitizer",
+        "--tool",
+        "memcheck",
+        "--xml",
+        "--save",
+        "/tmp/r/memcheck.xml",
+        *CHILD,
+    ]
 
 
 def test_every_option(data_dir):
-    command = build_command("cs", "racecheck", "/tmp/r.xml", CHILD, racecheck_report="all", print_limit=3,
-                            backtraces=False, exclude_kernels=("_gemmcheck_check", "vectorized_elementwise_kernel"))
-    assert command == ["cs", "--tool", "racecheck", "--xml", "--save", "/tmp/r.xml", "--racecheck-report", "all",
-                       "--print-limit", "3", "--show-backtrace", "no", "--kernel-name-exclude", "kns=_gemmcheck_check",
-                       "--kernel-name-exclude", "kns=vectorized_elementwise_kernel", *CHILD]
+    command = build_command(
+        "cs",
+        "racecheck",
+        "/tmp/r.xml",
+        CHILD,
+        racecheck_report="all",
+        print_limit=3,
+        backtraces=False,
+        exclude_kernels=("_gemmcheck_check", "vectorized_elementwise_kernel"),
+    )
+    assert command == [
+        "cs",
+        "--tool",
+        "racecheck",
+        "--xml",
+        "--save",
+        "/tmp/r.xml",
+        "--racecheck-report",
+        "all",
+        "--print-limit",
+        "3",
+        "--show-backtrace",
+        "no",
+        "--kernel-name-exclude",
+        "kns=_gemmcheck_check",
+        "--kernel-name-exclude",
+        "kns=vectorized_elementwise_kernel",
+        *CHILD,
+    ]
     # each one is an option of the recorded release
-    assert {word for word in command[:-len(CHILD)] if word.startswith("--")} <= documented_options(data_dir)
+    assert {word for word in command[: -len(CHILD)] if word.startswith("--")} <= documented_options(data_dir)
     assert {"--tool", "--xml", "--save", "--print-limit"} <= documented_options(data_dir)
 
 
@@ -39,15 +70,18 @@ def test_a_percent_in_the_save_path_is_literal():
     assert build_command("cs", "memcheck", "/tmp/100%/r%p.xml", CHILD)[5] == "/tmp/100%%/r%%p.xml"
 
 
-@pytest.mark.parametrize("options, message", [
-    (dict(tool="helgrind"), "tool must be one of racecheck, memcheck, synccheck, initcheck, got 'helgrind'"),
-    (dict(racecheck_report="some"), "racecheck_report must be one of analysis, hazard, all, got 'some'"),
-    (dict(print_limit=-1), "print_limit must be a whole number >= 0, got -1"),
-    (dict(print_limit=True), "print_limit must be a whole number >= 0, got True"),
-    (dict(exclude_kernels=["a,b"]), "a kernel to exclude must be a name without ',' or '=', got 'a,b'"),
-    (dict(exclude_kernels=[""]), "a kernel to exclude must be a name without ',' or '=', got ''"),
-    (dict(child=[]), "the child command is empty"),
-])
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        (dict(tool="helgrind"), "tool must be one of racecheck, memcheck, synccheck, initcheck, got 'helgrind'"),
+        (dict(racecheck_report="some"), "racecheck_report must be one of analysis, hazard, all, got 'some'"),
+        (dict(print_limit=-1), "print_limit must be a whole number >= 0, got -1"),
+        (dict(print_limit=True), "print_limit must be a whole number >= 0, got True"),
+        (dict(exclude_kernels=["a,b"]), "a kernel to exclude must be a name without ',' or '=', got 'a,b'"),
+        (dict(exclude_kernels=[""]), "a kernel to exclude must be a name without ',' or '=', got ''"),
+        (dict(child=[]), "the child command is empty"),
+    ],
+)
 def test_bad_arguments(options, message):
     arguments = dict(tool="racecheck", child=CHILD)
     arguments.update(options)

@@ -50,15 +50,23 @@ def test_a_file_that_cannot_be_executed_is_not_a_binary(tmp_path, no_default_too
 def test_no_toolkit_is_a_reason(tmp_path, no_default_toolkit):
     with pytest.raises(SanitizerUnavailable) as raised:
         locate(environ={"PATH": str(tmp_path), "CUDA_HOME": str(tmp_path / "nowhere")})
-    assert str(raised.value) == ("no compute-sanitizer on PATH, in $CUDA_HOME/bin or in "
-                                 f"{no_default_toolkit}/bin (it comes with the CUDA toolkit)")
+    assert str(raised.value) == (
+        "no compute-sanitizer on PATH, in $CUDA_HOME/bin or in "
+        f"{no_default_toolkit}/bin (it comes with the CUDA toolkit)"
+    )
 
 
-@pytest.mark.parametrize("platform, reason", [
-    ("cpu", "the case runs on the CPU; compute-sanitizer checks kernels on NVIDIA GPUs"),
-    ("rocm", "compute-sanitizer is NVIDIA's and ROCm has no racecheck; the static lint (gemmcheck lint) "
-             "covers FlyDSL kernels there"),
-])
+@pytest.mark.parametrize(
+    "platform, reason",
+    [
+        ("cpu", "the case runs on the CPU; compute-sanitizer checks kernels on NVIDIA GPUs"),
+        (
+            "rocm",
+            "compute-sanitizer is NVIDIA's and ROCm has no racecheck; the static lint (gemmcheck lint) "
+            "covers FlyDSL kernels there",
+        ),
+    ],
+)
 def test_cpu_and_rocm_devices_are_reasons_even_with_a_binary(fake_sanitizer, platform, reason):
     with pytest.raises(SanitizerUnavailable) as raised:
         locate(platform)
@@ -70,11 +78,14 @@ def test_an_unknown_platform_is_a_programming_error():
         locate("metal")
 
 
-@pytest.mark.parametrize("script, reason", [
-    ("#!/bin/sh\nexit 3\n", "--version exited with status 3"),
-    ("#!/bin/sh\nsleep 30\n", "--version did not answer within 0.5 s"),
-    ("no shebang, not a program\n", "cannot be run: Exec format error"),
-])
+@pytest.mark.parametrize(
+    "script, reason",
+    [
+        ("#!/bin/sh\nexit 3\n", "--version exited with status 3"),
+        ("#!/bin/sh\nsleep 30\n", "--version did not answer within 0.5 s"),
+        ("no shebang, not a program\n", "cannot be run: Exec format error"),
+    ],
+)
 def test_a_binary_that_does_not_answer_is_a_reason(tmp_path, script, reason):
     path = executable(tmp_path / "compute-sanitizer", script)
     with pytest.raises(SanitizerUnavailable) as raised:

@@ -18,19 +18,35 @@ def test_racecheck_analysis_reports(fake_sanitizer, binary, child):
     fake_sanitizer.replay("racecheck__tail-racy-256__xml")
     run = run_tool("racecheck", child, binary=binary, timeout=60)
     assert (run.status, run.shown, run.errors, run.warnings, run.total_errors, run.total_warnings, run.exit_status) == (
-        RAN, 2, 2, 0, 2, 0, 0)
+        RAN,
+        2,
+        2,
+        0,
+        2,
+        0,
+        0,
+    )
     assert run.has_hazard and run.reason == "" and run.tail == ""
-    assert run.summary() == ("racecheck: 2 races in tail_gemm: Write at tail_gemm+0x5620 against 4 Read accesses "
-                             "(65,536 hazards), 2 errors, 0 warnings")
+    assert run.summary() == (
+        "racecheck: 2 races in tail_gemm: Write at tail_gemm+0x5620 against 4 Read accesses "
+        "(65,536 hazards), 2 errors, 0 warnings"
+    )
 
 
 def test_racecheck_hazards_beyond_the_print_limit(fake_sanitizer, binary, child):
     fake_sanitizer.replay("racecheck__tail-racy-256__all-limit3__xml")
     run = run_tool("racecheck", child, binary=binary, timeout=60, racecheck_report="all", print_limit=3)
     assert (run.shown, run.errors, run.unshown_errors, run.total_errors, run.total_warnings) == (
-        3, 3, 114946 - 3, 114946, 16128)
-    assert run.summary() == ("racecheck: 3 RAW hazards (cp.async synchronization) in tail_gemm at __shared__ 0x21e0, "
-                             "block (3,2,0), 114,946 errors, 16,128 warnings, 3 shown")
+        3,
+        3,
+        114946 - 3,
+        114946,
+        16128,
+    )
+    assert run.summary() == (
+        "racecheck: 3 RAW hazards (cp.async synchronization) in tail_gemm at __shared__ 0x21e0, "
+        "block (3,2,0), 114,946 errors, 16,128 warnings, 3 shown"
+    )
     assert [f.accesses[0].thread for f in run.findings] == [(20, 0, 0)] * 3
 
 
@@ -39,17 +55,30 @@ def test_errors_beyond_the_print_limit_fail_though_the_reports_shown_are_warning
     run = run_tool("racecheck", child, binary=binary, timeout=60, racecheck_report="hazard")
     assert (run.shown, run.errors, run.warnings, run.unshown_errors) == (3, 0, 3, 115200)
     assert run.has_hazard
-    assert run.summary().startswith("racecheck: 3 RAW hazards (cp.async synchronization, warning severity) in "
-                                    "tail_gemm at __shared__ 0x2000, block (7,3,0), 115,200 errors, 15,872 warnings")
+    assert run.summary().startswith(
+        "racecheck: 3 RAW hazards (cp.async synchronization, warning severity) in "
+        "tail_gemm at __shared__ 0x2000, block (7,3,0), 115,200 errors, 15,872 warnings"
+    )
 
 
-@pytest.mark.parametrize("stem, tool, options, line", [
-    ("racecheck__tail-fixed-256__all__xml", "racecheck", dict(racecheck_report="all"),
-     "racecheck: clean (0 errors, 0 warnings)"),
-    ("racecheck__tail-racy-256__excluded__xml", "racecheck", dict(exclude_kernels=["tail_gemm"]),
-     "racecheck: clean (0 errors, 0 warnings)"),
-    ("synccheck__sync-divergent__xml", "synccheck", {}, "synccheck: clean (0 errors)"),
-])
+@pytest.mark.parametrize(
+    "stem, tool, options, line",
+    [
+        (
+            "racecheck__tail-fixed-256__all__xml",
+            "racecheck",
+            dict(racecheck_report="all"),
+            "racecheck: clean (0 errors, 0 warnings)",
+        ),
+        (
+            "racecheck__tail-racy-256__excluded__xml",
+            "racecheck",
+            dict(exclude_kernels=["tail_gemm"]),
+            "racecheck: clean (0 errors, 0 warnings)",
+        ),
+        ("synccheck__sync-divergent__xml", "synccheck", {}, "synccheck: clean (0 errors)"),
+    ],
+)
 def test_clean_runs(fake_sanitizer, binary, child, stem, tool, options, line):
     fake_sanitizer.replay(stem, says=LAUNCH_MARKER)
     run = run_tool(tool, child, binary=binary, timeout=60, **options)
@@ -63,26 +92,47 @@ def test_a_clean_report_without_the_launch_is_no_pass(fake_sanitizer, binary, ch
     assert (run.status, run.reason) == (FAILED, "the child exited before the launch: finite: True")
 
 
-@pytest.mark.parametrize("stem, options, exit_status, summary", [
-    ("memcheck__oob-write__xml", {}, 1,
-     "memcheck: 1 invalid __global__ write of 4 bytes (out of bounds) in write_past+0xc0 at 0x7fa242800fa0, "
-     "1 byte after the 4,000-byte allocation at 0x7fa242800000, block (3,0,0), thread (232,0,0), "
-     "4 errors (3 CUDA API errors among them)"),
-    ("memcheck__oob-write__nobacktrace__xml", dict(backtraces=False), 6,
-     "memcheck: 1 invalid __global__ write of 4 bytes (out of bounds) in write_past+0xc0 at 0x7fbc90800fa0, "
-     "1 byte after the 4,000-byte allocation at 0x7fbc90800000, block (3,0,0), thread (232,0,0), "
-     "6 errors (5 CUDA API errors among them)"),
-    ("memcheck__misaligned__plain__xml", {}, 1,
-     "memcheck: 1 invalid __global__ write of 4 bytes (misaligned) in misaligned+0x40 at 0x7f3d4e800002, "
-     "inside the 128-byte allocation at 0x7f3d4e800000, block (0,0,0), thread (0,0,0), "
-     "4 errors (3 CUDA API errors among them)"),
-])
-def test_memcheck_faults_decide_whatever_the_exit_status(fake_sanitizer, binary, child, recording, stem, options,
-                                                         exit_status, summary):
+@pytest.mark.parametrize(
+    "stem, options, exit_status, summary",
+    [
+        (
+            "memcheck__oob-write__xml",
+            {},
+            1,
+            "memcheck: 1 invalid __global__ write of 4 bytes (out of bounds) in write_past+0xc0 at 0x7fa242800fa0, "
+            "1 byte after the 4,000-byte allocation at 0x7fa242800000, block (3,0,0), thread (232,0,0), "
+            "4 errors (3 CUDA API errors among them)",
+        ),
+        (
+            "memcheck__oob-write__nobacktrace__xml",
+            dict(backtraces=False),
+            6,
+            "memcheck: 1 invalid __global__ write of 4 bytes (out of bounds) in write_past+0xc0 at 0x7fbc90800fa0, "
+            "1 byte after the 4,000-byte allocation at 0x7fbc90800000, block (3,0,0), thread (232,0,0), "
+            "6 errors (5 CUDA API errors among them)",
+        ),
+        (
+            "memcheck__misaligned__plain__xml",
+            {},
+            1,
+            "memcheck: 1 invalid __global__ write of 4 bytes (misaligned) in misaligned+0x40 at 0x7f3d4e800002, "
+            "inside the 128-byte allocation at 0x7f3d4e800000, block (0,0,0), thread (0,0,0), "
+            "4 errors (3 CUDA API errors among them)",
+        ),
+    ],
+)
+def test_memcheck_faults_decide_whatever_the_exit_status(
+    fake_sanitizer, binary, child, recording, stem, options, exit_status, summary
+):
     fake_sanitizer.replay(stem)
     run = run_tool("memcheck", child, binary=binary, timeout=60, **options)
     assert (run.status, run.exit_status, run.errors, run.has_hazard, run.unshown_errors) == (
-        RAN, exit_status, 1, True, 0)
+        RAN,
+        exit_status,
+        1,
+        True,
+        0,
+    )
     assert run.summary() == summary
     assert run.reason == f"the child then exited with status {exit_status}: {ACCELERATOR_ERROR}"
     assert [f.kind for f in run.findings] == [MEMORY] + [API] * run.api_errors
@@ -93,16 +143,20 @@ def test_initcheck_beyond_the_print_limit(fake_sanitizer, binary, child):
     fake_sanitizer.replay("initcheck__uninit-read__limit4__xml")
     run = run_tool("initcheck", child, binary=binary, timeout=60, print_limit=4)
     assert (run.shown, run.errors, run.unshown_errors, run.total_errors) == (4, 4, 1020, 1024)
-    assert run.summary() == ("initcheck: 4 uninitialized __global__ reads of 4 bytes in copy+0xc0 at 0x7fd114800180, "
-                             "block (0,0,0), thread (96,0,0), 1,024 errors, 4 shown")
+    assert run.summary() == (
+        "initcheck: 4 uninitialized __global__ reads of 4 bytes in copy+0xc0 at 0x7fd114800180, "
+        "block (0,0,0), thread (96,0,0), 1,024 errors, 4 shown"
+    )
 
 
 def test_synccheck_barrier_errors(fake_sanitizer, binary, child):
     fake_sanitizer.replay("synccheck__syncwarp-mask__plain__xml")
     run = run_tool("synccheck", child, binary=binary, timeout=60)
     assert (run.status, run.exit_status, run.shown, run.errors, run.unshown_errors) == (RAN, 6, 4, 4, 28)
-    assert run.summary() == ("synccheck: 4 barrier errors (Invalid arguments) in bad_syncwarp+0x80, block (0,0,0), "
-                             "thread (0,0,0), 32 errors, 4 shown")
+    assert run.summary() == (
+        "synccheck: 4 barrier errors (Invalid arguments) in bad_syncwarp+0x80, block (0,0,0), "
+        "thread (0,0,0), 32 errors, 4 shown"
+    )
 
 
 def test_the_harness_s_kernels_are_left_out(fake_sanitizer, binary, child):
@@ -128,8 +182,7 @@ def test_evidence_is_capped_and_the_tally_is_not(fake_sanitizer, binary, child):
 
 def test_the_command_and_the_child_s_environment(fake_sanitizer, binary, child):
     fake_sanitizer.replay("racecheck__tail-racy-256__all-limit3__xml")
-    run_tool("racecheck", child, binary=binary, timeout=60, racecheck_report="all", print_limit=3,
-             exclude_kernels=[])
+    run_tool("racecheck", child, binary=binary, timeout=60, racecheck_report="all", print_limit=3, exclude_kernels=[])
     log = fake_sanitizer.log()
     assert log["argv"][:4] == ["--tool", "racecheck", "--xml", "--save"]
     assert log["argv"][4].endswith("/racecheck.xml")
@@ -140,10 +193,14 @@ def test_the_command_and_the_child_s_environment(fake_sanitizer, binary, child):
 def test_no_sanitizer_skips_every_tool_with_the_reason(tmp_path, monkeypatch, child):
     monkeypatch.setattr(locate_module, "DEFAULT_CUDA_HOME", str(tmp_path / "no-cuda"))
     runs = run_tools(["racecheck", "memcheck"], child, timeout=60, environ={"PATH": str(tmp_path)})
-    assert [(r.tool, r.status, r.has_hazard) for r in runs] == [("racecheck", SKIPPED, False),
-                                                                ("memcheck", SKIPPED, False)]
-    assert runs[0].summary() == (f"racecheck: skipped: no compute-sanitizer on PATH, in $CUDA_HOME/bin or in "
-                                 f"{tmp_path}/no-cuda/bin (it comes with the CUDA toolkit)")
+    assert [(r.tool, r.status, r.has_hazard) for r in runs] == [
+        ("racecheck", SKIPPED, False),
+        ("memcheck", SKIPPED, False),
+    ]
+    assert runs[0].summary() == (
+        f"racecheck: skipped: no compute-sanitizer on PATH, in $CUDA_HOME/bin or in "
+        f"{tmp_path}/no-cuda/bin (it comes with the CUDA toolkit)"
+    )
 
 
 @pytest.mark.parametrize("platform, word", [("cpu", "CPU"), ("rocm", "ROCm has no racecheck")])
@@ -174,8 +231,10 @@ def test_a_child_that_fails_before_the_launch(fake_sanitizer, binary):
     fake_sanitizer.mode("run-child")
     run = run_tool("memcheck", [sys.executable, "-c", "import gemmcheck_no_such_module"], binary=binary, timeout=60)
     assert (run.status, run.exit_status) == (FAILED, 1)
-    assert run.reason == ("the child exited with status 1 before the launch: "
-                          "ModuleNotFoundError: No module named 'gemmcheck_no_such_module'")
+    assert run.reason == (
+        "the child exited with status 1 before the launch: "
+        "ModuleNotFoundError: No module named 'gemmcheck_no_such_module'"
+    )
     assert "Traceback (most recent call last):" in run.tail
 
 
@@ -184,13 +243,17 @@ def test_a_child_that_fails_after_the_launch_with_no_report(fake_sanitizer, bina
     script = f"print({LAUNCH_MARKER!r}, flush=True); raise RuntimeError('the check could not run')"
     run = run_tool("memcheck", [sys.executable, "-c", script], binary=binary, timeout=60)
     assert (run.status, run.reason) == (
-        FAILED, "the child exited with status 1 and memcheck reported nothing: RuntimeError: the check could not run")
+        FAILED,
+        "the child exited with status 1 and memcheck reported nothing: RuntimeError: the check could not run",
+    )
 
 
 def test_a_child_that_launches_and_exits_cleanly(fake_sanitizer, binary):
     fake_sanitizer.mode("run-child")
-    script = ("import os; print('gemmcheck-sanitize: launching', flush=True); "
-              "assert os.environ['PYTORCH_NO_CUDA_MEMORY_CACHING'] == '1'")
+    script = (
+        "import os; print('gemmcheck-sanitize: launching', flush=True); "
+        "assert os.environ['PYTORCH_NO_CUDA_MEMORY_CACHING'] == '1'"
+    )
     run = run_tool("memcheck", [sys.executable, "-c", script], binary=binary, timeout=60)
     assert (run.status, run.summary()) == (RAN, "memcheck: clean (0 errors)")
 
@@ -220,11 +283,16 @@ def test_garbage_is_a_failure_in_one_line(fake_sanitizer, binary, child):
     assert "\n" not in run.reason
 
 
-@pytest.mark.parametrize("stem, reason", [
-    ("racecheck__tail-fixed-256__all__xml", "compute-sanitizer wrote no report (racecheck.xml)"),
-    ("memcheck__oob-write__xml",
-     f"compute-sanitizer wrote no report (memcheck.xml); the child exited with status 1: {ACCELERATOR_ERROR}"),
-])
+@pytest.mark.parametrize(
+    "stem, reason",
+    [
+        ("racecheck__tail-fixed-256__all__xml", "compute-sanitizer wrote no report (racecheck.xml)"),
+        (
+            "memcheck__oob-write__xml",
+            f"compute-sanitizer wrote no report (memcheck.xml); the child exited with status 1: {ACCELERATOR_ERROR}",
+        ),
+    ],
+)
 def test_a_missing_report_is_a_failure(fake_sanitizer, binary, child, recording, stem, reason):
     fake_sanitizer.replay(stem, mode="no-save", says=LAUNCH_MARKER)
     entry = recording(stem)

@@ -25,6 +25,7 @@ def flaky(rate: float, seed: int, where=lambda case: True):
             regions.gemm(x, out)
             if where(case) and draws.random() < rate:
                 regions.spoil(out)
+
         return launch
 
     return make_launch
@@ -60,8 +61,9 @@ def test_a_kernel_flaky_everywhere_shows_no_region(seed):
 def test_a_flaky_region_is_established_with_a_few_more_launches(seed):
     """Wrong on 30% of launches where K < 3 blocks of 128, never elsewhere: the boundary at
     K=384 is real, and the launches spent on it show it."""
-    found = gc.search("flaky_k", flaky(0.3, seed, where=lambda case: case.k <= 256), repeat=4, seed=seed, db=None,
-                      **AXES)
+    found = gc.search(
+        "flaky_k", flaky(0.3, seed, where=lambda case: case.k <= 256), repeat=4, seed=seed, db=None, **AXES
+    )
     assert found.minimal["k"] <= 256
     k = found.boundary["k"]
     assert k["passes"] == 384 and k["evidence"]["above"]["established"]

@@ -25,8 +25,9 @@ def edge(boundary: dict) -> dict:
 
 
 def test_wrong_when_m_is_half_a_tile_past_an_edge(tmp_path):
-    found = gc.search("tail", regions.tail_of_half_a_tile, m=(128, 1024, 64), tile="128x128", repeat=4, db=None,
-                      **SMALL)
+    found = gc.search(
+        "tail", regions.tail_of_half_a_tile, m=(128, 1024, 64), tile="128x128", repeat=4, db=None, **SMALL
+    )
     assert found.minimal == config(192, 64, 128)
     assert str(found) == 'gemmcheck.case("tail", m=192, n=64, k=128, quant="bf16", tile="128x128")'
     assert edge(found.boundary["m"]) == {"fails": 192, "passes": 256, "below": 128, "above": 256, "fails_up_to": 192}
@@ -40,8 +41,7 @@ def test_wrong_when_m_is_half_a_tile_past_an_edge(tmp_path):
 
 
 def test_wrong_when_k_spans_fewer_than_three_steps_on_some_launches():
-    found = gc.search("short_k", regions.short_k, m=(64, 256, 64), n=(64, 256, 64), k=(64, 1024, 64), repeat=4,
-                      db=None)
+    found = gc.search("short_k", regions.short_k, m=(64, 256, 64), n=(64, 256, 64), k=(64, 1024, 64), repeat=4, db=None)
     assert found.minimal == config(64, 64, 64)
     assert edge(found.boundary["k"]) == {"fails": 64, "passes": 320, "below": None, "above": 320, "fails_up_to": 256}
     for probe in found.probes:
@@ -60,8 +60,16 @@ def test_wrong_when_k_spans_fewer_than_three_steps_on_some_launches():
 
 
 def test_wrong_for_one_params_value():
-    found = gc.search("split", regions.split_four, m=(64, 512, 64), n=(64, 256, 64), k=(128, 512, 128),
-                      params={"split": [1, 2, 4], "swizzle": [False, True]}, repeat=2, db=None)
+    found = gc.search(
+        "split",
+        regions.split_four,
+        m=(64, 512, 64),
+        n=(64, 256, 64),
+        k=(128, 512, 128),
+        params={"split": [1, 2, 4], "swizzle": [False, True]},
+        repeat=2,
+        db=None,
+    )
     assert found.minimal == config(64, 64, 128, params={"split": 4, "swizzle": False})
     assert edge(found.boundary["params"]["split"]) == {"fails": 4, "passes": 1, "other": 1}
     # fails either way
@@ -72,14 +80,16 @@ def test_wrong_for_one_params_value():
 
 def test_ties_of_shape_go_to_the_smaller_operands():
     # wrong in every quant mode at m % 128 == 64: ptpc's fp8 operands take half bf16's memory
-    found = gc.search("tie", regions.tail_of_half_a_tile, m=(128, 512, 64), n=64, k=128, quant=["bf16", "ptpc"],
-                      repeat=2, db=None)
+    found = gc.search(
+        "tie", regions.tail_of_half_a_tile, m=(128, 512, 64), n=64, k=128, quant=["bf16", "ptpc"], repeat=2, db=None
+    )
     assert found.minimal == config(192, 64, 128, quant="ptpc")
 
 
 def test_a_correct_kernel_gives_none(tmp_path):
-    found = gc.search("clean", regions.correct, m=(64, 512, 64), n=(64, 512, 64), k=(128, 512, 128), repeat=2,
-                      examples=12, db=None)
+    found = gc.search(
+        "clean", regions.correct, m=(64, 512, 64), n=(64, 512, 64), k=(128, 512, 128), repeat=2, examples=12, db=None
+    )
     assert found.minimal is None and found.failing == [] and found.boundary == {}
     assert len(found.probes) == 12 and all(probe.verdict == "pass" for probe in found.probes)
     assert len({json.dumps(probe.config) for probe in found.probes}) == 12  # none probed twice
@@ -89,15 +99,28 @@ def test_a_correct_kernel_gives_none(tmp_path):
 
 def test_a_space_smaller_than_the_examples_is_tried_whole():
     found = gc.search("clean", regions.correct, m=(64, 128, 64), n=64, k=(128, 256, 128), repeat=1, db=None)
-    assert sorted((p.config["m"], p.config["k"]) for p in found.probes) == [(64, 128), (64, 256),
-                                                                             (128, 128), (128, 256)]
+    assert sorted((p.config["m"], p.config["k"]) for p in found.probes) == [
+        (64, 128),
+        (64, 256),
+        (128, 128),
+        (128, 256),
+    ]
     assert found.stopped == "every one of the 4 configurations tried"
 
 
 def test_the_same_seed_tries_the_same_configurations():
     def tried(seed):
-        found = gc.search("clean", regions.correct, m=(64, 1024, 64), n=(64, 1024, 64), k=(128, 1024, 128),
-                          repeat=1, examples=8, seed=seed, db=None)
+        found = gc.search(
+            "clean",
+            regions.correct,
+            m=(64, 1024, 64),
+            n=(64, 1024, 64),
+            k=(128, 1024, 128),
+            repeat=1,
+            examples=8,
+            seed=seed,
+            db=None,
+        )
         return [probe.config for probe in found.probes]
 
     assert tried(3) == tried(3)
@@ -123,6 +146,7 @@ def test_a_kernel_that_raises_is_a_failing_probe():
             if case.k >= 384:
                 raise RuntimeError("illegal memory access")
             regions.gemm(x, out)
+
         return launch
 
     found = gc.search("raises", make_launch, m=64, n=64, k=(128, 1024, 128), repeat=2, db=None)
@@ -139,8 +163,7 @@ def test_a_spent_budget_starts_no_probe():
 
 def test_a_failure_found_once_replays_first(tmp_path):
     def search():
-        return gc.search("tail", regions.tail_of_half_a_tile, m=(128, 1024, 64), repeat=2, rootdir=tmp_path,
-                         **SMALL)
+        return gc.search("tail", regions.tail_of_half_a_tile, m=(128, 1024, 64), repeat=2, rootdir=tmp_path, **SMALL)
 
     first = search()
     assert first.replayed == 0 and first.minimal == config(192, 64, 128)
@@ -151,8 +174,9 @@ def test_a_failure_found_once_replays_first(tmp_path):
 
 
 def test_db_none_writes_nothing(tmp_path):
-    found = gc.search("tail", regions.tail_of_half_a_tile, m=(128, 512, 64), repeat=2, rootdir=tmp_path, db=None,
-                      **SMALL)
+    found = gc.search(
+        "tail", regions.tail_of_half_a_tile, m=(128, 512, 64), repeat=2, rootdir=tmp_path, db=None, **SMALL
+    )
     assert found.minimal is not None
     assert not (tmp_path / ".gemmcheck").exists()
 
@@ -163,15 +187,16 @@ def test_probes_are_recorded_under_the_searchs_tag_and_coverage_shows_them(tmp_p
     found = gc.search("tail", regions.tail_of_half_a_tile, m=(128, 512, 64), repeat=2, rootdir=tmp_path, **SMALL)
     database = tmp_path / ".gemmcheck" / "history.db"
     with sqlite3.connect(database) as connection:
-        (tag,), = connection.execute("select tag from run").fetchall()
+        ((tag,),) = connection.execute("select tag from run").fetchall()
         results = connection.execute("select count(*) from result").fetchone()[0]
     assert tag == "search:tail" and results == len(found.probes)
     capsys.readouterr()
     assert main(["--db", str(database), "coverage", "--tag", "search:tail", "--format", "json"]) == 0
     shown = json.loads(capsys.readouterr().out)
     configurations = {(row["kernel"], row["quant"], row["shape"]) for row in shown["matrix"]}
-    assert configurations == {("tail", "bf16", f"{p.config['m']}x{p.config['n']}x{p.config['k']}")
-                              for p in found.probes}
+    assert configurations == {
+        ("tail", "bf16", f"{p.config['m']}x{p.config['n']}x{p.config['k']}") for p in found.probes
+    }
 
 
 def test_a_sessions_search_records_in_its_run(tmp_path):
@@ -183,37 +208,41 @@ def test_a_sessions_search_records_in_its_run(tmp_path):
 
 
 def test_the_result_travels_as_a_dict():
-    found = gc.search("split", regions.split_four, m=(64, 128, 64), n=64, k=128, params={"split": [1, 4]},
-                      repeat=2, db=None)
+    found = gc.search(
+        "split", regions.split_four, m=(64, 128, 64), n=64, k=128, params={"split": [1, 4]}, repeat=2, db=None
+    )
     again = gc.SearchResult.from_dict(json.loads(json.dumps(found.to_dict())))
     assert again.to_dict() == found.to_dict()
     assert str(again) == str(found) and again.summary() == found.summary()
     assert again.probes[0].result.launches[0].index == 1
 
 
-@pytest.mark.parametrize("arguments,message", [
-    (dict(m=(256, 128, 64)), "m=(256, 128, 64): lo 256 is above hi 128"),
-    (dict(m=(60, 1024, 64)), "m=(60, 1024, 64): lo and hi must be multiples of the step 64"),
-    (dict(k=(128, 1000, 128)), "k=(128, 1000, 128): lo and hi must be multiples of the step 128"),
-    (dict(n=(64, 1024)), "n=(64, 1024): expected (lo, hi, step)"),
-    (dict(m=[64, 128.5]), "m: 128.5 is not a whole number >= 1"),
-    (dict(n=(0, 64, 64)), "lo and step must be >= 1"),
-    (dict(m="64"), "m='64': expected (lo, hi, step)"),
-    (dict(quant=["bf16", "nope"]), "quant='nope' is not a known quant mode"),
-    (dict(quant=[]), "quant=[]: expected a non-empty list"),
-    (dict(quant=["ptpc", "ptpc"]), "quant lists 'ptpc' twice"),
-    (dict(params=[("split", [1])]), "params=[('split', [1])]: expected a dict"),
-    (dict(params={"split": []}), "params['split']=[]: expected a non-empty list"),
-    (dict(params={"split": 4}), "params['split']=4: expected a non-empty list"),
-    (dict(params={"split": [float("nan")]}), "params['split']: nan is not a JSON value"),
-    (dict(quant="mxfp8", k=(16, 256, 16)), "quant='mxfp8' needs K to be a multiple of 32"),
-    (dict(tile="12"), "tile='12' is not of the form 'MxN'"),
-    (dict(examples=0), "examples must be a whole number >= 1, got 0"),
-    (dict(budget=-1), "budget: expected a number of seconds > 0, got -1"),
-    (dict(repeat=0), "repeat: expected a whole number of launches from 1 to 1,000,000 or 'auto', got 0"),
-    (dict(seed=-1), "seed must be a whole number >= 0, got -1"),
-    (dict(stages=3), "gemmcheck.search got unknown argument(s) stages"),
-])
+@pytest.mark.parametrize(
+    "arguments,message",
+    [
+        (dict(m=(256, 128, 64)), "m=(256, 128, 64): lo 256 is above hi 128"),
+        (dict(m=(60, 1024, 64)), "m=(60, 1024, 64): lo and hi must be multiples of the step 64"),
+        (dict(k=(128, 1000, 128)), "k=(128, 1000, 128): lo and hi must be multiples of the step 128"),
+        (dict(n=(64, 1024)), "n=(64, 1024): expected (lo, hi, step)"),
+        (dict(m=[64, 128.5]), "m: 128.5 is not a whole number >= 1"),
+        (dict(n=(0, 64, 64)), "lo and step must be >= 1"),
+        (dict(m="64"), "m='64': expected (lo, hi, step)"),
+        (dict(quant=["bf16", "nope"]), "quant='nope' is not a known quant mode"),
+        (dict(quant=[]), "quant=[]: expected a non-empty list"),
+        (dict(quant=["ptpc", "ptpc"]), "quant lists 'ptpc' twice"),
+        (dict(params=[("split", [1])]), "params=[('split', [1])]: expected a dict"),
+        (dict(params={"split": []}), "params['split']=[]: expected a non-empty list"),
+        (dict(params={"split": 4}), "params['split']=4: expected a non-empty list"),
+        (dict(params={"split": [float("nan")]}), "params['split']: nan is not a JSON value"),
+        (dict(quant="mxfp8", k=(16, 256, 16)), "quant='mxfp8' needs K to be a multiple of 32"),
+        (dict(tile="12"), "tile='12' is not of the form 'MxN'"),
+        (dict(examples=0), "examples must be a whole number >= 1, got 0"),
+        (dict(budget=-1), "budget: expected a number of seconds > 0, got -1"),
+        (dict(repeat=0), "repeat: expected a whole number of launches from 1 to 1,000,000 or 'auto', got 0"),
+        (dict(seed=-1), "seed must be a whole number >= 0, got -1"),
+        (dict(stages=3), "gemmcheck.search got unknown argument(s) stages"),
+    ],
+)
 def test_bad_arguments_are_refused_before_anything_runs(tmp_path, arguments, message):
     made = []
     axes = {"m": (64, 256, 64), "n": 64, "k": (128, 256, 128), **arguments}
@@ -230,8 +259,11 @@ def test_make_launch_must_be_callable_and_give_a_launch():
         gc.search("kern", lambda case, x: None, m=64, n=64, k=128, db=None)
 
 
-@pytest.mark.parametrize("skip", [pytest.skip, lambda reason: (_ for _ in ()).throw(unittest.SkipTest(reason))],
-                         ids=["pytest.skip", "unittest.SkipTest"])
+@pytest.mark.parametrize(
+    "skip",
+    [pytest.skip, lambda reason: (_ for _ in ()).throw(unittest.SkipTest(reason))],
+    ids=["pytest.skip", "unittest.SkipTest"],
+)
 def test_make_launch_that_skips_leaves_the_configuration_out(skip):
     def make_launch(case, x):
         if case.m == 192:
@@ -266,8 +298,10 @@ def test_a_required_sanitizer_that_cannot_run_stops_the_search_as_that():
         with pytest.raises(GemmcheckFailure) as raised:
             session.search("clean", regions.correct, m=(64, 256, 64), n=64, k=128, repeat=2)
     message = str(raised.value)
-    assert message.startswith('gemmcheck.search clean: stopped at its probe of m=64, n=64, k=128, quant="bf16": '
-                              "compute-sanitizer racecheck: skipped: ")
+    assert message.startswith(
+        'gemmcheck.search clean: stopped at its probe of m=64, n=64, k=128, quant="bf16": '
+        "compute-sanitizer racecheck: skipped: "
+    )
     assert "(--gemmcheck-require-sanitize: the launch must be sanitized)" in message
     assert "no shape is reported" in message and "smallest failing" not in message
     assert [result.verdict for result in results] == ["pass"]

@@ -16,10 +16,12 @@ AXES = dict(m=(1, 256, 1), n=64, k=(128, 512, 128))
 
 def wide(case, x):
     """Wrong when m >= 100: found by the first few draws."""
+
     def launch(out):
         regions.gemm(x, out)
         if case.m >= 100:
             regions.spoil(out)
+
     return launch
 
 
@@ -33,8 +35,11 @@ def stored_files(rootdir):
     return [path for path in files if path.read_bytes().startswith(b"{")]
 
 
-@pytest.mark.parametrize("change", [{"k": 128.0}, {"m": True}, {"quant": 1}, "not json"],
-                         ids=["k float", "m bool", "quant number", "not json"])
+@pytest.mark.parametrize(
+    "change",
+    [{"k": 128.0}, {"m": True}, {"quant": 1}, "not json"],
+    ids=["k float", "m bool", "quant number", "not json"],
+)
 def test_a_stored_value_outside_the_space_is_dropped_and_said(tmp_path, change):
     first = search(tmp_path)
     (stored,) = stored_files(tmp_path)
@@ -59,16 +64,18 @@ def test_a_database_that_cannot_be_written_is_said(tmp_path, in_the_way):
         found = search(tmp_path, db=tmp_path / "history.db")
     assert found.minimal is not None
     (note,) = found.notes
-    assert note.startswith(f"gemmcheck.search: the example database {tmp_path / '.gemmcheck' / 'search'} cannot be "
-                           "written (")
+    assert note.startswith(
+        f"gemmcheck.search: the example database {tmp_path / '.gemmcheck' / 'search'} cannot be written ("
+    )
     assert note.endswith("): the smallest failing configuration is not kept for the next search")
     assert [str(w.message) for w in warned] == [note]
     assert (tmp_path / in_the_way).read_text() == "a file where a folder should be"
 
 
 def test_a_search_that_stores_nothing_says_nothing(tmp_path, recwarn):
-    found = gc.search("clean", regions.correct, m=(64, 256, 64), n=64, k=128, repeat=1, rootdir=tmp_path,
-                      db=tmp_path / "history.db")
+    found = gc.search(
+        "clean", regions.correct, m=(64, 256, 64), n=64, k=128, repeat=1, rootdir=tmp_path, db=tmp_path / "history.db"
+    )
     assert found.minimal is None and found.notes == []
     assert not [w for w in recwarn if issubclass(w.category, SearchWarning)]
 

@@ -56,8 +56,13 @@ def results_by_test(path) -> dict[str, list[dict]]:
 
 
 def test_a_search_fails_its_test_with_the_smallest_case_and_its_evidence(suite):
-    done = suite.runpytest("-p", "no:cacheprovider", "--gemmcheck-search-examples=3", "--gemmcheck-tag=nightly",
-                           "--gemmcheck-json=out.json")
+    done = suite.runpytest(
+        "-p",
+        "no:cacheprovider",
+        "--gemmcheck-search-examples=3",
+        "--gemmcheck-tag=nightly",
+        "--gemmcheck-json=out.json",
+    )
     done.assert_outcomes(failed=1, passed=4)
     text = done.stdout.str()
     assert 'gemmcheck.case("tail", m=192, n=64, k=128, quant="bf16")' in text
@@ -69,8 +74,11 @@ def test_a_search_fails_its_test_with_the_smallest_case_and_its_evidence(suite):
     assert len(by_test["test_clean_named"]) == 2  # examples= beats both
     assert "test_unrecorded" not in by_test  # db=None
     tail = by_test["test_tail"]
-    assert {(r["m"], r["verdict"]) for r in tail if r["n"] == 64 and r["k"] == 128} >= {(192, "regression"),
-                                                                                          (128, "pass"), (256, "pass")}
+    assert {(r["m"], r["verdict"]) for r in tail if r["n"] == 64 and r["k"] == 128} >= {
+        (192, "regression"),
+        (128, "pass"),
+        (256, "pass"),
+    }
     with sqlite3.connect(suite.path / ".gemmcheck" / "history.db") as connection:
         assert connection.execute("select tag from run").fetchall() == [("nightly",)]
         recorded = connection.execute("select count(*) from result").fetchone()[0]
@@ -92,47 +100,60 @@ def test_no_record_writes_no_example_database(suite):
     assert not (suite.path / ".gemmcheck" / "search").exists()
 
 
-@pytest.mark.parametrize("argument,message", [
-    ('tag="mine"', "gemmcheck.search(tag='mine') under pytest: the probes are cases of the session's run"),
-    ('db="other.db"', "gemmcheck.search(db='other.db') under pytest"),
-    ("m=(128, 64, 64)", "m=(128, 64, 64): lo 128 is above hi 64"),
-])
+@pytest.mark.parametrize(
+    "argument,message",
+    [
+        ('tag="mine"', "gemmcheck.search(tag='mine') under pytest: the probes are cases of the session's run"),
+        ('db="other.db"', "gemmcheck.search(db='other.db') under pytest"),
+        ("m=(128, 64, 64)", "m=(128, 64, 64): lo 128 is above hi 64"),
+    ],
+)
 def test_arguments_the_fixture_refuses(pytester, argument, message):
-    pytester.makepyfile(textwrap.dedent(f"""
+    pytester.makepyfile(
+        textwrap.dedent(f"""
         def test_it(gemmcheck):
             gemmcheck.search("kern", lambda case, x: None,
                              **{{"m": (64, 128, 64), "n": 64, "k": 128, **dict({argument})}})
-    """))
+    """)
+    )
     done = pytester.runpytest("-p", "no:cacheprovider", "--gemmcheck-no-record")
     done.assert_outcomes(failed=1)
     assert message in done.stdout.str()
 
 
 def test_a_bad_marker_value_is_a_usage_error(pytester):
-    pytester.makepyfile(textwrap.dedent("""
+    pytester.makepyfile(
+        textwrap.dedent("""
         import pytest
 
         @pytest.mark.gemmcheck(search_examples=0)
         def test_it(gemmcheck):
             pass
-    """))
+    """)
+    )
     done = pytester.runpytest("-p", "no:cacheprovider", "--gemmcheck-no-record")
     assert done.ret == pytest.ExitCode.USAGE_ERROR  # at collection, before any test runs
-    assert ("@pytest.mark.gemmcheck(search_examples=...): expected a whole number of examples >= 1, got 0"
-            in done.stderr.str())
+    assert (
+        "@pytest.mark.gemmcheck(search_examples=...): expected a whole number of examples >= 1, got 0"
+        in done.stderr.str()
+    )
 
 
 def test_processes_spread_each_probe(pytester, monkeypatch):
     monkeypatch.setenv("OMP_NUM_THREADS", "1")  # the children's torch, as this process's
-    pytester.makepyfile(regions=REGIONS, test_spread=textwrap.dedent("""
+    pytester.makepyfile(
+        regions=REGIONS,
+        test_spread=textwrap.dedent("""
         from regions import tail_of_half_a_tile
 
         def test_spread(gemmcheck):
             gemmcheck.search("spread", tail_of_half_a_tile, m=(128, 192, 64), n=64, k=128)
-    """))
+    """),
+    )
     pytester.syspathinsert()
-    done = pytester.runpytest("-p", "no:cacheprovider", "--gemmcheck-processes=2", "--gemmcheck-repeat=2",
-                              "--gemmcheck-json=out.json")
+    done = pytester.runpytest(
+        "-p", "no:cacheprovider", "--gemmcheck-processes=2", "--gemmcheck-repeat=2", "--gemmcheck-json=out.json"
+    )
     done.assert_outcomes(failed=1)
     assert 'gemmcheck.case("spread", m=192, n=64, k=128, quant="bf16")' in done.stdout.str()
     results: dict[int, list] = {}
@@ -170,7 +191,9 @@ def test_only_a_test_that_calls_the_fixtures_search_itself_runs_in_this_process(
 
 
 def test_a_skip_in_make_launch_leaves_its_configuration_out_of_the_search(pytester):
-    pytester.makepyfile(regions=REGIONS, test_skips=textwrap.dedent("""
+    pytester.makepyfile(
+        regions=REGIONS,
+        test_skips=textwrap.dedent("""
         import pytest
         from regions import tail_of_half_a_tile
 
@@ -184,7 +207,8 @@ def test_a_skip_in_make_launch_leaves_its_configuration_out_of_the_search(pytest
 
         def test_all_skipped(gemmcheck):
             gemmcheck.search("none", lambda case, x: pytest.skip("no kernel here"), m=(64, 256, 64), n=64, k=128)
-    """))
+    """),
+    )
     pytester.syspathinsert()
     done = pytester.runpytest("-p", "no:cacheprovider", "--gemmcheck-no-record", "-rs")
     done.assert_outcomes(failed=1, skipped=1)
@@ -199,15 +223,23 @@ def test_a_skip_in_make_launch_leaves_its_configuration_out_of_the_search(pytest
 def test_a_required_sanitizer_that_cannot_run_is_no_failing_shape(pytester):
     """On the CPU the sanitizer is skipped: the test fails for the requirement, and a correct
     kernel's probes stay passes in the results and the history."""
-    pytester.makepyfile(regions=REGIONS, test_required=textwrap.dedent("""
+    pytester.makepyfile(
+        regions=REGIONS,
+        test_required=textwrap.dedent("""
         from regions import correct
 
         def test_required(gemmcheck):
             gemmcheck.search("clean", correct, m=(64, 256, 64), n=64, k=128, repeat=2)
-    """))
+    """),
+    )
     pytester.syspathinsert()
-    done = pytester.runpytest("-p", "no:cacheprovider", "--gemmcheck-sanitize=racecheck",
-                              "--gemmcheck-require-sanitize", "--gemmcheck-json=out.json")
+    done = pytester.runpytest(
+        "-p",
+        "no:cacheprovider",
+        "--gemmcheck-sanitize=racecheck",
+        "--gemmcheck-require-sanitize",
+        "--gemmcheck-json=out.json",
+    )
     done.assert_outcomes(failed=1)
     text = done.stdout.str()
     assert "gemmcheck.search clean: stopped at its probe of m=64, n=64, k=128" in text

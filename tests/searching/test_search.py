@@ -20,16 +20,41 @@ REPEAT = 4
 def result(config, *, bad: bool, verdict: str | None = None, launches: int = REPEAT) -> CaseResult:
     """A probe's result: every launch bad when ``bad`` (stopped at the first one)."""
     records = [LaunchRecord(index + 1, kinds=["wrong"] if bad else []) for index in range(launches)]
-    return CaseResult(key="k", kernel="kern", m=config.m, n=config.n, k=config.k, quant="bf16", tile=None,
-                      out_dtype="bfloat16", params={}, fp8=None, seed=0, device="cpu", deterministic=True, rtol=0.05,
-                      floor=1.0, launches=records, verdict=verdict or ("regression" if bad else "pass"))
+    return CaseResult(
+        key="k",
+        kernel="kern",
+        m=config.m,
+        n=config.n,
+        k=config.k,
+        quant="bf16",
+        tile=None,
+        out_dtype="bfloat16",
+        params={},
+        fp8=None,
+        seed=0,
+        device="cpu",
+        deterministic=True,
+        rtol=0.05,
+        floor=1.0,
+        launches=records,
+        verdict=verdict or ("regression" if bad else "pass"),
+    )
 
 
 def searching(fails, *, examples=100, budget=None, seed=0, verdict=None, skips=lambda config: False, **axes):
     """A search over probes that fail where ``fails`` says, on every launch, and are skipped
     where ``skips`` says; the configurations probed first, in order."""
-    space = parse_space(**{"m": (64, 8192, 64), "n": (64, 4096, 64), "k": (128, 4096, 128), "quant": ["bf16"],
-                           "params": None, "tile": None, **axes})
+    space = parse_space(
+        **{
+            "m": (64, 8192, 64),
+            "n": (64, 4096, 64),
+            "k": (128, 4096, 128),
+            "quant": ["bf16"],
+            "params": None,
+            "tile": None,
+            **axes,
+        }
+    )
     probed = []
 
     def probe(config, launches=None, stop_on_bad=True):
@@ -41,8 +66,16 @@ def searching(fails, *, examples=100, budget=None, seed=0, verdict=None, skips=l
         count = 1 if bad and stop_on_bad else launches or REPEAT
         return Outcome(result(config, bad=bad, verdict=verdict, launches=count))
 
-    search = Search(kernel="kern", space=space, probe=probe, operand_bytes=lambda quant: 2, examples=examples,
-                    seed=seed, budget=budget, repeat=REPEAT)
+    search = Search(
+        kernel="kern",
+        space=space,
+        probe=probe,
+        operand_bytes=lambda quant: 2,
+        examples=examples,
+        seed=seed,
+        budget=budget,
+        repeat=REPEAT,
+    )
     return search.run(), probed
 
 
@@ -123,8 +156,9 @@ def test_the_budget_bounds_the_whole_search(monkeypatch):
 
 def test_a_skipped_configuration_is_left_out_and_the_walk_passes_over_it():
     # make_launch skips m=64 (the corner every search tries first) and m=576, just past the failing run
-    found, probed = searching(lambda c: 128 <= c.m <= 512, skips=lambda c: c.m in (64, 576), m=(64, 1024, 64), n=64,
-                              k=128)
+    found, probed = searching(
+        lambda c: 128 <= c.m <= 512, skips=lambda c: c.m in (64, 576), m=(64, 1024, 64), n=64, k=128
+    )
     assert found.minimal == {"m": 128, "n": 64, "k": 128, "quant": "bf16", "params": {}}
     assert edge(found.boundary["m"]) == {"fails": 128, "passes": 640, "below": None, "above": 640, "fails_up_to": 512}
     assert {entry["config"]["m"] for entry in found.skipped} == {64, 576}
@@ -151,8 +185,9 @@ def test_an_axis_of_two_hundred_million_values_takes_no_memory_for_its_values(tm
     """)
     package_root = Path(search_module.__file__).parents[2]  # the package under test, wherever it is imported from
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(package_root), os.environ.get("PYTHONPATH", "")])}
-    done = subprocess.run([sys.executable, "-c", script], cwd=Path(__file__).parent, capture_output=True, text=True,
-                          timeout=600, env=env)
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=Path(__file__).parent, capture_output=True, text=True, timeout=600, env=env
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     minimal, below_m, below_k = done.stdout.strip().rsplit(" ", 2)
     assert minimal == "{'m': 1000, 'n': 1, 'k': 512, 'quant': 'bf16', 'params': {}}"

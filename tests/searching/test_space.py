@@ -30,20 +30,24 @@ def test_a_list_is_the_values_to_try_never_lo_hi_step():
     assert listed.spec() == {"values": [64, 128, 256]}
     assert parse_axis("m", [192]).fixed and list(parse_axis("m", [192]).values) == [192]
     assert space(m=[128, 256, 64]).landmarks("m") == ()  # each value was chosen: none preferred
-    for bad, message in (([], r"m=\[\]: expected a non-empty list"), ([64, 64], "m lists 64 twice"),
-                         ([64, 128.0], "m: 128.0 is not a whole number >= 1"), ([0, 64], "m: 0 is not a whole")):
+    for bad, message in (
+        ([], r"m=\[\]: expected a non-empty list"),
+        ([64, 64], "m lists 64 twice"),
+        ([64, 128.0], "m: 128.0 is not a whole number >= 1"),
+        ([0, 64], "m: 0 is not a whole"),
+    ):
         with pytest.raises(CaseError, match=message):
             parse_axis("m", bad)
 
 
 def test_an_axis_of_a_billion_values_is_never_listed():
-    huge = space(m=(16, 16 * 10 ** 9, 16), tile=(128, 128))
+    huge = space(m=(16, 16 * 10**9, 16), tile=(128, 128))
     axis = huge.axis("m")
-    assert len(axis.values) == 10 ** 9 and axis.index(16 * 10 ** 9) == 10 ** 9 - 1
+    assert len(axis.values) == 10**9 and axis.index(16 * 10**9) == 10**9 - 1
     landmarks = huge.landmarks("m")  # 112, 128, 144, 240, ...: found from their index
     assert len(landmarks) == 3 * 125_000_000 - 1 and landmarks[:4] == (112, 128, 144, 240)
-    assert landmarks[-1] == 16 * 10 ** 9 and 16 * 10 ** 9 - 16 in landmarks and 16 * 10 ** 9 - 32 not in landmarks
-    assert huge.size == 10 ** 9 * 8 * 8
+    assert landmarks[-1] == 16 * 10**9 and 16 * 10**9 - 16 in landmarks and 16 * 10**9 - 32 not in landmarks
+    assert huge.size == 10**9 * 8 * 8
 
 
 def test_m_and_n_prefer_tile_edges_and_one_step_either_side():

@@ -234,8 +234,16 @@ def compile_tail_gemm(*, k: int):
         if a.shape[1] != k or b.shape[1] != k:
             raise ValueError(f"compiled for K={k}, got A {tuple(a.shape)} and B {tuple(b.shape)}")
         check_shape(m=m, n=n, k=k)
-        launcher(a.view(torch.uint8).reshape(-1), b.view(torch.uint8).reshape(-1), out.view(-1),
-                 a_scale, b_scale, m, n, torch.cuda.current_stream(out.device))
+        launcher(
+            a.view(torch.uint8).reshape(-1),
+            b.view(torch.uint8).reshape(-1),
+            out.view(-1),
+            a_scale,
+            b_scale,
+            m,
+            n,
+            torch.cuda.current_stream(out.device),
+        )
 
     return kern
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import torch
 
 
-def ptpc_gemm(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, a_scale: torch.Tensor,
-              b_scale: torch.Tensor) -> None:
+def ptpc_gemm(
+    a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, a_scale: torch.Tensor, b_scale: torch.Tensor
+) -> None:
     """``out = (a * a_scale[:, None]) @ (b * b_scale[:, None]).T``, rounded into ``out``.
 
     a: fp8 [M, K], b: fp8 [N, K] (B transposed, as GEMM kernels take it), a_scale: fp32 [M],

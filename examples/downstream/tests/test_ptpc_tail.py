@@ -43,9 +43,11 @@ def test_tail_waits_before_it_reads(gemmcheck):
     from pytest_gemmcheck.compiled.flydsl.compile import find_linker, flydsl_installed
 
     if not flydsl_installed() or find_linker() is None:
-        pytest.skip("compiling FlyDSL for gfx950 needs flydsl and an ld.lld 18+ "
-                    "(pip install flydsl; apt-get install lld-19)")
-    case = gemmcheck.case("fp8_tail_gemm", m=256, n=256, k=256, quant="ptpc", tile="128x128",
-                          params={"arch": tail_gemm.ARCH})
+        pytest.skip(
+            "compiling FlyDSL for gfx950 needs flydsl and an ld.lld 18+ (pip install flydsl; apt-get install lld-19)"
+        )
+    case = gemmcheck.case(
+        "fp8_tail_gemm", m=256, n=256, k=256, quant="ptpc", tile="128x128", params={"arch": tail_gemm.ARCH}
+    )
     result = case.compile_flydsl(f"{tail_gemm.__file__}:compile_spec", params={"K": 256}, arch=tail_gemm.ARCH)
     assert result.static["lint"]["errors"] == 0, result.static["lint"]

@@ -93,8 +93,10 @@ def _tile_part(lds: str, operand: str) -> str:
     """This wave's part of an A or B tile into LDS at ``lds`` past its slice (B 1 MiB past A)."""
     soffset = "s23" if operand == "A" else "s24"
     source = "" if operand == "A" else "\ts_add_u32 s24, s23, 0x100000\n"
-    return (f"\ts_add_u32 s22, s8, {lds}\n\ts_mov_b32 m0, s22\n"
-            f"{source}\tbuffer_load_dwordx4 v4, s[4:7], {soffset} offen lds\n")
+    return (
+        f"\ts_add_u32 s22, s8, {lds}\n\ts_mov_b32 m0, s22\n"
+        f"{source}\tbuffer_load_dwordx4 v4, s[4:7], {soffset} offen lds\n"
+    )
 
 
 # tile 0's K and V into stage 0, before a pipelined loop over tiles (s12: the tile, s23: the source)
@@ -113,13 +115,17 @@ NEXT_TILE = """\ts_and_b32 s21, s20, 1
 \tbuffer_load_dwordx4 v4, s[4:7], s24 offen lds
 """
 
-ATTENTION = FIRST_TILE + """.LBB0_1:
+ATTENTION = (
+    FIRST_TILE
+    + """.LBB0_1:
 \ts_cmp_ge_u32 s12, s16
 \ts_cbranch_scc1 .LBB0_6
 \ts_add_u32 s20, s12, 1
 \ts_cmp_ge_u32 s20, s16
 \ts_cbranch_scc1 .LBB0_2
-""" + NEXT_TILE + """\ts_waitcnt vmcnt(2) ; [wait next-tile]
+"""
+    + NEXT_TILE
+    + """\ts_waitcnt vmcnt(2) ; [wait next-tile]
 \ts_branch .LBB0_3
 .LBB0_2:
 \ts_waitcnt vmcnt(0) ; [wait last-tile]
@@ -153,6 +159,7 @@ ATTENTION = FIRST_TILE + """.LBB0_1:
 \ts_branch .LBB0_1
 .LBB0_6:
 """
+)
 
 
 def attention(arch: str = "gfx950") -> str:
@@ -162,8 +169,10 @@ def attention(arch: str = "gfx950") -> str:
 
 def _mod3(dest: str, src: str, scratch: str) -> str:
     """``dest = src mod 3`` the way LLVM writes it for a 32-bit unsigned value."""
-    return (f"\ts_mul_hi_u32 {scratch}, {src}, 0xaaaaaaab\n\ts_lshr_b32 {scratch}, {scratch}, 1\n"
-            f"\ts_mul_i32 {scratch}, {scratch}, 3\n\ts_sub_u32 {dest}, {src}, {scratch}\n")
+    return (
+        f"\ts_mul_hi_u32 {scratch}, {src}, 0xaaaaaaab\n\ts_lshr_b32 {scratch}, {scratch}, 1\n"
+        f"\ts_mul_i32 {scratch}, {scratch}, 3\n\ts_sub_u32 {dest}, {src}, {scratch}\n"
+    )
 
 
 _GROUP_OF = """\tv_lshrrev_b32_e32 v7, 8, v0
@@ -183,10 +192,17 @@ def bf16_gemm(hti: bool = False, arch: str = "gfx950", loop_wait: int = 1) -> st
     tile ``n - 1`` from stage ``(n - 1) mod 3``. With ``hti`` waves 4-7 pass one extra barrier
     after the prologue's and waves 0-3 one at the end.
     """
-    body = ("\ts_add_i32 s15, s16, -1\n\ts_mov_b32 s23, 0\n" + _tile_part("0", "A") + "\ts_add_u32 s23, s23, 0x2000\n"
-            + _tile_part("0x2000", "A")) + """\ts_waitcnt vmcnt(1) ; [wait prologue]
+    body = (
+        (
+            "\ts_add_i32 s15, s16, -1\n\ts_mov_b32 s23, 0\n"
+            + _tile_part("0", "A")
+            + "\ts_add_u32 s23, s23, 0x2000\n"
+            + _tile_part("0x2000", "A")
+        )
+        + """\ts_waitcnt vmcnt(1) ; [wait prologue]
 \ts_barrier
 """
+    )
     if hti:
         body += _GROUP_OF.format(group=1, skip=".LBB1_0")
     body += """\ts_mov_b32 s12, 0
@@ -195,11 +211,16 @@ def bf16_gemm(hti: bool = False, arch: str = "gfx950", loop_wait: int = 1) -> st
 .LBB1_1:
 """
     body += f"\ts_waitcnt vmcnt({loop_wait}) lgkmcnt(0) ; [wait loop]\n"
-    body += "\ts_barrier\n" + _mod3("s20", "s12", "s21") + """\ts_lshl_b32 s21, s20, 13
+    body += (
+        "\ts_barrier\n"
+        + _mod3("s20", "s12", "s21")
+        + """\ts_lshl_b32 s21, s20, 13
 \tv_add_u32_e32 v6, s21, v5
 \tds_read_b128 v[8:11], v6
 \ts_add_u32 s20, s12, 2
-""" + _mod3("s21", "s20", "s22") + """\ts_lshl_b32 s21, s21, 13
+"""
+        + _mod3("s21", "s20", "s22")
+        + """\ts_lshl_b32 s21, s21, 13
 \ts_add_u32 s22, s21, s8
 \ts_mov_b32 m0, s22
 \ts_add_u32 s23, s23, 0x2000
@@ -210,11 +231,14 @@ def bf16_gemm(hti: bool = False, arch: str = "gfx950", loop_wait: int = 1) -> st
 .LBB1_2:
 \ts_waitcnt vmcnt(0) lgkmcnt(0) ; [wait tail]
 \ts_barrier
-""" + _mod3("s20", "s15", "s21") + """\ts_lshl_b32 s21, s20, 13
+"""
+        + _mod3("s20", "s15", "s21")
+        + """\ts_lshl_b32 s21, s20, 13
 \tv_add_u32_e32 v6, s21, v5
 \tds_read_b128 v[8:11], v6
 \ts_waitcnt lgkmcnt(0)
 """
+    )
     if hti:
         body += _GROUP_OF.format(group=0, skip=".LBB1_3")
     return _kernel("bf16_gemm_hti" if hti else "bf16_gemm", body, 8, arch)
@@ -228,14 +252,18 @@ def fp4_prologue(racy: bool = False, arch: str = "gfx950") -> str:
     Then a two-stage runtime loop over the remaining tiles.
     """
     seed_wait = 3 if racy else 2
-    body = """\ts_mov_b32 s23, 0
+    body = (
+        """\ts_mov_b32 s23, 0
 \ts_mov_b32 m0, s8
 \tbuffer_load_dwordx4 v4, s[4:7], s23 offen lds
 \tbuffer_load_dword v20, v4, s[4:7], 0 offen offset:16
 \tbuffer_load_dword v21, v4, s[4:7], 0 offen offset:32
 \tbuffer_load_dword v22, v4, s[4:7], 0 offen offset:48
 \tbuffer_load_dword v23, v4, s[4:7], 0 offen offset:64
-""" + _tile_part("0x1000", "B") + "\ts_add_u32 s23, s23, 0x1000\n"
+"""
+        + _tile_part("0x1000", "B")
+        + "\ts_add_u32 s23, s23, 0x1000\n"
+    )
     body += _tile_part("0x2000", "A") + _tile_part("0x3000", "B")
     body += f"\ts_waitcnt vmcnt({seed_wait}) ; [wait seed]\n"
     body += """\ts_barrier
@@ -275,7 +303,9 @@ def fp4_prologue(racy: bool = False, arch: str = "gfx950") -> str:
 def phase_offset_seed(arch: str = "gfx950") -> str:
     """Four waves load a tile, rendezvous, and waves 2-3 pass one more barrier before their wait:
     wave 1's read of wave 2's part is then ordered only by the time wave 2 takes to wait (latent)."""
-    body = _tile_part("0", "A") + """\ts_barrier
+    body = (
+        _tile_part("0", "A")
+        + """\ts_barrier
 \ts_cmp_lt_u32 s10, 2
 \ts_cbranch_scc1 .LBB3_0
 \ts_barrier
@@ -284,6 +314,7 @@ def phase_offset_seed(arch: str = "gfx950") -> str:
 \ts_barrier
 \tds_read_b128 v[8:11], v5
 """
+    )
     return _kernel("phase_offset_seed", body, 4, arch)
 
 
@@ -312,7 +343,9 @@ def selected_tail(racy: bool = False, arch: str = "gfx950") -> str:
     fixed tail waits ``vmcnt(0)`` before its barrier, the racy one ``vmcnt(1)``: stage 1 is still
     in flight, and the waves that select it read it too early."""
     body = "\ts_mov_b32 s23, 0\n" + _tile_part("0", "A") + "\ts_add_u32 s23, s23, 0x1000\n" + _tile_part("0x1000", "A")
-    body += f"\ts_waitcnt vmcnt({1 if racy else 0}) ; [wait tail]\n" + """\ts_barrier
+    body += (
+        f"\ts_waitcnt vmcnt({1 if racy else 0}) ; [wait tail]\n"
+        + """\ts_barrier
 \ts_bitcmp0_b32 s19, 0
 \ts_cselect_b64 s[26:27], -1, 0
 \ts_and_b64 s[28:29], s[26:27], exec
@@ -321,6 +354,7 @@ def selected_tail(racy: bool = False, arch: str = "gfx950") -> str:
 \tds_read_b128 v[8:11], v6
 \ts_waitcnt lgkmcnt(0)
 """
+    )
     return _kernel("selected_tail_racy" if racy else "selected_tail", body, 4, arch)
 
 
@@ -356,14 +390,18 @@ def scratch_address(arch: str = "gfx950") -> str:
     FlyDSL's fp8 GEMM at K=512): the reloaded value is data to the lint, but the wait before the
     barrier retires the tile's loads in every wave (and the reload), so the read is safe whatever
     its address."""
-    body = """\tscratch_store_dword off, v5, off offset:16
+    body = (
+        """\tscratch_store_dword off, v5, off offset:16
 \tv_mov_b32_e32 v5, 0
-""" + _tile_part("0", "A") + """\tscratch_load_dword v6, off, off offset:16
+"""
+        + _tile_part("0", "A")
+        + """\tscratch_load_dword v6, off, off offset:16
 \ts_waitcnt vmcnt(0) ; [wait reload]
 \ts_barrier
 \tds_read_b128 v[8:11], v6
 \ts_waitcnt lgkmcnt(0)
 """
+    )
     return _kernel("scratch_address", body, 4, arch)
 
 
@@ -378,11 +416,14 @@ def epilogue(drop: str | None = None, arch: str = "gfx950") -> str:
     may overtake the first half's reads of another wave: warnings)."""
     publish = "" if drop == "publish" else "\ts_barrier\n"
     reuse = "" if drop == "reuse" else "\ts_barrier\n"
-    body = """\ts_add_u32 s22, s8, 0x4000
+    body = (
+        """\ts_add_u32 s22, s8, 0x4000
 \tv_add_u32_e32 v6, s22, v4
 \tds_write_b128 v6, v[8:11]
 \ts_waitcnt lgkmcnt(0) ; [wait publish]
-""" + publish + """\tv_cmp_gt_u32_e32 vcc, s16, v3
+"""
+        + publish
+        + """\tv_cmp_gt_u32_e32 vcc, s16, v3
 \tv_cmp_gt_u32_e64 s[26:27], s17, v3
 \ts_and_b64 s[28:29], vcc, s[26:27]
 \ts_and_saveexec_b64 s[30:31], s[28:29]
@@ -392,13 +433,16 @@ def epilogue(drop: str | None = None, arch: str = "gfx950") -> str:
 \ts_waitcnt lgkmcnt(0)
 .LBB7_1:
 \ts_or_b64 exec, exec, s[30:31]
-""" + reuse + """\tds_write_b128 v6, v[16:19]
+"""
+        + reuse
+        + """\tds_write_b128 v6, v[16:19]
 \ts_waitcnt lgkmcnt(0)
 \ts_barrier
 \tv_add_u32_e32 v7, 0x4000, v5
 \tds_read_b128 v[20:23], v7
 \ts_waitcnt lgkmcnt(0)
 """
+    )
     return _kernel(f"epilogue_no_{drop}_barrier" if drop else "epilogue", body, 4, arch)
 
 
@@ -412,7 +456,7 @@ def mutants(text: str) -> dict[str, str]:
     for i, line in enumerate(lines):
         tag = _TAG.search(line)
         if tag:
-            out[tag.group(1)] = "".join(lines[:i] + lines[i + 1:])
+            out[tag.group(1)] = "".join(lines[:i] + lines[i + 1 :])
     return out
 
 

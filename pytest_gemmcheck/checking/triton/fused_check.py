@@ -39,9 +39,18 @@ from .plan import LaunchConfig
 from .replay import Replay, replay_for
 from .target import target_of
 
-__all__ = ["LaunchConfig", "PendingCheck", "prepare_check", "start_check", "check_launch",
-           "check_launch_and_checksum", "compare_copies", "checksum", "start_checksum_and_fill",
-           "queue_checksum_and_fill"]
+__all__ = [
+    "LaunchConfig",
+    "PendingCheck",
+    "prepare_check",
+    "start_check",
+    "check_launch",
+    "check_launch_and_checksum",
+    "compare_copies",
+    "checksum",
+    "start_checksum_and_fill",
+    "queue_checksum_and_fill",
+]
 
 _INT32_MAX = 2**31 - 1
 
@@ -61,19 +70,18 @@ def _validate(out, ref, rowmax, copies) -> None:
         raise ValueError(f"rowmax {list(rowmax.shape)} must have one value per row of out ({out.shape[0]})")
     for copy in copies:
         if tuple(copy.shape) != tuple(out.shape) or copy.dtype != out.dtype:
-            raise ValueError(f"a copy {list(copy.shape)} {copy.dtype} does not match out "
-                             f"{list(out.shape)} {out.dtype}")
+            raise ValueError(f"a copy {list(copy.shape)} {copy.dtype} does not match out {list(out.shape)} {out.dtype}")
     devices = {t.device for t in (out, ref, rowmax, *copies)}
     if len(devices) > 1:
         raise ValueError(f"out, ref, rowmax and copies must be on one device, not {sorted(map(str, devices))}")
 
 
-
 def _too_large(m: int, n: int, tile, detectors: int) -> bool:
     # counts and their offsets are int32: no tile may hold more elements, nor the tile counts of
     # all detectors have more entries
-    return tile is not None and (min(tile[0], m) * min(tile[1], n) > _INT32_MAX
-                                 or detectors * -(-m // tile[0]) * -(-n // tile[1]) > _INT32_MAX)
+    return tile is not None and (
+        min(tile[0], m) * min(tile[1], n) > _INT32_MAX or detectors * -(-m // tile[0]) * -(-n // tile[1]) > _INT32_MAX
+    )
 
 
 class PendingCheck:
@@ -116,8 +124,11 @@ class PendingCheck:
                     check = self._replay.eager_check(*self._tensors)
                 check.enqueue(False)
                 values = check.read(check.take_copy())
-            self._done = (check.accuracy(values) if check.accuracy_on else None, check.diffs(values),
-                          int(values[R_CHECKSUM.value]) if check.checksum else None)
+            self._done = (
+                check.accuracy(values) if check.accuracy_on else None,
+                check.diffs(values),
+                int(values[R_CHECKSUM.value]) if check.checksum else None,
+            )
             self._check = None  # its scratch can go
         return self._done
 
@@ -159,9 +170,18 @@ def prepare_check(
     return PendingCheck(OutputCheck(out, ref, rowmax, tol, tile, copies, config, checksum=checksum))
 
 
-def start_check(out: torch.Tensor, ref: torch.Tensor, rowmax: torch.Tensor, tol: Tolerance,
-                tile: tuple[int, int] | None = None, copies=(), *, checksum: bool = False,
-                config: LaunchConfig | None = None, replay: bool = False) -> PendingCheck:
+def start_check(
+    out: torch.Tensor,
+    ref: torch.Tensor,
+    rowmax: torch.Tensor,
+    tol: Tolerance,
+    tile: tuple[int, int] | None = None,
+    copies=(),
+    *,
+    checksum: bool = False,
+    config: LaunchConfig | None = None,
+    replay: bool = False,
+) -> PendingCheck:
     """:func:`prepare_check`, started: its kernels queued on the current stream, not waited for."""
     return prepare_check(out, ref, rowmax, tol, tile, copies, checksum=checksum, config=config, replay=replay).start()
 
@@ -201,8 +221,14 @@ def check_launch_and_checksum(
     return accuracy, total
 
 
-def compare_copies(out: torch.Tensor, copies, rowmax: torch.Tensor, tile: tuple[int, int] | None = None, *,
-                   config: LaunchConfig | None = None) -> list[DiffStats]:
+def compare_copies(
+    out: torch.Tensor,
+    copies,
+    rowmax: torch.Tensor,
+    tile: tuple[int, int] | None = None,
+    *,
+    config: LaunchConfig | None = None,
+) -> list[DiffStats]:
     """The consistency half of :func:`check_launch`: ``out`` compared bitwise with each of
     ``copies`` (:func:`pytest_gemmcheck.checking.torch_backend.compare` for each), reading ``out`` once per
     four copies and not reading a reference."""
@@ -214,8 +240,16 @@ def compare_copies(out: torch.Tensor, copies, rowmax: torch.Tensor, tile: tuple[
     if m == 0 or n == 0 or _too_large(m, n, tile, 1 + len(copies)):
         return [torch_check.compare(out, copy, rowmax, tile) for copy in copies]
     _require_device(out)
-    check = OutputCheck(out, out, rowmax.to(torch.float32).contiguous(), Tolerance(), tile, copies,
-                        config or LaunchConfig(), accuracy=False)
+    check = OutputCheck(
+        out,
+        out,
+        rowmax.to(torch.float32).contiguous(),
+        Tolerance(),
+        tile,
+        copies,
+        config or LaunchConfig(),
+        accuracy=False,
+    )
     return PendingCheck(check).result()[1]
 
 
@@ -252,14 +286,18 @@ class PendingChecksum:
 def _validate_pass(out: torch.Tensor, fill: torch.Tensor | None) -> None:
     if out.dim() != 2 or out.dtype not in (torch.bfloat16, torch.float16, torch.float32):
         raise ValueError(f"out {list(out.shape)} {out.dtype}: the pass takes a 2-D bfloat16, float16 or float32 tensor")
-    if fill is not None and (tuple(fill.shape) != tuple(out.shape) or fill.dtype != out.dtype
-                             or fill.device != out.device):
-        raise ValueError(f"fill {list(fill.shape)} {fill.dtype} on {fill.device} does not match out "
-                         f"{list(out.shape)} {out.dtype} on {out.device}")
+    if fill is not None and (
+        tuple(fill.shape) != tuple(out.shape) or fill.dtype != out.dtype or fill.device != out.device
+    ):
+        raise ValueError(
+            f"fill {list(fill.shape)} {fill.dtype} on {fill.device} does not match out "
+            f"{list(out.shape)} {out.dtype} on {out.device}"
+        )
 
 
-def queue_checksum_and_fill(out: torch.Tensor, fill: torch.Tensor | None, into: torch.Tensor, *,
-                            config: LaunchConfig | None = None):
+def queue_checksum_and_fill(
+    out: torch.Tensor, fill: torch.Tensor | None, into: torch.Tensor, *, config: LaunchConfig | None = None
+):
     """:func:`start_checksum_and_fill`'s pass with its checksum into ``into`` (int64, one
     element, on out's device) and nothing copied to the host or waited for: for a caller that
     captures its own graph of a launch's work and reads many launches' results at once. Returns
@@ -276,8 +314,9 @@ def queue_checksum_and_fill(out: torch.Tensor, fill: torch.Tensor | None, into: 
     return entry
 
 
-def start_checksum_and_fill(out: torch.Tensor, fill: torch.Tensor | None = None, *,
-                            config: LaunchConfig | None = None) -> PendingChecksum:
+def start_checksum_and_fill(
+    out: torch.Tensor, fill: torch.Tensor | None = None, *, config: LaunchConfig | None = None
+) -> PendingChecksum:
     """:func:`pytest_gemmcheck.checking.checksum.checksum` of a 2-D ``out`` queued on the current
     stream and, with ``fill`` (a tensor of out's shape and dtype), NaN written into every
     element of ``fill`` in the same pass: a repeated launch's whole check when its output has

@@ -76,10 +76,32 @@ def _words_checksum(live, numel, out, index, programs, BITS: tl.constexpr, BLOCK
 
 
 @triton.jit
-def _guard_slots(pid, a_live, a_numel, b_live, b_numel, c_live, c_numel, d_live, d_numel,
-                 block, guard_numel, after_offset, canary, result, end_a, end_b, end_c, end_d, end_guards,
-                 A_BITS: tl.constexpr, B_BITS: tl.constexpr, C_BITS: tl.constexpr, D_BITS: tl.constexpr,
-                 BLOCK: tl.constexpr):
+def _guard_slots(
+    pid,
+    a_live,
+    a_numel,
+    b_live,
+    b_numel,
+    c_live,
+    c_numel,
+    d_live,
+    d_numel,
+    block,
+    guard_numel,
+    after_offset,
+    canary,
+    result,
+    end_a,
+    end_b,
+    end_c,
+    end_d,
+    end_guards,
+    A_BITS: tl.constexpr,
+    B_BITS: tl.constexpr,
+    C_BITS: tl.constexpr,
+    D_BITS: tl.constexpr,
+    BLOCK: tl.constexpr,
+):
     """Programs [0, end_a) checksum input a into ``result[2]``, [end_a, end_b) input b into
     ``result[3]``, and so on; programs [end_d, end_guards) count the canary into ``result[0:2]``.
     Each slot has programs in proportion to the words it reads, so that all finish together."""
@@ -117,44 +139,199 @@ def _guard_slots(pid, a_live, a_numel, b_live, b_numel, c_live, c_numel, d_live,
 
 # sizes and program ranges change from case to case: a specialisation on them would compile the
 # kernel again inside a CUDA graph's capture
-@triton.jit(do_not_specialize=["a_numel", "b_numel", "c_numel", "d_numel", "guard_numel", "after_offset", "canary",
-                               "end_a", "end_b", "end_c", "end_d"])
-def _guard_kernel(a_live, a_numel, b_live, b_numel, c_live, c_numel, d_live, d_numel,
-                  block, guard_numel, after_offset, canary, result, end_a, end_b, end_c, end_d,
-                  A_BITS: tl.constexpr, B_BITS: tl.constexpr, C_BITS: tl.constexpr, D_BITS: tl.constexpr,
-                  BLOCK: tl.constexpr):
+@triton.jit(
+    do_not_specialize=[
+        "a_numel",
+        "b_numel",
+        "c_numel",
+        "d_numel",
+        "guard_numel",
+        "after_offset",
+        "canary",
+        "end_a",
+        "end_b",
+        "end_c",
+        "end_d",
+    ]
+)
+def _guard_kernel(
+    a_live,
+    a_numel,
+    b_live,
+    b_numel,
+    c_live,
+    c_numel,
+    d_live,
+    d_numel,
+    block,
+    guard_numel,
+    after_offset,
+    canary,
+    result,
+    end_a,
+    end_b,
+    end_c,
+    end_d,
+    A_BITS: tl.constexpr,
+    B_BITS: tl.constexpr,
+    C_BITS: tl.constexpr,
+    D_BITS: tl.constexpr,
+    BLOCK: tl.constexpr,
+):
     """:func:`_guard_slots` over every program."""
-    _guard_slots(tl.program_id(0), a_live, a_numel, b_live, b_numel, c_live, c_numel, d_live, d_numel,
-                 block, guard_numel, after_offset, canary, result, end_a, end_b, end_c, end_d, tl.num_programs(0),
-                 A_BITS, B_BITS, C_BITS, D_BITS, BLOCK)
+    _guard_slots(
+        tl.program_id(0),
+        a_live,
+        a_numel,
+        b_live,
+        b_numel,
+        c_live,
+        c_numel,
+        d_live,
+        d_numel,
+        block,
+        guard_numel,
+        after_offset,
+        canary,
+        result,
+        end_a,
+        end_b,
+        end_c,
+        end_d,
+        tl.num_programs(0),
+        A_BITS,
+        B_BITS,
+        C_BITS,
+        D_BITS,
+        BLOCK,
+    )
 
 
-@triton.jit(do_not_specialize=["a_numel", "b_numel", "c_numel", "d_numel", "guard_numel", "after_offset", "canary",
-                               "end_a", "end_b", "end_c", "end_d", "end_guards", "M", "num_tasks", "col_chunks",
-                               "task_blocks", "checksum_at"])
-def _watch_kernel(a_live, a_numel, b_live, b_numel, c_live, c_numel, d_live, d_numel,
-                  block, guard_numel, after_offset, canary, result, end_a, end_b, end_c, end_d, end_guards,
-                  out_ptr, M, N, stride_out_m, stride_out_n, num_tasks, col_chunks, task_blocks, checksum_at,
-                  A_BITS: tl.constexpr, B_BITS: tl.constexpr, C_BITS: tl.constexpr, D_BITS: tl.constexpr,
-                  BLOCK: tl.constexpr, OUT_BITS: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-                  VEC: tl.constexpr, EVEN: tl.constexpr):
+@triton.jit(
+    do_not_specialize=[
+        "a_numel",
+        "b_numel",
+        "c_numel",
+        "d_numel",
+        "guard_numel",
+        "after_offset",
+        "canary",
+        "end_a",
+        "end_b",
+        "end_c",
+        "end_d",
+        "end_guards",
+        "M",
+        "num_tasks",
+        "col_chunks",
+        "task_blocks",
+        "checksum_at",
+    ]
+)
+def _watch_kernel(
+    a_live,
+    a_numel,
+    b_live,
+    b_numel,
+    c_live,
+    c_numel,
+    d_live,
+    d_numel,
+    block,
+    guard_numel,
+    after_offset,
+    canary,
+    result,
+    end_a,
+    end_b,
+    end_c,
+    end_d,
+    end_guards,
+    out_ptr,
+    M,
+    N,
+    stride_out_m,
+    stride_out_n,
+    num_tasks,
+    col_chunks,
+    task_blocks,
+    checksum_at,
+    A_BITS: tl.constexpr,
+    B_BITS: tl.constexpr,
+    C_BITS: tl.constexpr,
+    D_BITS: tl.constexpr,
+    BLOCK: tl.constexpr,
+    OUT_BITS: tl.constexpr,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    VEC: tl.constexpr,
+    EVEN: tl.constexpr,
+):
     """:func:`_guard_slots` on programs [0, end_guards), and on the programs after them the
     checksum of ``out`` (repeat.checksum_tasks) added into ``result[checksum_at]``: a launch's
     guards and its output's checksum in one kernel, into a row zeroed before."""
     pid = tl.program_id(0)
     if pid < end_guards:
-        _guard_slots(pid, a_live, a_numel, b_live, b_numel, c_live, c_numel, d_live, d_numel,
-                     block, guard_numel, after_offset, canary, result, end_a, end_b, end_c, end_d, end_guards,
-                     A_BITS, B_BITS, C_BITS, D_BITS, BLOCK)
+        _guard_slots(
+            pid,
+            a_live,
+            a_numel,
+            b_live,
+            b_numel,
+            c_live,
+            c_numel,
+            d_live,
+            d_numel,
+            block,
+            guard_numel,
+            after_offset,
+            canary,
+            result,
+            end_a,
+            end_b,
+            end_c,
+            end_d,
+            end_guards,
+            A_BITS,
+            B_BITS,
+            C_BITS,
+            D_BITS,
+            BLOCK,
+        )
     else:
-        total = checksum_tasks(out_ptr, out_ptr, M, N, stride_out_m, stride_out_n, stride_out_m, stride_out_n,
-                               num_tasks, col_chunks, task_blocks, pid - end_guards, tl.num_programs(0) - end_guards,
-                               False, OUT_BITS, BLOCK_M, BLOCK_N, VEC, EVEN)
+        total = checksum_tasks(
+            out_ptr,
+            out_ptr,
+            M,
+            N,
+            stride_out_m,
+            stride_out_n,
+            stride_out_m,
+            stride_out_n,
+            num_tasks,
+            col_chunks,
+            task_blocks,
+            pid - end_guards,
+            tl.num_programs(0) - end_guards,
+            False,
+            OUT_BITS,
+            BLOCK_M,
+            BLOCK_N,
+            VEC,
+            EVEN,
+        )
         tl.atomic_add(result + checksum_at, total.to(tl.int64, bitcast=True))  # modulo 2**64, in any order
 
 
-def _guard_arguments(inputs: list[torch.Tensor], block: torch.Tensor, guard_numel: int, after_offset: int,
-                     canary: int, result: torch.Tensor, total: int):
+def _guard_arguments(
+    inputs: list[torch.Tensor],
+    block: torch.Tensor,
+    guard_numel: int,
+    after_offset: int,
+    canary: int,
+    result: torch.Tensor,
+    total: int,
+):
     """The guard slots' arguments (each input and its size, the canary's region and the
     result), their programs' ends (``total`` programs shared in proportion to the words each
     reads, each slot at least one) and the inputs' bits."""
@@ -174,7 +351,7 @@ def _guard_arguments(inputs: list[torch.Tensor], block: torch.Tensor, guard_nume
     blocks = [-(-size // _BLOCK) for size in sizes]
     counts = [min(b, max(1, round(total * size / max(1, sum(sizes))))) if b else 0 for b, size in zip(blocks, sizes)]
     counts[-1] = max(1, counts[-1])  # the canary's programs also run when the regions are empty
-    ends = [sum(counts[:i + 1]) for i in range(SLOTS)]
+    ends = [sum(counts[: i + 1]) for i in range(SLOTS)]
     return [*arguments, block, guard_numel, after_offset, canary, result], ends, bits
 
 
@@ -183,33 +360,79 @@ def _programs(device: torch.device) -> int:
     return SLOTS if target.interpreted else max(SLOTS, _PROGRAMS_PER_SM * target.multiprocessors)
 
 
-def queue_watch(inputs: list[torch.Tensor], block: torch.Tensor, guard_numel: int, after_offset: int, canary: int,
-                out: torch.Tensor, result: torch.Tensor, checksum_at: int) -> None:
+def queue_watch(
+    inputs: list[torch.Tensor],
+    block: torch.Tensor,
+    guard_numel: int,
+    after_offset: int,
+    canary: int,
+    out: torch.Tensor,
+    result: torch.Tensor,
+    checksum_at: int,
+) -> None:
     """:func:`queue_guards`' counts and checksums, and out's checksum.checksum at
     ``result[checksum_at]``, in one kernel on the current stream, added into ``result`` (int64,
     zeroed by the caller beforehand: a launch's whole work, with no other op beside it)."""
     plan = main_plan(out.shape[0], out.shape[1], out.element_size(), pass_config(out), out.device)
-    arguments, ends, bits = _guard_arguments(inputs, block, guard_numel, after_offset, canary, result,
-                                             _programs(block.device))
-    launch(_watch_kernel, ends[-1] + plan.programs, (
-        *arguments, *ends, out, out.shape[0], out.shape[1], *out.stride(), plan.num_tasks, plan.col_chunks,
-        plan.task_blocks, checksum_at), dict(A_BITS=bits[0], B_BITS=bits[1], C_BITS=bits[2], D_BITS=bits[3],
-            BLOCK=_BLOCK, OUT_BITS=8 * out.element_size(), BLOCK_M=plan.block_m, BLOCK_N=plan.block_n, VEC=plan.vec,
-            EVEN=plan.even), plan.num_warps, interpreted=INTERPRETED)
+    arguments, ends, bits = _guard_arguments(
+        inputs, block, guard_numel, after_offset, canary, result, _programs(block.device)
+    )
+    launch(
+        _watch_kernel,
+        ends[-1] + plan.programs,
+        (
+            *arguments,
+            *ends,
+            out,
+            out.shape[0],
+            out.shape[1],
+            *out.stride(),
+            plan.num_tasks,
+            plan.col_chunks,
+            plan.task_blocks,
+            checksum_at,
+        ),
+        dict(
+            A_BITS=bits[0],
+            B_BITS=bits[1],
+            C_BITS=bits[2],
+            D_BITS=bits[3],
+            BLOCK=_BLOCK,
+            OUT_BITS=8 * out.element_size(),
+            BLOCK_M=plan.block_m,
+            BLOCK_N=plan.block_n,
+            VEC=plan.vec,
+            EVEN=plan.even,
+        ),
+        plan.num_warps,
+        interpreted=INTERPRETED,
+    )
 
 
-def queue_guards(inputs: list[torch.Tensor], block: torch.Tensor, guard_numel: int, after_offset: int, canary: int,
-                 result: torch.Tensor) -> None:
+def queue_guards(
+    inputs: list[torch.Tensor],
+    block: torch.Tensor,
+    guard_numel: int,
+    after_offset: int,
+    canary: int,
+    result: torch.Tensor,
+) -> None:
     """Into ``result`` (int64, length RESULT_WIDTH), on the current stream and not waited for:
     elements of ``block`` (an integer view) in ``[0, guard_numel)`` and ``[after_offset,
     after_offset + guard_numel)`` that differ from ``canary``, then the words_checksum of each of
     the (at most four) ``inputs`` (each as checksum.word_view gives it)."""
     result.zero_()
-    arguments, ends, bits = _guard_arguments(inputs, block, guard_numel, after_offset, canary, result,
-                                             _programs(block.device))
-    launch(_guard_kernel, ends[-1], (*arguments, *ends[:-1]),
-           dict(A_BITS=bits[0], B_BITS=bits[1], C_BITS=bits[2], D_BITS=bits[3], BLOCK=_BLOCK), PROGRAM_WARPS,
-           interpreted=INTERPRETED)
+    arguments, ends, bits = _guard_arguments(
+        inputs, block, guard_numel, after_offset, canary, result, _programs(block.device)
+    )
+    launch(
+        _guard_kernel,
+        ends[-1],
+        (*arguments, *ends[:-1]),
+        dict(A_BITS=bits[0], B_BITS=bits[1], C_BITS=bits[2], D_BITS=bits[3], BLOCK=_BLOCK),
+        PROGRAM_WARPS,
+        interpreted=INTERPRETED,
+    )
 
 
 __all__ = ["queue_guards", "queue_watch", "RESULT_WIDTH", "word_view"]

@@ -118,12 +118,45 @@ NO_INDEX: tl.constexpr = tl.constexpr(2**31 - 1)
 # pointers, whose divisibility lets loads be 16-byte vectors. Sizes, scratch pointers, and
 # everything of the kernels that run only on the slow path or once per check, are not.
 _SCRATCH = ["rowmax_ptr", "partial_ptr", "accuracy_rows_ptr", "copy_rows_ptr", "zero_ptr"]
-_TILE_SIZES = ["M", "N", "stride_out_m", "stride_out_n", "stride_ref_m", "stride_ref_n", "stride_c0_m", "stride_c0_n",
-               "stride_c1_m", "stride_c1_n", "stride_c2_m", "stride_c2_n", "stride_c3_m", "stride_c3_n",
-               "row_blocks", "col_chunks", "tile_m", "tile_n", "tile_cols", "tile_total",
-               "accuracy", "row_scale", "num_copies", "row_atomics"]
-_TILE_POINTERS = ["out_ptr", "ref_ptr", "rowmax_ptr", "copy0_ptr", "copy1_ptr", "copy2_ptr", "copy3_ptr",
-                  "accuracy_rows_ptr", "copy_rows_ptr", "accuracy_tiles_ptr", "copy_tiles_ptr"]
+_TILE_SIZES = [
+    "M",
+    "N",
+    "stride_out_m",
+    "stride_out_n",
+    "stride_ref_m",
+    "stride_ref_n",
+    "stride_c0_m",
+    "stride_c0_n",
+    "stride_c1_m",
+    "stride_c1_n",
+    "stride_c2_m",
+    "stride_c2_n",
+    "stride_c3_m",
+    "stride_c3_n",
+    "row_blocks",
+    "col_chunks",
+    "tile_m",
+    "tile_n",
+    "tile_cols",
+    "tile_total",
+    "accuracy",
+    "row_scale",
+    "num_copies",
+    "row_atomics",
+]
+_TILE_POINTERS = [
+    "out_ptr",
+    "ref_ptr",
+    "rowmax_ptr",
+    "copy0_ptr",
+    "copy1_ptr",
+    "copy2_ptr",
+    "copy3_ptr",
+    "accuracy_rows_ptr",
+    "copy_rows_ptr",
+    "accuracy_tiles_ptr",
+    "copy_tiles_ptr",
+]
 
 # Kernels build zeros with tl.full rather than tl.zeros, and divide without tl.cdiv: in the
 # interpreter every call of a jitted function, the standard library's included, costs about a
@@ -252,8 +285,9 @@ def _accuracy_terms(out_val, ref_val, threshold, floor_scale, rtol, ROW_SCALE: t
 
 
 @triton.jit
-def _quick_block(out_val, ref_val, square_scale, gap, err_sq, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-                 VEC: tl.constexpr):
+def _quick_block(
+    out_val, ref_val, square_scale, gap, err_sq, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, VEC: tl.constexpr
+):
     """One block of the accuracy detector with per-row thresholds (ROW_SCALE), as cheaply as a
     clean output allows: per lane the largest |out - ref| (NaN propagating, one instruction on
     current GPUs) and the scaled squares. Nothing is counted; a row whose largest difference is
@@ -268,8 +302,20 @@ def _quick_block(out_val, ref_val, square_scale, gap, err_sq, BLOCK_M: tl.conste
 
 
 @triton.jit
-def _accuracy_block(out_val, ref_val, floor_scale, rtol, square_scale, wrong, err_sq, err_key, rel_key,
-                    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, VEC: tl.constexpr):
+def _accuracy_block(
+    out_val,
+    ref_val,
+    floor_scale,
+    rtol,
+    square_scale,
+    wrong,
+    err_sq,
+    err_key,
+    rel_key,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    VEC: tl.constexpr,
+):
     """One block of the accuracy detector dividing per element (floor < 1, or a rowmax that is
     not ref's row maximum) into its per-lane accumulators: wrong elements, scaled squares, and
     magnitude-key maxima of the error and the relative error."""
@@ -329,8 +375,19 @@ def _checksum_lanes(cols64, BITS: tl.constexpr, BLOCK_N: tl.constexpr):
 
 
 @triton.jit
-def _checksum_fold(out_raw, rows, row_ok, cols64, N, lane_weights, BITS: tl.constexpr, BLOCK_M: tl.constexpr,
-                   BLOCK_N: tl.constexpr, VEC: tl.constexpr, EVEN: tl.constexpr):
+def _checksum_fold(
+    out_raw,
+    rows,
+    row_ok,
+    cols64,
+    N,
+    lane_weights,
+    BITS: tl.constexpr,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    VEC: tl.constexpr,
+    EVEN: tl.constexpr,
+):
     # checksum.checksum's terms of one block, mix32(word ^ element_key) * lane weight, folded
     # over the VEC columns a thread holds: [BLOCK_M, BLOCK_N // VEC] uint64, each still to be
     # multiplied by its group's weight. Words past the output's edge add nothing.
@@ -374,18 +431,44 @@ def _task_block(block, rows64, row_ok, N, last_block, BLOCK_N: tl.constexpr):
 @triton.jit
 def _step_block(ptr, stride_m, stride_n, rows64, cols64, mask, EVEN: tl.constexpr):
     if EVEN:
-        block = tl.load(ptr + (rows64 * stride_m)[:, None] + (cols64 * stride_n)[None, :],
-                        eviction_policy="evict_first")
+        block = tl.load(
+            ptr + (rows64 * stride_m)[:, None] + (cols64 * stride_n)[None, :], eviction_policy="evict_first"
+        )
     else:
         block = _load_block(ptr, stride_m, stride_n, rows64, cols64, mask)
     return block
 
 
 @triton.jit
-def _load_step(block, out_ptr, ref_ptr, copy0_ptr, copy1_ptr, copy2_ptr, copy3_ptr, stride_out_m, stride_out_n,
-               stride_ref_m, stride_ref_n, stride_c0_m, stride_c0_n, stride_c1_m, stride_c1_n, stride_c2_m, stride_c2_n,
-               stride_c3_m, stride_c3_n, rows64, row_ok, N, last_block,
-               ACCURACY: tl.constexpr, NUM_COPIES: tl.constexpr, BLOCK_N: tl.constexpr, EVEN: tl.constexpr):
+def _load_step(
+    block,
+    out_ptr,
+    ref_ptr,
+    copy0_ptr,
+    copy1_ptr,
+    copy2_ptr,
+    copy3_ptr,
+    stride_out_m,
+    stride_out_n,
+    stride_ref_m,
+    stride_ref_n,
+    stride_c0_m,
+    stride_c0_n,
+    stride_c1_m,
+    stride_c1_n,
+    stride_c2_m,
+    stride_c2_n,
+    stride_c3_m,
+    stride_c3_n,
+    rows64,
+    row_ok,
+    N,
+    last_block,
+    ACCURACY: tl.constexpr,
+    NUM_COPIES: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    EVEN: tl.constexpr,
+):
     """A task's column block of every tensor the pass reads (a scalar 0 for those it does not).
     The check loads the next block before working on this one, registers serving as a second
     buffer: twice the bytes in flight per thread, which memory bandwidth needs more than
@@ -418,9 +501,22 @@ def _load_step(block, out_ptr, ref_ptr, copy0_ptr, copy1_ptr, copy2_ptr, copy3_p
 
 
 @triton.jit
-def _task_largest_difference(out_ptr, stride_out_m, stride_out_n, copy_ptr, stride_m, stride_n, rows64, row_ok, N,
-                             first_block, last_block, BITS: tl.constexpr, BLOCK_M: tl.constexpr,
-                             BLOCK_N: tl.constexpr):
+def _task_largest_difference(
+    out_ptr,
+    stride_out_m,
+    stride_out_n,
+    copy_ptr,
+    stride_m,
+    stride_n,
+    rows64,
+    row_ok,
+    N,
+    first_block,
+    last_block,
+    BITS: tl.constexpr,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+):
     """Per row, a task's largest |out - copy| over differing elements, as a magnitude key:
     read again only for tasks where the copy differs, so that an equal copy costs one
     comparison per element."""
@@ -437,8 +533,22 @@ def _task_largest_difference(out_ptr, stride_out_m, stride_out_n, copy_ptr, stri
 
 
 @triton.jit
-def _task_accuracy(out_ptr, ref_ptr, stride_out_m, stride_out_n, stride_ref_m, stride_ref_n, rows64, row_ok, N,
-                   first_block, last_block, threshold, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+def _task_accuracy(
+    out_ptr,
+    ref_ptr,
+    stride_out_m,
+    stride_out_n,
+    stride_ref_m,
+    stride_ref_n,
+    rows64,
+    row_ok,
+    N,
+    first_block,
+    last_block,
+    threshold,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+):
     """Per row, a task's accuracy numbers in full with per-row thresholds, reading it again:
     wrong and non-finite elements, the largest error (a magnitude key, NaN propagating) and
     the squared errors in float64, as the torch path adds them. For tasks _quick_block found a
@@ -465,17 +575,50 @@ def _task_accuracy(out_ptr, ref_ptr, stride_out_m, stride_out_n, stride_ref_m, s
 
 
 @triton.jit
-def _copy_task_end(differing, out_ptr, stride_out_m, stride_out_n, copy_ptr, stride_m, stride_n, counts_ptr,
-                   diff_scale, rows, rows64, row_ok, N, first_block, last_block, row_total, row_worst_key,
-                   BITS: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+def _copy_task_end(
+    differing,
+    out_ptr,
+    stride_out_m,
+    stride_out_n,
+    copy_ptr,
+    stride_m,
+    stride_n,
+    counts_ptr,
+    diff_scale,
+    rows,
+    rows64,
+    row_ok,
+    N,
+    first_block,
+    last_block,
+    row_total,
+    row_worst_key,
+    BITS: tl.constexpr,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+):
     """A task's per-row counts of one copy's differences to their slot; per-row totals and
     worst relative difference (as a magnitude key) carried over the program's tasks."""
     per_row = tl.sum(differing, axis=1)
     tl.store(counts_ptr + rows, per_row, mask=row_ok)
     key = tl.full([BLOCK_M], 0, tl.int32)
     if tl.sum(per_row, axis=0) > 0:
-        key = _task_largest_difference(out_ptr, stride_out_m, stride_out_n, copy_ptr, stride_m, stride_n, rows64,
-                                       row_ok, N, first_block, last_block, BITS, BLOCK_M, BLOCK_N)
+        key = _task_largest_difference(
+            out_ptr,
+            stride_out_m,
+            stride_out_n,
+            copy_ptr,
+            stride_m,
+            stride_n,
+            rows64,
+            row_ok,
+            N,
+            first_block,
+            last_block,
+            BITS,
+            BLOCK_M,
+            BLOCK_N,
+        )
     # torch.nan_to_num(delta, nan=inf) as torch_backend.py has it: NaN -> inf, and +inf -> the largest
     # float. Both maps keep the order of keys, so mapping the row's largest key is enough.
     delta = tl.where(key > INF_BITS, float("inf"), tl.where(key == INF_BITS, FLT_MAX, key.to(tl.float32, bitcast=True)))
@@ -491,20 +634,51 @@ def _store_zeros(row_ptr, first: tl.constexpr, end: tl.constexpr):
         tl.store(row_ptr + column, 0.0)
 
 
-@triton.jit(do_not_specialize=["M", "num_tasks", "col_chunks", "task_blocks", "zero_count"],
-            do_not_specialize_on_alignment=_SCRATCH)
+@triton.jit(
+    do_not_specialize=["M", "num_tasks", "col_chunks", "task_blocks", "zero_count"],
+    do_not_specialize_on_alignment=_SCRATCH,
+)
 def _check_kernel(
-    out_ptr, ref_ptr, rowmax_ptr,
-    copy0_ptr, copy1_ptr, copy2_ptr, copy3_ptr,
-    partial_ptr, accuracy_rows_ptr, copy_rows_ptr, zero_ptr,
-    M, N,
-    stride_out_m, stride_out_n, stride_ref_m, stride_ref_n,
-    stride_c0_m, stride_c0_n, stride_c1_m, stride_c1_n,
-    stride_c2_m, stride_c2_n, stride_c3_m, stride_c3_n,
-    rtol, floor,
-    num_tasks, col_chunks, task_blocks, zero_count,
-    ACCURACY: tl.constexpr, ROW_SCALE: tl.constexpr, NUM_COPIES: tl.constexpr, CHECKSUM: tl.constexpr,
-    BITS: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, VEC: tl.constexpr, EVEN: tl.constexpr,
+    out_ptr,
+    ref_ptr,
+    rowmax_ptr,
+    copy0_ptr,
+    copy1_ptr,
+    copy2_ptr,
+    copy3_ptr,
+    partial_ptr,
+    accuracy_rows_ptr,
+    copy_rows_ptr,
+    zero_ptr,
+    M,
+    N,
+    stride_out_m,
+    stride_out_n,
+    stride_ref_m,
+    stride_ref_n,
+    stride_c0_m,
+    stride_c0_n,
+    stride_c1_m,
+    stride_c1_n,
+    stride_c2_m,
+    stride_c2_n,
+    stride_c3_m,
+    stride_c3_n,
+    rtol,
+    floor,
+    num_tasks,
+    col_chunks,
+    task_blocks,
+    zero_count,
+    ACCURACY: tl.constexpr,
+    ROW_SCALE: tl.constexpr,
+    NUM_COPIES: tl.constexpr,
+    CHECKSUM: tl.constexpr,
+    BITS: tl.constexpr,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    VEC: tl.constexpr,
+    EVEN: tl.constexpr,
 ):
     """A persistent program: tasks pid, pid + programs, ... of BLOCK_M rows by ``task_blocks``
     column blocks (task t: row block t // col_chunks, column chunk t % col_chunks).
@@ -602,33 +776,95 @@ def _check_kernel(
 
         # each step loads the next block before working on this one (see _load_step)
         next_out, next_ref, next_c0, next_c1, next_c2, next_c3 = _load_step(
-            first_block, out_ptr, ref_ptr, copy0_ptr, copy1_ptr, copy2_ptr, copy3_ptr, stride_out_m, stride_out_n,
-            stride_ref_m, stride_ref_n, stride_c0_m, stride_c0_n, stride_c1_m, stride_c1_n, stride_c2_m, stride_c2_n,
-            stride_c3_m, stride_c3_n, rows64, row_ok, N, last_block, ACCURACY, NUM_COPIES, BLOCK_N, EVEN)
+            first_block,
+            out_ptr,
+            ref_ptr,
+            copy0_ptr,
+            copy1_ptr,
+            copy2_ptr,
+            copy3_ptr,
+            stride_out_m,
+            stride_out_n,
+            stride_ref_m,
+            stride_ref_n,
+            stride_c0_m,
+            stride_c0_n,
+            stride_c1_m,
+            stride_c1_n,
+            stride_c2_m,
+            stride_c2_n,
+            stride_c3_m,
+            stride_c3_n,
+            rows64,
+            row_ok,
+            N,
+            last_block,
+            ACCURACY,
+            NUM_COPIES,
+            BLOCK_N,
+            EVEN,
+        )
         block = first_block
         while block < last_block:  # not range(): see _LOOPS
             out_raw, ref_raw, c0_raw, c1_raw, c2_raw, c3_raw = next_out, next_ref, next_c0, next_c1, next_c2, next_c3
             next_out, next_ref, next_c0, next_c1, next_c2, next_c3 = _load_step(
-                block + 1, out_ptr, ref_ptr, copy0_ptr, copy1_ptr, copy2_ptr, copy3_ptr, stride_out_m,
-                stride_out_n, stride_ref_m, stride_ref_n, stride_c0_m, stride_c0_n, stride_c1_m, stride_c1_n,
-                stride_c2_m, stride_c2_n, stride_c3_m, stride_c3_n, rows64, row_ok, N, last_block, ACCURACY,
-                NUM_COPIES, BLOCK_N, EVEN)
+                block + 1,
+                out_ptr,
+                ref_ptr,
+                copy0_ptr,
+                copy1_ptr,
+                copy2_ptr,
+                copy3_ptr,
+                stride_out_m,
+                stride_out_n,
+                stride_ref_m,
+                stride_ref_n,
+                stride_c0_m,
+                stride_c0_n,
+                stride_c1_m,
+                stride_c1_n,
+                stride_c2_m,
+                stride_c2_n,
+                stride_c3_m,
+                stride_c3_n,
+                rows64,
+                row_ok,
+                N,
+                last_block,
+                ACCURACY,
+                NUM_COPIES,
+                BLOCK_N,
+                EVEN,
+            )
             cols64 = (block * BLOCK_N + tl.arange(0, BLOCK_N)).to(tl.int64)
 
             if ACCURACY:
                 if ROW_SCALE:
-                    gap, err_sq = _quick_block(_widen(out_raw), _widen(ref_raw), square_scale, gap,
-                                               err_sq, BLOCK_M, BLOCK_N, VEC)
+                    gap, err_sq = _quick_block(
+                        _widen(out_raw), _widen(ref_raw), square_scale, gap, err_sq, BLOCK_M, BLOCK_N, VEC
+                    )
                 else:
                     wrong, err_sq, err_key, rel_key = _accuracy_block(
-                        out_raw.to(tl.float32), ref_raw.to(tl.float32), floor_scale, rtol, square_scale, wrong,
-                        err_sq, err_key, rel_key, BLOCK_M, BLOCK_N, VEC)
+                        out_raw.to(tl.float32),
+                        ref_raw.to(tl.float32),
+                        floor_scale,
+                        rtol,
+                        square_scale,
+                        wrong,
+                        err_sq,
+                        err_key,
+                        rel_key,
+                        BLOCK_M,
+                        BLOCK_N,
+                        VEC,
+                    )
             if CHECKSUM:  # per element a key, a mix and one widening multiply-add; per VEC elements (one
                 # group) the group's weight
                 if tl.constexpr(BLOCK_N) % CHECKSUM_GROUP != 0:
                     lane_weights = _checksum_lanes(cols64, BITS, BLOCK_N)
-                lane_sums = _checksum_fold(out_raw, rows, row_ok, cols64, N, lane_weights, BITS, BLOCK_M, BLOCK_N, VEC,
-                                           EVEN)
+                lane_sums = _checksum_fold(
+                    out_raw, rows, row_ok, cols64, N, lane_weights, BITS, BLOCK_M, BLOCK_N, VEC, EVEN
+                )
                 groups = (block * BLOCK_N + tl.arange(0, FOLDED) * VEC).to(tl.uint32) // CHECKSUM_GROUP
                 checksum += lane_sums * _group_weight(rows[:, None], groups[None, :])
             if NUM_COPIES > 0:  # bits compared, no conversions: the clean path's whole cost per copy
@@ -656,8 +892,21 @@ def _check_kernel(
                     err_sq_total += row_err_sq.to(tl.float64) * unscale * unscale
                 else:
                     per_row, row_nonfinite, row_err_key, exact_err = _task_accuracy(
-                        out_ptr, ref_ptr, stride_out_m, stride_out_n, stride_ref_m, stride_ref_n, rows64, row_ok, N,
-                        first_block, last_block, threshold, BLOCK_M, BLOCK_N)
+                        out_ptr,
+                        ref_ptr,
+                        stride_out_m,
+                        stride_out_n,
+                        stride_ref_m,
+                        stride_ref_n,
+                        rows64,
+                        row_ok,
+                        N,
+                        first_block,
+                        last_block,
+                        threshold,
+                        BLOCK_M,
+                        BLOCK_N,
+                    )
                     nonfinite_total += row_nonfinite.to(tl.int64)
                     err_sq_total += exact_err
                 # the row's largest relative error is its largest error divided once (monotonic)
@@ -672,8 +921,21 @@ def _check_kernel(
                     err_sq_total += row_err_sq.to(tl.float64) * unscale * unscale
                 else:  # non-finite elements are wrong ones; or an error far beyond its row's scale
                     _, row_nonfinite, _, exact_err = _task_accuracy(
-                        out_ptr, ref_ptr, stride_out_m, stride_out_n, stride_ref_m, stride_ref_n, rows64, row_ok, N,
-                        first_block, last_block, row_scale, BLOCK_M, BLOCK_N)
+                        out_ptr,
+                        ref_ptr,
+                        stride_out_m,
+                        stride_out_n,
+                        stride_ref_m,
+                        stride_ref_n,
+                        rows64,
+                        row_ok,
+                        N,
+                        first_block,
+                        last_block,
+                        row_scale,
+                        BLOCK_M,
+                        BLOCK_N,
+                    )
                     nonfinite_total += row_nonfinite.to(tl.int64)
                     err_sq_total += exact_err
             tl.store(accuracy_rows_ptr + slot_offset + rows, per_row, mask=row_ok)
@@ -683,24 +945,96 @@ def _check_kernel(
             checksum_total += tl.sum(checksum, axis=1)
         if NUM_COPIES > 0:
             diff0_total, worst0_total = _copy_task_end(
-                differing0, out_ptr, stride_out_m, stride_out_n, copy0_ptr, stride_c0_m, stride_c0_n,
-                copy_rows_ptr + slot_offset, diff_scale, rows, rows64, row_ok, N, first_block, last_block,
-                diff0_total, worst0_total, BITS, BLOCK_M, BLOCK_N)
+                differing0,
+                out_ptr,
+                stride_out_m,
+                stride_out_n,
+                copy0_ptr,
+                stride_c0_m,
+                stride_c0_n,
+                copy_rows_ptr + slot_offset,
+                diff_scale,
+                rows,
+                rows64,
+                row_ok,
+                N,
+                first_block,
+                last_block,
+                diff0_total,
+                worst0_total,
+                BITS,
+                BLOCK_M,
+                BLOCK_N,
+            )
         if NUM_COPIES > 1:
             diff1_total, worst1_total = _copy_task_end(
-                differing1, out_ptr, stride_out_m, stride_out_n, copy1_ptr, stride_c1_m, stride_c1_n,
-                copy_rows_ptr + copy_stride + slot_offset, diff_scale, rows, rows64, row_ok, N, first_block,
-                last_block, diff1_total, worst1_total, BITS, BLOCK_M, BLOCK_N)
+                differing1,
+                out_ptr,
+                stride_out_m,
+                stride_out_n,
+                copy1_ptr,
+                stride_c1_m,
+                stride_c1_n,
+                copy_rows_ptr + copy_stride + slot_offset,
+                diff_scale,
+                rows,
+                rows64,
+                row_ok,
+                N,
+                first_block,
+                last_block,
+                diff1_total,
+                worst1_total,
+                BITS,
+                BLOCK_M,
+                BLOCK_N,
+            )
         if NUM_COPIES > 2:
             diff2_total, worst2_total = _copy_task_end(
-                differing2, out_ptr, stride_out_m, stride_out_n, copy2_ptr, stride_c2_m, stride_c2_n,
-                copy_rows_ptr + 2 * copy_stride + slot_offset, diff_scale, rows, rows64, row_ok, N, first_block,
-                last_block, diff2_total, worst2_total, BITS, BLOCK_M, BLOCK_N)
+                differing2,
+                out_ptr,
+                stride_out_m,
+                stride_out_n,
+                copy2_ptr,
+                stride_c2_m,
+                stride_c2_n,
+                copy_rows_ptr + 2 * copy_stride + slot_offset,
+                diff_scale,
+                rows,
+                rows64,
+                row_ok,
+                N,
+                first_block,
+                last_block,
+                diff2_total,
+                worst2_total,
+                BITS,
+                BLOCK_M,
+                BLOCK_N,
+            )
         if NUM_COPIES > 3:
             diff3_total, worst3_total = _copy_task_end(
-                differing3, out_ptr, stride_out_m, stride_out_n, copy3_ptr, stride_c3_m, stride_c3_n,
-                copy_rows_ptr + 3 * copy_stride + slot_offset, diff_scale, rows, rows64, row_ok, N, first_block,
-                last_block, diff3_total, worst3_total, BITS, BLOCK_M, BLOCK_N)
+                differing3,
+                out_ptr,
+                stride_out_m,
+                stride_out_n,
+                copy3_ptr,
+                stride_c3_m,
+                stride_c3_n,
+                copy_rows_ptr + 3 * copy_stride + slot_offset,
+                diff_scale,
+                rows,
+                rows64,
+                row_ok,
+                N,
+                first_block,
+                last_block,
+                diff3_total,
+                worst3_total,
+                BITS,
+                BLOCK_M,
+                BLOCK_N,
+            )
         task += programs
 
     partial = partial_ptr + pid * P_WIDTH
@@ -763,28 +1097,85 @@ def _count_tiles(tile_ptr, flag, rows, row_ok, cols, col0, tile_m, tile_n, tile_
 
 
 @triton.jit
-def _copy_tiles(copy_ptr, stride_m, stride_n, rows_flagged, out_raw, tile_ptr, rows, rows64, row_ok, cols, cols64,
-                col_ok, col0, tile_m, tile_n, tile_cols, row_atomics, BITS: tl.constexpr):
+def _copy_tiles(
+    copy_ptr,
+    stride_m,
+    stride_n,
+    rows_flagged,
+    out_raw,
+    tile_ptr,
+    rows,
+    rows64,
+    row_ok,
+    cols,
+    cols64,
+    col_ok,
+    col0,
+    tile_m,
+    tile_n,
+    tile_cols,
+    row_atomics,
+    BITS: tl.constexpr,
+):
     # one copy's differing elements of a block, in the rows where it differs, to their tiles
     mask = rows_flagged[:, None] & col_ok
     copy_raw = _load_block(copy_ptr, stride_m, stride_n, rows64, cols64, mask)
-    _count_tiles(tile_ptr, _differ(out_raw, copy_raw, BITS) & mask, rows, row_ok, cols, col0, tile_m, tile_n,
-                 tile_cols, row_atomics)
+    _count_tiles(
+        tile_ptr,
+        _differ(out_raw, copy_raw, BITS) & mask,
+        rows,
+        row_ok,
+        cols,
+        col0,
+        tile_m,
+        tile_n,
+        tile_cols,
+        row_atomics,
+    )
 
 
 @triton.jit(do_not_specialize=_TILE_SIZES, do_not_specialize_on_alignment=_TILE_POINTERS)
 def _tile_kernel(
-    out_ptr, ref_ptr, rowmax_ptr,
-    copy0_ptr, copy1_ptr, copy2_ptr, copy3_ptr,
-    accuracy_rows_ptr, copy_rows_ptr, accuracy_tiles_ptr, copy_tiles_ptr,
-    M, N,
-    stride_out_m, stride_out_n, stride_ref_m, stride_ref_n,
-    stride_c0_m, stride_c0_n, stride_c1_m, stride_c1_n,
-    stride_c2_m, stride_c2_n, stride_c3_m, stride_c3_n,
-    rtol, floor,
-    row_blocks, col_chunks, tile_m, tile_n, tile_cols, tile_total,
-    accuracy, row_scale, num_copies, row_atomics,
-    BITS: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+    out_ptr,
+    ref_ptr,
+    rowmax_ptr,
+    copy0_ptr,
+    copy1_ptr,
+    copy2_ptr,
+    copy3_ptr,
+    accuracy_rows_ptr,
+    copy_rows_ptr,
+    accuracy_tiles_ptr,
+    copy_tiles_ptr,
+    M,
+    N,
+    stride_out_m,
+    stride_out_n,
+    stride_ref_m,
+    stride_ref_n,
+    stride_c0_m,
+    stride_c0_n,
+    stride_c1_m,
+    stride_c1_n,
+    stride_c2_m,
+    stride_c2_n,
+    stride_c3_m,
+    stride_c3_n,
+    rtol,
+    floor,
+    row_blocks,
+    col_chunks,
+    tile_m,
+    tile_n,
+    tile_cols,
+    tile_total,
+    accuracy,
+    row_scale,
+    num_copies,
+    row_atomics,
+    BITS: tl.constexpr,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
 ):
     """Per-tile counts of one pass's detectors, after _check_kernel wrote per-row counts and
     zeroed the tile counts. A program takes row blocks in turn and reads the tensors only for
@@ -832,28 +1223,109 @@ def _tile_kernel(
                     mask = accuracy_flagged[:, None] & col_ok
                     ref_val = _load_block(ref_ptr, stride_ref_m, stride_ref_n, rows64, cols64, mask).to(tl.float32)
                     if row_scale:
-                        _, _, _, flag = _accuracy_terms(out_raw.to(tl.float32), ref_val, threshold, floor_scale, rtol,
-                                                        True)
+                        _, _, _, flag = _accuracy_terms(
+                            out_raw.to(tl.float32), ref_val, threshold, floor_scale, rtol, True
+                        )
                     else:
-                        _, _, _, flag = _accuracy_terms(out_raw.to(tl.float32), ref_val, threshold, floor_scale, rtol,
-                                                        False)
-                    _count_tiles(accuracy_tiles_ptr, flag & mask, rows, row_ok, cols, col0, tile_m, tile_n,
-                                 tile_cols, row_atomics)
+                        _, _, _, flag = _accuracy_terms(
+                            out_raw.to(tl.float32), ref_val, threshold, floor_scale, rtol, False
+                        )
+                    _count_tiles(
+                        accuracy_tiles_ptr,
+                        flag & mask,
+                        rows,
+                        row_ok,
+                        cols,
+                        col0,
+                        tile_m,
+                        tile_n,
+                        tile_cols,
+                        row_atomics,
+                    )
                 if num_copies > 0:
-                    _copy_tiles(copy0_ptr, stride_c0_m, stride_c0_n, flagged0, out_raw, copy_tiles_ptr, rows, rows64,
-                                row_ok, cols, cols64, col_ok, col0, tile_m, tile_n, tile_cols, row_atomics, BITS)
+                    _copy_tiles(
+                        copy0_ptr,
+                        stride_c0_m,
+                        stride_c0_n,
+                        flagged0,
+                        out_raw,
+                        copy_tiles_ptr,
+                        rows,
+                        rows64,
+                        row_ok,
+                        cols,
+                        cols64,
+                        col_ok,
+                        col0,
+                        tile_m,
+                        tile_n,
+                        tile_cols,
+                        row_atomics,
+                        BITS,
+                    )
                 if num_copies > 1:
-                    _copy_tiles(copy1_ptr, stride_c1_m, stride_c1_n, flagged1, out_raw, copy_tiles_ptr + tile_stride,
-                                rows, rows64, row_ok, cols, cols64, col_ok, col0, tile_m, tile_n, tile_cols,
-                                row_atomics, BITS)
+                    _copy_tiles(
+                        copy1_ptr,
+                        stride_c1_m,
+                        stride_c1_n,
+                        flagged1,
+                        out_raw,
+                        copy_tiles_ptr + tile_stride,
+                        rows,
+                        rows64,
+                        row_ok,
+                        cols,
+                        cols64,
+                        col_ok,
+                        col0,
+                        tile_m,
+                        tile_n,
+                        tile_cols,
+                        row_atomics,
+                        BITS,
+                    )
                 if num_copies > 2:
-                    _copy_tiles(copy2_ptr, stride_c2_m, stride_c2_n, flagged2, out_raw,
-                                copy_tiles_ptr + 2 * tile_stride, rows, rows64, row_ok, cols, cols64, col_ok, col0,
-                                tile_m, tile_n, tile_cols, row_atomics, BITS)
+                    _copy_tiles(
+                        copy2_ptr,
+                        stride_c2_m,
+                        stride_c2_n,
+                        flagged2,
+                        out_raw,
+                        copy_tiles_ptr + 2 * tile_stride,
+                        rows,
+                        rows64,
+                        row_ok,
+                        cols,
+                        cols64,
+                        col_ok,
+                        col0,
+                        tile_m,
+                        tile_n,
+                        tile_cols,
+                        row_atomics,
+                        BITS,
+                    )
                 if num_copies > 3:
-                    _copy_tiles(copy3_ptr, stride_c3_m, stride_c3_n, flagged3, out_raw,
-                                copy_tiles_ptr + 3 * tile_stride, rows, rows64, row_ok, cols, cols64, col_ok, col0,
-                                tile_m, tile_n, tile_cols, row_atomics, BITS)
+                    _copy_tiles(
+                        copy3_ptr,
+                        stride_c3_m,
+                        stride_c3_n,
+                        flagged3,
+                        out_raw,
+                        copy_tiles_ptr + 3 * tile_stride,
+                        rows,
+                        rows64,
+                        row_ok,
+                        cols,
+                        cols64,
+                        col_ok,
+                        col0,
+                        tile_m,
+                        tile_n,
+                        tile_cols,
+                        row_atomics,
+                        BITS,
+                    )
                 block += 1
         row_block += programs
 
@@ -862,10 +1334,23 @@ def _tile_kernel(
 # facts of the reference, once per reference
 
 
-@triton.jit(do_not_specialize=["M", "N", "stride_m", "stride_n", "floor"],
-            do_not_specialize_on_alignment=["ref_ptr", "rowmax_ptr", "row_sq_ptr", "outside_ptr"])
-def _facts_kernel(ref_ptr, rowmax_ptr, row_sq_ptr, outside_ptr, M, N, stride_m, stride_n, floor,
-                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+@triton.jit(
+    do_not_specialize=["M", "N", "stride_m", "stride_n", "floor"],
+    do_not_specialize_on_alignment=["ref_ptr", "rowmax_ptr", "row_sq_ptr", "outside_ptr"],
+)
+def _facts_kernel(
+    ref_ptr,
+    rowmax_ptr,
+    row_sq_ptr,
+    outside_ptr,
+    M,
+    N,
+    stride_m,
+    stride_n,
+    floor,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+):
     """Per row of ref, read once: the sum of its squares in float64 (each square exact, as the
     torch path's) and whether some |ref| lies beyond floor * rowmax, NaN included (1 or 0).
     Programs take row blocks in turn."""
@@ -911,8 +1396,9 @@ def _reduce_partials(partial_ptr, programs, BLOCK: tl.constexpr):
     start = 0
     while start < programs:  # not range(): see _LOOPS
         index = start + tl.arange(0, BLOCK)
-        values = tl.load(partial_ptr + index[:, None] * P_WIDTH + columns[None, :], mask=(index < programs)[:, None],
-                         other=0.0)
+        values = tl.load(
+            partial_ptr + index[:, None] * P_WIDTH + columns[None, :], mask=(index < programs)[:, None], other=0.0
+        )
         sums += tl.sum(values, axis=0)
         maxima = tl.maximum(maxima, tl.max(values, axis=0))  # NaN is tracked apart: tl.max may skip it
         nan_seen = nan_seen | tl.max((values != values).to(tl.int32), axis=0)
@@ -954,19 +1440,32 @@ def _scan_counts(counts_ptr, size, chunks, BLOCK: tl.constexpr):
     return found, largest, sample
 
 
-@triton.jit(do_not_specialize=["programs", "M", "col_chunks", "tile_total"],
-            do_not_specialize_on_alignment=["partial_ptr", "row_counts_ptr", "tile_counts_ptr", "facts_ptr",
-                                            "result_ptr"])
-def _finalize_kernel(partial_ptr, programs, row_counts_ptr, tile_counts_ptr, facts_ptr, result_ptr,
-                     M, col_chunks, tile_total,
-                     HAS_TILE: tl.constexpr, BLOCK: tl.constexpr, SCAN_BLOCK: tl.constexpr):
+@triton.jit(
+    do_not_specialize=["programs", "M", "col_chunks", "tile_total"],
+    do_not_specialize_on_alignment=["partial_ptr", "row_counts_ptr", "tile_counts_ptr", "facts_ptr", "result_ptr"],
+)
+def _finalize_kernel(
+    partial_ptr,
+    programs,
+    row_counts_ptr,
+    tile_counts_ptr,
+    facts_ptr,
+    result_ptr,
+    M,
+    col_chunks,
+    tile_total,
+    HAS_TILE: tl.constexpr,
+    BLOCK: tl.constexpr,
+    SCAN_BLOCK: tl.constexpr,
+):
     """Program d: detector d's record (0: accuracy, 1 + j: copy j); program 0 also the
     scalars, two of them facts of the reference (ref_sq, outside) from ``facts_ptr``. Every
     slot of the result is written once."""
     detector = tl.program_id(0)
     copy = tl.maximum(detector - 1, 0)
-    sums, maxima, checksums = _reduce_partials(partial_ptr + (copy // PASS_COPIES) * programs * P_WIDTH, programs,
-                                               BLOCK)
+    sums, maxima, checksums = _reduce_partials(
+        partial_ptr + (copy // PASS_COPIES) * programs * P_WIDTH, programs, BLOCK
+    )
     columns = tl.arange(0, P_WIDTH)
     count_col = tl.where(detector == 0, P_WRONG, P_COPIES + 2 * (copy % PASS_COPIES))
     worst_col = tl.where(detector == 0, P_MAX_REL, P_COPIES + 2 * (copy % PASS_COPIES) + 1)
@@ -988,11 +1487,13 @@ def _finalize_kernel(partial_ptr, programs, row_counts_ptr, tile_counts_ptr, fac
     worst_tile = tl.full([], 0, tl.int32)
     tile_sample = tl.full([SAMPLE_IDS], NO_INDEX, tl.int32)
     if elements > 0:
-        rows, _, row_sample = _scan_counts(row_counts_ptr + detector.to(tl.int64) * col_chunks * M, M,
-                                           col_chunks, SCAN_BLOCK)
+        rows, _, row_sample = _scan_counts(
+            row_counts_ptr + detector.to(tl.int64) * col_chunks * M, M, col_chunks, SCAN_BLOCK
+        )
         if HAS_TILE:
-            tiles, worst_tile, tile_sample = _scan_counts(tile_counts_ptr + detector.to(tl.int64) * tile_total,
-                                                          tile_total, 1, SCAN_BLOCK)
+            tiles, worst_tile, tile_sample = _scan_counts(
+                tile_counts_ptr + detector.to(tl.int64) * tile_total, tile_total, 1, SCAN_BLOCK
+            )
     tl.store(record + D_ELEMENTS, elements)
     tl.store(record + D_WORST, tl.sum(tl.where(columns == worst_col, maxima, 0.0), axis=0))
     tl.store(record + D_ROWS, rows.to(tl.float64))

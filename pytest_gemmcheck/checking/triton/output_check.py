@@ -44,8 +44,19 @@ class OutputCheck:
     per-row counts per detector and column chunk, per-tile counts, one row of partial results
     per program and pass, and the result vector."""
 
-    def __init__(self, out, ref, rowmax, tol: Tolerance, tile, copies, config: LaunchConfig, *,
-                 checksum: bool = False, accuracy: bool = True):
+    def __init__(
+        self,
+        out,
+        ref,
+        rowmax,
+        tol: Tolerance,
+        tile,
+        copies,
+        config: LaunchConfig,
+        *,
+        checksum: bool = False,
+        accuracy: bool = True,
+    ):
         self.out, self.ref, self.rowmax, self.tol, self.tile, self.copies = out, ref, rowmax, tol, tile, copies
         self.config, self.checksum, self.accuracy_on = config, checksum, accuracy
         m, n = out.shape
@@ -60,12 +71,13 @@ class OutputCheck:
         self.row_slots = self.plan.col_chunks * m  # per detector
         counts = self.detectors * (self.row_slots + self.tile_total)
         self.counts = RUNTIME.allocate(counts, torch.int32, device)
-        self.row_counts = self.counts[:self.detectors * self.row_slots]
+        self.row_counts = self.counts[: self.detectors * self.row_slots]
         # without a tile nothing reads or writes tile counts; any valid pointer will do
-        self.tile_counts = self.counts[self.detectors * self.row_slots:] if tile is not None else self.row_counts
+        self.tile_counts = self.counts[self.detectors * self.row_slots :] if tile is not None else self.row_counts
         partial_numel = self.passes * self.plan.programs * P_WIDTH.value
-        floats = RUNTIME.allocate(partial_numel + R_RECORDS.value + self.detectors * D_WIDTH.value, torch.float64,
-                                  device)
+        floats = RUNTIME.allocate(
+            partial_numel + R_RECORDS.value + self.detectors * D_WIDTH.value, torch.float64, device
+        )
         self.partial = floats[:partial_numel]
         self.result = floats[partial_numel:]
         # without accuracy nothing reads the reference's facts; any float64 pair will do
@@ -83,43 +95,111 @@ class OutputCheck:
         bits = 8 * out.element_size()
         tol = (float(self.tol.rtol), float(self.tol.floor))
         for index in range(self.passes):
-            group = self.copies[index * COPIES_PER_PASS:(index + 1) * COPIES_PER_PASS]
+            group = self.copies[index * COPIES_PER_PASS : (index + 1) * COPIES_PER_PASS]
             slots = group + [out] * (COPIES_PER_PASS - len(group))  # unused pointers: never read
             strides = [s for t in slots for s in t.stride()]
             accuracy = index == 0 and self.accuracy_on
             # pass i's copy j is detector 1 + 4i + j; detector 0 (accuracy) is pass 0's only
             first_copy = 1 + index * COPIES_PER_PASS
-            copy_rows = self.row_counts[first_copy * self.row_slots:] if group else self.row_counts
+            copy_rows = self.row_counts[first_copy * self.row_slots :] if group else self.row_counts
             first_tile_detector = 0 if index == 0 else first_copy
             zero_count = ((first_copy + len(group)) - first_tile_detector) * self.tile_total
-            launch(_check_kernel, plan.programs, (
-                out, ref, self.rowmax, *slots,
-                self.partial[index * plan.programs * P_WIDTH.value:], self.row_counts, copy_rows,
-                self.tile_counts[first_tile_detector * self.tile_total:] if zero_count else self.row_counts,
-                m, n, *out.stride(), *ref.stride(), *strides, *tol,
-                plan.num_tasks, plan.col_chunks, plan.task_blocks, zero_count,
-            ), dict(ACCURACY=accuracy, ROW_SCALE=row_scale and accuracy, NUM_COPIES=len(group),
-                    CHECKSUM=self.checksum and index == 0, BITS=bits,
-                    BLOCK_M=plan.block_m, BLOCK_N=plan.block_n, VEC=plan.vec, EVEN=plan.even), plan.num_warps,
-                   interpreted=INTERPRETED)
+            launch(
+                _check_kernel,
+                plan.programs,
+                (
+                    out,
+                    ref,
+                    self.rowmax,
+                    *slots,
+                    self.partial[index * plan.programs * P_WIDTH.value :],
+                    self.row_counts,
+                    copy_rows,
+                    self.tile_counts[first_tile_detector * self.tile_total :] if zero_count else self.row_counts,
+                    m,
+                    n,
+                    *out.stride(),
+                    *ref.stride(),
+                    *strides,
+                    *tol,
+                    plan.num_tasks,
+                    plan.col_chunks,
+                    plan.task_blocks,
+                    zero_count,
+                ),
+                dict(
+                    ACCURACY=accuracy,
+                    ROW_SCALE=row_scale and accuracy,
+                    NUM_COPIES=len(group),
+                    CHECKSUM=self.checksum and index == 0,
+                    BITS=bits,
+                    BLOCK_M=plan.block_m,
+                    BLOCK_N=plan.block_n,
+                    VEC=plan.vec,
+                    EVEN=plan.even,
+                ),
+                plan.num_warps,
+                interpreted=INTERPRETED,
+            )
             diagnose("_check_kernel", interpreted=INTERPRETED)
             if self.tile_plan is not None and (accuracy or group):
                 tiles = self.tile_plan
-                launch(_tile_kernel, tiles.programs, (
-                    out, ref, self.rowmax, *slots,
-                    self.row_counts, copy_rows,
-                    self.tile_counts, self.tile_counts[first_copy * self.tile_total:] if group else self.tile_counts,
-                    m, n, *out.stride(), *ref.stride(), *strides, *tol,
-                    tiles.row_blocks, plan.col_chunks, self.tile_m, self.tile_n, self.tile_cols, self.tile_total,
-                    int(accuracy), int(row_scale and accuracy), len(group), int(tiles.row_atomics),
-                ), dict(BITS=bits, BLOCK_M=tiles.block_m, BLOCK_N=tiles.block_n), PROGRAM_WARPS,
-                       interpreted=INTERPRETED)
+                launch(
+                    _tile_kernel,
+                    tiles.programs,
+                    (
+                        out,
+                        ref,
+                        self.rowmax,
+                        *slots,
+                        self.row_counts,
+                        copy_rows,
+                        self.tile_counts,
+                        self.tile_counts[first_copy * self.tile_total :] if group else self.tile_counts,
+                        m,
+                        n,
+                        *out.stride(),
+                        *ref.stride(),
+                        *strides,
+                        *tol,
+                        tiles.row_blocks,
+                        plan.col_chunks,
+                        self.tile_m,
+                        self.tile_n,
+                        self.tile_cols,
+                        self.tile_total,
+                        int(accuracy),
+                        int(row_scale and accuracy),
+                        len(group),
+                        int(tiles.row_atomics),
+                    ),
+                    dict(BITS=bits, BLOCK_M=tiles.block_m, BLOCK_N=tiles.block_n),
+                    PROGRAM_WARPS,
+                    interpreted=INTERPRETED,
+                )
                 diagnose("_tile_kernel", interpreted=INTERPRETED)
-        launch(_finalize_kernel, self.detectors, (
-            self.partial, plan.programs, self.row_counts, self.tile_counts, self.facts, self.result,
-            m, plan.col_chunks, self.tile_total,
-        ), dict(HAS_TILE=self.tile is not None, BLOCK=self.config.finalize_block,
-                SCAN_BLOCK=8 * self.config.finalize_block), PROGRAM_WARPS, interpreted=INTERPRETED)
+        launch(
+            _finalize_kernel,
+            self.detectors,
+            (
+                self.partial,
+                plan.programs,
+                self.row_counts,
+                self.tile_counts,
+                self.facts,
+                self.result,
+                m,
+                plan.col_chunks,
+                self.tile_total,
+            ),
+            dict(
+                HAS_TILE=self.tile is not None,
+                BLOCK=self.config.finalize_block,
+                SCAN_BLOCK=8 * self.config.finalize_block,
+            ),
+            PROGRAM_WARPS,
+            interpreted=INTERPRETED,
+        )
         diagnose("_finalize_kernel", interpreted=INTERPRETED)
 
     def take_copy(self):
@@ -151,8 +231,10 @@ class OutputCheck:
         )
 
     def diffs(self, values: list[float]) -> list[DiffStats]:
-        return [DiffStats(_locations(values, 1 + j, self.tile, self.tile_cols), _record(values, 1 + j)[D_WORST.value])
-                for j in range(len(self.copies))]
+        return [
+            DiffStats(_locations(values, 1 + j, self.tile, self.tile_cols), _record(values, 1 + j)[D_WORST.value])
+            for j in range(len(self.copies))
+        ]
 
 
 def _decode(bits: list[int]) -> list:
@@ -168,7 +250,7 @@ def _rel_l2(err_sq: float, ref_sq: float) -> float:
 
 def _record(values: list[float], detector: int) -> list[float]:
     start = R_RECORDS.value + detector * D_WIDTH.value
-    return values[start:start + D_WIDTH.value]
+    return values[start : start + D_WIDTH.value]
 
 
 def _locations(values: list[float], detector: int, tile, tile_cols: int) -> Locations:
@@ -180,10 +262,10 @@ def _locations(values: list[float], detector: int, tile, tile_cols: int) -> Loca
         return loc
     loc.rows = int(record[D_ROWS.value])
     first_rows = D_ROW_IDS.value
-    loc.row_ids = [int(r) for r in record[first_rows:first_rows + min(loc.rows, SAMPLE)]]
+    loc.row_ids = [int(r) for r in record[first_rows : first_rows + min(loc.rows, SAMPLE)]]
     if tile is not None:
         loc.tiles = int(record[D_TILES.value])
         first_tiles = D_TILE_IDS.value
-        loc.tile_ids = [divmod(int(t), tile_cols) for t in record[first_tiles:first_tiles + min(loc.tiles, SAMPLE)]]
+        loc.tile_ids = [divmod(int(t), tile_cols) for t in record[first_tiles : first_tiles + min(loc.tiles, SAMPLE)]]
         loc.worst_tile_elements = int(record[D_WORST_TILE.value])
     return loc

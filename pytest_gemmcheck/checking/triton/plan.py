@@ -112,8 +112,17 @@ def main_plan(m: int, n: int, element_size: int, config: LaunchConfig, device: t
         task_blocks = min(MAX_TASK_BLOCKS, -(-col_blocks // chunks))
     col_chunks = -(-col_blocks // task_blocks)
     programs = max(1, min(programs_wanted, row_blocks * col_chunks))
-    return Plan(block_m, block_n, vec, config.num_warps, programs, row_blocks, col_chunks, task_blocks,
-                even=m % block_m == 0 and n % block_n == 0)
+    return Plan(
+        block_m,
+        block_n,
+        vec,
+        config.num_warps,
+        programs,
+        row_blocks,
+        col_chunks,
+        task_blocks,
+        even=m % block_m == 0 and n % block_n == 0,
+    )
 
 
 def tile_plan(m: int, n: int, tile: tuple[int, int], config: LaunchConfig, device: torch.device) -> TilePlan:
@@ -126,5 +135,10 @@ def tile_plan(m: int, n: int, tile: tuple[int, int], config: LaunchConfig, devic
     else:
         block_m, block_n = 16, 64
     row_blocks = -(-m // block_m)
-    return TilePlan(block_m, block_n, max(1, min(_target_programs(target, config), row_blocks)), row_blocks,
-                    row_atomics=tile[1] >= n or tile[1] % block_n == 0)
+    return TilePlan(
+        block_m,
+        block_n,
+        max(1, min(_target_programs(target, config), row_blocks)),
+        row_blocks,
+        row_atomics=tile[1] >= n or tile[1] % block_n == 0,
+    )

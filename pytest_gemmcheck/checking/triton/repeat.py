@@ -42,9 +42,24 @@ GPU_CONFIG = LaunchConfig(block_m=32)
 
 @triton.jit
 def checksum_tasks(
-    out_ptr, fill_ptr, M, N, stride_out_m, stride_out_n, stride_fill_m, stride_fill_n,
-    num_tasks, col_chunks, task_blocks, index, programs,
-    FILL: tl.constexpr, BITS: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, VEC: tl.constexpr,
+    out_ptr,
+    fill_ptr,
+    M,
+    N,
+    stride_out_m,
+    stride_out_n,
+    stride_fill_m,
+    stride_fill_n,
+    num_tasks,
+    col_chunks,
+    task_blocks,
+    index,
+    programs,
+    FILL: tl.constexpr,
+    BITS: tl.constexpr,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    VEC: tl.constexpr,
     EVEN: tl.constexpr,
 ):
     """Program ``index`` of ``programs`` over the tasks of main_plan: its share of the checksum
@@ -82,8 +97,9 @@ def checksum_tasks(
                     tl.store(at_fill, poison, mask=inside, eviction_policy="evict_first")
             if tl.constexpr(BLOCK_N) % CHECKSUM_GROUP != 0:
                 lane_weights = _checksum_lanes(cols64, BITS, BLOCK_N)
-            lane_sums = _checksum_fold(out_raw, rows, row_ok, cols64, N, lane_weights, BITS, BLOCK_M, BLOCK_N, VEC,
-                                       EVEN)
+            lane_sums = _checksum_fold(
+                out_raw, rows, row_ok, cols64, N, lane_weights, BITS, BLOCK_M, BLOCK_N, VEC, EVEN
+            )
             groups = (block * BLOCK_N + tl.arange(0, FOLDED) * VEC).to(tl.uint32) // CHECKSUM_GROUP
             checksum += lane_sums * _group_weight(rows[:, None], groups[None, :])
             block += 1
@@ -94,18 +110,49 @@ def checksum_tasks(
 
 @triton.jit(do_not_specialize=["M", "num_tasks", "col_chunks", "task_blocks"])
 def _checksum_fill_kernel(
-    out_ptr, fill_ptr, partial_ptr,
-    M, N, stride_out_m, stride_out_n, stride_fill_m, stride_fill_n,
-    num_tasks, col_chunks, task_blocks,
-    FILL: tl.constexpr, BITS: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, VEC: tl.constexpr,
+    out_ptr,
+    fill_ptr,
+    partial_ptr,
+    M,
+    N,
+    stride_out_m,
+    stride_out_n,
+    stride_fill_m,
+    stride_fill_n,
+    num_tasks,
+    col_chunks,
+    task_blocks,
+    FILL: tl.constexpr,
+    BITS: tl.constexpr,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    VEC: tl.constexpr,
     EVEN: tl.constexpr,
 ):
     """A persistent program over the tasks of main_plan (:func:`checksum_tasks`), its partial
     sum at ``partial_ptr + pid``."""
     pid = tl.program_id(0)
-    total = checksum_tasks(out_ptr, fill_ptr, M, N, stride_out_m, stride_out_n, stride_fill_m, stride_fill_n,
-                           num_tasks, col_chunks, task_blocks, pid, tl.num_programs(0),
-                           FILL, BITS, BLOCK_M, BLOCK_N, VEC, EVEN)
+    total = checksum_tasks(
+        out_ptr,
+        fill_ptr,
+        M,
+        N,
+        stride_out_m,
+        stride_out_n,
+        stride_fill_m,
+        stride_fill_n,
+        num_tasks,
+        col_chunks,
+        task_blocks,
+        pid,
+        tl.num_programs(0),
+        FILL,
+        BITS,
+        BLOCK_M,
+        BLOCK_N,
+        VEC,
+        EVEN,
+    )
     # a sum modulo 2**64 does not depend on the order of the additions
     tl.store(partial_ptr + pid, total.to(tl.int64, bitcast=True))
 
@@ -129,11 +176,32 @@ class ChecksumFill:
         (out, fill), plan = self._lent, self.plan
         filling = fill is not None
         fill = fill if filling else out  # not written without FILL
-        launch(_checksum_fill_kernel, plan.programs, (
-            out, fill, self.partial, out.shape[0], out.shape[1], *out.stride(), *fill.stride(),
-            plan.num_tasks, plan.col_chunks, plan.task_blocks,
-        ), dict(FILL=filling, BITS=8 * out.element_size(), BLOCK_M=plan.block_m, BLOCK_N=plan.block_n,
-                VEC=plan.vec, EVEN=plan.even), plan.num_warps, interpreted=INTERPRETED)
+        launch(
+            _checksum_fill_kernel,
+            plan.programs,
+            (
+                out,
+                fill,
+                self.partial,
+                out.shape[0],
+                out.shape[1],
+                *out.stride(),
+                *fill.stride(),
+                plan.num_tasks,
+                plan.col_chunks,
+                plan.task_blocks,
+            ),
+            dict(
+                FILL=filling,
+                BITS=8 * out.element_size(),
+                BLOCK_M=plan.block_m,
+                BLOCK_N=plan.block_n,
+                VEC=plan.vec,
+                EVEN=plan.even,
+            ),
+            plan.num_warps,
+            interpreted=INTERPRETED,
+        )
         diagnose("_checksum_fill_kernel", interpreted=INTERPRETED)
         # int64 sums wrap: modulo 2**64
         torch.sum(self.partial, dim=0, keepdim=True, out=self.result if into is None else into)
@@ -174,8 +242,7 @@ def pass_config(out: torch.Tensor) -> LaunchConfig:
 def checksum_fill_for(out: torch.Tensor, fill: torch.Tensor | None, config: LaunchConfig | None = None) -> ChecksumFill:
     """The kept pass of this output and buffer, made at its first use."""
     config = config or pass_config(out)
-    key = (tuple((t.data_ptr(), tuple(t.shape), tuple(t.stride()), t.dtype)
-                 for t in (out, *(() if fill is None else (fill,))))
-           + (fill is None, config,
-              torch.cuda.current_stream(out.device).cuda_stream if out.device.type == "cuda" else None))
+    key = tuple(
+        (t.data_ptr(), tuple(t.shape), tuple(t.stride()), t.dtype) for t in (out, *(() if fill is None else (fill,)))
+    ) + (fill is None, config, torch.cuda.current_stream(out.device).cuda_stream if out.device.type == "cuda" else None)
     return RUNTIME.kept(RUNTIME.repeats, key, lambda: ChecksumFill(out, fill, config), _KEPT)

@@ -60,7 +60,16 @@ def replay_for(out, ref, rowmax, tol: Tolerance, tile, config: LaunchConfig, che
     """The kept entry of these tensors' check, made at its first check."""
     facts = reference_facts(ref, rowmax, tol.floor)
     key = tuple((t.data_ptr(), tuple(t.shape), tuple(t.stride()), t.dtype) for t in (out, ref, rowmax, facts)) + (
-        float(tol.rtol), float(tol.floor), tile, config, checksum, torch.cuda.current_stream(out.device).cuda_stream)
-    return RUNTIME.kept(RUNTIME.replays, key, lambda: Replay(OutputCheck(out, ref, rowmax, tol, tile, [], config,
-                                                                         checksum=checksum), out.device),
-                        _REPLAYS_KEPT)
+        float(tol.rtol),
+        float(tol.floor),
+        tile,
+        config,
+        checksum,
+        torch.cuda.current_stream(out.device).cuda_stream,
+    )
+    return RUNTIME.kept(
+        RUNTIME.replays,
+        key,
+        lambda: Replay(OutputCheck(out, ref, rowmax, tol, tile, [], config, checksum=checksum), out.device),
+        _REPLAYS_KEPT,
+    )

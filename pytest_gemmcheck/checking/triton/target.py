@@ -73,6 +73,8 @@ def target_of(device: torch.device) -> Target:
     if INTERPRETED:
         return INTERPRETER
     if device.type != "cuda":
-        raise RuntimeError("the fused check runs CPU tensors only in the Triton interpreter: set "
-                           "TRITON_INTERPRET=1 before pytest_gemmcheck.checking.triton.fused_check is imported")
+        raise RuntimeError(
+            "the fused check runs CPU tensors only in the Triton interpreter: set "
+            "TRITON_INTERPRET=1 before pytest_gemmcheck.checking.triton.fused_check is imported"
+        )
     return gpu_target(device)

@@ -199,12 +199,11 @@ def compile_spec(
     for key, value in (params or {}).items():
         command += ["--param", f"{key}={value}"]
     try:
-        done = subprocess.run(
-            command, env={**os.environ, **env_vars}, capture_output=True, text=True, timeout=timeout
-        )
+        done = subprocess.run(command, env={**os.environ, **env_vars}, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired as exc:
-        return CompileResult(False, error=f"compile timed out after {timeout:.0f}s", env=env_vars,
-                             output=str(exc.output or ""))
+        return CompileResult(
+            False, error=f"compile timed out after {timeout:.0f}s", env=env_vars, output=str(exc.output or "")
+        )
     output = done.stdout + done.stderr
     assembly = collect_assembly(dump_dir)
     if done.returncode != 0:

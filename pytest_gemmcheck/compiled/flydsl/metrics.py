@@ -34,15 +34,17 @@ def _metadata_int(kernel: Kernel, key: str, fallback: int | None) -> int | None:
 def kernel_metrics(kernel: Kernel) -> dict[str, int | None]:
     d = kernel.descriptor
     return {
-        "vgpr_count": _metadata_int(kernel, ".vgpr_count",
-                                    kernel.counts.get("num_vgpr", d.get("amdhsa_next_free_vgpr"))),
+        "vgpr_count": _metadata_int(
+            kernel, ".vgpr_count", kernel.counts.get("num_vgpr", d.get("amdhsa_next_free_vgpr"))
+        ),
         "agpr_count": _metadata_int(kernel, ".agpr_count", kernel.counts.get("num_agpr")),
         "sgpr_count": _metadata_int(kernel, ".sgpr_count", d.get("amdhsa_next_free_sgpr")),
         "vgpr_spill_count": _metadata_int(kernel, ".vgpr_spill_count", None),
         "sgpr_spill_count": _metadata_int(kernel, ".sgpr_spill_count", None),
         "lds_bytes": _metadata_int(kernel, ".group_segment_fixed_size", d.get("amdhsa_group_segment_fixed_size")),
-        "scratch_bytes": _metadata_int(kernel, ".private_segment_fixed_size",
-                                       d.get("amdhsa_private_segment_fixed_size")),
+        "scratch_bytes": _metadata_int(
+            kernel, ".private_segment_fixed_size", d.get("amdhsa_private_segment_fixed_size")
+        ),
         "mfma_count": sum(1 for i in kernel.instructions if i.mnemonic.startswith(("v_mfma", "v_smfmac"))),
         "lds_dma_count": sum(1 for i in kernel.instructions if is_dma(i)),
         "instruction_count": len(kernel.instructions),
@@ -87,8 +89,9 @@ def _compare_one(baseline: dict, current: dict) -> list[str]:
             continue
         label = METRIC_NAMES.get(key, key)
         if before is None or after is None:
-            changes.append(f"{label}: {before if before is not None else 'unknown'} -> "
-                           f"{after if after is not None else 'unknown'}")
+            changes.append(
+                f"{label}: {before if before is not None else 'unknown'} -> {after if after is not None else 'unknown'}"
+            )
             continue
         delta = after - before
         if key in SPILLS and before == 0:

@@ -11,10 +11,17 @@ from __future__ import annotations
 import importlib
 
 _HOMES = {
-    "Options": "analysis", "lint_file": "analysis", "lint_text": "analysis",
-    "is_flydsl_spec": "analysis", "lint_flydsl_spec": "analysis",
-    "Finding": "findings", "LintReport": "findings", "LoadRef": "findings",
-    "exit_status": "findings", "format_json": "findings", "format_text": "findings",
+    "Options": "analysis",
+    "lint_file": "analysis",
+    "lint_text": "analysis",
+    "is_flydsl_spec": "analysis",
+    "lint_flydsl_spec": "analysis",
+    "Finding": "findings",
+    "LintReport": "findings",
+    "LoadRef": "findings",
+    "exit_status": "findings",
+    "format_json": "findings",
+    "format_text": "findings",
 }
 
 __all__ = sorted(_HOMES)

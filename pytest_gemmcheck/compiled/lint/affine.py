@@ -137,6 +137,7 @@ def _non_negative(x: Parts) -> np.ndarray:
 def _magic_division(magic_of, in_range):
     """The rule of a high multiply by one constant that ``magic_of`` knows as a division (a
     quotient and a shift), exact on the lanes ``in_range`` keeps whose step the quotient divides."""
+
     def rule(x: Parts, c: Parts) -> Parts | None:
         if not _exact(c):
             return rule(c, x) if _exact(x) else None

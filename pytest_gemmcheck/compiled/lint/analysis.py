@@ -56,14 +56,20 @@ def geometry_of(module: AsmModule, kernel: Kernel, options: Options) -> Geometry
     kernarg = None
     if field("amdhsa_user_sgpr_kernarg_segment_ptr"):
         # user SGPRs in the ABI's order: private segment buffer (4), dispatch ptr (2), queue ptr (2), kernarg ptr
-        kernarg = (4 * field("amdhsa_user_sgpr_private_segment_buffer", 0)
-                   + 2 * field("amdhsa_user_sgpr_dispatch_ptr", 0) + 2 * field("amdhsa_user_sgpr_queue_ptr", 0))
+        kernarg = (
+            4 * field("amdhsa_user_sgpr_private_segment_buffer", 0)
+            + 2 * field("amdhsa_user_sgpr_dispatch_ptr", 0)
+            + 2 * field("amdhsa_user_sgpr_queue_ptr", 0)
+        )
     # then the workgroup ids and info; the private segment's wave offset, last, differs by wave
     entry = field("amdhsa_user_sgpr_count", 0) + sum(
-        1 for name in ("workgroup_id_x", "workgroup_id_y", "workgroup_id_z", "workgroup_info")
-        if field(f"amdhsa_system_sgpr_{name}", 0))
-    return Geometry(size=size, wave_size=wave_size, packed_ids=packed, id_dims=id_dims, entry_sgprs=entry,
-                    kernarg_sgpr=kernarg)
+        1
+        for name in ("workgroup_id_x", "workgroup_id_y", "workgroup_id_z", "workgroup_info")
+        if field(f"amdhsa_system_sgpr_{name}", 0)
+    )
+    return Geometry(
+        size=size, wave_size=wave_size, packed_ids=packed, id_dims=id_dims, entry_sgprs=entry, kernarg_sgpr=kernarg
+    )
 
 
 def _scenario_text(choices: BranchChoices) -> str:
@@ -95,8 +101,9 @@ def _scenarios(kernel: Kernel, geometry: Geometry, options: Options, deadline: f
         yield None, len(queue)
 
 
-def lint_kernel(module: AsmModule, kernel: Kernel, options: Options = Options(),
-                deadline: float = float("inf")) -> tuple[list[Finding], list[str], bool]:
+def lint_kernel(
+    module: AsmModule, kernel: Kernel, options: Options = Options(), deadline: float = float("inf")
+) -> tuple[list[Finding], list[str], bool]:
     """The paths engine: findings and notes of one kernel, and whether it finished before ``deadline``."""
     geometry = geometry_of(module, kernel, options)
     grouped: dict[tuple[int, str], list[tuple[Hazard, str]]] = {}
@@ -107,8 +114,11 @@ def lint_kernel(module: AsmModule, kernel: Kernel, options: Options = Options(),
     for choices, traces in _scenarios(kernel, geometry, options, deadline):
         if choices is None:
             unexplored = traces
-            stopped = (f"the time limit ({options.time_limit:g} s)" if time.monotonic() > deadline
-                       else str(options.max_scenarios))
+            stopped = (
+                f"the time limit ({options.time_limit:g} s)"
+                if time.monotonic() > deadline
+                else str(options.max_scenarios)
+            )
             notes.append(f"{kernel.name}: {traces} branch scenario(s) left unexplored after {stopped}")
             break
         scenario = _scenario_text(choices)
@@ -131,20 +141,46 @@ def lint_kernel(module: AsmModule, kernel: Kernel, options: Options = Options(),
         )
     finished = time.monotonic() <= deadline
     if not finished:
-        findings.append(Finding(severity="unchecked", kind="unfinished", kernel=kernel.name, line=0, instruction="",
-                                why=f"the time limit ({options.time_limit:g} s) stopped the path engine on "
-                                f"{kernel.name}"
-                                f"{f' with {unexplored} branch scenario(s) left' if unexplored else ''}: "
-                                "what it did not reach was not checked"))
+        findings.append(
+            Finding(
+                severity="unchecked",
+                kind="unfinished",
+                kernel=kernel.name,
+                line=0,
+                instruction="",
+                why=f"the time limit ({options.time_limit:g} s) stopped the path engine on "
+                f"{kernel.name}"
+                f"{f' with {unexplored} branch scenario(s) left' if unexplored else ''}: "
+                "what it did not reach was not checked",
+            )
+        )
     elif unexplored:
-        findings.append(Finding(severity="unchecked", kind="not-followed", kernel=kernel.name, line=0, instruction="",
-                                why=f"{unexplored} branch scenario(s) were left unexplored after --max-scenarios "
-                                f"{options.max_scenarios}: what only they reach was not checked"))
+        findings.append(
+            Finding(
+                severity="unchecked",
+                kind="not-followed",
+                kernel=kernel.name,
+                line=0,
+                instruction="",
+                why=f"{unexplored} branch scenario(s) were left unexplored after --max-scenarios "
+                f"{options.max_scenarios}: what only they reach was not checked",
+            )
+        )
     if finished and cut:
         shown = list(cut)
-        findings.append(Finding(severity="unchecked", kind="not-followed", kernel=kernel.name, line=0, instruction="",
-                                why="a wave's trace stopped before its end (" + "; ".join(shown[:3])
-                                + (f"; and {len(shown) - 3} more" if len(shown) > 3 else "") + ")"))
+        findings.append(
+            Finding(
+                severity="unchecked",
+                kind="not-followed",
+                kernel=kernel.name,
+                line=0,
+                instruction="",
+                why="a wave's trace stopped before its end ("
+                + "; ".join(shown[:3])
+                + (f"; and {len(shown) - 3} more" if len(shown) > 3 else "")
+                + ")",
+            )
+        )
     findings.sort(key=_order)
     return findings, notes, finished
 
@@ -163,8 +199,9 @@ def _kind(hazard: phase_states.Hazard) -> str:
     return (_DS_KINDS if hazard.how.startswith("ds-") else _KINDS)[hazard.severity]
 
 
-def lint_kernel_dataflow(module: AsmModule, kernel: Kernel, options: Options,
-                         deadline: float) -> tuple[list[Finding], list[str], bool]:
+def lint_kernel_dataflow(
+    module: AsmModule, kernel: Kernel, options: Options, deadline: float
+) -> tuple[list[Finding], list[str], bool]:
     """The dataflow engine: findings of one kernel, its unmodelled instructions, whether it finished."""
     geometry = geometry_of(module, kernel, options)
     outcome = dataflow.analyse(kernel, geometry, target_of(module.arch), deadline)
@@ -175,20 +212,42 @@ def lint_kernel_dataflow(module: AsmModule, kernel: Kernel, options: Options,
     findings = [_dataflow_finding(kernel, items) for items in grouped.values()]
     for item in outcome.unchecked.values():
         inst = code[item.site]
-        findings.append(Finding(severity="unchecked",
-                                kind="unresolved-address" if "not known" in item.why else "not-followed",
-                                kernel=kernel.name, line=inst.line, instruction=inst.text,
-                                reader_waves=sorted(item.waves),
-                                why=item.why + _incomplete_hint(outcome) + _merged_hint(sorted(item.merged))))
+        findings.append(
+            Finding(
+                severity="unchecked",
+                kind="unresolved-address" if "not known" in item.why else "not-followed",
+                kernel=kernel.name,
+                line=inst.line,
+                instruction=inst.text,
+                reader_waves=sorted(item.waves),
+                why=item.why + _incomplete_hint(outcome) + _merged_hint(sorted(item.merged)),
+            )
+        )
     for item in outcome.undecided.values():
         inst = code[item.site]
-        findings.append(Finding(severity="note", kind="ds-write-undecided", kernel=kernel.name, line=inst.line,
-                                instruction=inst.text, reader_waves=sorted(item.waves),
-                                why=item.why + _incomplete_hint(outcome) + _merged_hint(sorted(item.merged))))
+        findings.append(
+            Finding(
+                severity="note",
+                kind="ds-write-undecided",
+                kernel=kernel.name,
+                line=inst.line,
+                instruction=inst.text,
+                reader_waves=sorted(item.waves),
+                why=item.why + _incomplete_hint(outcome) + _merged_hint(sorted(item.merged)),
+            )
+        )
     if not outcome.finished:
-        findings.append(Finding(severity="unchecked", kind="unfinished", kernel=kernel.name, line=0, instruction="",
-                                why=f"the time limit ({options.time_limit:g} s) stopped the analysis of {kernel.name} "
-                                f"after {outcome.states} workgroup states: what it did not reach was not checked"))
+        findings.append(
+            Finding(
+                severity="unchecked",
+                kind="unfinished",
+                kernel=kernel.name,
+                line=0,
+                instruction="",
+                why=f"the time limit ({options.time_limit:g} s) stopped the analysis of {kernel.name} "
+                f"after {outcome.states} workgroup states: what it did not reach was not checked",
+            )
+        )
     findings.sort(key=_order)
     incomplete = [f"{kernel.name}:{line}: {text}" for line, text in sorted(outcome.incomplete.items())]
     return findings, incomplete, outcome.finished
@@ -210,8 +269,10 @@ def _merged_hint(merged: list[str]) -> str:
 def _dataflow_finding(kernel: Kernel, items: list[phase_states.Hazard]) -> Finding:
     code = kernel.instructions
     # the same finding whatever order the analysis met its pairs in (set orders vary by run)
-    items = sorted(items, key=lambda h: (h.reader == h.writer, h.reader, h.writer, h.load, h.lds, h.how, h.trace,
-                                         h.barriers, h.cover))
+    items = sorted(
+        items,
+        key=lambda h: (h.reader == h.writer, h.reader, h.writer, h.load, h.lds, h.how, h.trace, h.barriers, h.cover),
+    )
     first = items[0]
     loads: dict[int, LoadRef] = {}
     lds: list[tuple[int, int]] = []
@@ -261,65 +322,98 @@ def _why(kernel: Kernel, h: phase_states.Hazard) -> str:
     read, load = code[h.read].line, code[h.load].line
     v, w = h.reader, h.writer
     if h.how == "ds-concurrent" and h.severity == "error":
-        return (f"Wave {w} writes bytes at line {load} that wave {v} reads at line {read} in the same barrier phase, "
-                f"after issuing its own copy of that write (so it means to see wave {w}'s): no barrier both waves "
-                f"pass lies between them.")
+        return (
+            f"Wave {w} writes bytes at line {load} that wave {v} reads at line {read} in the same barrier phase, "
+            f"after issuing its own copy of that write (so it means to see wave {w}'s): no barrier both waves "
+            f"pass lies between them."
+        )
     if h.how == "ds-concurrent":
-        return (f"Wave {w} overwrites bytes at line {load} that wave {v} reads at line {read} before issuing its own "
-                f"copy of that write, in the same barrier phase: no barrier both waves pass lies between them, so "
-                f"the write may overtake the read; only the time wave {w} takes to reach it orders them.")
+        return (
+            f"Wave {w} overwrites bytes at line {load} that wave {v} reads at line {read} before issuing its own "
+            f"copy of that write, in the same barrier phase: no barrier both waves pass lies between them, so "
+            f"the write may overtake the read; only the time wave {w} takes to reach it orders them."
+        )
     if h.how == "ds-in-flight":
-        return (f"Wave {v}'s read at line {read} is still in flight when it passes its barrier (no lgkmcnt wait "
-                f"retires it), and wave {w} overwrites those bytes at line {load} after that barrier: the write "
-                f"may overtake the read.")
+        return (
+            f"Wave {v}'s read at line {read} is still in flight when it passes its barrier (no lgkmcnt wait "
+            f"retires it), and wave {w} overwrites those bytes at line {load} after that barrier: the write "
+            f"may overtake the read."
+        )
     if h.how == "ds-visible" and "ended" in h.barriers:
-        return (f"Wave {w} writes bytes at line {load} in its last phase and ends; wave {v} reads them at line "
-                f"{read} later, but no rendezvous orders an ended wave's writes.")
+        return (
+            f"Wave {w} writes bytes at line {load} in its last phase and ends; wave {v} reads them at line "
+            f"{read} later, but no rendezvous orders an ended wave's writes."
+        )
     if h.how == "ds-visible":
-        return (f"Wave {w} still had its DS write at line {load} in flight when it passed its last barrier (no "
-                f"lgkmcnt wait retired it), and wave {v} reads those bytes at line {read} before any later "
-                f"rendezvous: s_barrier is a rendezvous, not a completion wait.")
+        return (
+            f"Wave {w} still had its DS write at line {load} in flight when it passed its last barrier (no "
+            f"lgkmcnt wait retired it), and wave {v} reads those bytes at line {read} before any later "
+            f"rendezvous: s_barrier is a rendezvous, not a completion wait."
+        )
     if h.how == "own" and h.severity == "error":
-        return (f"Wave {v} issued the load at line {load} and reads the bytes it writes at line {read} without any "
-                f"wait that retires it in between on some path.")
+        return (
+            f"Wave {v} issued the load at line {load} and reads the bytes it writes at line {read} without any "
+            f"wait that retires it in between on some path."
+        )
     if h.how == "own":
-        return (f"Wave {v} refills bytes with the load at line {load} while its read at line {read} may still be in "
-                f"flight (no lgkmcnt wait retires it first): the refill may overtake the read.")
+        return (
+            f"Wave {v} refills bytes with the load at line {load} while its read at line {read} may still be in "
+            f"flight (no lgkmcnt wait retires it first): the refill may overtake the read."
+        )
     if h.how == "visible" and h.severity == "warning":
-        return (f"Wave {w} refills the bytes wave {v} reads at line {read} with the load at line {load}, issued before "
-                f"its last barrier and still in flight; wave {v} reads them expecting what they held before (it "
-                f"issues its own part of that load only later): the refill may overtake the read.")
+        return (
+            f"Wave {w} refills the bytes wave {v} reads at line {read} with the load at line {load}, issued before "
+            f"its last barrier and still in flight; wave {v} reads them expecting what they held before (it "
+            f"issues its own part of that load only later): the refill may overtake the read."
+        )
     if h.how in ("visible", "visible-offset"):
-        text = (f"Wave {w} still had the load at line {load} in flight when it passed its last barrier, and wave {v} "
-                f"reads the bytes it writes at line {read} before any later rendezvous: s_barrier is a rendezvous, "
-                f"not a completion wait.")
+        text = (
+            f"Wave {w} still had the load at line {load} in flight when it passed its last barrier, and wave {v} "
+            f"reads the bytes it writes at line {read} before any later rendezvous: s_barrier is a rendezvous, "
+            f"not a completion wait."
+        )
         if h.severity == "latent":
-            text += (f" Wave {w} does retire the load before its next barrier, but that barrier pairs with another "
-                     f"of wave {v}'s: the waves run a barrier phase apart. The load was in flight at wave {w}'s "
-                     f"barrier before that one too, so a whole barrier phase lies between its issue and the read: "
-                     f"only that elapsed time orders the read.")
+            text += (
+                f" Wave {w} does retire the load before its next barrier, but that barrier pairs with another "
+                f"of wave {v}'s: the waves run a barrier phase apart. The load was in flight at wave {w}'s "
+                f"barrier before that one too, so a whole barrier phase lies between its issue and the read: "
+                f"only that elapsed time orders the read."
+            )
         elif h.how == "visible-offset":
-            text += (f" Wave {w} retires the load before its next barrier, which pairs with a later barrier of wave "
-                     f"{v}'s (the waves run a barrier phase apart), but it issued the load in the barrier phase that "
-                     f"ended at this rendezvous: the offset adds no elapsed time, and the read is as unordered as one "
-                     f"behind a barrier with no wait.")
+            text += (
+                f" Wave {w} retires the load before its next barrier, which pairs with a later barrier of wave "
+                f"{v}'s (the waves run a barrier phase apart), but it issued the load in the barrier phase that "
+                f"ended at this rendezvous: the offset adds no elapsed time, and the read is as unordered as one "
+                f"behind a barrier with no wait."
+            )
         return text
     if h.how == "after-end":
-        return (f"Wave {w} issues the load at line {load} after its last barrier and ends without waiting for it; wave "
-                f"{v} reads the bytes it writes at line {read} later, but no rendezvous orders an ended wave's loads: "
-                + ("the read means to see the load (wave " + str(v) + " issued its own part before)."
-                   if h.severity == "error" else "the load may overtake the read."))
+        return (
+            f"Wave {w} issues the load at line {load} after its last barrier and ends without waiting for it; wave "
+            f"{v} reads the bytes it writes at line {read} later, but no rendezvous orders an ended wave's loads: "
+            + (
+                "the read means to see the load (wave " + str(v) + " issued its own part before)."
+                if h.severity == "error"
+                else "the load may overtake the read."
+            )
+        )
     if h.how == "concurrent" and h.severity == "error":
         where = "passes no barrier before it" if "no barrier" in h.barriers else "reads in the same barrier phase"
-        return (f"Wave {v} issued its own part of the load at line {load} before its read at line {read}, so it means "
-                f"to see the whole load; wave {w} issues its part in the same barrier phase, and wave {v} {where}: "
-                f"nothing orders wave {w}'s load before the read.")
+        return (
+            f"Wave {v} issued its own part of the load at line {load} before its read at line {read}, so it means "
+            f"to see the whole load; wave {w} issues its part in the same barrier phase, and wave {v} {where}: "
+            f"nothing orders wave {w}'s load before the read."
+        )
     if h.how == "concurrent":
-        return (f"Wave {w} refills LDS that wave {v}'s read at line {read} takes, with the load at line {load} in the "
-                f"same barrier phase: the refill may overtake the read; only the DMA's latency would keep it safe.")
-    return (f"Wave {v}'s read at line {read} is still in flight when it passes its barrier (no lgkmcnt wait "
-            f"retires it), and wave {w} refills those bytes with the load at line {load} after that barrier: the "
-            f"refill may overtake the read.")
+        return (
+            f"Wave {w} refills LDS that wave {v}'s read at line {read} takes, with the load at line {load} in the "
+            f"same barrier phase: the refill may overtake the read; only the DMA's latency would keep it safe."
+        )
+    return (
+        f"Wave {v}'s read at line {read} is still in flight when it passes its barrier (no lgkmcnt wait "
+        f"retires it), and wave {w} refills those bytes with the load at line {load} after that barrier: the "
+        f"refill may overtake the read."
+    )
 
 
 def _note_traces(kernel: Kernel, traces: list[WaveTrace], notes: list[str], unresolved: dict) -> None:
@@ -359,14 +453,19 @@ def _finding(kernel: Kernel, items: list[tuple[Hazard, str]]) -> Finding:
         reader_waves=sorted(readers),
         loads=sorted(loads.values(), key=lambda r: r.line),
         instances=len(items),
-        why=first.why + (f" ({own} of the instances are a wave reading its own load.)"
-                         if own and first.reader != first.writer else ""),
+        why=first.why
+        + (
+            f" ({own} of the instances are a wave reading its own load.)"
+            if own and first.reader != first.writer
+            else ""
+        ),
         scenario=scenario,
     )
 
 
-def lint_text(text: str, path: str = "<text>", options: Options = Options(),
-              kernels: list[str] | None = None) -> LintReport:
+def lint_text(
+    text: str, path: str = "<text>", options: Options = Options(), kernels: list[str] | None = None
+) -> LintReport:
     """Lint every kernel (or the named ones) in an assembly text."""
     module = parse(text, path)
     report = LintReport(path=path)
@@ -411,9 +510,15 @@ def is_flydsl_spec(target: str) -> bool:
     return bool(sep and source and function.isidentifier())
 
 
-def lint_flydsl_spec(spec: str, options: Options = Options(), kernels: list[str] | None = None, *,
-                     params: dict[str, str] | None = None, arch: str = "gfx950",
-                     keep_dir: str | None = None) -> list[LintReport]:
+def lint_flydsl_spec(
+    spec: str,
+    options: Options = Options(),
+    kernels: list[str] | None = None,
+    *,
+    params: dict[str, str] | None = None,
+    arch: str = "gfx950",
+    keep_dir: str | None = None,
+) -> list[LintReport]:
     """Compile a FlyDSL kernel spec for ``arch`` (no GPU needed) and lint each assembly it gave;
     ValueError (or ImportError, without FlyDSL) when it cannot be compiled."""
     from ..flydsl.compile import CompileError, compile_spec

@@ -236,15 +236,22 @@ def _resolve_numeric_labels(kernel: Kernel, definitions: list[tuple[str, int]]) 
             continue
         label, direction = reference.groups()
         matches = [
-            (number, position) for number, (name, position) in enumerate(definitions)
+            (number, position)
+            for number, (name, position) in enumerate(definitions)
             if name == label and (position > i if direction == "f" else position <= i)
         ]
         if not matches:
             continue
         number, _ = matches[0] if direction == "f" else matches[-1]
         name = f".Llocal{label}_{number}"
-        kernel.instructions[i] = Instruction(inst.index, inst.line, inst.text.replace(inst.operands[0], name, 1),
-                                             inst.mnemonic, (name,) + inst.operands[1:], inst.modifiers)
+        kernel.instructions[i] = Instruction(
+            inst.index,
+            inst.line,
+            inst.text.replace(inst.operands[0], name, 1),
+            inst.mnemonic,
+            (name,) + inst.operands[1:],
+            inst.modifiers,
+        )
 
 
 def _int_or_zero(text: str) -> int:

@@ -127,8 +127,9 @@ class KernelAnalysis:
                 continue
             yield from self._rendezvous(group, decisions, finals, records)
 
-    def _run_phase(self, group: Group, decisions: dict,
-                   runs: list[list]) -> tuple[list[list[WaveAbs]], list[PhaseRecord]]:
+    def _run_phase(
+        self, group: Group, decisions: dict, runs: list[list]
+    ) -> tuple[list[list[WaveAbs]], list[PhaseRecord]]:
         """Each wave through the phase under ``decisions``. A wave's run depends on them only
         through the decisions it read: a run under decisions that answer those alike is reused
         (a decision a later wave needs reruns the phase, not the waves before it)."""
@@ -143,8 +144,11 @@ class KernelAnalysis:
                     break
             else:
                 # resume the deepest walk this wave stopped at a branch that is decided now
-                stopped = [walk for key, walk in self.stopped.get(index, ())
-                           if self._decision(key, decisions) is not None and self._agrees(walk.read, decisions)]
+                stopped = [
+                    walk
+                    for key, walk in self.stopped.get(index, ())
+                    if self._decision(key, decisions) is not None and self._agrees(walk.read, decisions)
+                ]
                 walk = max(stopped, key=lambda w: len(w.read)).resumed() if stopped else None
                 forks = self.stopped.setdefault(index, [])
                 try:
@@ -167,7 +171,8 @@ class KernelAnalysis:
     def _rendezvous(self, group: Group, decisions: dict, finals: list[list[WaveAbs]], records: list[PhaseRecord]):
         code = self.facts.code
         decided = [
-            f"select line {code[pc].line} {'SCC 1' if taken else 'SCC 0'}" if code[pc].mnemonic in SELECTS
+            f"select line {code[pc].line} {'SCC 1' if taken else 'SCC 0'}"
+            if code[pc].mnemonic in SELECTS
             else f"branch line {code[pc].line} {'taken' if taken else 'not taken'}"
             for (pc, _, _), taken in sorted(decisions.items(), key=lambda item: item[0][:2])
         ]
@@ -185,9 +190,12 @@ class KernelAnalysis:
             if all(w.ended for w in waves):
                 continue
             before = {(v, site, lds): issued for v, site, lds, issued in group.reads}
-            snapshots = {(v, site, lds): record.reads.get((site, lds), before.get((v, site, lds), ()))
-                         for v, (w, record) in enumerate(zip(waves, records)) for site, lds in w.ds
-                         if self.facts.kinds[site] == "ds_read"}
+            snapshots = {
+                (v, site, lds): record.reads.get((site, lds), before.get((v, site, lds), ()))
+                for v, (w, record) in enumerate(zip(waves, records))
+                for site, lds in w.ds
+                if self.facts.kinds[site] == "ds_read"
+            }
             written = self._written(group, waves, records)
             for w, old, record in zip(waves, group.waves, records):
                 if w.ended and not old.ended:
@@ -196,16 +204,34 @@ class KernelAnalysis:
             waves = [self._forget_dead(w) for w in waves]
             fresh = [{(site, lds) for site, lds, _ in record.loads} for record in records]
             visible = frozenset(
-                Visible(w.wave, site, lds, younger, *w.at_barrier(), _final_count(w, site, lds), w.issued.get(site, 0),
-                        (site, lds) not in fresh[w.wave])
-                for w in waves for (site, lds), younger in w.vm.items()
+                Visible(
+                    w.wave,
+                    site,
+                    lds,
+                    younger,
+                    *w.at_barrier(),
+                    _final_count(w, site, lds),
+                    w.issued.get(site, 0),
+                    (site, lds) not in fresh[w.wave],
+                )
+                for w in waves
+                for (site, lds), younger in w.vm.items()
             )
             reads = frozenset(
                 (v, site, lds, frozenset(shifted_snapshot(snapshot, shift) for snapshot in issued))
-                for (v, site, lds), issued in snapshots.items())
-            yield Group(waves, visible, reads, written, trace, dict(group.history), group.decided + len(decisions),
-                        (group.merged + split)[-3:] if split and split[0] not in group.merged else group.merged,
-                        _remember(waves, group.memo[1], memo))
+                for (v, site, lds), issued in snapshots.items()
+            )
+            yield Group(
+                waves,
+                visible,
+                reads,
+                written,
+                trace,
+                dict(group.history),
+                group.decided + len(decisions),
+                (group.merged + split)[-3:] if split and split[0] not in group.merged else group.merged,
+                _remember(waves, group.memo[1], memo),
+            )
 
     def _written(self, group: Group, waves: list[WaveAbs], records: list[PhaseRecord]) -> frozenset:
         """The DS writes unordered with what the other waves do after this rendezvous: those a
@@ -250,15 +276,24 @@ class KernelAnalysis:
     def _share_facts(self, waves: list[WaveAbs]) -> list[WaveAbs]:
         """What one wave learnt of a uniform register written once in the whole kernel (a kernel
         argument) holds in every wave that has written it: give it to those that do not know it."""
-        learnt = {index: w.regs.sgpr[index] for w in waves for index in w.regs.assumed
-                  if index in self.facts.single_defs and w.regs.sgpr.get(index) is not None}
+        learnt = {
+            index: w.regs.sgpr[index]
+            for w in waves
+            for index in w.regs.assumed
+            if index in self.facts.single_defs and w.regs.sgpr.get(index) is not None
+        }
         if not learnt:
             return waves
         out = []
         for w in waves:
             live = self.facts.live[w.pc] if not w.ended and w.pc < len(self.facts.code) else 0
-            missing = [i for i in learnt if w.regs.sgpr.get(i) is None and i not in w.regs.nonuniform
-                       and (i in w.regs.sgpr or is_live(live, "s", i))]
+            missing = [
+                i
+                for i in learnt
+                if w.regs.sgpr.get(i) is None
+                and i not in w.regs.nonuniform
+                and (i in w.regs.sgpr or is_live(live, "s", i))
+            ]
             if missing:
                 w = w.copy()
                 for index in missing:
@@ -275,9 +310,12 @@ class KernelAnalysis:
         for (pc, _, _), taken in decisions.items():
             outcomes.setdefault(pc, set()).add(taken)
         code = self.facts.code
-        return tuple(f"waves at different iterations took the {'select' if code[pc].mnemonic in SELECTS else 'branch'} "
-                     f"at line {code[pc].line} differently"
-                     for pc, seen in sorted(outcomes.items()) if len(seen) > 1)
+        return tuple(
+            f"waves at different iterations took the {'select' if code[pc].mnemonic in SELECTS else 'branch'} "
+            f"at line {code[pc].line} differently"
+            for pc, seen in sorted(outcomes.items())
+            if len(seen) > 1
+        )
 
     def _barrier_words(self, waves: list[WaveAbs]) -> str:
         lines: dict[int, list[int]] = {}
@@ -334,8 +372,12 @@ def _consistent(waves: list[WaveAbs], shared: set[int]) -> bool:
                 return False
     if any(learnt.get(index) in values for w in waves for index, values in w.regs.unequal.items() if index in shared):
         return False
-    if any(w.regs.sgpr.get(index) in values for w in waves for index, values in w.regs.unequal.items()
-           if index in w.regs.assumed):
+    if any(
+        w.regs.sgpr.get(index) in values
+        for w in waves
+        for index, values in w.regs.unequal.items()
+        if index in w.regs.assumed
+    ):
         return False
     # bounds: each wave's own, and a kernel argument's from every wave together
     merged: dict[int, dict] = {}
@@ -349,8 +391,9 @@ def _consistent(waves: list[WaveAbs], shared: set[int]) -> bool:
             for key, bound in bounds.items():
                 kind = key[0]
                 old = mine.get(key)
-                if old is None or (bound_base(bound) < bound_base(old) if kind == "lt"
-                                   else bound_base(bound) > bound_base(old)):
+                if old is None or (
+                    bound_base(bound) < bound_base(old) if kind == "lt" else bound_base(bound) > bound_base(old)
+                ):
                     mine[key] = bound
     return not any(contradicts(bounds, learnt.get(index)) for index, bounds in merged.items())
 
@@ -375,7 +418,8 @@ def _nothing_to_pair(kernel: Kernel) -> bool:
         if name.startswith(("s_setpc", "s_swappc")):
             return False
         if (name == "s_branch" or name.startswith("s_cbranch")) and kernel.labels.get(
-                inst.operands[0] if inst.operands else "") is None:
+            inst.operands[0] if inst.operands else ""
+        ) is None:
             return False
     return True
 

@@ -168,9 +168,12 @@ def format_text(reports: list[LintReport]) -> str:
         for note in report.notes:
             out.append(f"{report.path}: note: {note}")
         if report.incomplete:
-            out.append(f"{report.path}: incomplete: {len(report.incomplete)} instruction(s) not modelled, their "
-                       f"results taken as unknown: " + "; ".join(report.incomplete[:8])
-                       + (" ..." if len(report.incomplete) > 8 else ""))
+            out.append(
+                f"{report.path}: incomplete: {len(report.incomplete)} instruction(s) not modelled, their "
+                f"results taken as unknown: "
+                + "; ".join(report.incomplete[:8])
+                + (" ..." if len(report.incomplete) > 8 else "")
+            )
     out.append(summary(reports))
     return "\n".join(out)
 

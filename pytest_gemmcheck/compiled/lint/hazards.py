@@ -219,7 +219,8 @@ def _explain(
         )
     done = v.retired_by.get(read.pos)
     read_retire = (
-        f"the read retires at line {done.inst.line} ({done.inst.text})" if done is not None
+        f"the read retires at line {done.inst.line} ({done.inst.text})"
+        if done is not None
         else "no lgkmcnt wait retires the read"
     )
     if w is v:

@@ -11,8 +11,20 @@ from .asm import Instruction
 
 _DS_SIZE = re.compile(r"_(b|u|i)(8|16|32|64|96|128)")
 _DMA_SIZES = {"ubyte": 1, "sbyte": 1, "ushort": 2, "sshort": 2, "dword": 4, "dwordx3": 12, "dwordx4": 16}
-_SMEM_PREFIXES = ("s_load", "s_buffer_load", "s_store", "s_buffer_store", "s_dcache", "s_memtime", "s_memrealtime",
-                  "s_scratch", "s_atc_probe", "s_sendmsg", "s_atomic", "s_buffer_atomic")
+_SMEM_PREFIXES = (
+    "s_load",
+    "s_buffer_load",
+    "s_store",
+    "s_buffer_store",
+    "s_dcache",
+    "s_memtime",
+    "s_memrealtime",
+    "s_scratch",
+    "s_atc_probe",
+    "s_sendmsg",
+    "s_atomic",
+    "s_buffer_atomic",
+)
 VMEM_PREFIXES = ("buffer_", "global_", "flat_", "scratch_", "tbuffer_", "image_")
 
 
@@ -65,8 +77,11 @@ def waitcnt_fields(text: str) -> dict[str, int] | None:
         return None
     # gfx9 encoding: vmcnt in [3:0] and [15:14], expcnt in [6:4], lgkmcnt in [11:8]
     vm, exp, lgkm = (raw & 0xF) | ((raw >> 14) & 0x3) << 4, (raw >> 4) & 0x7, (raw >> 8) & 0xF
-    return {name: value for name, value, top in (("vmcnt", vm, 0x3F), ("expcnt", exp, 0x7), ("lgkmcnt", lgkm, 0xF))
-            if value < top}
+    return {
+        name: value
+        for name, value, top in (("vmcnt", vm, 0x3F), ("expcnt", exp, 0x7), ("lgkmcnt", lgkm, 0xF))
+        if value < top
+    }
 
 
 def parse_waitcnt(inst: Instruction) -> tuple[int | None, int | None]:

@@ -44,10 +44,16 @@ class KernelFacts:
         an address only through a chain of unknowns (an unsigned division's corrections) would
         multiply the runs for nothing."""
         if self.selects is None:  # first asked: every select's answer at once
-            innermost = [(head, end) for head, end in self.loops
-                         if not any((h, e) != (head, end) and head <= h and e <= end for h, e in self.loops)]
-            self.selects = {at: not any(head <= at <= end for head, end in innermost) and self._feeds_an_address(at)
-                            for at, inst in enumerate(self.code) if inst.mnemonic in SELECTS}
+            innermost = [
+                (head, end)
+                for head, end in self.loops
+                if not any((h, e) != (head, end) and head <= h and e <= end for h, e in self.loops)
+            ]
+            self.selects = {
+                at: not any(head <= at <= end for head, end in innermost) and self._feeds_an_address(at)
+                for at, inst in enumerate(self.code)
+                if inst.mnemonic in SELECTS
+            }
         return self.selects[pc]
 
     def _feeds_an_address(self, pc: int) -> bool:
@@ -77,8 +83,11 @@ class KernelFacts:
             if inst.mnemonic.startswith(("s_cmp_", "s_cmpk_")):
                 found = at if not uses & written else None
                 break
-            if defs & (1 << SCC) or at in self.targets or inst.mnemonic.startswith(
-                    ("s_branch", "s_cbranch", "s_setpc")):
+            if (
+                defs & (1 << SCC)
+                or at in self.targets
+                or inst.mnemonic.startswith(("s_branch", "s_cbranch", "s_setpc"))
+            ):
                 break
             written |= defs
             at -= 1
@@ -112,8 +121,13 @@ def _dead_vector_results(kernel: Kernel, live: list[int]) -> list[tuple | None]:
         dead = bool(defs) and not scalar and not defs & after
         op = decode(inst.operands[0]) if dead and inst.operands else None
         # what to forget: (vector or accumulator, the registers of its destination)
-        out.append((op.kind == "v", tuple(range(op.index, op.index + op.count)))
-                   if isinstance(op, Reg) and op.kind in ("v", "a") else () if dead else None)
+        out.append(
+            (op.kind == "v", tuple(range(op.index, op.index + op.count)))
+            if isinstance(op, Reg) and op.kind in ("v", "a")
+            else ()
+            if dead
+            else None
+        )
     return out
 
 

@@ -38,16 +38,27 @@ def join_groups(a: Group, b: Group) -> Group:
         w.final = x.final | y.final
     line = f"the workgroup states at these barriers were joined after {STATES_PER_POINT} of them"
     memo = tuple(x & y for x, y in zip(a.memo, b.memo))
-    return Group(waves, a.visible | b.visible, a.reads | b.reads, a.written | b.written, b.trace, {}, b.decided,
-                 (b.merged + (line,))[-3:], memo)
+    return Group(
+        waves,
+        a.visible | b.visible,
+        a.reads | b.reads,
+        a.written | b.written,
+        b.trace,
+        {},
+        b.decided,
+        (b.merged + (line,))[-3:],
+        memo,
+    )
 
 
 def closest(bucket: list[Group], group: Group) -> Group:
     """The state of ``bucket`` whose folded (affine) registers are those of ``group``: joining with
     it keeps them, where joining with any other would lose the loop's iteration count."""
+
     def folded(g: Group) -> tuple:
-        return tuple(frozenset((i, v.step, v.symbol) for i, v in w.regs.sgpr.items() if isinstance(v, Affine))
-                     for w in g.waves)
+        return tuple(
+            frozenset((i, v.step, v.symbol) for i, v in w.regs.sgpr.items() if isinstance(v, Affine)) for w in g.waves
+        )
 
     mine = folded(group)
     return next((old for old in reversed(bucket) if folded(old) == mine), bucket[-1])
@@ -59,8 +70,13 @@ def join_scalar(a: int | Affine | None, b: int | Affine | None) -> int | Affine 
         return a
     for cover, other in ((a, b), (b, a)):
         if isinstance(cover, Affine) and cover.fuzz == 0:
-            base = other.base if isinstance(other, Affine) and (other.step, other.symbol, other.fuzz) == (
-                cover.step, cover.symbol, 0) else other if isinstance(other, int) else None
+            base = (
+                other.base
+                if isinstance(other, Affine) and (other.step, other.symbol, other.fuzz) == (cover.step, cover.symbol, 0)
+                else other
+                if isinstance(other, int)
+                else None
+            )
             if base is not None and _affine_offset(cover.base, cover.step, base) is not None:
                 return cover
     return None
@@ -77,12 +93,18 @@ def join_registers(a: WaveState, b: WaveState) -> WaveState:
             mine[index] = x[index] if x[index] is y[index] else join_lanes(x[index], y[index])
     out.scc = a.scc if a.scc == b.scc else None
     out.masks = {i: m for i, m in a.masks.items() if b.masks.get(i) == m}
-    out.active_v = {i: (mask, v) for i, (mask, v) in a.active_v.items()
-                    if i in b.active_v and b.active_v[i][0] == mask and b.active_v[i][1].key() == v.key()}
+    out.active_v = {
+        i: (mask, v)
+        for i, (mask, v) in a.active_v.items()
+        if i in b.active_v and b.active_v[i][0] == mask and b.active_v[i][1].key() == v.key()
+    }
     out.nonuniform = a.nonuniform | b.nonuniform
     out.uniform_v = a.uniform_v & b.uniform_v
-    out.uniform_lanes = {i: lanes & b.uniform_lanes[i] for i, lanes in a.uniform_lanes.items()
-                         if lanes & b.uniform_lanes.get(i, frozenset())}
+    out.uniform_lanes = {
+        i: lanes & b.uniform_lanes[i]
+        for i, lanes in a.uniform_lanes.items()
+        if lanes & b.uniform_lanes.get(i, frozenset())
+    }
     out.same_v = a.same_v & b.same_v
     out.same_active = {i: m for i, m in a.same_active.items() if b.same_active.get(i) == m}
     out.names = {i: n for i, n in a.names.items() if b.names.get(i) == n}
@@ -135,8 +157,11 @@ def alternates(regs: WaveState, first: WaveState, second: WaveState) -> bool:
                     return False
                 step, previous = _signed_differences(c.values, b.values), _signed_differences(b.values, a.values)
                 known = c.known & a.known & b.known
-                if not (np.array_equal(c.known, a.known) and np.array_equal(c.known, b.known)
-                        and (step == previous)[known].all()):
+                if not (
+                    np.array_equal(c.known, a.known)
+                    and np.array_equal(c.known, b.known)
+                    and (step == previous)[known].all()
+                ):
                     return False
                 continue
             differs = True
@@ -164,8 +189,9 @@ def fold_registers(regs: WaveState, first: WaveState, second: WaveState, symbol:
             grows = known & (step != 0) & (step == previous)
             if not grows.any():
                 continue
-            table[index] = Lanes(lanes.values.copy(), lanes.known & ~grows, np.where(grows, period * step, 0), grows,
-                                 symbol)
+            table[index] = Lanes(
+                lanes.values.copy(), lanes.known & ~grows, np.where(grows, period * step, 0), grows, symbol
+            )
             changed = True
     return changed
 
@@ -239,8 +265,12 @@ def _registers_cover(a: WaveState, b: WaveState, offsets: dict[int, int]) -> boo
     if any(b.same_active.get(i) != m and i not in b.same_v for i, m in a.same_active.items()):
         return False
     # two registers with one name take a branch alike: the covering state may tie no more
-    if not (a.names.items() <= b.names.items() and a.vnames.items() <= b.vnames.items()
-            and a.lane_names.items() <= b.lane_names.items() and a.scc_name in (None, b.scc_name)):
+    if not (
+        a.names.items() <= b.names.items()
+        and a.vnames.items() <= b.vnames.items()
+        and a.lane_names.items() <= b.lane_names.items()
+        and a.scc_name in (None, b.scc_name)
+    ):
         return False
     # what a decided branch ruled out narrows a state: the covering one may rule out no more
     if any(not values <= b.unequal.get(index, frozenset()) for index, values in a.unequal.items()):
@@ -264,8 +294,11 @@ def _registers_cover(a: WaveState, b: WaveState, offsets: dict[int, int]) -> boo
         if isinstance(other, Affine):
             if other.fuzz != value.fuzz or not _agree(offsets, value.symbol, _embedding(value, other)):
                 return False
-        elif not (isinstance(other, int) and value.fuzz == 0
-                  and _agree(offsets, value.symbol, _embedding(value, Affine(other, 0, 0)))):
+        elif not (
+            isinstance(other, int)
+            and value.fuzz == 0
+            and _agree(offsets, value.symbol, _embedding(value, Affine(other, 0, 0)))
+        ):
             return False
     for mine, theirs in ((a.vgpr, b.vgpr), (a.agpr, b.agpr)):
         for index, lanes in mine.items():

@@ -76,8 +76,10 @@ def ds_ranges(state: RegisterFile, inst: Instruction) -> Ranges | None:
     _, size, count = ds_access(inst)
     if not inst.operands:
         return None
-    address_operand = inst.operands[0] if inst.mnemonic.startswith(("ds_write", "ds_store")) else (
-        inst.operands[1] if len(inst.operands) > 1 else inst.operands[0]
+    address_operand = (
+        inst.operands[0]
+        if inst.mnemonic.startswith(("ds_write", "ds_store"))
+        else (inst.operands[1] if len(inst.operands) > 1 else inst.operands[0])
     )
     if not inst.mnemonic.startswith(("ds_read", "ds_load", "ds_write", "ds_store")):
         # atomics: "ds_add_u32 vaddr, vdata" or "ds_add_rtn_u32 vdst, vaddr, vdata"

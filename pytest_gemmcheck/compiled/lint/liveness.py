@@ -22,10 +22,35 @@ SCC = 1100
 _BASE = {"s": 0, "v": 256, "a": 768}
 _ALWAYS = (1 << EXEC_LO) | (1 << (EXEC_LO + 1)) | (1 << M0)
 _VCC = (1 << VCC_LO) | (1 << (VCC_LO + 1))
-_NO_DEST = ("s_waitcnt", "s_barrier", "s_nop", "s_cmp", "s_bitcmp", "s_cbranch", "s_branch", "s_endpgm", "s_setprio",
-            "s_sched", "s_sendmsg", "s_sleep", "s_dcache", "s_icache", "s_trap", "s_setreg", "s_store",
-            "s_buffer_store", "buffer_store", "global_store", "flat_store", "scratch_store", "ds_write", "ds_store",
-            "buffer_wbl2", "buffer_inv", "exp")
+_NO_DEST = (
+    "s_waitcnt",
+    "s_barrier",
+    "s_nop",
+    "s_cmp",
+    "s_bitcmp",
+    "s_cbranch",
+    "s_branch",
+    "s_endpgm",
+    "s_setprio",
+    "s_sched",
+    "s_sendmsg",
+    "s_sleep",
+    "s_dcache",
+    "s_icache",
+    "s_trap",
+    "s_setreg",
+    "s_store",
+    "s_buffer_store",
+    "buffer_store",
+    "global_store",
+    "flat_store",
+    "scratch_store",
+    "ds_write",
+    "ds_store",
+    "buffer_wbl2",
+    "buffer_inv",
+    "exp",
+)
 # VALU instructions that read vcc without naming it (the rest name it as an operand)
 _IMPLICIT_VCC = ("v_div_fmas",)
 # modifiers with which a VALU write leaves some lanes (DPP's row and bank masks, a shift from outside
@@ -72,8 +97,11 @@ def uses_and_defs(inst: Instruction) -> tuple[int, int, int]:
         uses = 0
         for op in ops[1:]:
             uses |= _bits(op)
-        if name.startswith(("s_addk", "s_mulk", "s_bitset", "s_cmov", "v_writelane", "v_mac", "v_fmac")) \
-                or "_mfma" in name or any(m.startswith(KEEPING_MODIFIERS) for m in inst.modifiers):
+        if (
+            name.startswith(("s_addk", "s_mulk", "s_bitset", "s_cmov", "v_writelane", "v_mac", "v_fmac"))
+            or "_mfma" in name
+            or any(m.startswith(KEEPING_MODIFIERS) for m in inst.modifiers)
+        ):
             uses |= defs  # read-modify-write, or lanes and bits a DPP or SDWA write leaves as they were
         if name.startswith("v_") and ("_co_" in name or "div_scale" in name or "mad_u64" in name) and len(ops) > 1:
             defs |= _bits(ops[1])
@@ -86,9 +114,12 @@ def uses_and_defs(inst: Instruction) -> tuple[int, int, int]:
         uses |= _VCC
     elif name.startswith(_IMPLICIT_VCC):
         uses |= _VCC
-    if (name.startswith(("s_cmp", "s_bitcmp"))
-            or (name.startswith("s_") and not name.startswith(("s_mov", "s_cselect", "s_cmov", "s_load", "s_waitcnt",
-                                                               "s_barrier", "s_nop", "s_cbranch", "s_branch")))):
+    if name.startswith(("s_cmp", "s_bitcmp")) or (
+        name.startswith("s_")
+        and not name.startswith(
+            ("s_mov", "s_cselect", "s_cmov", "s_load", "s_waitcnt", "s_barrier", "s_nop", "s_cbranch", "s_branch")
+        )
+    ):
         defs |= 1 << SCC
     return uses, defs, seeds
 
@@ -100,8 +131,11 @@ def live_in(kernel: Kernel) -> list[int]:
     successors: list[tuple[int, ...]] = []
     for i, inst in enumerate(code):
         name = inst.mnemonic
-        target = (kernel.labels.get(inst.operands[0]) if inst.operands and name.startswith(("s_branch", "s_cbranch"))
-                  else None)
+        target = (
+            kernel.labels.get(inst.operands[0])
+            if inst.operands and name.startswith(("s_branch", "s_cbranch"))
+            else None
+        )
         if name == "s_endpgm" or name.startswith(("s_setpc", "s_swappc")):
             successors.append(())
         elif name == "s_branch":

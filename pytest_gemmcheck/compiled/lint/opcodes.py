@@ -104,8 +104,8 @@ TERNARY = {
     "bfe_u32": _bfe,
     "bfe_i32": lambda a, b, c: sext(_bfe(a, b, c), np.maximum(c & 31, 1)),
     "bfi_b32": lambda a, b, c: (a & b) | (~a & c),
-    "alignbit_b32": lambda a, b, c: (((a << 32) | b) >> (c & 31)),
-    "alignbyte_b32": lambda a, b, c: (((a << 32) | b) >> ((c & 3) * 8)),
+    "alignbit_b32": lambda a, b, c: ((a << 32) | b) >> (c & 31),
+    "alignbyte_b32": lambda a, b, c: ((a << 32) | b) >> ((c & 3) * 8),
     "min3_u32": lambda a, b, c: np.minimum(np.minimum(a, b), c),
     "max3_u32": lambda a, b, c: np.maximum(np.maximum(a, b), c),
 }
@@ -154,8 +154,17 @@ SAVEEXEC = {
 }
 
 # Scalar operations that leave SCC alone, and those that set it to an overflow flag.
-_KEEPS_SCC = {"mov_b32", "movk_i32", "mul_i32", "mul_hi_u32", "mul_hi_i32", "brev_b32", "bfm_b32", "sext_i32_i8",
-              "sext_i32_i16"}
+_KEEPS_SCC = {
+    "mov_b32",
+    "movk_i32",
+    "mul_i32",
+    "mul_hi_u32",
+    "mul_hi_i32",
+    "brev_b32",
+    "bfm_b32",
+    "sext_i32_i8",
+    "sext_i32_i16",
+}
 _SCC_OVERFLOW = {"add_i32", "sub_i32", "lshl1_add_u32", "lshl2_add_u32", "lshl3_add_u32", "lshl4_add_u32"}
 
 # Instructions that write no register operand (beyond what the model handles explicitly).
@@ -199,9 +208,30 @@ _LANE_WORDS = ("mbcnt", "permlane", "writelane", "swap", "dpp", "bpermute")
 _LANE_MODIFIERS = ("row_", "quad_perm", "bound_ctrl", "wave_", "dpp", "fi:", "bank_mask", "row_mask")
 
 # Scalar instructions that leave SCC as it was.
-KEEPS_SCC_PREFIXES = ("s_mov", "s_movk", "s_cselect", "s_cmov", "s_mul_i32", "s_mul_hi", "s_load", "s_buffer_load",
-                      "s_getpc", "s_memtime", "s_memrealtime", "s_getreg", "s_sext", "s_brev", "s_bfm", "s_pack",
-                      "s_bitset", "s_addk", "s_mulk", "s_movrel", "s_setpc", "s_swappc")
+KEEPS_SCC_PREFIXES = (
+    "s_mov",
+    "s_movk",
+    "s_cselect",
+    "s_cmov",
+    "s_mul_i32",
+    "s_mul_hi",
+    "s_load",
+    "s_buffer_load",
+    "s_getpc",
+    "s_memtime",
+    "s_memrealtime",
+    "s_getreg",
+    "s_sext",
+    "s_brev",
+    "s_bfm",
+    "s_pack",
+    "s_bitset",
+    "s_addk",
+    "s_mulk",
+    "s_movrel",
+    "s_setpc",
+    "s_swappc",
+)
 
 # Instructions whose results are data the model does not track by design (loaded values, clocks,
 # hardware state, the program counter): unknown results, but modelled as such.
@@ -229,10 +259,13 @@ def vector_facts(inst: Instruction) -> tuple[bool, bool, tuple[int, ...], tuple[
     register nor a constant, or an AGPR); the VGPRs and the scalar operands it reads."""
     name, ops = inst.mnemonic, inst.operands
     carry = ("_co_" in name or "div_scale" in name or "mad_u64" in name or "mad_i64" in name) and len(ops) > 1
-    lane_free = bool(ops) and not any(word in inst.base for word in _LANE_WORDS) and not any(
-        m.startswith(_LANE_MODIFIERS) for m in inst.modifiers)
+    lane_free = (
+        bool(ops)
+        and not any(word in inst.base for word in _LANE_WORDS)
+        and not any(m.startswith(_LANE_MODIFIERS) for m in inst.modifiers)
+    )
     vector, scalar = [], []
-    for text in ops[2 if carry else 1:]:
+    for text in ops[2 if carry else 1 :]:
         op = decode(text)
         if isinstance(op, Const):
             continue

@@ -100,8 +100,9 @@ class WaveSimulator:
             steps += 1
             if steps % 4096 == 0 and time.monotonic() > self.limits.deadline:
                 self.trace.end = "truncated"
-                self.trace.notes.append(f"wave {self.wave}: stopped at line {inst.line} by the time limit; "
-                                        "later events are not checked")
+                self.trace.notes.append(
+                    f"wave {self.wave}: stopped at line {inst.line} by the time limit; later events are not checked"
+                )
                 break
             if occurrence >= self.limits.max_visits or steps > self.limits.max_steps:
                 self.trace.end = "truncated"
@@ -138,8 +139,9 @@ class WaveSimulator:
         label = inst.operands[0] if inst.operands else ""
         if label not in self.kernel.labels:
             self.trace.end = "indirect-branch"
-            self.trace.notes.append(f"wave {self.wave}: branch target {label!r} at line {inst.line} "
-                                    "is not in the kernel")
+            self.trace.notes.append(
+                f"wave {self.wave}: branch target {label!r} at line {inst.line} is not in the kernel"
+            )
             return None
         return self.kernel.labels[label]
 

@@ -57,12 +57,32 @@ class WaveAbs:
     phase_writes: frozenset = frozenset()
 
     def copy(self) -> "WaveAbs":
-        return WaveAbs(self.wave, self.pc, self.regs.copy(), dict(self.vm), dict(self.ds), self.barrier, self.ended,
-                       dict(self.issued), dict(self.passed), self.final, self.phase_writes)
+        return WaveAbs(
+            self.wave,
+            self.pc,
+            self.regs.copy(),
+            dict(self.vm),
+            dict(self.ds),
+            self.barrier,
+            self.ended,
+            dict(self.issued),
+            dict(self.passed),
+            self.final,
+            self.phase_writes,
+        )
 
     def shape(self) -> tuple:
-        return (self.pc, self.ended, self.barrier, frozenset(self.vm.items()), frozenset(self.ds.items()),
-                self.phase_writes, frozenset(self.issued.items()), frozenset(self.passed.items()), self.final)
+        return (
+            self.pc,
+            self.ended,
+            self.barrier,
+            frozenset(self.vm.items()),
+            frozenset(self.ds.items()),
+            self.phase_writes,
+            frozenset(self.issued.items()),
+            frozenset(self.passed.items()),
+            self.final,
+        )
 
     def at_barrier(self) -> tuple[int, int]:
         """The barrier passed last, with how many times (relative): equal for aligned waves."""
@@ -203,12 +223,21 @@ class Walk:
         """An independent copy to go on from (a walk is resumed once per choice)."""
         heap = [(pc, parked, order, wave.copy(), dict(visits)) for pc, parked, order, wave, visits in self.heap]
         heapq.heapify(heap)
-        return Walk(heap,
-                    {end: wave.copy() for end, wave in self.finals.items()},
-                    {key: list(value) if isinstance(value, list) else value for key, value in self.seen.items()},
-                    PhaseRecord({key: set(value) for key, value in self.record.reads.items()}, set(self.record.loads),
-                                set(self.record.writes), dict(self.record.prior), set(self.record.uniform)),
-                    dict(self.read), self.steps, self.order)
+        return Walk(
+            heap,
+            {end: wave.copy() for end, wave in self.finals.items()},
+            {key: list(value) if isinstance(value, list) else value for key, value in self.seen.items()},
+            PhaseRecord(
+                {key: set(value) for key, value in self.record.reads.items()},
+                set(self.record.loads),
+                set(self.record.writes),
+                dict(self.record.prior),
+                set(self.record.uniform),
+            ),
+            dict(self.read),
+            self.steps,
+            self.order,
+        )
 
 
 @dataclass
@@ -310,8 +339,11 @@ def shifted_snapshot(snapshot: frozenset, shift: dict[int, int]) -> frozenset:
     older than any instance that can still pair with the read: it reads as never issued."""
     if not shift:
         return snapshot
-    return frozenset((load, _shifted(count, load, shift)) for load, count in snapshot
-                     if count == UNKNOWN_COUNT or count > shift.get(load, 0))
+    return frozenset(
+        (load, _shifted(count, load, shift))
+        for load, count in snapshot
+        if count == UNKNOWN_COUNT or count > shift.get(load, 0)
+    )
 
 
 def phases_apart(a: tuple[int, int], b: tuple[int, int]) -> bool:

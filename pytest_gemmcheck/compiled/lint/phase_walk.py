@@ -52,8 +52,15 @@ class PhaseWalker:
     """Runs the waves of one kernel through its phases (:meth:`run_wave`), adding to ``outcome``
     what a wave finds on its own; ``decision`` says how the phase takes a uniform branch."""
 
-    def __init__(self, facts: KernelFacts, target: Target, deadline: float, outcome: Outcome, symbols: LoopSymbols,
-                 decision: Callable[[tuple, dict], bool | None]):
+    def __init__(
+        self,
+        facts: KernelFacts,
+        target: Target,
+        deadline: float,
+        outcome: Outcome,
+        symbols: LoopSymbols,
+        decision: Callable[[tuple, dict], bool | None],
+    ):
         self.facts = facts
         self.target = target
         self.deadline = deadline
@@ -65,8 +72,9 @@ class PhaseWalker:
         # unless a write no barrier orders lands between (checked at the rendezvous)
         self.aligned = False
 
-    def run_wave(self, start: WaveAbs, decisions: dict, walk: Walk | None = None,
-                 forks: list | None = None) -> tuple[list[WaveAbs], PhaseRecord, dict]:
+    def run_wave(
+        self, start: WaveAbs, decisions: dict, walk: Walk | None = None, forks: list | None = None
+    ) -> tuple[list[WaveAbs], PhaseRecord, dict]:
         """The wave's states at the end of the phase (one per end point), what it recorded, and
         the uniform decisions the run took, by key; from the start, or going on with ``walk``.
         ``forks`` gets the walk as it stood at each decision it read first (a run under the other
@@ -99,8 +107,12 @@ class PhaseWalker:
                 if steps % 4096 == 0 and time.monotonic() > self.deadline:
                     raise OutOfTime
                 if steps > MAX_PHASE_STEPS:
-                    self.outcome.flag(wave.pc, wave.wave, f"the wave ran {MAX_PHASE_STEPS} instructions without "
-                                      "reaching a barrier; the rest was not followed")
+                    self.outcome.flag(
+                        wave.pc,
+                        wave.wave,
+                        f"the wave ran {MAX_PHASE_STEPS} instructions without "
+                        "reaching a barrier; the rest was not followed",
+                    )
                     wave.ended = True
                 if wave.ended or wave.pc >= len(self.facts.code):
                     wave.ended = True
@@ -120,18 +132,22 @@ class PhaseWalker:
                 if name == "s_branch" or name.startswith("s_cbranch"):
                     target = self.facts.kernel.labels.get(inst.operands[0] if inst.operands else "")
                     if target is None:
-                        self.outcome.flag(wave.pc, wave.wave, "the branch target is not in the kernel: the code after "
-                                          "it was not followed")
+                        self.outcome.flag(
+                            wave.pc,
+                            wave.wave,
+                            "the branch target is not in the kernel: the code after it was not followed",
+                        )
                         wave.ended = True
                         continue
                     if name == "s_branch":
                         wave.pc = target
                         continue
-                    taken = _condition(wave.regs, name[len("s_cbranch_"):])
+                    taken = _condition(wave.regs, name[len("s_cbranch_") :])
                     if taken is None:
                         if _uniform(wave.regs, name):
-                            taken = self._shared(wave, visits, decisions,
-                                                 (heap, finals, seen, record, read, steps, order), forks)
+                            taken = self._shared(
+                                wave, visits, decisions, (heap, finals, seen, record, read, steps, order), forks
+                            )
                         else:
                             visits[wave.pc] = visits.get(wave.pc, 0) + 1
                         if taken is None:  # both ways: the wave's own paths, parked to be joined there
@@ -157,13 +173,19 @@ class PhaseWalker:
                     wave.pc += 1
                     _keep(finals, wave)
                     break
-                if name in SELECTS and wave.regs.scc is None and not wave.regs.scc_nonuniform \
-                        and self.facts.decides_an_address(wave.pc) and _selects_known_values(wave.regs, inst):
+                if (
+                    name in SELECTS
+                    and wave.regs.scc is None
+                    and not wave.regs.scc_nonuniform
+                    and self.facts.decides_an_address(wave.pc)
+                    and _selects_known_values(wave.regs, inst)
+                ):
                     # a uniform select between two known values that an LDS address depends on (a
                     # tail's stage base on its trip count's parity): decided for every wave alike,
                     # as a branch on that SCC would be
-                    taken = self._shared(wave, visits, decisions, (heap, finals, seen, record, read, steps, order),
-                                         forks)
+                    taken = self._shared(
+                        wave, visits, decisions, (heap, finals, seen, record, read, steps, order), forks
+                    )
                     if taken is not None:
                         wave.regs.scc = taken
                 if not wave.regs.execute(inst):
@@ -183,8 +205,12 @@ class PhaseWalker:
         bytes it reads, whether its data is one value in every lane of every wave (one address in
         every lane, exec full), and how its destination is the same in every wave (ALL, or in the
         lanes exec has: ACTIVE). None for any other read."""
-        if not inst.mnemonic.startswith(("ds_read", "ds_load")) or len(inst.operands) < 2 or "addtid" in inst.mnemonic \
-                or "gds" in inst.modifiers:
+        if (
+            not inst.mnemonic.startswith(("ds_read", "ds_load"))
+            or len(inst.operands) < 2
+            or "addtid" in inst.mnemonic
+            or "gds" in inst.modifiers
+        ):
             return None
         same = same_result(regs, inst, inst.operands[1:2])
         lds = ds_ranges(regs, inst) if same is not None else None
@@ -193,8 +219,9 @@ class PhaseWalker:
         uniform = regs.exec_mask == MASK64 and decode(inst.operands[1]).index in regs.uniform_v
         return lds, uniform, same
 
-    def _shared(self, wave: WaveAbs, visits: dict, decisions: dict, walk_state: tuple,
-                forks: list | None) -> bool | None:
+    def _shared(
+        self, wave: WaveAbs, visits: dict, decisions: dict, walk_state: tuple, forks: list | None
+    ) -> bool | None:
         """How the phase's uniform decisions take the condition at ``wave.pc`` (a branch or a
         select on a uniform SCC): by the condition's name where it has one (a kernel argument's
         flag: the same at every visit), else for the first :data:`SHARED_VISITS` visits of it,
@@ -221,8 +248,9 @@ class PhaseWalker:
             raise NeedDecision(key, Walk(heap, finals, seen, record, read, steps, next(order)))
         if forks is not None and key not in read:
             visits[wave.pc] = visit
-            fork = Walk(heap + [(wave.pc, False, next(order), wave, visits)], finals, seen, record, read, steps,
-                        next(order))
+            fork = Walk(
+                heap + [(wave.pc, False, next(order), wave, visits)], finals, seen, record, read, steps, next(order)
+            )
             forks.append((key, fork.resumed()))
             visits[wave.pc] = visit + 1
         read[key] = taken
@@ -353,12 +381,16 @@ class PhaseWalker:
                 self.outcome.flag(site, wave.wave, problem)
                 lds = None
             elif lds is None:
-                self.outcome.flag(site, wave.wave, "M0 (the LDS destination) is not known here: what this load "
-                                  "writes was not checked")
+                self.outcome.flag(
+                    site, wave.wave, "M0 (the LDS destination) is not known here: what this load writes was not checked"
+                )
             else:
                 for (read, read_lds), younger in wave.ds.items():
-                    shared = overlap(read_lds, lds) if (
-                        read_lds is not ANYWHERE and self.facts.kinds[read] == "ds_read") else ()
+                    shared = (
+                        overlap(read_lds, lds)
+                        if (read_lds is not ANYWHERE and self.facts.kinds[read] == "ds_read")
+                        else ()
+                    )
                     if shared:
                         self._own(wave, read, site, shared, "warning", f"s_waitcnt lgkmcnt({younger}) before the load")
             count = wave.issued.get(site, 0)
@@ -489,13 +521,21 @@ def _mark_divergent(joined: WaveState, sides: list[WaveState]) -> None:
             joined.nonuniform.add(index)
     if len({side.scc for side in sides}) > 1:
         joined.scc_nonuniform = True
-    joined.uniform_v = {index for index in joined.uniform_v
-                        if all(side.vgpr.get(index) is sides[0].vgpr.get(index) for side in sides)}
-    joined.uniform_lanes = {index: lanes for index, lanes in joined.uniform_lanes.items()
-                            if all(side.vgpr.get(index) is sides[0].vgpr.get(index) for side in sides)}
+    joined.uniform_v = {
+        index for index in joined.uniform_v if all(side.vgpr.get(index) is sides[0].vgpr.get(index) for side in sides)
+    }
+    joined.uniform_lanes = {
+        index: lanes
+        for index, lanes in joined.uniform_lanes.items()
+        if all(side.vgpr.get(index) is sides[0].vgpr.get(index) for side in sides)
+    }
+
     def untouched(kind: str, index: int) -> bool:
-        return all((side.vgpr if kind == "v" else side.agpr).get(index)
-                   is (sides[0].vgpr if kind == "v" else sides[0].agpr).get(index) for side in sides)
+        return all(
+            (side.vgpr if kind == "v" else side.agpr).get(index)
+            is (sides[0].vgpr if kind == "v" else sides[0].agpr).get(index)
+            for side in sides
+        )
 
     joined.same_v = {(kind, index) for kind, index in joined.same_v if untouched(kind, index)}
     joined.same_active = {key: m for key, m in joined.same_active.items() if untouched(*key)}

@@ -98,24 +98,41 @@ class RegisterFile:
         """The values every wave at the same dynamic point shares, of the SGPRs ``live(i)`` says
         the program may still read: waves with equal keys take a branch on a uniform condition
         the same way (one that has lost a dead register's value to a join is no different)."""
-        return tuple(sorted((i, v) for i, v in self.sgpr.items()
-                            if v is not None and i not in self.nonuniform and live(i) and i not in _EXEC)), self.scc
+        return tuple(
+            sorted(
+                (i, v)
+                for i, v in self.sgpr.items()
+                if v is not None and i not in self.nonuniform and live(i) and i not in _EXEC
+            )
+        ), self.scc
 
     def key(self) -> tuple:
         """A hashable form of every register value: equal keys, equal states."""
         sgprs = tuple(sorted((i, v) for i, v in self.sgpr.items() if v is not None))
         vgprs = tuple(sorted((i, v.key()) for i, v in self.vgpr.items() if v.known.any() or v.has_affine))
         agprs = tuple(sorted((i, v.key()) for i, v in self.agpr.items() if v.known.any() or v.has_affine))
-        return (sgprs, vgprs, agprs, self.scc, frozenset(self.nonuniform), self.scc_nonuniform, frozenset(self.assumed),
-                frozenset(self.uniform_v),
-                tuple(sorted((i, tuple(sorted(lanes))) for i, lanes in self.uniform_lanes.items())),
-                frozenset(self.same_v), tuple(sorted(self.same_active.items())), self.lane_ids,
-                tuple(sorted(self.names.items())), self.scc_name, tuple(sorted(self.vnames.items())),
-                tuple(sorted(self.lane_names.items())),
-                tuple(sorted((i, tuple(sorted(v, key=repr))) for i, v in self.unequal.items())),
-                tuple(sorted((i, tuple(sorted(b.items(), key=repr))) for i, b in self.bounds.items())),
-                tuple(sorted(self.masks.items())),
-                tuple(sorted((i, mask, v.key()) for i, (mask, v) in self.active_v.items())))
+        return (
+            sgprs,
+            vgprs,
+            agprs,
+            self.scc,
+            frozenset(self.nonuniform),
+            self.scc_nonuniform,
+            frozenset(self.assumed),
+            frozenset(self.uniform_v),
+            tuple(sorted((i, tuple(sorted(lanes))) for i, lanes in self.uniform_lanes.items())),
+            frozenset(self.same_v),
+            tuple(sorted(self.same_active.items())),
+            self.lane_ids,
+            tuple(sorted(self.names.items())),
+            self.scc_name,
+            tuple(sorted(self.vnames.items())),
+            tuple(sorted(self.lane_names.items())),
+            tuple(sorted((i, tuple(sorted(v, key=repr))) for i, v in self.unequal.items())),
+            tuple(sorted((i, tuple(sorted(b.items(), key=repr))) for i, b in self.bounds.items())),
+            tuple(sorted(self.masks.items())),
+            tuple(sorted((i, mask, v.key()) for i, (mask, v) in self.active_v.items())),
+        )
 
     # ---- what a decided branch says --------------------------------------------------------
     def assume_equal(self, a: str, b: str) -> None:
@@ -124,8 +141,12 @@ class RegisterFile:
         left, right = self.read(a), self.read(b)
         for unknown, other, text in ((left, right, a), (right, left, b)):
             op = decode(text)
-            if isinstance(op, Reg) and not unknown.known[0] and not unknown.has_affine and (
-                    other.known[0] or other.has_affine):
+            if (
+                isinstance(op, Reg)
+                and not unknown.known[0]
+                and not unknown.has_affine
+                and (other.known[0] or other.has_affine)
+            ):
                 self.write(text, other)
                 if op.kind == "s" and op.index not in self.nonuniform:
                     self.assumed.add(op.index)
@@ -137,10 +158,19 @@ class RegisterFile:
         left, right = self.read(a), self.read(b)
         for unknown, other, text in ((left, right, a), (right, left, b)):
             op = decode(text)
-            if (isinstance(op, Reg) and op.kind == "s" and op.index not in self.nonuniform and not unknown.known[0]
-                    and not unknown.has_affine and (other.known[0] or other.has_affine)):
-                value = int(other.values[0]) if other.known[0] else Affine(
-                    int(other.values[0]) & MASK32, int(other.step[0]), other.symbol, other.fuzz)
+            if (
+                isinstance(op, Reg)
+                and op.kind == "s"
+                and op.index not in self.nonuniform
+                and not unknown.known[0]
+                and not unknown.has_affine
+                and (other.known[0] or other.has_affine)
+            ):
+                value = (
+                    int(other.values[0])
+                    if other.known[0]
+                    else Affine(int(other.values[0]) & MASK32, int(other.step[0]), other.symbol, other.fuzz)
+                )
                 self.unequal[op.index] = self.unequal.get(op.index, frozenset()) | {value}
                 return
 
@@ -150,8 +180,14 @@ class RegisterFile:
         left, right = self.read(a), self.read(b)
         for unknown, other, text, mine in ((left, right, a, True), (right, left, b, False)):
             op = decode(text)
-            if not (isinstance(op, Reg) and op.kind == "s" and op.index not in self.nonuniform
-                    and not unknown.known[0] and not unknown.has_affine and (other.known[0] or other.has_affine)):
+            if not (
+                isinstance(op, Reg)
+                and op.kind == "s"
+                and op.index not in self.nonuniform
+                and not unknown.known[0]
+                and not unknown.has_affine
+                and (other.known[0] or other.has_affine)
+            ):
                 continue
             # r < v + k  |  r >= v + k   (r on the left);   v < r + k  <=>  r >= v - k + 1
             shift = offset if mine else 1 - offset
@@ -166,8 +202,9 @@ class RegisterFile:
             classes = self.bounds.setdefault(op.index, {})
             key = (kind, value_class(bound))
             old = classes.get(key)
-            if old is None or (bound_base(bound) < bound_base(old) if kind == "lt"
-                               else bound_base(bound) > bound_base(old)):
+            if old is None or (
+                bound_base(bound) < bound_base(old) if kind == "lt" else bound_base(bound) > bound_base(old)
+            ):
                 classes[key] = bound
             return
 
@@ -223,8 +260,13 @@ class RegisterFile:
         if value is not None:
             return None, value, value
         op = decode(text)
-        if isinstance(op, Reg) and op.kind == "s" and op.count == 2 and self.sgpr.get(op.index) is None \
-                and self.sgpr.get(op.index + 1) is None:
+        if (
+            isinstance(op, Reg)
+            and op.kind == "s"
+            and op.count == 2
+            and self.sgpr.get(op.index) is None
+            and self.sgpr.get(op.index + 1) is None
+        ):
             return self.masks.get(op.index)
         return None
 
@@ -277,8 +319,9 @@ class RegisterFile:
             if value.known[0] or value.step is None or not value.affine[0]:
                 self.write_sgpr(index, value.scalar())
             else:
-                self.write_sgpr(index, Affine(int(value.values[0]) & MASK32, int(value.step[0]), value.symbol,
-                                              value.fuzz))
+                self.write_sgpr(
+                    index, Affine(int(value.values[0]) & MASK32, int(value.step[0]), value.symbol, value.fuzz)
+                )
             return
         table = self.vgpr if op.kind == "v" else self.agpr
         new = value.broadcast(self.width)

@@ -72,13 +72,16 @@ class RendezvousChecker:
                         cover = f"s_waitcnt vmcnt(0) + s_barrier in wave {seen.wave} after its load, before it ends"
                         pair = f"wave {seen.wave} ended without passing another barrier"
                         for severity in _weights(issued, seen.site, seen.after_end):
-                            self._cross(severity, read, seen.site, v, seen.wave, shared, "after-end", cover, pair,
-                                        trace, group)
+                            self._cross(
+                                severity, read, seen.site, v, seen.wave, shared, "after-end", cover, pair, trace, group
+                            )
                         continue
                     apart = phases_apart(before[v].at_barrier(), (seen.barrier, seen.passed))
                     pair = self._pair(v, before[v].barrier, seen.wave, seen.barrier, apart)
-                    cover = (f"s_waitcnt vmcnt({seen.younger}) in wave {seen.wave} before its barrier at line "
-                             f"{self.facts.line(seen.barrier)}")
+                    cover = (
+                        f"s_waitcnt vmcnt({seen.younger}) in wave {seen.wave} before its barrier at line "
+                        f"{self.facts.line(seen.barrier)}"
+                    )
                     for severity in _weights(issued, seen.site, seen.count):
                         # a load the read does not mean to see, issued before it: a refill that may overtake it.
                         # Retired by its wave before a barrier that pairs with a later one of the reader's:
@@ -90,14 +93,31 @@ class RendezvousChecker:
                             severity, how = ("latent", how) if seen.carried else (severity, "visible-offset")
                         self._cross(severity, read, seen.site, v, seen.wave, shared, how, cover, pair, trace, group)
                 if concurrent:
-                    self._against_phase_loads(records, v, read, lds, issued, "concurrent", trace, group,
-                                              "s_waitcnt lgkmcnt(0) + s_barrier in wave {v} between its read and "
-                                              "wave {w}'s load")
+                    self._against_phase_loads(
+                        records,
+                        v,
+                        read,
+                        lds,
+                        issued,
+                        "concurrent",
+                        trace,
+                        group,
+                        "s_waitcnt lgkmcnt(0) + s_barrier in wave {v} between its read and wave {w}'s load",
+                    )
         if ("in-flight", loads) not in self.checked_loads:
             self.checked_loads.add(("in-flight", loads))
             for v, read, lds, issued in group.reads:
-                self._against_phase_loads(records, v, read, lds, issued, "in-flight", trace, group,
-                                          "s_waitcnt lgkmcnt(0) in wave {v} before its barrier at line {line}")
+                self._against_phase_loads(
+                    records,
+                    v,
+                    read,
+                    lds,
+                    issued,
+                    "in-flight",
+                    trace,
+                    group,
+                    "s_waitcnt lgkmcnt(0) in wave {v} before its barrier at line {line}",
+                )
         self._check_writes(group, records, trace)
         self._check_uniform_reads(group, records)
 
@@ -109,8 +129,13 @@ class RendezvousChecker:
         waves may have read different values and gone different ways at a branch on it, which
         the analysis did not follow: the read is unchecked (also when its pairs are reported)."""
         for v, record in enumerate(records):
-            checked = ("uniform", v, frozenset(record.uniform), tuple(self._content("writes", r) for r in records),
-                       tuple(self._content("loads", r) for r in records))
+            checked = (
+                "uniform",
+                v,
+                frozenset(record.uniform),
+                tuple(self._content("writes", r) for r in records),
+                tuple(self._content("loads", r) for r in records),
+            )
             if not record.uniform or checked in self.checked_writes:
                 continue
             self.checked_writes.add(checked)
@@ -122,10 +147,14 @@ class RendezvousChecker:
                 changed = next(((w, site) for w, site, written in others if _shared(lds, written)), None)
                 if changed is not None:
                     w, site = changed
-                    self.outcome.flag(read, v, f"this read's data was taken as the same in every wave (one address "
-                                      f"in every lane of every wave), but wave {w}'s write at line "
-                                      f"{self.facts.line(site)} may change it between the waves' reads: what "
-                                      "depends on its value was not checked")
+                    self.outcome.flag(
+                        read,
+                        v,
+                        f"this read's data was taken as the same in every wave (one address "
+                        f"in every lane of every wave), but wave {w}'s write at line "
+                        f"{self.facts.line(site)} may change it between the waves' reads: what "
+                        "depends on its value was not checked",
+                    )
 
     def _check_writes(self, group: Group, records: list[PhaseRecord], trace: tuple) -> None:
         """The phase's reads against the other waves' DS writes that nothing orders with them:
@@ -143,11 +172,23 @@ class RendezvousChecker:
             for v, read, lds in self._in_flight_reads(group):
                 if v == w:
                     continue
-                cover = (f"s_waitcnt lgkmcnt(0) in wave {v} before its barrier at line "
-                         f"{self.facts.line(before[v].barrier)}")
+                cover = (
+                    f"s_waitcnt lgkmcnt(0) in wave {v} before its barrier at line {self.facts.line(before[v].barrier)}"
+                )
                 for write, shared in self._overlapping_writes(record, lds, frozenset()):
-                    self._write_race("warning", read, write, v, w, shared, "ds-in-flight", cover,
-                                     self._pair_of(before, v, w), trace, group)
+                    self._write_race(
+                        "warning",
+                        read,
+                        write,
+                        v,
+                        w,
+                        shared,
+                        "ds-in-flight",
+                        cover,
+                        self._pair_of(before, v, w),
+                        trace,
+                        group,
+                    )
         for v, record in enumerate(records):
             if not record.reads:
                 continue
@@ -156,8 +197,10 @@ class RendezvousChecker:
                 if w == v or not other.writes or checked in self.checked_writes:
                     continue
                 self.checked_writes.add(checked)
-                cover = (f"s_waitcnt lgkmcnt(0) + s_barrier in wave {w} between its write and wave {v}'s read, or "
-                         f"s_barrier between wave {v}'s read and wave {w}'s write")
+                cover = (
+                    f"s_waitcnt lgkmcnt(0) + s_barrier in wave {w} between its write and wave {v}'s read, or "
+                    f"s_barrier between wave {v}'s read and wave {w}'s write"
+                )
                 pair = self._pair_of(before, v, w)
                 for read, prior, lds in self._reads_by_site(record):
                     if _is_anywhere(lds):
@@ -167,15 +210,17 @@ class RendezvousChecker:
                         if noted is not None and v in noted.waves:
                             continue
                         for write in sorted(prior & self._write_sites(other)):
-                            self._write_race("error", read, write, v, w, ANYWHERE, "ds-concurrent", cover, pair,
-                                             trace, group)
+                            self._write_race(
+                                "error", read, write, v, w, ANYWHERE, "ds-concurrent", cover, pair, trace, group
+                            )
                         continue
                     for write, shared in self._overlapping_writes(other, lds, prior):
                         # after its own copy of the write, the read means to see it: an error;
                         # else the write may overtake a read of what the bytes held before
                         severity = "error" if write in prior else "warning"
-                        self._write_race(severity, read, write, v, w, shared, "ds-concurrent", cover, pair, trace,
-                                         group)
+                        self._write_race(
+                            severity, read, write, v, w, shared, "ds-concurrent", cover, pair, trace, group
+                        )
         for v, record in enumerate(records):
             checked = (v, self._content("reads", record))
             if not record.reads or not group.written or checked in self.checked_writes:
@@ -185,9 +230,12 @@ class RendezvousChecker:
                 if v == w:
                     continue
                 ended = before[w].ended
-                cover = (f"s_waitcnt lgkmcnt(0) + s_barrier in wave {w} after its write, before it ends" if ended else
-                         f"s_waitcnt lgkmcnt(0) in wave {w} before its barrier at line "
-                         f"{self.facts.line(before[w].barrier)}")
+                cover = (
+                    f"s_waitcnt lgkmcnt(0) + s_barrier in wave {w} after its write, before it ends"
+                    if ended
+                    else f"s_waitcnt lgkmcnt(0) in wave {w} before its barrier at line "
+                    f"{self.facts.line(before[w].barrier)}"
+                )
                 pair = f"wave {w} ended without passing another barrier" if ended else self._pair_of(before, v, w)
                 for read, _, lds in self._reads_by_site(record):
                     shared = _shared(lds, write_lds)
@@ -206,8 +254,9 @@ class RendezvousChecker:
         return number
 
     def _pair_of(self, before: list[WaveAbs], v: int, w: int) -> str:
-        return self._pair(v, before[v].barrier, w, before[w].barrier,
-                          phases_apart(before[v].at_barrier(), before[w].at_barrier()))
+        return self._pair(
+            v, before[v].barrier, w, before[w].barrier, phases_apart(before[v].at_barrier(), before[w].at_barrier())
+        )
 
     def _in_flight_reads(self, group: Group) -> tuple:
         """(wave, read, bytes) of the reads in flight at the phase's start, the instances of one
@@ -218,7 +267,8 @@ class RendezvousChecker:
             for v, read, lds, _ in group.reads:
                 grouped.setdefault((v, read), []).append(lds)
             cached = self.overlapping["in flight"] = tuple(
-                (v, read, _union(parts)) for (v, read), parts in sorted(grouped.items()))
+                (v, read, _union(parts)) for (v, read), parts in sorted(grouped.items())
+            )
         return cached
 
     def _reads_by_site(self, record: PhaseRecord) -> tuple:
@@ -232,7 +282,8 @@ class RendezvousChecker:
                 grouped.setdefault((read, record.prior.get((read, lds), frozenset())), []).append(lds)
             cached = self.overlapping[key] = tuple(
                 (read, prior, _union(parts))
-                for (read, prior), parts in sorted(grouped.items(), key=lambda item: item[0][0]))
+                for (read, prior), parts in sorted(grouped.items(), key=lambda item: item[0][0])
+            )
         return cached
 
     def _write_sites(self, record: PhaseRecord) -> frozenset:
@@ -279,14 +330,23 @@ class RendezvousChecker:
             # as for refills, an overtaking write needs the addresses to be told from one that cannot
             if severity == "warning":
                 return
-            item = self.outcome.undecided.setdefault(read, Unchecked(read, set(), (
-                f"{UNKNOWN_WRITE}, and wave {writer}'s DS write at line {self.facts.line(write)} is not ordered "
-                f"with this read of wave {reader}: the pair was not decided")))
+            item = self.outcome.undecided.setdefault(
+                read,
+                Unchecked(
+                    read,
+                    set(),
+                    (
+                        f"{UNKNOWN_WRITE}, and wave {writer}'s DS write at line {self.facts.line(write)} "
+                        f"is not ordered with this read of wave {reader}: the pair was not decided"
+                    ),
+                ),
+            )
             item.waves.add(reader)
             item.merged.update(self.outcome.merged)
             return
-        self.outcome.hazards.append(Hazard(severity, read, write, reader, writer, lds, how, cover, pair, trace,
-                                           group.merged))
+        self.outcome.hazards.append(
+            Hazard(severity, read, write, reader, writer, lds, how, cover, pair, trace, group.merged)
+        )
 
     def _against_phase_loads(self, records, v, read, lds, issued, how, trace, group, refill_cover: str) -> None:
         """A read of wave ``v`` against the other waves' loads of this phase: nothing orders them."""
@@ -314,9 +374,11 @@ class RendezvousChecker:
                     if seen in self.paired:
                         continue
                     self.paired.add(seen)
-                    cover = (f"s_waitcnt vmcnt(0) + s_barrier in wave {w} between its load and wave {v}'s read"
-                             if severity == "error"
-                             else refill_cover.format(v=v, w=w, line=self.facts.line(before[v].barrier)))
+                    cover = (
+                        f"s_waitcnt vmcnt(0) + s_barrier in wave {w} between its load and wave {v}'s read"
+                        if severity == "error"
+                        else refill_cover.format(v=v, w=w, line=self.facts.line(before[v].barrier))
+                    )
                     self._cross(severity, read, load, v, w, shared, how, cover, pair, trace, group)
 
     def _cross(self, severity, read, load, reader, writer, lds, how, cover, pair, trace, group) -> None:
@@ -326,8 +388,9 @@ class RendezvousChecker:
             if severity != "warning":
                 self.outcome.unknown_read(read, reader, self.facts.line(load), writer)
             return
-        self.outcome.hazards.append(Hazard(severity, read, load, reader, writer, lds, how, cover, pair, trace,
-                                           group.merged))
+        self.outcome.hazards.append(
+            Hazard(severity, read, load, reader, writer, lds, how, cover, pair, trace, group.merged)
+        )
 
     def _pair(self, v: int, v_barrier: int, w: int, w_barrier: int, apart: bool) -> str:
         if v_barrier < 0 and w_barrier < 0:
@@ -335,10 +398,14 @@ class RendezvousChecker:
         if not apart:
             return f"both waves last passed the barrier at line {self.facts.line(v_barrier)}"
         if v_barrier == w_barrier:
-            return (f"waves {v} and {w} last passed the barrier at line {self.facts.line(v_barrier)} in different "
-                    f"iterations: the waves run a barrier phase apart")
-        return (f"wave {v} last passed the barrier at line {self.facts.line(v_barrier)}, paired with wave {w}'s at "
-                f"line {self.facts.line(w_barrier)}: the waves run a barrier phase apart")
+            return (
+                f"waves {v} and {w} last passed the barrier at line {self.facts.line(v_barrier)} in different "
+                f"iterations: the waves run a barrier phase apart"
+            )
+        return (
+            f"wave {v} last passed the barrier at line {self.facts.line(v_barrier)}, paired with wave {w}'s at "
+            f"line {self.facts.line(w_barrier)}: the waves run a barrier phase apart"
+        )
 
 
 # what each part of a phase record holds, as a value to compare (see RendezvousChecker._content)

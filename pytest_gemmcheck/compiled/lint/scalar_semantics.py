@@ -89,8 +89,13 @@ def execute_scalar(state: RegisterFile, name: str, ops: tuple[str, ...], site: i
     if name in ("bitcmp0_b32", "bitcmp1_b32"):
         a, b = state.read(ops[0]).scalar(), state.read(ops[1]).scalar()
         folded = state.sgpr.get(decode(ops[0]).index) if isinstance(decode(ops[0]), Reg) else None
-        if a is None and b is not None and isinstance(folded, Affine) and folded.fuzz == 0 \
-                and folded.step % (1 << ((b & 31) + 1)) == 0:
+        if (
+            a is None
+            and b is not None
+            and isinstance(folded, Affine)
+            and folded.fuzz == 0
+            and folded.step % (1 << ((b & 31) + 1)) == 0
+        ):
             a = folded.base  # a folded counter's low bits, below its step's lowest set bit, are its base's
         state.scc = None if a is None or b is None else ((a >> (b & 31)) & 1) == (name == "bitcmp1_b32")
         return True
@@ -160,8 +165,9 @@ def execute_scalar(state: RegisterFile, name: str, ops: tuple[str, ...], site: i
         if a is None and k is not None and state.read(ops[0]).has_affine:
             # a folded loop counter stepped by a signed 16-bit constant
             constant = str(int(sext(np.int64(k), 16)) & MASK32)
-            apply_operation(state, "add_i32" if name == "addk_i32" else "mul_i32", (ops[0], ops[0], constant),
-                            scalar=True)
+            apply_operation(
+                state, "add_i32" if name == "addk_i32" else "mul_i32", (ops[0], ops[0], constant), scalar=True
+            )
             state.scc = None
             return True
         value = None

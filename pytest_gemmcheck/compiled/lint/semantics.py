@@ -45,7 +45,8 @@ class WaveState(RegisterFile):
             if mask is not None and mask in sources:
                 mark_scalar(self, "exec", False)
         if name.startswith(("s_cmp", "s_bitcmp")) or (
-                name.startswith("s_") and not name.startswith(KEEPS_SCC_PREFIXES)):
+            name.startswith("s_") and not name.startswith(KEEPS_SCC_PREFIXES)
+        ):
             self.scc_name = None
         assign(self, inst, named, self.kernarg)
         return modelled

@@ -87,7 +87,9 @@ class StateSpace:
         for w, old in zip(waves, previous.waves):
             w.regs = join_registers(old.regs, w.regs)
         line = self.code[waves[0].barrier].line if waves[0].barrier >= 0 else 0
-        merged = group.merged + (f"the registers of the phase after line {line} were joined after {STATES_PER_PHASE} "
-                                 "iterations",)
-        return Group(waves, group.visible, group.reads, group.written, group.trace, {}, group.decided, merged[-3:],
-                     group.memo)
+        merged = group.merged + (
+            f"the registers of the phase after line {line} were joined after {STATES_PER_PHASE} iterations",
+        )
+        return Group(
+            waves, group.visible, group.reads, group.written, group.trace, {}, group.decided, merged[-3:], group.memo
+        )

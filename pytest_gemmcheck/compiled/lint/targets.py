@@ -25,16 +25,20 @@ class Target:
         """Why a wait cannot be taken at its word on this target ('' when it can)."""
         for counter, value, limit in (("vmcnt", vmcnt, self.vm_limit), ("lgkmcnt", lgkmcnt, self.lgkm_limit)):
             if value is not None and value > limit:
-                return (f"{counter}({value}) does not fit {self.name}'s {counter} (at most {limit}): the assembler "
-                        "rejects it, and the lint does not guess what it would wait for")
+                return (
+                    f"{counter}({value}) does not fit {self.name}'s {counter} (at most {limit}): the assembler "
+                    "rejects it, and the lint does not guess what it would wait for"
+                )
         return ""
 
     def dma_problem(self, size: int, mnemonic: str) -> str:
         """Why a DMA load is not one of this target's ('' when it is)."""
         if size in self.dma_sizes:
             return ""
-        return (f"{mnemonic} ... lds moves {size} bytes per lane, which {self.name} cannot (it has "
-                f"{', '.join(str(s) for s in sorted(self.dma_sizes))}): what it writes was not checked")
+        return (
+            f"{mnemonic} ... lds moves {size} bytes per lane, which {self.name} cannot (it has "
+            f"{', '.join(str(s) for s in sorted(self.dma_sizes))}): what it writes was not checked"
+        )
 
 
 TARGETS = {

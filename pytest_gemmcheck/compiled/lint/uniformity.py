@@ -54,8 +54,9 @@ def exec_varies(regs: RegisterFile) -> bool:
 ALL, ACTIVE = "all", "active"
 
 
-def mark_vector(regs: RegisterFile, text: str, uniform: bool, same: str | None = None,
-                lanes_kept: bool = False) -> None:
+def mark_vector(
+    regs: RegisterFile, text: str, uniform: bool, same: str | None = None, lanes_kept: bool = False
+) -> None:
     """Record what an instruction wrote into vector operand ``text``: ``uniform`` (one value in
     every lane of every wave), ``same`` (each lane the same in every wave: in every lane, ALL,
     implied by uniform, or in the lanes of the current exec, ACTIVE). Its name goes, and, but for
@@ -115,8 +116,11 @@ def same_vector(regs: RegisterFile, text: str, active: bool = False) -> bool:
     if op.kind == "s":
         return not varies(regs, text)
     under = regs.mask64("exec") if active and regs.same_active else None
-    return all((op.kind, op.index + p) in regs.same_v or (
-        under is not None and regs.same_active.get((op.kind, op.index + p)) == under) for p in range(op.count))
+    return all(
+        (op.kind, op.index + p) in regs.same_v
+        or (under is not None and regs.same_active.get((op.kind, op.index + p)) == under)
+        for p in range(op.count)
+    )
 
 
 def _write_lane(regs: RegisterFile, ops: tuple[str, ...]) -> None:
@@ -166,8 +170,9 @@ def _lane_id(regs: RegisterFile, inst: Instruction) -> bool:
 _CROSSING = ("v_permlane", "v_swap", "ds_bpermute", "ds_permute", "ds_swizzle")
 
 
-def same_result(regs: RegisterFile, inst: Instruction, sources: tuple[str, ...], keeps: bool = True,
-                lane_ids: bool = False) -> str | None:
+def same_result(
+    regs: RegisterFile, inst: Instruction, sources: tuple[str, ...], keeps: bool = True, lane_ids: bool = False
+) -> str | None:
     """How a vector result is the same in every wave lane by lane (ALL, ACTIVE or None): an
     operation, lane-wise or moving values between the lanes of a wave (DPP, permlanes, mbcnt: the
     same pattern in every wave), of sources each the same in every wave (in the lanes exec has,
@@ -201,18 +206,29 @@ def track_uniformity(regs: RegisterFile, inst: Instruction) -> None:
     e64 = inst.mnemonic.endswith("_e64")
     if name.startswith("v_"):
         carry, lane_free, vector_sources, scalar_sources = vector_facts(inst)
-        sources = ops[2 if carry else 1:]
+        sources = ops[2 if carry else 1 :]
         # a result of uniform sources is uniform: the same lanes of the same values in every wave
-        uniform = (lane_free and regs.sgpr.get(EXEC_LO) == MASK32 and regs.sgpr.get(EXEC_LO + 1) == MASK32
-                   and all(i in regs.uniform_v for i in vector_sources)
-                   and not any(varies(regs, op) for op in scalar_sources))
+        uniform = (
+            lane_free
+            and regs.sgpr.get(EXEC_LO) == MASK32
+            and regs.sgpr.get(EXEC_LO + 1) == MASK32
+            and all(i in regs.uniform_v for i in vector_sources)
+            and not any(varies(regs, op) for op in scalar_sources)
+        )
         if name.startswith("v_writelane"):
             _write_lane(regs, ops)
         elif name.startswith("v_readlane") and len(ops) > 2:
             # one lane of a VGPR: uniform where that lane is (a spilled SGPR read back)
             lane = _lane_index(regs, ops[2])
-            mark_scalar(regs, ops[0], not (uniform or _lane_same(regs, ops[1], lane) or (
-                not varies(regs, ops[2]) and same_vector(regs, ops[1]))))
+            mark_scalar(
+                regs,
+                ops[0],
+                not (
+                    uniform
+                    or _lane_same(regs, ops[1], lane)
+                    or (not varies(regs, ops[2]) and same_vector(regs, ops[1]))
+                ),
+            )
         elif name.startswith("v_readfirstlane") and len(ops) > 1:
             # the first active lane: the same one in every wave where exec is
             mark_scalar(regs, ops[0], not (uniform or (not exec_varies(regs) and same_vector(regs, ops[1], True))))
@@ -229,12 +245,19 @@ def track_uniformity(regs: RegisterFile, inst: Instruction) -> None:
             mark_vector(regs, ops[0] if ops else "", uniform, same)
             if carry:
                 # a carry mask: bits of the lanes exec has
-                mark_scalar(regs, "vcc" if inst.mnemonic.endswith("_e32") else ops[1],
-                            not (uniform or same_result(regs, inst, sources, False)))
+                mark_scalar(
+                    regs,
+                    "vcc" if inst.mnemonic.endswith("_e32") else ops[1],
+                    not (uniform or same_result(regs, inst, sources, False)),
+                )
         return
     if not name.startswith("s_"):
-        if ops and "lds" not in inst.modifiers and not name.startswith(("ds_write", "ds_store")) \
-                and "store" not in name:
+        if (
+            ops
+            and "lds" not in inst.modifiers
+            and not name.startswith(("ds_write", "ds_store"))
+            and "store" not in name
+        ):
             # a load's data: no longer known uniform, but for a load of one address in every lane
             # of every wave (as a scalar load of a uniform address is); lanes moved between the
             # lanes of a wave by the LDS crossbar (bpermute, swizzle) as a VALU moves them
@@ -248,7 +271,8 @@ def track_uniformity(regs: RegisterFile, inst: Instruction) -> None:
     compare = name.startswith(("s_cmp", "s_bitcmp"))
     sources = ops if compare else ops[1:]
     tainted = any(varies(regs, op) for op in sources) or (
-        name.startswith(("s_cselect", "s_cmov", "s_addc", "s_subb")) and regs.scc_nonuniform)
+        name.startswith(("s_cselect", "s_cmov", "s_addc", "s_subb")) and regs.scc_nonuniform
+    )
     if name.startswith(("s_addk", "s_mulk", "s_bitset")):
         tainted |= varies(regs, ops[0])
     if "saveexec" in name:
@@ -282,7 +306,8 @@ def _load_sameness(regs: RegisterFile, inst: Instruction) -> tuple[bool, str | N
         if not isinstance(word3, int) or word3 >> 23 & 1 or varies(regs, ops[2]) or varies(regs, soffset):
             return False, None
         if not isinstance(decode(soffset), (Const, Reg)) or (
-                isinstance(decode(soffset), Reg) and decode(soffset).kind != "s"):
+            isinstance(decode(soffset), Reg) and decode(soffset).kind != "s"
+        ):
             return False, None
         vector = () if address == "off" else (address,)
     elif name.startswith("global_load"):

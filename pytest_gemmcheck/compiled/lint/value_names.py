@@ -83,8 +83,11 @@ def gather(regs: RegisterFile, inst: Instruction) -> tuple | None:
         sources.append(ops[0])
     if name.startswith("v_"):
         sources.append("exec")  # the lanes it writes, those a compare's mask has
-        if not name.startswith("v_cmp") and (regs.exec_mask != MASK64 or any(
-                m.startswith(KEEPING_MODIFIERS) for m in inst.modifiers) or name.startswith(("v_mac", "v_fmac"))):
+        if not name.startswith("v_cmp") and (
+            regs.exec_mask != MASK64
+            or any(m.startswith(KEEPING_MODIFIERS) for m in inst.modifiers)
+            or name.startswith(("v_mac", "v_fmac"))
+        ):
             sources.append(ops[0])  # the lanes and bits it leaves as they were
     names = tuple(operand_name(regs, op) for op in sources)
     dest = decode(ops[0]) if not compare else None
@@ -128,8 +131,12 @@ def assign(regs: RegisterFile, inst: Instruction, gathered: tuple | None, kernar
     elif parts and dest.kind == "v":
         for p, part in enumerate(parts):
             regs.vnames[dest.index + p] = part
-    if name.startswith("s_") and (dest is None or not name.startswith(KEEPS_SCC_PREFIXES)) and regs.scc is None \
-            and depth <= DEPTH:
+    if (
+        name.startswith("s_")
+        and (dest is None or not name.startswith(KEEPS_SCC_PREFIXES))
+        and regs.scc is None
+        and depth <= DEPTH
+    ):
         regs.scc_name = (depth, name, "scc", inputs)
 
 

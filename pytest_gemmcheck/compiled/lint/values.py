@@ -34,8 +34,15 @@ class Lanes:
 
     __slots__ = ("values", "known", "step", "affine", "symbol", "fuzz")
 
-    def __init__(self, values: np.ndarray, known: np.ndarray, step: np.ndarray | None = None,
-                 affine: np.ndarray | None = None, symbol: int = 0, fuzz: int = 0):
+    def __init__(
+        self,
+        values: np.ndarray,
+        known: np.ndarray,
+        step: np.ndarray | None = None,
+        affine: np.ndarray | None = None,
+        symbol: int = 0,
+        fuzz: int = 0,
+    ):
         self.values = values
         self.known = known
         self.step = step  # None: no lane is affine
@@ -56,9 +63,14 @@ class Lanes:
             return self
         if self.step is None:
             return Lanes(np.full(width, self.values[0], dtype=U32), np.full(width, bool(self.known[0])))
-        return Lanes(np.full(width, self.values[0], dtype=U32), np.full(width, bool(self.known[0])),
-                     np.full(width, self.step[0], dtype=np.int64), np.full(width, bool(self.affine[0])),
-                     self.symbol, self.fuzz)
+        return Lanes(
+            np.full(width, self.values[0], dtype=U32),
+            np.full(width, bool(self.known[0])),
+            np.full(width, self.step[0], dtype=np.int64),
+            np.full(width, bool(self.affine[0])),
+            self.symbol,
+            self.fuzz,
+        )
 
     @property
     def all_known(self) -> bool:
@@ -76,16 +88,28 @@ class Lanes:
         one = slice(index, index + 1)
         if self.step is None:
             return Lanes(self.values[one].copy(), self.known[one].copy())
-        return Lanes(self.values[one].copy(), self.known[one].copy(), self.step[one].copy(), self.affine[one].copy(),
-                     self.symbol, self.fuzz)
+        return Lanes(
+            self.values[one].copy(),
+            self.known[one].copy(),
+            self.step[one].copy(),
+            self.affine[one].copy(),
+            self.symbol,
+            self.fuzz,
+        )
 
     def key(self) -> tuple:
         """A hashable form: equal keys, equal values (unknown lanes compare equal)."""
         values = np.where(self.known, self.values, 0)
         if not self.has_affine:
             return (values.tobytes(), self.known.tobytes())
-        return (values.tobytes(), self.known.tobytes(), np.where(self.affine, self.step, 0).tobytes(),
-                self.affine.tobytes(), self.symbol, self.fuzz)
+        return (
+            values.tobytes(),
+            self.known.tobytes(),
+            np.where(self.affine, self.step, 0).tobytes(),
+            self.affine.tobytes(),
+            self.symbol,
+            self.fuzz,
+        )
 
 
 @dataclass(frozen=True)
@@ -98,8 +122,14 @@ class Affine:
     fuzz: int = 0
 
     def lanes(self) -> Lanes:
-        return Lanes(np.array([self.base], dtype=U32), np.zeros(1, dtype=bool), np.array([self.step], dtype=np.int64),
-                     np.ones(1, dtype=bool), self.symbol, self.fuzz)
+        return Lanes(
+            np.array([self.base], dtype=U32),
+            np.zeros(1, dtype=bool),
+            np.array([self.step], dtype=np.int64),
+            np.ones(1, dtype=bool),
+            self.symbol,
+            self.fuzz,
+        )
 
 
 def select_lanes(mask: np.ndarray, new: Lanes, old: Lanes) -> Lanes:
@@ -114,8 +144,9 @@ def select_lanes(mask: np.ndarray, new: Lanes, old: Lanes) -> Lanes:
     old_step, old_aff = (old.step, old.affine) if old.step is not None else (zeros, none)
     affine = np.where(mask, new_aff, old_aff)
     symbols = {lanes.symbol for lanes, aff in ((new, new_aff & mask), (old, old_aff & ~mask)) if aff.any()}
-    if len(symbols) > 1 or (affine.any() and new.fuzz != old.fuzz and (new_aff & mask).any()
-                            and (old_aff & ~mask).any()):
+    if len(symbols) > 1 or (
+        affine.any() and new.fuzz != old.fuzz and (new_aff & mask).any() and (old_aff & ~mask).any()
+    ):
         affine = np.zeros(width, dtype=bool)  # two loops' symbols, or two fuzz widths: not one affine value
     fuzz = new.fuzz if (new_aff & mask).any() else old.fuzz
     return Lanes(values, known, np.where(mask, new_step, old_step), affine, symbols.pop() if symbols else 0, fuzz)
@@ -127,8 +158,14 @@ def join_lanes(a: Lanes, b: Lanes) -> Lanes:
     if not (a.has_affine and b.has_affine and a.symbol == b.symbol and a.fuzz == b.fuzz):
         return Lanes(np.where(same_known, a.values, 0), same_known)
     same_affine = a.affine & b.affine & (a.values == b.values) & (a.step == b.step)
-    return Lanes(np.where(same_known | same_affine, a.values, 0), same_known, np.where(same_affine, a.step, 0),
-                 same_affine, a.symbol, a.fuzz)
+    return Lanes(
+        np.where(same_known | same_affine, a.values, 0),
+        same_known,
+        np.where(same_affine, a.step, 0),
+        same_affine,
+        a.symbol,
+        a.fuzz,
+    )
 
 
 def with_affine(name: str, sources: list[Lanes], exact: Lanes) -> Lanes:
@@ -179,7 +216,8 @@ def contradicts(bounds: dict, value: int | Affine | None) -> bool:
             return True
         if value is not None and value_class(value) == cls:
             if ("lt" in sides and bound_base(value) >= sides["lt"]) or (
-                    "ge" in sides and bound_base(value) < sides["ge"]):
+                "ge" in sides and bound_base(value) < sides["ge"]
+            ):
                 return True
     return False
 
@@ -187,8 +225,13 @@ def contradicts(bounds: dict, value: int | Affine | None) -> bool:
 def same_step_bases(a: Lanes, b: Lanes) -> tuple[int | None, int | None]:
     """Two scalars ``x + s*J`` and ``y + s*J`` of one folded loop compare as ``x`` and ``y`` for
     every J (unsigned, no wraparound: the assumption of :mod:`.affine`)."""
-    if not (a.has_affine and b.has_affine and a.symbol == b.symbol and a.fuzz == b.fuzz == 0
-            and int(a.step[0]) == int(b.step[0])):
+    if not (
+        a.has_affine
+        and b.has_affine
+        and a.symbol == b.symbol
+        and a.fuzz == b.fuzz == 0
+        and int(a.step[0]) == int(b.step[0])
+    ):
         return None, None
     return int(a.values[0]), int(b.values[0])
 
@@ -197,5 +240,6 @@ def rearranged(lanes: Lanes, order: np.ndarray) -> Lanes:
     """``lanes`` with lane i holding lane ``order[i]``'s value (affine parts included)."""
     if lanes.step is None:
         return Lanes(lanes.values[order], lanes.known[order])
-    return Lanes(lanes.values[order], lanes.known[order], lanes.step[order], lanes.affine[order], lanes.symbol,
-                 lanes.fuzz)
+    return Lanes(
+        lanes.values[order], lanes.known[order], lanes.step[order], lanes.affine[order], lanes.symbol, lanes.fuzz
+    )

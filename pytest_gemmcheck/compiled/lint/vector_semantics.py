@@ -25,12 +25,17 @@ def _swap(state: RegisterFile, name: str, ops: tuple[str, ...]) -> bool:
     permlane is modelled with every lane of a 64-lane wave active only; otherwise, and for
     values folded with different loops, both registers become unknown."""
     first, second = (decode(ops[0]), decode(ops[1])) if len(ops) > 1 else (None, None)
-    modelled = (isinstance(first, Reg) and isinstance(second, Reg) and first.kind == second.kind == "v"
-                and first.count == second.count == 1)
+    modelled = (
+        isinstance(first, Reg)
+        and isinstance(second, Reg)
+        and first.kind == second.kind == "v"
+        and first.count == second.count == 1
+    )
     if modelled:
         a, b = state.read(ops[0]).broadcast(state.width), state.read(ops[1]).broadcast(state.width)
         modelled = len({(v.symbol, v.fuzz) for v in (a, b) if v.has_affine}) <= 1 and (
-            name == "swap_b32" or (state.width == 64 and state.exec_mask == MASK64))
+            name == "swap_b32" or (state.width == 64 and state.exec_mask == MASK64)
+        )
     if not modelled:
         for text in ops[:2]:
             state.clobber(text)
@@ -190,8 +195,11 @@ def _compare(state: RegisterFile, name: str, inst: Instruction) -> bool:
         result = (symbol[0], bits & symbol[1], bits & symbol[2])
     else:
         # an unknown result is X & exec for a new X, named by the compare's index
-        result = (None, mask, mask) if mask is not None else (
-            None if exec_ is None or writes_exec else (inst.index, exec_, 0))
+        result = (
+            (None, mask, mask)
+            if mask is not None
+            else (None if exec_ is None or writes_exec else (inst.index, exec_, 0))
+        )
         if result is not None and result[0] is not None:
             state.forget_unknown(inst.index)  # a new X: that of the compare's last run is gone
     if e64 and ops:
@@ -271,8 +279,10 @@ def _pk_mov(state: RegisterFile, inst: Instruction) -> bool:
     picks = (picks + [0, 0])[:2]
     # both sources are read before the destination (often one of them) is written; the high
     # dword of a constant is not guessed at (how a packed operand extends it is not modelled)
-    halves = [Lanes.unknown(1) if isinstance(decode(src), Const) and pick else state.read(src, part=pick)
-              for src, pick in zip(ops[1:3], picks)]
+    halves = [
+        Lanes.unknown(1) if isinstance(decode(src), Const) and pick else state.read(src, part=pick)
+        for src, pick in zip(ops[1:3], picks)
+    ]
     for part, value in enumerate(halves):
         state.write(ops[0], value, part=part)
     return True

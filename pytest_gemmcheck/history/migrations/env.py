@@ -29,8 +29,9 @@ def run_online() -> None:
 
 
 def run_offline() -> None:
-    context.configure(url=context.config.get_main_option("sqlalchemy.url"), target_metadata=target_metadata,
-                      literal_binds=True)
+    context.configure(
+        url=context.config.get_main_option("sqlalchemy.url"), target_metadata=target_metadata, literal_binds=True
+    )
     with context.begin_transaction():
         context.run_migrations()
 

@@ -83,10 +83,17 @@ def _recording(arch: str, requests: dict):
     from pytest_gemmcheck.checking.triton.target import Target
 
     def hook(*, key, repr, fn, compile, is_manual_warmup, already_compiled):
-        requests.setdefault((fn.module, fn.name, compile["specialization_data"]), {
-            "module": fn.module, "name": fn.name, "signature": compile["signature"],
-            "constants": compile["constants"], "attrs": compile["configs"][0],
-            "options": json.loads(compile["specialization_data"])["options"]})
+        requests.setdefault(
+            (fn.module, fn.name, compile["specialization_data"]),
+            {
+                "module": fn.module,
+                "name": fn.name,
+                "signature": compile["signature"],
+                "constants": compile["constants"],
+                "attrs": compile["configs"][0],
+                "options": json.loads(compile["specialization_data"])["options"],
+            },
+        )
         return True  # declined: nothing is compiled or launched
 
     import torch
@@ -102,8 +109,7 @@ def _recording(arch: str, requests: dict):
     try:
         yield
     finally:
-        (triton.knobs.runtime.jit_cache_hook, RUNTIME.target_for, RUNTIME.direct_launch,
-         RUNTIME.allocate) = saved
+        (triton.knobs.runtime.jit_cache_hook, RUNTIME.target_for, RUNTIME.direct_launch, RUNTIME.allocate) = saved
         driver._active = active
 
 
@@ -125,8 +131,9 @@ def _drive_check(torch, dtype) -> None:
         for tile in (None, TILE):
             for floor in (1.0, 0.5):  # per-row thresholds, and the per-element division
                 for checksum in (True, False):
-                    fused_check.prepare_check(out, ref, rowmax, Tolerance(floor=floor), tile, checksum=checksum,
-                                              replay=True).start()
+                    fused_check.prepare_check(
+                        out, ref, rowmax, Tolerance(floor=floor), tile, checksum=checksum, replay=True
+                    ).start()
             fused_check.compare_copies(out, [out.clone()], rowmax, tile)
         fill = torch.zeros_like(out)
         fused_check.checksum(out)
@@ -146,16 +153,25 @@ def _drive_guards(torch, dtype) -> None:
     device = torch.device("cpu")
     for name in quant_mode_names():
         mode = quant_mode(name)
-        for flavour in (("e4m3fn", "e4m3fnuz") if mode.uses_fp8 else ("e4m3fn",)):
+        for flavour in ("e4m3fn", "e4m3fnuz") if mode.uses_fp8 else ("e4m3fn",):
             inputs = InputGuard(mode.make_inputs(64, 256, 128, seed=0, device=device, fp8=fp8_flavour(flavour)))
             for m, n in SHAPES:
                 buffer = GuardedBuffer(m, n, dtype, device)
                 row = torch.zeros(ROW_WIDTH, dtype=torch.int64)
                 queue_guards(inputs.words, row, 0, 0, 0, row[:RESULT_WIDTH])  # the pristine inputs' checksums
-                queue_guards(inputs.words, buffer.bits, GUARD_ELEMENTS, buffer.after_offset, buffer.canary,
-                             row[:RESULT_WIDTH])
-                queue_watch(inputs.words, buffer.bits, GUARD_ELEMENTS, buffer.after_offset, buffer.canary,
-                            buffer.tensor, row, ROW_WIDTH - 1)
+                queue_guards(
+                    inputs.words, buffer.bits, GUARD_ELEMENTS, buffer.after_offset, buffer.canary, row[:RESULT_WIDTH]
+                )
+                queue_watch(
+                    inputs.words,
+                    buffer.bits,
+                    GUARD_ELEMENTS,
+                    buffer.after_offset,
+                    buffer.canary,
+                    buffer.tensor,
+                    row,
+                    ROW_WIDTH - 1,
+                )
 
 
 def _drive_operands(torch) -> None:
@@ -207,27 +223,45 @@ def compile_and_lint(request: dict, arch: str, folder: str, index: int) -> dict:
     kernel = getattr(importlib.import_module(request["module"]), request["name"])
     options = {key: tuple(value) if isinstance(value, list) else value for key, value in request["options"].items()}
     names = kernel.arg_names
-    aligned = sorted(names[index[0]] for index, facts in request["attrs"].items()
-                     if any(fact[0] == "tt.divisibility" for fact in facts))
-    outcome = {"kernel": request["name"], "constexprs": _constexprs(request), "signature": request["signature"],
-               "divisible_by_16": aligned, "num_warps": options["num_warps"]}
+    aligned = sorted(
+        names[index[0]]
+        for index, facts in request["attrs"].items()
+        if any(fact[0] == "tt.divisibility" for fact in facts)
+    )
+    outcome = {
+        "kernel": request["name"],
+        "constexprs": _constexprs(request),
+        "signature": request["signature"],
+        "divisible_by_16": aligned,
+        "num_warps": options["num_warps"],
+    }
     started = time.perf_counter()
     try:
-        compiled = triton.compile(ASTSource(kernel, request["signature"], request["constants"], request["attrs"]),
-                                  target=GPUTarget("hip", arch, WAVEFRONT), options=options)
+        compiled = triton.compile(
+            ASTSource(kernel, request["signature"], request["constants"], request["attrs"]),
+            target=GPUTarget("hip", arch, WAVEFRONT),
+            options=options,
+        )
     except Exception as exc:  # a kernel Triton's AMD backend refuses: reported, never skipped
         outcome.update(compiled=False, error=f"{type(exc).__name__}: {str(exc)[-2000:]}")
         return outcome
-    outcome.update(compiled=True, compile_s=round(time.perf_counter() - started, 2), stages=sorted(compiled.asm),
-                   warp_size=compiled.metadata.warp_size)
+    outcome.update(
+        compiled=True,
+        compile_s=round(time.perf_counter() - started, 2),
+        stages=sorted(compiled.asm),
+        warp_size=compiled.metadata.warp_size,
+    )
     path = Path(folder, f"{index:03d}_{request['name']}.s")
     path.write_text(compiled.asm["amdgcn"])
     outcome["asm"] = str(path)
     started = time.perf_counter()
     limit = LONG_SHOT_LIMIT_S if known_unfinished(request["name"]) else LINT_TIME_LIMIT_S
     outcome["lint_limit_s"] = limit
-    done = subprocess.run([sys.executable, "-m", "pytest_gemmcheck", "lint", "--format", "json", "--time-limit",
-                           str(limit), str(path)], capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest_gemmcheck", "lint", "--format", "json", "--time-limit", str(limit), str(path)],
+        capture_output=True,
+        text=True,
+    )
     outcome["lint_s"] = round(time.perf_counter() - started, 2)
     try:
         report = json.loads(done.stdout)
@@ -236,9 +270,12 @@ def compile_and_lint(request: dict, arch: str, folder: str, index: int) -> dict:
         return outcome
     files = report.get("files", [report]) if isinstance(report, dict) else report
     counts = {key: sum(entry.get(key, 0) for entry in files) for key in ("errors", "latent", "warnings", "unchecked")}
-    outcome["lint"] = {"exit": done.returncode, **counts,
-                       "findings": [finding for entry in files for finding in entry.get("findings", [])][:5],
-                       "unfinished": [name for entry in files for name in entry.get("unfinished", [])]}
+    outcome["lint"] = {
+        "exit": done.returncode,
+        **counts,
+        "findings": [finding for entry in files for finding in entry.get("findings", [])][:5],
+        "unfinished": [name for entry in files for name in entry.get("unfinished", [])],
+    }
     return outcome
 
 
@@ -251,11 +288,18 @@ def run(arch: str, jobs: int, folder: str, part: int = 0, parts: int = 1) -> dic
     mine = list(range(part, len(requests), parts))
     Path(folder).mkdir(parents=True, exist_ok=True)
     with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn")) as pool:
-        outcomes = list(pool.map(compile_and_lint, [requests[i] for i in mine], [arch] * len(mine),
-                                 [folder] * len(mine), mine))
-    return {"arch": arch, "requests": len(requests), "kernels": sorted({r["name"] for r in requests}),
-            "part": f"{part}/{parts}", "record_s": round(recorded_s, 2),
-            "wall_s": round(time.perf_counter() - started, 2), "outcomes": outcomes}
+        outcomes = list(
+            pool.map(compile_and_lint, [requests[i] for i in mine], [arch] * len(mine), [folder] * len(mine), mine)
+        )
+    return {
+        "arch": arch,
+        "requests": len(requests),
+        "kernels": sorted({r["name"] for r in requests}),
+        "part": f"{part}/{parts}",
+        "record_s": round(recorded_s, 2),
+        "wall_s": round(time.perf_counter() - started, 2),
+        "outcomes": outcomes,
+    }
 
 
 def main(argv=None) -> int:

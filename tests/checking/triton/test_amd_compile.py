@@ -51,8 +51,12 @@ def entry_kernels() -> set[str]:
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.FunctionDef) and any(_is_jit(d) for d in node.decorator_list):
                 jitted[node.name] = node
-    called = {call.func.id for function in jitted.values() for call in ast.walk(function)
-              if isinstance(call, ast.Call) and isinstance(call.func, ast.Name)}
+    called = {
+        call.func.id
+        for function in jitted.values()
+        for call in ast.walk(function)
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Name)
+    }
     return set(jitted) - called
 
 
@@ -63,8 +67,24 @@ def test_every_configuration_compiles_for_amd_and_lints(arch, part, tmp_path):
         pytest.skip("no Triton with its AMD backend")
     env = {key: value for key, value in os.environ.items() if key != "TRITON_INTERPRET"}
     env["TRITON_CACHE_DIR"] = str(tmp_path / "triton-cache")  # compiled here, not found in a cache
-    done = subprocess.run([sys.executable, str(DRIVER), "--arch", arch, "--jobs", "1", "--part", f"{part}/{PARTS}",
-                           "--keep", str(tmp_path / "asm")], capture_output=True, text=True, env=env, timeout=3600)
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(DRIVER),
+            "--arch",
+            arch,
+            "--jobs",
+            "1",
+            "--part",
+            f"{part}/{PARTS}",
+            "--keep",
+            str(tmp_path / "asm"),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=3600,
+    )
     assert done.returncode == 0, done.stderr[-4000:]
     report = json.loads(done.stdout)
     outcomes = report["outcomes"]
@@ -76,11 +96,16 @@ def test_every_configuration_compiles_for_amd_and_lints(arch, part, tmp_path):
     lint = [(o["kernel"], o["asm"], o["lint"]) for o in outcomes]
     assert [entry for entry in lint if "error" in entry[2] or entry[2]["errors"] or entry[2]["latent"]] == []
     unfinished = [o for o in outcomes if o["lint"]["unfinished"]]
-    assert [(o["kernel"], o["asm"], o["lint"]) for o in outcomes
-            if not o["lint"]["unfinished"] and (o["lint"]["warnings"] or o["lint"]["unchecked"])] == []
+    assert [
+        (o["kernel"], o["asm"], o["lint"])
+        for o in outcomes
+        if not o["lint"]["unfinished"] and (o["lint"]["warnings"] or o["lint"]["unchecked"])
+    ] == []
     assert [(o["kernel"], o["divisible_by_16"]) for o in unfinished if not known_unfinished(o["kernel"])] == []
     compile_s = sum(o["compile_s"] for o in outcomes)
     lint_s = sum(o["lint_s"] for o in outcomes)
-    print(f"{arch} part {part}/{PARTS}: {len(outcomes)} of {report['requests']} configurations, compiled in "
-          f"{compile_s:.0f} s, linted in {lint_s:.0f} s ({len(unfinished)} unfinished), {report['wall_s']:.0f} s "
-          "in all")
+    print(
+        f"{arch} part {part}/{PARTS}: {len(outcomes)} of {report['requests']} configurations, compiled in "
+        f"{compile_s:.0f} s, linted in {lint_s:.0f} s ({len(unfinished)} unfinished), {report['wall_s']:.0f} s "
+        "in all"
+    )

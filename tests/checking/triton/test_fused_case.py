@@ -23,18 +23,36 @@ SCENARIOS = {
 
 def run(make_case, backend, scenario, deterministic=None, repeat_check="checksum"):
     results = []
-    case = make_case("fused_vs_torch", m=96, n=80, k=128, quant="ptpc", tile="16x16", deterministic=deterministic,
-                     settings=Settings(repeat=12, check_backend=backend, repeat_check=repeat_check),
-                     record=results.append)
+    case = make_case(
+        "fused_vs_torch",
+        m=96,
+        n=80,
+        k=128,
+        quant="ptpc",
+        tile="16x16",
+        deterministic=deterministic,
+        settings=Settings(repeat=12, check_backend=backend, repeat_check=repeat_check),
+        record=results.append,
+    )
     x = case.inputs()
     try:
         case.run(FaultInjector(lambda out: tiled_gemm(x, out, tile=(32, 32)), **SCENARIOS[scenario]))
     except GemmcheckFailure:
         pass
     (result,) = results
-    launches = [(launch.index, launch.kinds, launch.wrong, launch.nonfinite, launch.differing, launch.wrong_rows,
-                 launch.wrong_tiles, launch.differing_rows)
-                for launch in result.launches]
+    launches = [
+        (
+            launch.index,
+            launch.kinds,
+            launch.wrong,
+            launch.nonfinite,
+            launch.differing,
+            launch.wrong_rows,
+            launch.wrong_tiles,
+            launch.differing_rows,
+        )
+        for launch in result.launches
+    ]
     return result, launches
 
 
@@ -49,14 +67,17 @@ def test_fused_and_torch_backends_agree(make_case, fused_anywhere, scenario):
 
 
 def every_number(result):
-    return [{name: value for name, value in dataclasses.asdict(launch).items() if name not in ("elapsed_s", "pid")}
-            for launch in result.launches]
+    return [
+        {name: value for name, value in dataclasses.asdict(launch).items() if name not in ("elapsed_s", "pid")}
+        for launch in result.launches
+    ]
 
 
 @pytest.mark.parametrize("deterministic", [None, False], ids=["deterministic", "nondeterministic"])
 @pytest.mark.parametrize("scenario", SCENARIOS)
-def test_repeats_by_checksum_give_the_full_checks_numbers(make_case, fused_anywhere, monkeypatch, scenario,
-                                                          deterministic):
+def test_repeats_by_checksum_give_the_full_checks_numbers(
+    make_case, fused_anywhere, monkeypatch, scenario, deterministic
+):
     """--gemmcheck-repeat-check=checksum against full: every number of every launch the same,
     and the same verdict, while the reference is read only for the outputs not seen before."""
     from pytest_gemmcheck.checking.triton import fused_check as api
@@ -71,20 +92,26 @@ def test_repeats_by_checksum_give_the_full_checks_numbers(make_case, fused_anywh
 
     pipelines = []
     pipeline_for = in_flight.pipeline_for
-    monkeypatch.setattr(in_flight, "pipeline_for",
-                        lambda *a, **k: pipelines.append(pipeline_for(*a, **k)) or pipelines[-1])
+    monkeypatch.setattr(
+        in_flight, "pipeline_for", lambda *a, **k: pipelines.append(pipeline_for(*a, **k)) or pipelines[-1]
+    )
     repeated, _ = run(make_case, "triton", scenario, deterministic)
     assert every_number(repeated) == every_number(full)
-    assert (repeated.verdict, repeated.consensus_size, repeated.message) == (full.verdict, full.consensus_size,
-                                                                            full.message)
+    assert (repeated.verdict, repeated.consensus_size, repeated.message) == (
+        full.verdict,
+        full.consensus_size,
+        full.message,
+    )
     # launch 1 in full, and the launches queued behind it before its checksum came back (none
     # under the interpreter, the ring's depth on a GPU, at most the run's 12); then one full
     # check per output not seen before: at least one per set of numbers, at most one per launch
     # the fault touched
     (pipeline,) = pipelines
     first = max(1, min(pipeline.check_depth, len(full.launches)))
-    numbers = {repr({k: v for k, v in launch.items() if k not in ("index", "differing", "kinds")})
-               for launch in every_number(full)}
+    numbers = {
+        repr({k: v for k, v in launch.items() if k not in ("index", "differing", "kinds")})
+        for launch in every_number(full)
+    }
     assert len(numbers) <= len(full_checks) <= first + len(SCENARIOS[scenario]["launches"])
     if scenario == "clean":
         assert len(full_checks) == first
@@ -98,11 +125,15 @@ def test_fused_backend_without_consistency(make_case, fused_anywhere):
 
 TAMPERINGS = {
     # launches 1-5 each differ in their own way, then the majority: more outputs than are kept
-    "beyond the kept copies": lambda number, out: out.__setitem__((0, number), out[0, number] + 1.0)
-    if number <= 5 else None,
+    "beyond the kept copies": lambda number, out: (
+        out.__setitem__((0, number), out[0, number] + 1.0) if number <= 5 else None
+    ),
     # launches 2 and 7 give the same wrong bits, 4 its own: groups of equal outputs
-    "repeated bad output": lambda number, out: out.__setitem__((3, 3), out[3, 3] * 1.01)
-    if number in (2, 7) else (out.__setitem__((5, 1), -out[5, 1]) if number == 4 else None),
+    "repeated bad output": lambda number, out: (
+        out.__setitem__((3, 3), out[3, 3] * 1.01)
+        if number in (2, 7)
+        else (out.__setitem__((5, 1), -out[5, 1]) if number == 4 else None)
+    ),
 }
 
 
@@ -116,8 +147,15 @@ def test_checksum_grouping_matches_bitwise_comparison(make_case, fused_anywhere,
     outcomes = {}
     for backend in ("torch", "triton"):
         results = []
-        case = make_case("race", m=32, n=48, k=64, quant="bf16", settings=Settings(repeat=12, check_backend=backend),
-                         record=results.append)
+        case = make_case(
+            "race",
+            m=32,
+            n=48,
+            k=64,
+            quant="bf16",
+            settings=Settings(repeat=12, check_backend=backend),
+            record=results.append,
+        )
         x = case.inputs()
         count = [0]
 
@@ -129,9 +167,21 @@ def test_checksum_grouping_matches_bitwise_comparison(make_case, fused_anywhere,
         with pytest.raises(GemmcheckFailure):
             case.run(launch)
         (result,) = results
-        outcomes[backend] = ([(launch.index, launch.kinds, launch.differing, launch.differing_rows,
-                               launch.differing_row_ids, launch.max_diff_rel)
-                              for launch in result.launches], result.consensus_size, result.consensus_note)
+        outcomes[backend] = (
+            [
+                (
+                    launch.index,
+                    launch.kinds,
+                    launch.differing,
+                    launch.differing_rows,
+                    launch.differing_row_ids,
+                    launch.max_diff_rel,
+                )
+                for launch in result.launches
+            ],
+            result.consensus_size,
+            result.consensus_note,
+        )
     assert outcomes["triton"] == outcomes["torch"]
     assert any(kinds for _, kinds, *rest in outcomes["torch"][0])
 
@@ -142,8 +192,15 @@ def guarded_on_both_backends(make_case, kernel, tamper, field):
     seen = {}
     for backend in ("torch", "triton"):
         results = []
-        case = make_case(kernel, m=40, n=24, k=64, quant="ptpc", settings=Settings(repeat=5, check_backend=backend),
-                         record=results.append)
+        case = make_case(
+            kernel,
+            m=40,
+            n=24,
+            k=64,
+            quant="ptpc",
+            settings=Settings(repeat=5, check_backend=backend),
+            record=results.append,
+        )
         x = case.inputs()
         calls = []
 
@@ -151,6 +208,7 @@ def guarded_on_both_backends(make_case, kernel, tamper, field):
             calls.append(1)
             tiled_gemm(x, out)
             tamper(len(calls), x, out)
+
         try:
             case.run(launch)
         except GemmcheckFailure:
@@ -164,6 +222,7 @@ def guarded_on_both_backends(make_case, kernel, tamper, field):
 def test_fused_and_torch_backends_see_the_same_changed_inputs(make_case, fused_anywhere, name, rows):
     """The guard kernel (checking/triton/guard_pass.py) against its torch ops: one byte of each
     changed row, on launch 3 only; the launch is blamed, the input put back."""
+
     def tamper(number, x, out):
         if number == 3:
             tensor = getattr(x, name)
@@ -178,15 +237,21 @@ def test_fused_and_torch_backends_see_the_same_changed_inputs(make_case, fused_a
 def test_fused_and_torch_backends_see_the_same_writes_around_out(make_case, fused_anywhere):
     """The guard kernel's canary count against torch's: 3 elements before out on launch 2, 10
     past its end and the last element of the region after it on launch 4."""
+
     def tamper(number, x, out):
         if number == 2:
             torch.as_strided(out, (3,), (1,), out.storage_offset() - 3).zero_()
         if number == 4:
             past = torch.as_strided(out, (out.numel() + 4096,), (1,))
-            past[out.numel():out.numel() + 10] = 0
+            past[out.numel() : out.numel() + 10] = 0
             past[-1] = 1.0
 
     seen = guarded_on_both_backends(make_case, "writes_around_out", tamper, "wrote_outside")
     assert seen["triton"] == seen["torch"]
     assert [words for _, _, words in seen["torch"]] == [
-        "", "wrote 3 elements before the start of out", "", "wrote 11 elements past the end of out", ""]
+        "",
+        "wrote 3 elements before the start of out",
+        "",
+        "wrote 11 elements past the end of out",
+        "",
+    ]

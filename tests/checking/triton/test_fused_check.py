@@ -45,9 +45,11 @@ from pytest_gemmcheck.checking.triton import available, interpreting  # noqa: E4
 from pytest_gemmcheck.checking.triton.runtime import RUNTIME  # noqa: E402  (torch alone: no triton yet)
 
 # The interpreter computes inf - inf and 0 / 0 with numpy, as a GPU computes them, and numpy warns.
-pytestmark = pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning",
-                                        "ignore:divide by zero encountered:RuntimeWarning",
-                                        "ignore:overflow encountered:RuntimeWarning")
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:invalid value encountered:RuntimeWarning",
+    "ignore:divide by zero encountered:RuntimeWarning",
+    "ignore:overflow encountered:RuntimeWarning",
+)
 
 ON_GPU = torch.cuda.is_available() and not interpreting()
 DEVICE = "cuda" if ON_GPU else "cpu"
@@ -110,7 +112,7 @@ class ScratchFence:
     def allocate(self, numel: int, dtype: torch.dtype, device) -> torch.Tensor:
         whole = torch.empty(numel + 2 * GUARD_ELEMENTS, dtype=dtype, device=device)
         whole.view(torch.uint8).fill_(GUARD_BYTE)
-        body = whole[GUARD_ELEMENTS:GUARD_ELEMENTS + numel]
+        body = whole[GUARD_ELEMENTS : GUARD_ELEMENTS + numel]
         if dtype.is_floating_point:
             body.fill_(float("nan"))
         else:
@@ -122,13 +124,17 @@ class ScratchFence:
         for index, (whole, numel, dtype) in enumerate(self.buffers):
             raw = whole.view(torch.uint8)
             size = whole.element_size()
-            for name, region in (("before", raw[:GUARD_ELEMENTS * size]),
-                                 ("after", raw[(GUARD_ELEMENTS + numel) * size:])):
+            for name, region in (
+                ("before", raw[: GUARD_ELEMENTS * size]),
+                ("after", raw[(GUARD_ELEMENTS + numel) * size :]),
+            ):
                 bad = torch.nonzero(region != GUARD_BYTE).flatten()
                 if bad.numel():
                     offsets = bad[:8].tolist()
-                    pytest.fail(f"scratch guard overwritten {name} buffer {index} ({numel} x {dtype}): bytes "
-                                f"{offsets} of the guard (an out-of-bounds write by a kernel)")
+                    pytest.fail(
+                        f"scratch guard overwritten {name} buffer {index} ({numel} x {dtype}): bytes "
+                        f"{offsets} of the guard (an out-of-bounds write by a kernel)"
+                    )
         self.buffers.clear()
 
 
@@ -153,10 +159,13 @@ def fused(fence, what: str, call):
         result = call()
     except Exception as exc:  # a CUDA fault surfaces as torch.AcceleratorError or RuntimeError
         if ON_GPU and ("CUDA" in str(exc) or "cuda" in type(exc).__name__.lower() or "faulted" in str(exc)):
-            pytest.exit(f"GPU fault in {fence.test}, {what}:\n  {type(exc).__name__}: {exc}\n"
-                        f"The CUDA context is unusable after a fault: the session stops here. Locate the access "
-                        f"with\n  compute-sanitizer --tool memcheck {sys.executable} -m pytest "
-                        f"'{fence.test}' -x -p no:cacheprovider", returncode=3)
+            pytest.exit(
+                f"GPU fault in {fence.test}, {what}:\n  {type(exc).__name__}: {exc}\n"
+                f"The CUDA context is unusable after a fault: the session stops here. Locate the access "
+                f"with\n  compute-sanitizer --tool memcheck {sys.executable} -m pytest "
+                f"'{fence.test}' -x -p no:cacheprovider",
+                returncode=3,
+            )
         raise
     fence.verify()
     return result
@@ -252,8 +261,9 @@ def compare(fence, out, ref, tile=None, copies=(), tol=TOL, rowmax=None, configs
     first = None
     for name, config in (CONFIGS if configs is None else configs).items():
         what = f"check_launch {list(out.shape)} {out.dtype} tile={tile} copies={len(copies)} config={name}"
-        result = fused(fence, what, lambda: fused_check.check_launch(out, ref, rowmax, tol, tile, list(copies),
-                                                                      config=config))
+        result = fused(
+            fence, what, lambda: fused_check.check_launch(out, ref, rowmax, tol, tile, list(copies), config=config)
+        )
         assert_same(result, expected)
         first = first or result
     return first
@@ -496,8 +506,9 @@ def test_checksum_matches_torch(fence, dtype):
     if ON_GPU and dtype != torch.bfloat16:
         views = views[:1]  # each layout compiles kernels: every layout for one dtype is enough there
     for tensor in views:
-        assert fused(fence, f"checksum {list(tensor.shape)}", lambda: fused_check.checksum(tensor)) == \
-            checksums.checksum(tensor)
+        assert fused(
+            fence, f"checksum {list(tensor.shape)}", lambda: fused_check.checksum(tensor)
+        ) == checksums.checksum(tensor)
     other = differing_copy(out, seed=15, how="signed_zero")
     assert fused_check.checksum(other) == checksums.checksum(other) != checksums.checksum(out)
 
@@ -510,8 +521,11 @@ def test_check_and_checksum_in_one_pass(fence, shape):
     rowmax = check.row_max(ref)
     want, _ = check.check_launch(out, ref, rowmax, TOL, (8, 64), [])
     for name, config in CONFIGS.items():
-        accuracy, total = fused(fence, f"check_launch_and_checksum config={name}", lambda: fused_check.
-                                check_launch_and_checksum(out, ref, rowmax, TOL, (8, 64), config=config))
+        accuracy, total = fused(
+            fence,
+            f"check_launch_and_checksum config={name}",
+            lambda: fused_check.check_launch_and_checksum(out, ref, rowmax, TOL, (8, 64), config=config),
+        )
         assert_same((accuracy, []), (want, []))
         assert total == checksums.checksum(out)
 
@@ -523,10 +537,14 @@ def test_compare_copies(fence):
     rowmax = check.row_max(ref)
     copies = [out.clone() if i % 2 else differing_copy(out, seed=30 + i) for i in range(6)]
     for name, config in CONFIGS.items():
-        diffs = fused(fence, f"compare_copies config={name}",
-                      lambda: fused_check.compare_copies(out, copies, rowmax, (8, 16), config=config))
-        assert [(d.differing, d.max_diff_rel) for d in diffs] == \
-            [(w.differing, w.max_diff_rel) for w in (check.compare(out, c, rowmax, (8, 16)) for c in copies)]
+        diffs = fused(
+            fence,
+            f"compare_copies config={name}",
+            lambda: fused_check.compare_copies(out, copies, rowmax, (8, 16), config=config),
+        )
+        assert [(d.differing, d.max_diff_rel) for d in diffs] == [
+            (w.differing, w.max_diff_rel) for w in (check.compare(out, c, rowmax, (8, 16)) for c in copies)
+        ]
 
 
 # --- the fence itself ---------------------------------------------------------------------------
@@ -555,10 +573,16 @@ def test_available(monkeypatch):
 
 
 def test_package_imports_nothing_heavy():
-    code = ("import sys, pytest_gemmcheck.checking.triton as g; "
-            "print(any(name in sys.modules for name in ('triton', 'torch')))")
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                            env={k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"})
+    code = (
+        "import sys, pytest_gemmcheck.checking.triton as g; "
+        "print(any(name in sys.modules for name in ('triton', 'torch')))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"},
+    )
     assert result.stdout.strip() == "False", result.stderr
 
 
@@ -700,6 +724,7 @@ def test_replay_captures_at_the_second_check_or_falls_back(monkeypatch, capture)
     captured at the second and replayed after; where CUDA refuses the capture (a debugger, a
     profiler, CUDA_LAUNCH_BLOCKING), it launches them one by one from then on instead of
     failing the launch it checks. It keeps no tensor between checks."""
+
     def fake_capture(launches, device):
         if capture == "refused":
             raise RuntimeError("operation not permitted when stream is capturing")
@@ -731,8 +756,13 @@ def test_replayed_checks_give_the_numbers_of_fresh_ones(fence):
     after that, as in case.run)."""
     ref = reference(96, 640, torch.bfloat16, seed=21)
     base = within_tolerance(ref, seed=21)
-    outputs = [base, corrupt(base.clone(), "nan_region", seed=22), corrupt(base.clone(), "scattered", seed=23),
-               ref.clone(), corrupt(base.clone(), "inf", seed=24)]
+    outputs = [
+        base,
+        corrupt(base.clone(), "nan_region", seed=22),
+        corrupt(base.clone(), "scattered", seed=23),
+        ref.clone(),
+        corrupt(base.clone(), "inf", seed=24),
+    ]
     halved = check.row_max(ref) * torch.tensor([1.0, 0.5], device=DEVICE).repeat(48)
     for rowmax in (check.row_max(ref), halved):
         buffers = [torch.empty_like(ref), torch.empty_like(ref)]
@@ -768,8 +798,9 @@ def test_direct_launches_give_triton_launches_numbers(fence, monkeypatch):
         want = fused_check.check_launch_and_checksum(*tensors, rowmax, TOL, (8, 64))
         monkeypatch.setattr(RUNTIME, "direct_launch", True)
         for _ in range(3):  # the first compiles or finds the kernel, the others launch it directly
-            got = fused(fence, "direct launch", lambda: fused_check.check_launch_and_checksum(
-                *tensors, rowmax, TOL, (8, 64)))
+            got = fused(
+                fence, "direct launch", lambda: fused_check.check_launch_and_checksum(*tensors, rowmax, TOL, (8, 64))
+            )
             assert_same((got[0], []), (want[0], []))
             assert got[1] == want[1]
     assert RUNTIME.compiled_kernels and not RUNTIME.direct_launch_refused
@@ -782,18 +813,23 @@ def _structured_corruptions(out: torch.Tensor, tile: tuple[int, int]):
     swapped_rows = out.clone()
     swapped_rows[[3, 17]] = out[[17, 3]]
     swapped_tiles = out.clone()
-    swapped_tiles[:tm, :tn], swapped_tiles[tm:2 * tm, tn:2 * tn] = out[tm:2 * tm, tn:2 * tn], out[:tm, :tn]
+    swapped_tiles[:tm, :tn], swapped_tiles[tm : 2 * tm, tn : 2 * tn] = out[tm : 2 * tm, tn : 2 * tn], out[:tm, :tn]
     sign = out.clone()
     sign[5, 7] = -sign[5, 7]
     two_signs = out.clone()
     two_signs[2, 3], two_signs[9, 30] = -two_signs[2, 3], -two_signs[9, 30]
     shifted = out.clone()
-    shifted[tm:2 * tm, 1:tn + 1] = out[tm:2 * tm, 0:tn]
+    shifted[tm : 2 * tm, 1 : tn + 1] = out[tm : 2 * tm, 0:tn]
     ulp = out.clone().view(torch.int16 if out.element_size() == 2 else torch.int32)
     ulp[11, 13] += 1
-    return [("swapped rows", swapped_rows), ("swapped tiles", swapped_tiles), ("a sign flip", sign),
-            ("two sign flips", two_signs), ("a block shifted one column", shifted),
-            ("one ulp", ulp.view(out.dtype))]
+    return [
+        ("swapped rows", swapped_rows),
+        ("swapped tiles", swapped_tiles),
+        ("a sign flip", sign),
+        ("two sign flips", two_signs),
+        ("a block shifted one column", shifted),
+        ("one ulp", ulp.view(out.dtype)),
+    ]
 
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32])
@@ -819,8 +855,10 @@ def test_checksum_sees_sign_flips_a_weighted_sum_of_bits_cannot():
     m = n = 512
     rows = torch.arange(m, dtype=torch.int64)[:, None].expand(m, n)
     cols = torch.arange(n, dtype=torch.int64)[None, :].expand(m, n)
-    weights = (checksums.group_weight(rows, cols // checksums.CHECKSUM_GROUP)
-               * checksums.lane_weight(cols % checksums.CHECKSUM_GROUP)).reshape(-1)
+    weights = (
+        checksums.group_weight(rows, cols // checksums.CHECKSUM_GROUP)
+        * checksums.lane_weight(cols % checksums.CHECKSUM_GROUP)
+    ).reshape(-1)
     low = weights & ((1 << 33) - 1)
     order = torch.argsort(low)
     same = (low[order[1:]] == low[order[:-1]]).nonzero()

@@ -42,8 +42,9 @@ def test_one_changed_bit_changes_the_checksum(fused_anywhere, name):
     before = guard_row([tensor])[2]
     for place in (0, tensor.numel() // 2, tensor.numel() - 1):
         changed = tensor.clone()
-        changed.view(-1).view(torch.uint8 if changed.element_size() == 1 else torch.int16
-                              if changed.element_size() == 2 else torch.int32)[place] ^= 1
+        changed.view(-1).view(
+            torch.uint8 if changed.element_size() == 1 else torch.int16 if changed.element_size() == 2 else torch.int32
+        )[place] ^= 1
         assert guard_row([changed])[2] != before
         assert words_checksum(word_view(changed)) != before
 
@@ -53,7 +54,7 @@ def test_the_canary_is_counted_on_both_sides(fused_anywhere):
 
     buffer = GuardedBuffer(8, 8, torch.bfloat16, torch.device(DEVICE))
     buffer.bits[3] = 0
-    buffer.bits[buffer.after_offset + 10: buffer.after_offset + 12] = 0
+    buffer.bits[buffer.after_offset + 10 : buffer.after_offset + 12] = 0
     row = guard_row([], buffer.bits, buffer.canary, GUARD_ELEMENTS, buffer.after_offset)
     assert row[:2] == [1, 2]
 

@@ -26,14 +26,20 @@ class Compiled:
             if self.refuse:
                 raise TypeError("this Triton's compiled kernels take other arguments")
             self.log.append(("direct", grid, full))
+
         return run
 
 
 class FakeKernel:
     """kernel(x_ptr, n, BLOCK: constexpr, scale, FLAG: constexpr), as Triton's JIT function looks."""
 
-    params = [Param("x_ptr", False), Param("n", False), Param("BLOCK", True), Param("scale", False),
-              Param("FLAG", True)]
+    params = [
+        Param("x_ptr", False),
+        Param("n", False),
+        Param("BLOCK", True),
+        Param("scale", False),
+        Param("FLAG", True),
+    ]
 
     def __init__(self, refuse=False):
         self.log, self.refuse = [], refuse
@@ -42,6 +48,7 @@ class FakeKernel:
         def run(*args, num_warps, **constexprs):
             self.log.append(("triton", grid, args, constexprs, num_warps))
             return Compiled(self.log, self.refuse)
+
         return run
 
 

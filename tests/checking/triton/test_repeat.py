@@ -22,8 +22,18 @@ if racy_gemm.unavailable_reason():
 from pytest_gemmcheck.checking.torch_backend import row_max  # noqa: E402
 from pytest_gemmcheck.checking.triton import fused_check as api  # noqa: E402
 
-FIELDS = ("wrong", "nonfinite", "max_abs_err", "max_rel_err", "rel_l2", "wrong_rows", "wrong_tiles",
-          "worst_tile_wrong", "wrong_row_ids", "wrong_tile_ids")
+FIELDS = (
+    "wrong",
+    "nonfinite",
+    "max_abs_err",
+    "max_rel_err",
+    "rel_l2",
+    "wrong_rows",
+    "wrong_tiles",
+    "worst_tile_wrong",
+    "wrong_row_ids",
+    "wrong_tile_ids",
+)
 
 
 @pytest.mark.parametrize("variant", ["racy", "fixed"])
@@ -31,8 +41,18 @@ FIELDS = ("wrong", "nonfinite", "max_abs_err", "max_rel_err", "rel_l2", "wrong_r
 def test_each_launch_has_the_numbers_of_a_full_check_of_its_bits(make_case, variant, how):
     kernel = racy_gemm.TailGemm(variant, stages=2, block_k=32)
     results = []
-    case = make_case("cp_async_tail_gemm", m=2048, n=2048, k=256, quant="ptpc", tile="64x64", device="cuda",
-                     params=dict(kernel.params), settings=Settings(repeat=48, repeat_check=how), record=results.append)
+    case = make_case(
+        "cp_async_tail_gemm",
+        m=2048,
+        n=2048,
+        k=256,
+        quant="ptpc",
+        tile="64x64",
+        device="cuda",
+        params=dict(kernel.params),
+        settings=Settings(repeat=48, repeat_check=how),
+        record=results.append,
+    )
     x = case.inputs()
     outputs = []
 
@@ -50,11 +70,18 @@ def test_each_launch_has_the_numbers_of_a_full_check_of_its_bits(make_case, vari
     rowmax = row_max(ref)
     for record, output in zip(result.launches, outputs):
         accuracy, _ = api.check_launch(output, ref, rowmax, case.tolerance, case.tile)
-        expected = {"wrong": accuracy.wrong.elements, "nonfinite": accuracy.nonfinite,
-                    "max_abs_err": accuracy.max_abs_err, "max_rel_err": accuracy.max_rel_err,
-                    "rel_l2": accuracy.rel_l2, "wrong_rows": accuracy.wrong.rows, "wrong_tiles": accuracy.wrong.tiles,
-                    "worst_tile_wrong": accuracy.wrong.worst_tile_elements, "wrong_row_ids": accuracy.wrong.row_ids,
-                    "wrong_tile_ids": [list(t) for t in accuracy.wrong.tile_ids]}
+        expected = {
+            "wrong": accuracy.wrong.elements,
+            "nonfinite": accuracy.nonfinite,
+            "max_abs_err": accuracy.max_abs_err,
+            "max_rel_err": accuracy.max_rel_err,
+            "rel_l2": accuracy.rel_l2,
+            "wrong_rows": accuracy.wrong.rows,
+            "wrong_tiles": accuracy.wrong.tiles,
+            "worst_tile_wrong": accuracy.wrong.worst_tile_elements,
+            "wrong_row_ids": accuracy.wrong.row_ids,
+            "wrong_tile_ids": [list(t) for t in accuracy.wrong.tile_ids],
+        }
         assert {name: getattr(record, name) for name in FIELDS} == expected, record.index
     # the bad launches are those outside the largest group of equal outputs that checked accurate
     groups: dict[bytes, list[int]] = {}

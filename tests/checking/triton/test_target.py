@@ -13,12 +13,25 @@ torch = pytest.importorskip("torch")
 from pytest_gemmcheck.checking.triton import target as targets  # noqa: E402
 from pytest_gemmcheck.checking.triton.runtime import RUNTIME  # noqa: E402
 
-MI300X = SimpleNamespace(name="AMD Instinct MI300X", gcnArchName="gfx942:sramecc+:xnack-", major=9, minor=4,
-                         multi_processor_count=304, warp_size=64)
-MI355X = SimpleNamespace(name="AMD Instinct MI355X", gcnArchName="gfx950:sramecc+:xnack-", major=9, minor=5,
-                         multi_processor_count=256, warp_size=64)
-H200 = SimpleNamespace(name="NVIDIA H200", gcnArchName="NVIDIA H200", major=9, minor=0, multi_processor_count=132,
-                       warp_size=32)
+MI300X = SimpleNamespace(
+    name="AMD Instinct MI300X",
+    gcnArchName="gfx942:sramecc+:xnack-",
+    major=9,
+    minor=4,
+    multi_processor_count=304,
+    warp_size=64,
+)
+MI355X = SimpleNamespace(
+    name="AMD Instinct MI355X",
+    gcnArchName="gfx950:sramecc+:xnack-",
+    major=9,
+    minor=5,
+    multi_processor_count=256,
+    warp_size=64,
+)
+H200 = SimpleNamespace(
+    name="NVIDIA H200", gcnArchName="NVIDIA H200", major=9, minor=0, multi_processor_count=132, warp_size=32
+)
 
 
 def gpu(monkeypatch, props, hip):
@@ -69,8 +82,10 @@ def plan_on(monkeypatch, target, m=4096, n=7168, dtype=torch.bfloat16, config=No
     monkeypatch.setattr(RUNTIME, "target_for", lambda device: target)
     element = torch.empty((), dtype=dtype).element_size()
     config = config or LaunchConfig()
-    return (main_plan(m, n, element, config, torch.device("cpu")),
-            tile_plan(m, n, (128, 128), config, torch.device("cpu")))
+    return (
+        main_plan(m, n, element, config, torch.device("cpu")),
+        tile_plan(m, n, (128, 128), config, torch.device("cpu")),
+    )
 
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.float32])

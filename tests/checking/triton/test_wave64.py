@@ -23,8 +23,10 @@ from test_fused_check import compare, corrupt, differing_copy, reference, within
 
 fence = test_fused_check.fence  # the scratch fence fixture (autouse), for these tests too
 fused_check = test_fused_check.fused_check
-pytestmark = [test_fused_check.pytestmark,
-              pytest.mark.skipif(test_fused_check.ON_GPU, reason="a GPU plans for its own target")]
+pytestmark = [
+    test_fused_check.pytestmark,
+    pytest.mark.skipif(test_fused_check.ON_GPU, reason="a GPU plans for its own target"),
+]
 
 AMD = {"gfx942": Target("hip", "gfx942", 64, 304), "gfx950": Target("hip", "gfx950", 64, 256)}
 AMD_PLAN = {"amd": None}  # the default configuration: the target's own plan
@@ -90,10 +92,11 @@ def test_the_guard_kernel_counts_as_torch_does(fence, fused_anywhere, amd):
     row = torch.zeros(RESULT_WIDTH + 1, dtype=torch.int64)
     queue_guards(words, buffer.bits, GUARD_ELEMENTS, buffer.after_offset, buffer.canary, row[:RESULT_WIDTH])
     assert row[:2].tolist() == [1, 0]
-    assert row[2:2 + len(inputs)].tolist() == [words_checksum(w) for w in words]
+    assert row[2 : 2 + len(inputs)].tolist() == [words_checksum(w) for w in words]
     row.zero_()
-    queue_watch(words, buffer.bits, GUARD_ELEMENTS, buffer.after_offset, buffer.canary, buffer.tensor, row,
-                RESULT_WIDTH)
+    queue_watch(
+        words, buffer.bits, GUARD_ELEMENTS, buffer.after_offset, buffer.canary, buffer.tensor, row, RESULT_WIDTH
+    )
     assert row[RESULT_WIDTH].item() == checksums.checksum(buffer.tensor)
 
 

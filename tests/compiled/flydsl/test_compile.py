@@ -85,8 +85,9 @@ def test_cli_compiles_and_lints_a_spec():
     )
     assert done.returncode == 1, done.stderr
     assert done.stdout.strip().endswith("16 error(s), 0 warning(s) in 1 kernel(s)")
-    bad = subprocess.run([sys.executable, "-m", "pytest_gemmcheck.compiled.lint", SPEC, "-D", "K=100"],
-                         capture_output=True, text=True)
+    bad = subprocess.run(
+        [sys.executable, "-m", "pytest_gemmcheck.compiled.lint", SPEC, "-D", "K=100"], capture_output=True, text=True
+    )
     assert bad.returncode == 2 and "K must be a multiple" in bad.stderr
 
 
@@ -119,6 +120,7 @@ def test_compiled_runtime_loop_matches_the_committed_assembly_and_its_lint(varia
     [assembly] = result.assembly
     report = lint_text(assembly.text, assembly.path)
     committed = lint_text(example_asm[f"ring_loop_{variant}"])
-    assert ([(f.severity, f.instruction) for f in report.findings]
-            == [(f.severity, f.instruction) for f in committed.findings])
+    assert [(f.severity, f.instruction) for f in report.findings] == [
+        (f.severity, f.instruction) for f in committed.findings
+    ]
     assert (report.errors == []) == (variant == "fixed")

@@ -22,8 +22,11 @@ def test_metrics_of_the_compiled_example(example_asm):
 
 def test_descriptor_fallback_without_metadata(asm_kernel):
     text = asm_kernel("\tv_mfma_f32_16x16x32_fp8_fp8 a[0:3], v[0:1], v[2:3], a[0:3]\n", prologue=False)
-    text = text.replace("\t.amdgpu_metadata", "\t.amdhsa_kernel k\n\t\t.amdhsa_group_segment_fixed_size 2048\n"
-                        "\t\t.amdhsa_next_free_vgpr 40\n\t.end_amdhsa_kernel\n\t.amdgpu_metadata")
+    text = text.replace(
+        "\t.amdgpu_metadata",
+        "\t.amdhsa_kernel k\n\t\t.amdhsa_group_segment_fixed_size 2048\n"
+        "\t\t.amdhsa_next_free_vgpr 40\n\t.end_amdhsa_kernel\n\t.amdgpu_metadata",
+    )
     kernel = parse(text).kernels["k"]
     kernel.metadata = {}
     metrics = kernel_metrics(kernel)

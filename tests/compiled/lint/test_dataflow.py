@@ -13,8 +13,9 @@ BARE_RACE = "{load_a}\ts_barrier\n{read_next_a}"
 
 
 def test_unmodelled_instruction_makes_the_read_unchecked_and_the_result_incomplete(asm_kernel, snippets):
-    body = snippets["load_a"] + ("\ts_barrier\n\ts_quadmask_b32 s20, 0\n\tv_add_u32_e32 v6, s20, v5\n"
-                                 "\tds_read_b128 v[8:11], v6\n")
+    body = snippets["load_a"] + (
+        "\ts_barrier\n\ts_quadmask_b32 s20, 0\n\tv_add_u32_e32 v6, s20, v5\n\tds_read_b128 v[8:11], v6\n"
+    )
     report = lint_text(asm_kernel(body))
     [unchecked] = report.findings
     assert unchecked.severity == "unchecked" and unchecked.instruction == "ds_read_b128 v[8:11], v6"
@@ -30,7 +31,9 @@ def test_numeric_local_labels_resolve(asm_kernel, snippets):
     assert error.severity == "error" and error.instruction == "ds_read_b128 v[8:11], v5"
 
 
-RING = ARGUMENT + """\ts_mov_b32 s12, 0
+RING = (
+    ARGUMENT
+    + """\ts_mov_b32 s12, 0
 .LBB0_1:
 \ts_and_b32 s20, s12, 1
 \ts_lshl_b32 s20, s20, 12
@@ -47,6 +50,7 @@ RING = ARGUMENT + """\ts_mov_b32 s12, 0
 \ts_cmp_lg_u32 s12, s16
 \ts_cbranch_scc1 .LBB0_1
 """
+)
 
 
 def test_runtime_loop_is_analysed_for_any_trip_count(asm_kernel):
@@ -110,8 +114,13 @@ def write(tmp_path):
 
 
 def test_exit_statuses(write, asm_kernel, snippets, capsys):
-    unchecked = write("unchecked.s", asm_kernel(snippets["load_a"] + "\ts_barrier\n\ts_quadmask_b32 s20, 0\n"
-                                                "\tv_add_u32_e32 v6, s20, v5\n\tds_read_b128 v[8:11], v6\n"))
+    unchecked = write(
+        "unchecked.s",
+        asm_kernel(
+            snippets["load_a"] + "\ts_barrier\n\ts_quadmask_b32 s20, 0\n"
+            "\tv_add_u32_e32 v6, s20, v5\n\tds_read_b128 v[8:11], v6\n"
+        ),
+    )
     assert main([unchecked]) == 3
     assert capsys.readouterr().out.strip().endswith("0 error(s), 0 warning(s), 1 unchecked in 1 kernel(s)")
     latent = write("latent.s", asm_kernel(LATENT.format(**snippets)))
@@ -151,8 +160,10 @@ def test_path_engine_on_request(write, example_asm, capsys):
 
 def test_a_read_of_unknown_address_after_vmcnt0_and_a_barrier_is_safe(asm_kernel, snippets):
     # no load of any wave can be in flight at the read: its address is not needed
-    body = snippets["load_a"] + "\ts_waitcnt vmcnt(0)\n\ts_barrier\n\ts_quadmask_b32 s20, 0\n" \
+    body = (
+        snippets["load_a"] + "\ts_waitcnt vmcnt(0)\n\ts_barrier\n\ts_quadmask_b32 s20, 0\n"
         "\tv_add_u32_e32 v6, s20, v5\n\tds_read_b128 v[8:11], v6\n"
+    )
     report = lint_text(asm_kernel(body))
     assert report.findings == []
 
@@ -160,8 +171,9 @@ def test_a_read_of_unknown_address_after_vmcnt0_and_a_barrier_is_safe(asm_kernel
 def test_the_paths_engine_never_passes_an_unresolved_read(asm_kernel, snippets):
     from pytest_gemmcheck.compiled.lint.analysis import Options
 
-    body = snippets["load_a"] + ("\ts_barrier\n\ts_quadmask_b32 s20, 0\n\tv_add_u32_e32 v6, s20, v5\n"
-                                 "\tds_read_b128 v[8:11], v6\n")
+    body = snippets["load_a"] + (
+        "\ts_barrier\n\ts_quadmask_b32 s20, 0\n\tv_add_u32_e32 v6, s20, v5\n\tds_read_b128 v[8:11], v6\n"
+    )
     report = lint_text(asm_kernel(body), options=Options(engine="paths"))
     assert [f.severity for f in report.findings] == ["unchecked"]
     assert exit_status([report]) == 3
@@ -173,11 +185,14 @@ def _guarded_gather(pages: int, load: str, drain: str) -> str:
     wave's slice."""
     body = "\tbuffer_load_dword v20, v0, s[4:7], 0 offen\n\ts_waitcnt vmcnt(0)\n\tv_cmp_ne_u32_e32 vcc, -1, v20\n"
     for page in range(pages):
-        body += ("\ts_and_saveexec_b64 s[2:3], vcc\n\ts_xor_b64 s[2:3], exec, s[2:3]\n"
-                 f"\ts_cbranch_execz .LBB0_{2 * page}\n"
-                 + load + f".LBB0_{2 * page}:\n\ts_andn2_saveexec_b64 s[2:3], s[2:3]\n"
-                 f"\ts_cbranch_execz .LBB0_{2 * page + 1}\n\ts_waitcnt vmcnt(0)\n\tds_write_b32 v4, v21 offset:8192\n"
-                 f".LBB0_{2 * page + 1}:\n\ts_or_b64 exec, exec, s[2:3]\n")
+        body += (
+            "\ts_and_saveexec_b64 s[2:3], vcc\n\ts_xor_b64 s[2:3], exec, s[2:3]\n"
+            f"\ts_cbranch_execz .LBB0_{2 * page}\n"
+            + load
+            + f".LBB0_{2 * page}:\n\ts_andn2_saveexec_b64 s[2:3], s[2:3]\n"
+            f"\ts_cbranch_execz .LBB0_{2 * page + 1}\n\ts_waitcnt vmcnt(0)\n\tds_write_b32 v4, v21 offset:8192\n"
+            f".LBB0_{2 * page + 1}:\n\ts_or_b64 exec, exec, s[2:3]\n"
+        )
     return body + drain + "\ts_barrier\n\tds_read_b128 v[8:11], v5\n"
 
 
@@ -189,8 +204,9 @@ def test_a_guarded_gather_is_joined_at_its_branches_and_its_race_still_found(asm
     racy = lint_text(asm_kernel(_guarded_gather(12, snippets["load_a"], "")), options=Options(time_limit=60))
     assert racy.unfinished == [] and [f.severity for f in racy.findings] == ["error"]
     assert racy.findings[0].instruction == "ds_read_b128 v[8:11], v5"
-    fixed = lint_text(asm_kernel(_guarded_gather(12, snippets["load_a"], "\ts_waitcnt vmcnt(0)\n")),
-                      options=Options(time_limit=60))
+    fixed = lint_text(
+        asm_kernel(_guarded_gather(12, snippets["load_a"], "\ts_waitcnt vmcnt(0)\n")), options=Options(time_limit=60)
+    )
     assert fixed.unfinished == [] and fixed.findings == []
 
 
@@ -215,10 +231,15 @@ def test_a_uniform_branch_after_a_guarded_gather_is_taken_alike_by_every_wave(as
     # the gather leaves exec as it found it: a branch on a kernel argument after it is uniform.
     # Were it taken per wave, a wave reading after its wait and barrier would pair with another
     # wave's load still in flight at the same barrier on the other side
-    uniform_tail = ("\ts_cmp_eq_u32 s16, 0\n\ts_cselect_b64 s[2:3], -1, 0\n\ts_and_b64 vcc, exec, s[2:3]\n"
-                    "\ts_cbranch_vccz .LBB1_0\n" + snippets["load_b"] + "\ts_barrier\n\ts_waitcnt vmcnt(0)\n"
-                    "\ts_branch .LBB1_1\n.LBB1_0:\n" + snippets["load_b"] + "\ts_waitcnt vmcnt(0)\n\ts_barrier\n"
-                    + snippets["read_next_b"] + ".LBB1_1:\n")
+    uniform_tail = (
+        "\ts_cmp_eq_u32 s16, 0\n\ts_cselect_b64 s[2:3], -1, 0\n\ts_and_b64 vcc, exec, s[2:3]\n"
+        "\ts_cbranch_vccz .LBB1_0\n" + snippets["load_b"] + "\ts_barrier\n\ts_waitcnt vmcnt(0)\n"
+        "\ts_branch .LBB1_1\n.LBB1_0:\n"
+        + snippets["load_b"]
+        + "\ts_waitcnt vmcnt(0)\n\ts_barrier\n"
+        + snippets["read_next_b"]
+        + ".LBB1_1:\n"
+    )
     body = ARGUMENT + _guarded_gather(2, snippets["load_a"], "\ts_waitcnt vmcnt(0)\n") + uniform_tail
     report = lint_text(asm_kernel(body))
     assert report.unfinished == [] and report.findings == []
@@ -227,8 +248,10 @@ def test_a_uniform_branch_after_a_guarded_gather_is_taken_alike_by_every_wave(as
 def test_the_paths_engine_stops_at_the_time_limit_unchecked(asm_kernel, snippets):
     from pytest_gemmcheck.compiled.lint.analysis import Options
 
-    report = lint_text(asm_kernel(snippets["load_a"] + "\ts_waitcnt vmcnt(0)\n\ts_barrier\n" + snippets["read_next_a"]),
-                       options=Options(engine="paths", time_limit=0))
+    report = lint_text(
+        asm_kernel(snippets["load_a"] + "\ts_waitcnt vmcnt(0)\n\ts_barrier\n" + snippets["read_next_a"]),
+        options=Options(engine="paths", time_limit=0),
+    )
     assert report.unfinished == ["k"]
     assert [f.kind for f in report.findings] == ["unfinished"] and exit_status([report]) == 3
 
@@ -237,10 +260,18 @@ def test_selects_that_no_lds_address_depends_on_are_joined_not_decided(asm_kerne
     # twenty uniform selects on an unknown SCC (an unsigned division's corrections) whose values
     # feed only a global offset: deciding each both ways would run the phase 2**20 times. Only a
     # select an LDS address is computed from, right after it, is decided
-    corrections = "".join(f"\ts_cmp_lt_u32 s16, {k}\n\ts_cselect_b32 s17, 1, 2\n\ts_add_u32 s18, s18, s17\n"
-                          for k in range(20))
-    body = (ARGUMENT + "\ts_mov_b32 s18, 0\n" + corrections + "\tbuffer_load_dword v9, v4, s[4:7], s18 offen\n"
-            + snippets["load_a"] + "\ts_waitcnt vmcnt(0)\n\ts_barrier\n" + snippets["read_next_a"])
+    corrections = "".join(
+        f"\ts_cmp_lt_u32 s16, {k}\n\ts_cselect_b32 s17, 1, 2\n\ts_add_u32 s18, s18, s17\n" for k in range(20)
+    )
+    body = (
+        ARGUMENT
+        + "\ts_mov_b32 s18, 0\n"
+        + corrections
+        + "\tbuffer_load_dword v9, v4, s[4:7], s18 offen\n"
+        + snippets["load_a"]
+        + "\ts_waitcnt vmcnt(0)\n\ts_barrier\n"
+        + snippets["read_next_a"]
+    )
     report = lint_text(asm_kernel(body))
     assert report.findings == [] and report.unfinished == []
     racy = lint_text(asm_kernel(body.replace("\ts_waitcnt vmcnt(0)\n\ts_barrier\n", "\ts_barrier\n")))
@@ -252,8 +283,10 @@ def test_a_select_inside_an_innermost_loop_is_joined(lint_corpus):
     # the pipelined loop's reads moved by a select on the tile against a kernel argument: a choice
     # per iteration would keep the loop from folding. Joined, the two offsets make the address
     # unknown, and with the next tile in flight the reads are unchecked, never a pass
-    moved = ("\ts_cmp_lt_u32 s12, s17\n\ts_cselect_b32 s26, 0, 0x40\n\tv_add_u32_e32 v6, s26, v6\n"
-             "\tds_read_b128 v[8:11], v6\n")
+    moved = (
+        "\ts_cmp_lt_u32 s12, s17\n\ts_cselect_b32 s26, 0, 0x40\n\tv_add_u32_e32 v6, s26, v6\n"
+        "\tds_read_b128 v[8:11], v6\n"
+    )
     text = lint_corpus.pipelined_loop().replace("\tds_read_b128 v[8:11], v6\n", moved)
     report = lint_text(text)
     assert report.unfinished == [] and report.errors == []
@@ -270,8 +303,13 @@ def test_the_same_report_whatever_the_hash_seed(write, example_asm):
 
     path = write("ring.s", example_asm["ring_loop_racy"])
     outputs = {
-        subprocess.run([sys.executable, "-m", "pytest_gemmcheck.compiled.lint", "--format", "json", path],
-                       env={**os.environ, "PYTHONHASHSEED": seed}, capture_output=True, text=True, timeout=600).stdout
+        subprocess.run(
+            [sys.executable, "-m", "pytest_gemmcheck.compiled.lint", "--format", "json", path],
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            capture_output=True,
+            text=True,
+            timeout=600,
+        ).stdout
         for seed in ("1", "2", "3", "4")
     }
     assert len(outputs) == 1 and '"findings"' in next(iter(outputs))

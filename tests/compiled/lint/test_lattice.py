@@ -24,4 +24,4 @@ def test_a_loop_whose_registers_alternate_is_folded_two_iterations_apart():
     assert not alternates(counted[2], counted[0], counted[1])
     assert PERIOD % 3 == 0
     # and a register that changes otherwise (not back to its value two iterations before) neither
-    assert not alternates(iteration(3, s7=5), iteration(1, s7=1), iteration(2, s7=2 ** 20))
+    assert not alternates(iteration(3, s7=5), iteration(1, s7=1), iteration(2, s7=2**20))

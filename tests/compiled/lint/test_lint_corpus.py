@@ -6,8 +6,16 @@ import pytest
 
 from pytest_gemmcheck.compiled.lint import Options, exit_status, lint_text
 
-CLEAN = ("attention_causal_window", "bf16_gemm", "fp4_prologue", "runtime_tail", "selected_tail", "pipelined_loop",
-         "scratch_address", "epilogue")
+CLEAN = (
+    "attention_causal_window",
+    "bf16_gemm",
+    "fp4_prologue",
+    "runtime_tail",
+    "selected_tail",
+    "pipelined_loop",
+    "scratch_address",
+    "epilogue",
+)
 UNHURRIED = Options(time_limit=900.0)
 
 
@@ -68,7 +76,10 @@ def test_runtime_tail_is_safe_by_counters_and_its_racy_twin_is_not_a_pass(lint_c
     racy = linted(lint_corpus.runtime_tail(racy=True))
     [unchecked] = racy.findings
     assert (unchecked.severity, unchecked.kind, unchecked.instruction) == (
-        "unchecked", "unresolved-address", "ds_read_b128 v[8:11], v6")
+        "unchecked",
+        "unresolved-address",
+        "ds_read_b128 v[8:11], v6",
+    )
     assert "the LDS address is not known here" in unchecked.why and "may still be in flight" in unchecked.why
     assert unchecked.reader_waves == [0, 1, 2, 3]
     assert exit_status([racy]) == 3
@@ -91,7 +102,9 @@ def test_pipelined_loop_with_one_wait_per_iteration(lint_corpus):
     assert fixed.findings == [] and exit_status([fixed]) == 0
     racy = linted(lint_corpus.pipelined_loop(racy=True))
     assert [(f.severity, f.instruction) for f in racy.findings] == [
-        ("error", "ds_read_b128 v[8:11], v6"), ("error", "ds_read_b128 v[12:15], v7")]
+        ("error", "ds_read_b128 v[8:11], v6"),
+        ("error", "ds_read_b128 v[12:15], v7"),
+    ]
     assert all("s_waitcnt vmcnt(" in f.cover and "rendezvous, not a completion wait" in f.why for f in racy.errors)
     assert racy.unchecked == [] and exit_status([racy]) == 1
 
@@ -111,8 +124,11 @@ def test_epilogue_reads_racing_the_writes_they_mean_to_see_are_errors(lint_corpu
     # computed under an exec of two and-ed bounds checks and resolve
     report = linted(lint_corpus.epilogue(drop="publish"))
     [error] = report.findings
-    assert ((error.severity, error.kind, error.instruction)
-            == ("error", "ds-write-races-read", "ds_read_b128 v[12:15], v7"))
+    assert (error.severity, error.kind, error.instruction) == (
+        "error",
+        "ds-write-races-read",
+        "ds_read_b128 v[12:15], v7",
+    )
     assert [write.instruction for write in error.loads] == ["ds_write_b128 v6, v[8:11]"]
     assert error.reader_waves == [0, 1, 2, 3] and error.lds == [(0x4000, 0x5000)]
     assert "after issuing its own copy of that write" in error.why
@@ -130,7 +146,10 @@ def test_epilogue_writes_that_may_overtake_another_waves_read_are_warnings(lint_
     report = linted(lint_corpus.epilogue(drop="reuse"))
     [warning] = report.findings
     assert (warning.severity, warning.kind, warning.instruction) == (
-        "warning", "ds-write-overtakes-read", "ds_read_b128 v[12:15], v7")
+        "warning",
+        "ds-write-overtakes-read",
+        "ds_read_b128 v[12:15], v7",
+    )
     assert [write.instruction for write in warning.loads] == ["ds_write_b128 v6, v[16:19]"]
     assert "may overtake the read" in warning.why
     assert exit_status([report]) == 0

@@ -47,16 +47,21 @@ def random_kernel(seed: int, asm_kernel) -> str:
     if rng.random() < 0.6:
         trips = rng.randint(1, 3)
         loop = "".join(_op(pick(OPS[:-2]), rng, labels, "s20") for _ in range(rng.randint(2, 6)))
-        body += ("\ts_mov_b32 s12, 0\n.LBB9_loop:\n\ts_and_b32 s20, s12, 1\n\ts_lshl_b32 s20, s20, 12\n"
-                 + loop
-                 + f"\ts_add_u32 s12, s12, 1\n\ts_cmp_lt_u32 s12, {trips}\n\ts_cbranch_scc1 .LBB9_loop\n")
+        body += (
+            "\ts_mov_b32 s12, 0\n.LBB9_loop:\n\ts_and_b32 s20, s12, 1\n\ts_lshl_b32 s20, s20, 12\n"
+            + loop
+            + f"\ts_add_u32 s12, s12, 1\n\ts_cmp_lt_u32 s12, {trips}\n\ts_cbranch_scc1 .LBB9_loop\n"
+        )
     body += "".join(_op(pick(OPS[:-2]), rng, labels, rng.choice(("0", "0x1000"))) for _ in range(rng.randint(1, 4)))
     return asm_kernel(body)
 
 
 def weights(report) -> set[tuple[int, str]]:
-    return {(f.line, "error" if f.severity == "latent" else f.severity) for f in report.findings
-            if f.severity in ("error", "latent", "warning")}
+    return {
+        (f.line, "error" if f.severity == "latent" else f.severity)
+        for f in report.findings
+        if f.severity in ("error", "latent", "warning")
+    }
 
 
 @pytest.mark.parametrize("seed", range(120))
@@ -74,8 +79,9 @@ def test_dataflow_covers_every_unrolled_path_of_a_runtime_loop(seed, asm_kernel)
     # the loop bound is a kernel argument: the path engine follows 1..3 iterations per scenario,
     # the dataflow engine every trip count, so it reports at least what the path engine does
     text = random_kernel(seed, asm_kernel).replace("s_cmp_lt_u32 s12, 1\n", "s_cmp_lt_u32 s12, s16\n")
-    text = (text.replace("s_cmp_lt_u32 s12, 2\n", "s_cmp_lt_u32 s12, s16\n")
-            .replace("s_cmp_lt_u32 s12, 3\n", "s_cmp_lt_u32 s12, s16\n"))
+    text = text.replace("s_cmp_lt_u32 s12, 2\n", "s_cmp_lt_u32 s12, s16\n").replace(
+        "s_cmp_lt_u32 s12, 3\n", "s_cmp_lt_u32 s12, s16\n"
+    )
     paths = lint_text(text, options=Options(engine="paths", max_scenarios=8))
     dataflow = lint_text(text)
     assert dataflow.unchecked == []

@@ -39,8 +39,9 @@ def test_no_barrier_at_all_is_an_error_for_other_waves_data(asm_kernel, snippets
 def test_own_data_needs_only_the_own_wait(asm_kernel, snippets):
     own_slot = snippets["load_a"] + "\ts_waitcnt vmcnt(0)\n\tds_read_b128 v[8:11], v4 offset:0\n"
     # v4 is lane * 16: without the wave's base that is wave 0's slice, so read via M0's value
-    own_slot = own_slot.replace("ds_read_b128 v[8:11], v4 offset:0",
-                                "v_add_u32_e32 v6, s8, v4\n\tds_read_b128 v[8:11], v6")
+    own_slot = own_slot.replace(
+        "ds_read_b128 v[8:11], v4 offset:0", "v_add_u32_e32 v6, s8, v4\n\tds_read_b128 v[8:11], v6"
+    )
     assert findings(asm_kernel(own_slot)) == []
     unwaited = own_slot.replace("\ts_waitcnt vmcnt(0)\n", "")
     [error] = findings(asm_kernel(unwaited), "error")
@@ -188,8 +189,9 @@ def test_ds_read2_addresses(asm_kernel, snippets):
 
 
 def test_unresolved_addresses_are_unchecked_not_guessed(asm_kernel, snippets):
-    body = snippets["load_a"] + ("\ts_barrier\n\tbuffer_load_dword v6, v4, s[4:7], 0 offen\n\ts_waitcnt vmcnt(0)\n"
-                                 "\tds_read_b128 v[8:11], v6\n")
+    body = snippets["load_a"] + (
+        "\ts_barrier\n\tbuffer_load_dword v6, v4, s[4:7], 0 offen\n\ts_waitcnt vmcnt(0)\n\tds_read_b128 v[8:11], v6\n"
+    )
     report = lint_text(asm_kernel(body))
     assert report.errors == []
     [unchecked] = [f for f in report.findings if f.kind == "unresolved-address"]

@@ -21,8 +21,14 @@ def test_mod_3_of_a_folded_counter_is_exact_for_every_iteration():
     # k = 4 + 12 J for every natural J (a loop folded with period 12): k mod 3 == 1 whatever J is
     state = WaveState(64)
     state.sgpr[12] = Affine(4, 12, symbol=1)
-    run(state, "s_mul_hi_u32 s21, s12, 0xaaaaaaab", "s_lshr_b32 s21, s21, 1", "s_mul_i32 s21, s21, 3",
-        "s_sub_u32 s20, s12, s21", "s_lshl_b32 s22, s12, 2")
+    run(
+        state,
+        "s_mul_hi_u32 s21, s12, 0xaaaaaaab",
+        "s_lshr_b32 s21, s21, 1",
+        "s_mul_i32 s21, s21, 3",
+        "s_sub_u32 s20, s12, s21",
+        "s_lshl_b32 s22, s12, 2",
+    )
     assert state.sgpr_value(20) == 1
     assert state.sgpr[22] == Affine(16, 48, symbol=1)  # still symbolic, not a guess
     run(state, "s_and_b32 s23, s12, 3", "s_and_b32 s24, s12, 7")
@@ -30,9 +36,18 @@ def test_mod_3_of_a_folded_counter_is_exact_for_every_iteration():
 
 
 def test_scalar_instructions_compilers_emit_for_addresses():
-    state = run(WaveState(64), "s_mov_b32 s20, 0", "s_bitset1_b32 s20, 12", "s_mov_b32 s21, 0xff",
-                "s_bitset0_b32 s21, 0", "s_movk_i32 s22, 0x10", "s_addk_i32 s22, 0xfff0", "s_cmp_eq_u32 s22, 0",
-                "s_cselect_b32 s23, s20, s21", "s_mul_hi_u32 s24, s21, 0x10000000")
+    state = run(
+        WaveState(64),
+        "s_mov_b32 s20, 0",
+        "s_bitset1_b32 s20, 12",
+        "s_mov_b32 s21, 0xff",
+        "s_bitset0_b32 s21, 0",
+        "s_movk_i32 s22, 0x10",
+        "s_addk_i32 s22, 0xfff0",
+        "s_cmp_eq_u32 s22, 0",
+        "s_cselect_b32 s23, s20, s21",
+        "s_mul_hi_u32 s24, s21, 0x10000000",
+    )
     assert [state.sgpr_value(i) for i in range(20, 25)] == [0x1000, 0xFE, 0, 0x1000, 0xF]
 
 
@@ -56,15 +71,20 @@ def _lanes(start):
     return Lanes(np.arange(start, start + 64, dtype=np.int64), np.ones(64, dtype=bool))
 
 
-@pytest.mark.parametrize("swap, first, second", [
-    # rows 1 and 3 of the first with rows 0 and 2 of the second (16-lane rows)
-    ("v_permlane16_swap_b32_e32 v1, v2",
-     [*range(0, 16), *range(100, 116), *range(32, 48), *range(132, 148)],
-     [*range(16, 32), *range(116, 132), *range(48, 64), *range(148, 164)]),
-    # lanes 32-63 of the first with lanes 0-31 of the second
-    ("v_permlane32_swap_b32_e32 v1, v2", [*range(0, 32), *range(100, 132)], [*range(32, 64), *range(132, 164)]),
-    ("v_swap_b32 v1, v2", list(range(100, 164)), list(range(64))),
-])
+@pytest.mark.parametrize(
+    "swap, first, second",
+    [
+        # rows 1 and 3 of the first with rows 0 and 2 of the second (16-lane rows)
+        (
+            "v_permlane16_swap_b32_e32 v1, v2",
+            [*range(0, 16), *range(100, 116), *range(32, 48), *range(132, 148)],
+            [*range(16, 32), *range(116, 132), *range(48, 64), *range(148, 164)],
+        ),
+        # lanes 32-63 of the first with lanes 0-31 of the second
+        ("v_permlane32_swap_b32_e32 v1, v2", [*range(0, 32), *range(100, 132)], [*range(32, 64), *range(132, 164)]),
+        ("v_swap_b32 v1, v2", list(range(100, 164)), list(range(64))),
+    ],
+)
 def test_lane_swaps_write_both_registers(swap, first, second):
     state = run(WaveState(64), "s_mov_b64 exec, -1")
     state.vgpr[1], state.vgpr[2] = _lanes(0), _lanes(100)
@@ -83,12 +103,15 @@ def test_a_permlane_swap_under_a_partial_exec_leaves_neither_register_known():
     assert not state.vgpr.get(2, Lanes.unknown(64)).known[:32].any()
 
 
-@pytest.mark.parametrize("move, low, high", [
-    ("v_pk_mov_b32 v[4:5], v[2:3], v[2:3] op_sel:[0,1]", 0, 100),  # LLVM's 64-bit copy
-    ("v_pk_mov_b32 v[4:5], v[2:3], v[6:7] op_sel:[1,0]", 100, 200),  # a window one dword along
-    ("v_pk_mov_b32 v[2:3], v[2:3], v[6:7] op_sel:[1,0]", 100, 200),  # in place: sources read first
-    ("v_pk_mov_b32 v[4:5], v[2:3], v[6:7]", 0, 200),
-])
+@pytest.mark.parametrize(
+    "move, low, high",
+    [
+        ("v_pk_mov_b32 v[4:5], v[2:3], v[2:3] op_sel:[0,1]", 0, 100),  # LLVM's 64-bit copy
+        ("v_pk_mov_b32 v[4:5], v[2:3], v[6:7] op_sel:[1,0]", 100, 200),  # a window one dword along
+        ("v_pk_mov_b32 v[2:3], v[2:3], v[6:7] op_sel:[1,0]", 100, 200),  # in place: sources read first
+        ("v_pk_mov_b32 v[4:5], v[2:3], v[6:7]", 0, 200),
+    ],
+)
 def test_a_packed_move_takes_each_dword_its_op_sel_names(move, low, high):
     state = run(WaveState(64), "s_mov_b64 exec, -1")
     state.vgpr[2], state.vgpr[3], state.vgpr[6], state.vgpr[7] = _lanes(0), _lanes(100), _lanes(200), _lanes(300)
@@ -126,17 +149,30 @@ def test_signed_division_by_a_magic_number_is_exact_on_a_folded_counter():
     assert affine.signed_magic_divisor(0x12345) is None
     state = WaveState(64)
     state.sgpr[16] = Affine(4, 12, symbol=1)
-    run(state, "s_mul_hi_i32 s0, s16, 0x55555556", "s_lshr_b32 s1, s0, 31", "s_add_i32 s0, s0, s1",
-        "s_mul_i32 s0, s0, 3", "s_sub_i32 s0, s16, s0")
+    run(
+        state,
+        "s_mul_hi_i32 s0, s16, 0x55555556",
+        "s_lshr_b32 s1, s0, 31",
+        "s_add_i32 s0, s0, s1",
+        "s_mul_i32 s0, s0, 3",
+        "s_sub_i32 s0, s16, s0",
+    )
     assert state.sgpr_value(0) == 1
 
 
 def test_64_bit_vector_compares_of_known_scalars():
     state = WaveState(64)
     state.sgpr[126] = state.sgpr[127] = 0xFFFFFFFF  # a full wave
-    run(state, "s_mov_b32 s20, 6", "s_mov_b32 s21, 0", "v_cmp_gt_i64_e64 s[30:31], s[20:21], 5",
-        "s_mov_b32 s22, -1", "s_mov_b32 s23, -1", "v_cmp_gt_i64_e64 s[32:33], s[22:23], 5",
-        "v_cmp_gt_u64_e64 s[34:35], s[22:23], 5")
+    run(
+        state,
+        "s_mov_b32 s20, 6",
+        "s_mov_b32 s21, 0",
+        "v_cmp_gt_i64_e64 s[30:31], s[20:21], 5",
+        "s_mov_b32 s22, -1",
+        "s_mov_b32 s23, -1",
+        "v_cmp_gt_i64_e64 s[32:33], s[22:23], 5",
+        "v_cmp_gt_u64_e64 s[34:35], s[22:23], 5",
+    )
     assert state.sgpr64(30) == 0xFFFFFFFFFFFFFFFF  # 6 > 5
     assert state.sgpr64(32) == 0  # -1 > 5 is false, signed
     assert state.sgpr64(34) == 0xFFFFFFFFFFFFFFFF  # 2**64 - 1 > 5, unsigned
@@ -167,16 +203,27 @@ def test_a_vector_load_of_one_uniform_address_is_uniform_data():
 
 def test_llvm_if_else_gives_exec_back():
     # exec & X, its complement, then their union: the mask as it was, known again (X unknown)
-    state = run(WaveState(64), "s_mov_b64 exec, -1", "ds_read_b32 v20, v4", "v_cmp_ne_u32_e32 vcc, -1, v20",
-                "s_and_saveexec_b64 s[2:3], vcc", "s_xor_b64 s[2:3], exec, s[2:3]")
+    state = run(
+        WaveState(64),
+        "s_mov_b64 exec, -1",
+        "ds_read_b32 v20, v4",
+        "v_cmp_ne_u32_e32 vcc, -1, v20",
+        "s_and_saveexec_b64 s[2:3], vcc",
+        "s_xor_b64 s[2:3], exec, s[2:3]",
+    )
     assert state.exec_mask is None
     run(state, "s_andn2_saveexec_b64 s[2:3], s[2:3]")
     assert state.exec_mask is None
     run(state, "s_or_b64 exec, exec, s[2:3]")
     assert state.exec_mask == 0xFFFFFFFFFFFFFFFF
     # a mask of another compare's result does not combine with this one's
-    run(state, "v_cmp_ne_u32_e32 vcc, -1, v20", "s_and_saveexec_b64 s[2:3], vcc", "v_cmp_eq_u32_e32 vcc, 0, v20",
-        "s_or_b64 exec, exec, vcc")
+    run(
+        state,
+        "v_cmp_ne_u32_e32 vcc, -1, v20",
+        "s_and_saveexec_b64 s[2:3], vcc",
+        "v_cmp_eq_u32_e32 vcc, 0, v20",
+        "s_or_b64 exec, exec, vcc",
+    )
     assert state.exec_mask is None
 
 
@@ -185,9 +232,14 @@ def test_an_address_computed_under_a_bounds_checked_exec_is_known_in_its_lanes()
     # lanes run is unknown, but a value computed in the region is what those lanes hold
     state = WaveState(64)
     state.vgpr[5] = Lanes(np.arange(64, dtype=np.int64) * 16, np.ones(64, dtype=bool))
-    region = ("s_mov_b64 exec, -1", "v_cmp_gt_u32_e32 vcc, s16, v5", "v_cmp_gt_u32_e64 s[26:27], s17, v5",
-              "s_and_b64 s[28:29], vcc, s[26:27]", "s_and_saveexec_b64 s[30:31], s[28:29]",
-              "v_add_u32_e32 v7, 0x4000, v5")
+    region = (
+        "s_mov_b64 exec, -1",
+        "v_cmp_gt_u32_e32 vcc, s16, v5",
+        "v_cmp_gt_u32_e64 s[26:27], s17, v5",
+        "s_and_b64 s[28:29], vcc, s[26:27]",
+        "s_and_saveexec_b64 s[30:31], s[28:29]",
+        "v_add_u32_e32 v7, 0x4000, v5",
+    )
     for index, line in enumerate(region):  # each compare's result is named by its instruction
         state.execute(parse_instruction(line, index=index))
     assert state.exec_mask is None
