@@ -38,8 +38,10 @@ from pathlib import Path
 # compute units of the GPUs of each arch: only the grid size depends on them, never a compile
 COMPUTE_UNITS = {"gfx942": 304, "gfx950": 256}
 WAVEFRONT = 64
-LINT_TIME_LIMIT_S = 30.0  # the lint's own default
-# The configurations the lint does not finish in 30 s nor in 60: the per-tile counts (docs/amd.md
+# four times the lint's own default: the slowest configuration that finishes took 13 s beside one
+# other job on two cores and over 30 s in a whole test run there, where it must not read as unfinished
+LINT_TIME_LIMIT_S = 120.0
+# The configurations the lint does not finish in 60 s (in any time seen): the per-tile counts (docs/amd.md
 # says why). They are linted for LONG_SHOT_LIMIT_S: what the lint reaches in that time must hold
 # no error.
 UNFINISHED = {"_tile_kernel"}

@@ -6,7 +6,7 @@ gfx950 (MI355X) through Triton's own AMD backend, with no GPU, to amdgcn and a h
 wavefronts of 64; and its assembly goes through ``gemmcheck lint``.
 
 What the lint says (docs/amd.md): no error and no latent finding in any configuration, and
-every configuration it finishes within its time limit (30 s, its default) is clean. It does
+every configuration it finishes within its time limit (amd_kernels.LINT_TIME_LIMIT_S) is clean. It does
 not finish (``unchecked``) the per-tile counts: those are linted for
 amd_kernels.LONG_SHOT_LIMIT_S only, and what it reaches must hold no error. This test holds
 those lines: an error, a finding in a finished kernel, or an unfinished kernel of another kind
