@@ -17,7 +17,8 @@ Views:
            Every case is a new shape (n grows by one each case, by 8 on a GPU; the shape's GEMM
            run once on zeros before it, torch's own per-shape set-up), in one session
            (gc.session); the mean of --cases cases, in ms (on the CPU by the thread's CPU clock).
-  profile  cProfile's functions by their own time over --cases such cases (seconds for all).
+  profile  cProfile's functions by their own (--sort tottime) or inclusive time over --cases such
+           cases (seconds for all).
   inputs   ns an element of the seeded inputs: rng.bell's one stream, and each quant mode's
            make_inputs (both operands and their scales), square shapes.
 
@@ -242,9 +243,9 @@ def profile_view(args) -> int:
             profiler.disable()
             text = io.StringIO()
             stats = pstats.Stats(profiler, stream=text)
-            stats.sort_stats("tottime").print_stats(args.rows)
+            stats.sort_stats(args.sort).print_stats(args.rows)
             print(
-                f"\n{quant} {m}x{n}x{k}, repeat {args.repeat}: cProfile of {args.cases} cases, by own time "
+                f"\n{quant} {m}x{n}x{k}, repeat {args.repeat}: cProfile of {args.cases} cases, by {args.sort} time "
                 f"(seconds for all {args.cases})"
             )
             print("\n".join(line for line in text.getvalue().splitlines()[4:] if line.strip()))
@@ -302,6 +303,7 @@ def parser() -> argparse.ArgumentParser:
         view.add_argument("--record", action="store_true", help="record into SQLite, written after each case")
         if name == "profile":
             view.add_argument("--rows", type=int, default=40)
+            view.add_argument("--sort", choices=["tottime", "cumulative"], default="tottime", help="own or inclusive time")
     inputs = views.add_parser("inputs", help="ns an element of the seeded inputs")
     inputs.add_argument("--device", choices=["cpu", "cuda"], default="cuda" if torch.cuda.is_available() else "cpu")
     inputs.add_argument("--sizes", default="64,256,1024", help="square shapes, comma-separated (default %(default)s)")
