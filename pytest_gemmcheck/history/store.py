@@ -9,6 +9,7 @@ database refuses never takes the others with it.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import socket
@@ -55,24 +56,29 @@ def _fits(row: dict, table: str) -> dict:
     return row
 
 
-def _insert_ignoring_duplicates(connection, table, rows: list[dict], unique: str) -> None:
+def _insert_ignoring_duplicates(connection, table, rows: list[dict], unique: str) -> dict[str, int]:
     """INSERT ... ON CONFLICT DO NOTHING on the backends that have it (two sessions may add
-    the same case at once); a plain insert of the missing rows elsewhere."""
+    the same case at once), a plain insert of the missing rows elsewhere; the ids of the rows it
+    inserted, by their ``unique`` value (on SQLite and PostgreSQL in the same statement)."""
     if not rows:
-        return
+        return {}
+    column = table.c[unique]
     dialect = connection.dialect.name
     if dialect == "postgresql":
         from sqlalchemy.dialects.postgresql import insert as dialect_insert
     elif dialect == "sqlite":
         from sqlalchemy.dialects.sqlite import insert as dialect_insert
     else:
-        column = table.c[unique]
         existing = set(connection.scalars(select(column).where(column.in_([r[unique] for r in rows]))))
         rows = [r for r in rows if r[unique] not in existing]
         if rows:
             connection.execute(insert(table), rows)
-        return
-    connection.execute(dialect_insert(table).on_conflict_do_nothing(index_elements=[unique]), rows)
+        return {}
+    statement = dialect_insert(table).on_conflict_do_nothing(index_elements=[unique])
+    if len(rows) > 1:  # RETURNING with many rows is an executemany SQLite answers row by row
+        connection.execute(statement, rows)
+        return {}
+    return dict(connection.execute(statement.returning(column, table.c.id), rows).all())
 
 
 def _ids_by(connection, table, unique: str, values: Iterable[str]) -> dict[str, int]:
@@ -105,6 +111,22 @@ class RunInfo:
 class HistoryStore:
     def __init__(self, engine: Engine):
         self.engine = engine
+        # stack rows by fingerprint, as written or read by this store: a session writes one
+        # stack again and again (two statements a flush saved); forgotten when a write fails
+        self._stack_id: dict[str, int] = {}
+        self._run_stack: set[int] = set()  # runs whose stack this store set
+
+    @contextlib.contextmanager
+    def _writing(self):
+        """write_transaction, forgetting what this store knows of the rows when it fails: a
+        stack written in it was rolled back, a run's stack was not set."""
+        try:
+            with write_transaction(self.engine) as connection:
+                yield connection
+        except BaseException:
+            self._stack_id.clear()
+            self._run_stack.clear()
+            raise
 
     # --- runs -------------------------------------------------------------------------
     @on_fresh_connection
@@ -113,7 +135,7 @@ class HistoryStore:
     ) -> int:
         mark_dead_runs_interrupted(self.engine)
         pid = os.getpid() if info.pid is None else info.pid
-        with write_transaction(self.engine) as connection:
+        with self._writing() as connection:
             stack_id = self._stack_ids(connection, [stack])[stack["fingerprint"]] if stack else None
             now = utcnow()
             return connection.execute(
@@ -217,33 +239,36 @@ class HistoryStore:
         if not results:
             return
         uids = uids or [None] * len(results)
-        with write_transaction(self.engine) as connection:
-            stacks = self._stack_ids(connection, [r.stack for r in results if r.stack])
-            _insert_ignoring_duplicates(connection, case_table, [_case_row(r) for r in results], "key")
-            case_ids = _ids_by(connection, case_table, "key", [r.key for r in results])
-            result_rows = [
-                _result_row(run_id, case_ids[r.key], stacks.get((r.stack or {}).get("fingerprint")), r, uid)
-                for r, uid in zip(results, uids)
-            ]
-            result_ids = connection.scalars(
-                insert(result_table).returning(result_table.c.id, sort_by_parameter_order=True), result_rows
-            ).all()
-            launch_rows = [
-                _launch_row(result_id, launch)
-                for result_id, result in zip(result_ids, results)
-                for launch in result.launches
-            ]
-            for start in range(0, len(launch_rows), 5000):
-                connection.execute(insert(launch_table), launch_rows[start : start + 5000])
-            run_update = {"heartbeat_at": utcnow()}
-            first_stack = next((stacks[r.stack["fingerprint"]] for r in results if r.stack), None)
-            if first_stack is not None:  # an xdist controller has no GPU: the workers' stack is the run's
-                connection.execute(
-                    update(run_table)
-                    .where(run_table.c.id == run_id, run_table.c.stack_id.is_(None))
-                    .values(stack_id=first_stack)
-                )
-            connection.execute(update(run_table).where(run_table.c.id == run_id).values(**run_update))
+        with self._writing() as connection:
+            self._add_results(connection, run_id, results, uids)
+
+    def _add_results(self, connection, run_id: int, results: list[CaseResult], uids: list) -> None:
+        stacks = self._stack_ids(connection, [r.stack for r in results if r.stack])
+        keys = {r.key for r in results}
+        case_ids = _insert_ignoring_duplicates(connection, case_table, [_case_row(r) for r in results], "key")
+        if len(case_ids) < len(keys):
+            case_ids.update(_ids_by(connection, case_table, "key", keys - case_ids.keys()))
+        result_rows = [
+            _result_row(run_id, case_ids[r.key], stacks.get((r.stack or {}).get("fingerprint")), r, uid)
+            for r, uid in zip(results, uids)
+        ]
+        result_ids = connection.scalars(
+            insert(result_table).returning(result_table.c.id, sort_by_parameter_order=True), result_rows
+        ).all()
+        launch_rows = [
+            _launch_row(result_id, launch)
+            for result_id, result in zip(result_ids, results)
+            for launch in result.launches
+        ]
+        for start in range(0, len(launch_rows), 5000):
+            connection.execute(insert(launch_table), launch_rows[start : start + 5000])
+        run_update = update(run_table).where(run_table.c.id == run_id)
+        first_stack = next((stacks[r.stack["fingerprint"]] for r in results if r.stack), None)
+        if first_stack is not None and run_id not in self._run_stack:
+            # an xdist controller has no GPU: the workers' stack is the run's, set by the first
+            run_update = run_update.values(stack_id=func.coalesce(run_table.c.stack_id, first_stack))
+            self._run_stack.add(run_id)
+        connection.execute(run_update.values(heartbeat_at=utcnow()))
 
     def add_each(self, run_id: int, results: list[tuple[str, CaseResult]]) -> dict[str, str]:
         """Store (uid, result) pairs: in one transaction, else (that failing) one result per
@@ -282,10 +307,15 @@ class HistoryStore:
         unique = {s["fingerprint"]: s for s in stacks if s}
         rows = []
         for fingerprint, info in unique.items():
-            columns, extra = split(info)
-            rows.append({"fingerprint": fingerprint, **columns, "extra": extra, "created_at": utcnow()})
-        _insert_ignoring_duplicates(connection, stack_table, rows, "fingerprint")
-        return _ids_by(connection, stack_table, "fingerprint", unique)
+            if fingerprint not in self._stack_id:
+                columns, extra = split(info)
+                rows.append({"fingerprint": fingerprint, **columns, "extra": extra, "created_at": utcnow()})
+        if rows:
+            self._stack_id.update(_insert_ignoring_duplicates(connection, stack_table, rows, "fingerprint"))
+            missing = [fingerprint for fingerprint in unique if fingerprint not in self._stack_id]
+            if missing:
+                self._stack_id.update(_ids_by(connection, stack_table, "fingerprint", missing))
+        return {fingerprint: self._stack_id[fingerprint] for fingerprint in unique}
 
     # --- reads --------------------------------------------------------------------------
     def counts(self) -> dict[str, int]:
