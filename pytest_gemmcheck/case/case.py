@@ -290,8 +290,14 @@ class Case:
 
     def _kept_inputs(self) -> KeptInputs:
         key = self._inputs_key()
-        kept = self._kept if self._kept is not None else self.context.inputs_cache.get(key, self._keep_inputs)
-        if kept.changed() and not kept.restore(self._make_inputs):  # reshaped in place: made anew
+        made = []  # inputs made just now need no proof (on a GPU a read of each and a wait)
+
+        def keep() -> KeptInputs:
+            made.append(True)
+            return self._keep_inputs()
+
+        kept = self._kept if self._kept is not None else self.context.inputs_cache.get(key, keep)
+        if not made and kept.changed() and not kept.restore(self._make_inputs):  # reshaped in place: made anew
             self.context.inputs_cache.discard(lambda cached: cached == key)
             kept = self.context.inputs_cache.get(key, self._keep_inputs)
         self._kept = kept
@@ -337,24 +343,25 @@ class Case:
         self._handed_out = [ref for ref in self._handed_out if ref() is not None]
         return [t for t in (ref() for ref in self._handed_out) if t is not None]
 
-    def judged_reference(self) -> ProtectedReference:
+    def judged_reference(self, inputs: Inputs | None = None) -> ProtectedReference:
         """The harness's own reference, proved unchanged since it was made (on a GPU by the check
         backend's checksum: the fused one reads it once, where the torch one costs hundreds of
-        small ops); made again if it was changed."""
+        small ops); made again if it was changed. ``inputs``: :meth:`inputs` as handed out just
+        now, which it is made from if it is made (else they are handed out, and so proved, again)."""
         key = self._inputs_key() + (dtype_name(self.out_dtype), self.reference_key)
         cache = self.context.reference_cache
-        protected = cache.get(key, self._make_reference)
+        protected = cache.get(key, lambda: self._make_reference(inputs))
         backend = self.context.settings.check_backend
         if not protected.intact(lambda tensor: select_checker(backend, tensor).checksum(tensor)):
             cache.discard(lambda cached: cached == key)
-            protected = cache.get(key, self._make_reference)
+            protected = cache.get(key, lambda: self._make_reference(inputs))
         return protected
 
-    def _make_reference(self) -> ProtectedReference:
+    def _make_reference(self, inputs: Inputs | None = None) -> ProtectedReference:
         """The reference, refused when it does not fit the output dtype: an element that overflows
         to inf (float16 holds 65504 at most) would make its row's tolerance infinite, and a kernel
         could write anything there."""
-        ref = self._reference_tensor()
+        ref = self._reference_tensor(inputs)
         protected = ProtectedReference(ref)
         # a NaN or an inf is its row's maximum: M numbers tell what a pass over the reference would
         if not bool(torch.isfinite(protected.rowmax()).all()):
@@ -366,9 +373,11 @@ class Case:
             )
         return protected
 
-    def _reference_tensor(self) -> torch.Tensor:
+    def _reference_tensor(self, inputs: Inputs | None = None) -> torch.Tensor:
         """The reference's values, in the output dtype (a collective case's are its rank's part)."""
-        return compute_reference(self.inputs(), self.out_dtype) if self.reference_fn is None else self._own_reference()
+        if self.reference_fn is not None:
+            return self._own_reference()
+        return compute_reference(inputs if inputs is not None else self.inputs(), self.out_dtype)
 
     def _own_reference(self) -> torch.Tensor:
         """The case's ``reference(inputs)``, checked and rounded to the output dtype like the built-in one."""

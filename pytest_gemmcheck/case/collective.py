@@ -207,7 +207,7 @@ class CollectiveCase(Case):
         :meth:`inputs`, the same bytes): what this rank's reference is computed from."""
         return [self._shard(rank) for rank in range(self.world_size)]
 
-    def _reference_tensor(self) -> torch.Tensor:
+    def _reference_tensor(self, inputs=None) -> torch.Tensor:  # every rank's shards, made anew
         if self.reference_fn is None:
             return collective_reference(self.collective, self.all_inputs(), self.rank, self.out_dtype)
         return self._own_collective_reference()

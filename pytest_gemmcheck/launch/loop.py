@@ -86,12 +86,13 @@ class LaunchLoop:
         self.settings = case.context.settings
         self.wants_consensus_checksum = wants_consensus_checksum  # a --gemmcheck-processes child's parent compares it
         self.device = case.device
-        self.protected = case.judged_reference()  # proved unchanged since it was made
+        inputs = case.inputs()  # proved once for the run: a reference made now is made from them
+        self.protected = case.judged_reference(inputs)  # proved unchanged since it was made
         self.ref = self.protected.tensor
         self.rowmax = self.protected.rowmax()
         self.checker: Checker = select_checker(self.settings.check_backend, self.ref)
         result.check_backend = self.checker.name
-        self.inputs = InputGuard(case.inputs())
+        self.inputs = InputGuard(inputs)
         self.fused = self.checker.name == "triton"
         rows, cols = case.out_shape
         self.pipeline = in_flight.pipeline_for(
