@@ -1,10 +1,11 @@
 """What else ran on a case's GPU: the other processes at the case's start and end, and the
 wait for an idle GPU (``--gemmcheck-wait-idle``).
 
-Launch times are the kernel's own only on a quiet GPU. Each case on a GPU notes, before its
-first launch and after its last (its background load stopped), the other processes that hold
-the GPU, and its result says whether it was **contended** (``result.contention``; the
-history's ``result.contended``, which timing comparisons keep only when False). Usage::
+Launch times are the kernel's own only on a quiet GPU. Each case on a GPU notes, as its first
+launches begin (taken by a thread beside them) and after its last (its background load
+stopped), the other processes that hold the GPU, and its result says whether it was
+**contended** (``result.contention``; the history's ``result.contended``, which timing
+comparisons keep only when False). Usage::
 
     watch = contention.start(device, identity, wait_s=60)  # waits for idle, then the start snapshot
     ...                                                     # the case's load and launches
@@ -260,6 +261,19 @@ def default_monitor() -> Monitor:
 # --- snapshots ------------------------------------------------------------------------
 
 
+def _snapshots():
+    """The thread that takes start snapshots, one per process (a forked child makes its own:
+    the parent's thread is not in it), made at the first."""
+    return _snapshot_thread(os.getpid())
+
+
+@functools.cache
+def _snapshot_thread(pid: int):
+    from concurrent.futures import ThreadPoolExecutor
+
+    return ThreadPoolExecutor(max_workers=1, thread_name_prefix="gemmcheck-contention")
+
+
 def snapshot(monitor: Monitor, gpu: dict[str, Any], *, also_ours: frozenset[int] = frozenset()) -> dict[str, Any]:
     """The other processes on the GPU and its utilization: ``{"processes": [...],
     "utilization": 12}`` (plus ``"unmatched": True`` when this process was not found by its
@@ -332,6 +346,7 @@ class Watch:
         self.waited_s = 0.0
         self.idle: bool | None = None  # whether the wait found the GPU idle; None: no wait
         self.at_start: dict[str, Any] = {}
+        self._at_start = None  # the start snapshot being taken (a Future)
 
     def _snapshot(self) -> dict[str, Any]:
         if self.monitor is None:
@@ -339,8 +354,13 @@ class Watch:
         return snapshot(self.monitor, self.gpu, also_ours=self.also_ours)
 
     def begin(self, synchronize, **sampling) -> None:
-        if self.monitor is None or self.wait_s <= 0:
+        if self.monitor is None:
             self.at_start = self._snapshot()
+            return
+        if self.wait_s <= 0:
+            # taken beside the case's first launches, by a thread of its own: the driver's answer
+            # (0.3-0.4 ms on an H100) waits there, with the GIL released, not in the case
+            self._at_start = _snapshots().submit(self._snapshot)
             return
         synchronize()  # the case's own queued work (its reference) must not read as a busy GPU
         self.waited_s, idle, self.at_start = wait_for_idle(
@@ -351,6 +371,8 @@ class Watch:
     def finish(self, *, stress: str | None = None) -> dict[str, Any]:
         """The record for ``result.contention``, the end snapshot taken now; ``stress``: the
         kind of background load that ran beside the launches, if one did."""
+        if self._at_start is not None:
+            self.at_start, self._at_start = self._at_start.result(), None
         at_end = self._snapshot()
         seen = {
             "the start": (self.at_start, other_processes(self.at_start)),
