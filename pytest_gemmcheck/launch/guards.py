@@ -27,6 +27,7 @@ changed.
 from __future__ import annotations
 
 import ctypes
+import functools
 from functools import partial
 from typing import Callable
 
@@ -64,7 +65,7 @@ class GuardedBuffer:
         # both guard regions as the two rows of one view: one op lays, counts or compares them
         self._guards = self.bits.as_strided((2, GUARD_ELEMENTS), (self.after_offset, 1))
         self.canary = _signed(_CANARY[dtype], 8 * self.block.element_size())
-        self._laid = torch.full((2, GUARD_ELEMENTS), self.canary, dtype=self.bits.dtype, device=device)
+        self._laid = _laid_canary(self.canary, self.bits.dtype, self.block.device)
         self.lay()
         # both regions against the laid canary, by memcmp on the CPU (count_now runs every launch)
         self._compare = [_comparison(region, laid) for region, laid in zip(self._guards, self._laid)]
@@ -83,6 +84,13 @@ class GuardedBuffer:
             return 0, 0
         before, after = torch.sum(self._guards != self.canary, dim=1).tolist()
         return before, after
+
+
+@functools.lru_cache(maxsize=16)
+def _laid_canary(canary: int, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+    """Both guard regions' canary as laid, shared by the buffers of a dtype on a device (never
+    written: GuardedBuffer.lay copies from it)."""
+    return torch.full((2, GUARD_ELEMENTS), canary, dtype=dtype, device=device)
 
 
 def layout(t: torch.Tensor) -> tuple:
