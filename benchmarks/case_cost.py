@@ -303,7 +303,9 @@ def parser() -> argparse.ArgumentParser:
         view.add_argument("--record", action="store_true", help="record into SQLite, written after each case")
         if name == "profile":
             view.add_argument("--rows", type=int, default=40)
-            view.add_argument("--sort", choices=["tottime", "cumulative"], default="tottime", help="own or inclusive time")
+            view.add_argument(
+                "--sort", choices=["tottime", "cumulative"], default="tottime", help="own or inclusive time"
+            )
     inputs = views.add_parser("inputs", help="ns an element of the seeded inputs")
     inputs.add_argument("--device", choices=["cpu", "cuda"], default="cuda" if torch.cuda.is_available() else "cpu")
     inputs.add_argument("--sizes", default="64,256,1024", help="square shapes, comma-separated (default %(default)s)")

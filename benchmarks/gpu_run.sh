@@ -45,7 +45,7 @@
 #   repeat-tests  repeated launches checked by checksum against full checks of the same bits,
 #                 launch by launch, on the racy cp.async GEMM and its fixed twin (tests/checking/triton/test_repeat.py)
 #   pipeline-tests  the loop queued ahead against the loop that checks every launch in full, launch by
-#                 launch, on the GPU (tests/case/test_pipeline.py), the reference's protection and the
+#                 launch, on the GPU (tests/launch/test_pipeline.py), the reference's protection and the
 #                 deadline beside pytest-timeout (tests/reliability/test_reference.py, test_deadline.py)
 #   fused-check-tests, recorded-examples, dashboard, stack
 #                 the fused check's tests on the GPU; a recorded run of the GPU examples
@@ -208,7 +208,7 @@ run_part check-speed-sweep 100 "$PY" -m benchmarks.check_speed --sweep
 # the fused check's equality tests on real atomics and many programs, then a recorded run of the
 # GPU examples (needs SQLAlchemy and Alembic: carried as wheels) and its dashboard
 run_part repeat-tests 120 "$PY" -m pytest tests/checking/triton/test_repeat.py -q -p no:cacheprovider -x
-run_part pipeline-tests 240 "$PY" -m pytest tests/case/test_pipeline.py tests/reliability/test_reference.py \
+run_part pipeline-tests 240 "$PY" -m pytest tests/launch/test_pipeline.py tests/reliability/test_reference.py \
     tests/reliability/test_deadline.py -q -p no:cacheprovider
 run_part fused-check-tests 150 "$PY" -m pytest tests/checking/triton/test_fused_check.py tests/checking/triton/test_fused_case.py -q -p no:cacheprovider -x
 if "$PY" -c "import sqlalchemy, alembic" 2>>"$LOG"; then
