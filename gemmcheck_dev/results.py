@@ -63,7 +63,10 @@ def machine_name(found: list[tuple[str, str]]) -> str:
 
 
 def commit() -> str:
-    """The checkout's short commit, and whether the tree differs from it."""
+    """The checkout's short commit, and whether the tree differs from it; GEMMCHECK_COMMIT when
+    set (a copy of a tree sent to another machine, whose own git state is not the tree's)."""
+    if os.environ.get("GEMMCHECK_COMMIT"):
+        return os.environ["GEMMCHECK_COMMIT"]
     head = _run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT)
     if head is None:
         return "unknown (not a git checkout)"
