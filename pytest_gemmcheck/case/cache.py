@@ -19,23 +19,33 @@ class LruCache:
 
     def __init__(self, budget_bytes: int = 4 << 30):
         self.budget_bytes = budget_bytes
-        self._entries: OrderedDict[tuple, object] = OrderedDict()
+        self._entries: OrderedDict[tuple, tuple[object, int]] = OrderedDict()  # key -> (value, its bytes)
+        # what the entries hold, kept as they come and go: summed over every entry at each new
+        # one, a suite of 200 new shapes paid 0.5 ms a case for it by its hundredth
+        self._bytes = 0
+
+    def __contains__(self, key) -> bool:
+        return key in self._entries
 
     def get(self, key: tuple, make):
         if key in self._entries:
             self._entries.move_to_end(key)
-            return self._entries[key]
+            return self._entries[key][0]
         value = make()
-        if nbytes(value) <= self.budget_bytes:
-            self._entries[key] = value
-            while sum(nbytes(v) for v in self._entries.values()) > self.budget_bytes:
-                self._entries.popitem(last=False)
+        size = nbytes(value)
+        if size <= self.budget_bytes:
+            self._entries[key] = (value, size)
+            self._bytes += size
+            while self._bytes > self.budget_bytes:
+                _, (_, dropped) = self._entries.popitem(last=False)
+                self._bytes -= dropped
         return value
 
     def clear(self) -> None:
         self._entries.clear()
+        self._bytes = 0
 
     def discard(self, wanted) -> None:
         """Drop the entries whose key ``wanted(key)`` accepts."""
         for key in [key for key in self._entries if wanted(key)]:
-            del self._entries[key]
+            self._bytes -= self._entries.pop(key)[1]
