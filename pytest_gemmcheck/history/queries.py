@@ -61,14 +61,10 @@ def case_history(
 ) -> CaseHistory:
     """A case's history on a compatible stack (``scope``: arch, stack or any), leaving out the
     run whose token is ``exclude_token`` and, unless ``regressions``, results that were
-    themselves regressions; only the runs ``runs`` when given. A key never stored costs one
-    lookup (a suite of new shapes asks this of every case: four queries would be 2.5 ms of a
-    case's 3 on one core here)."""
-    with engine.connect() as connection:
-        case_id = connection.scalar(select(case_table.c.id).where(case_table.c.key == key))
-    if case_id is None:
-        return CaseHistory(processes=[], runs=0, gpus=0, kinds=set(), stacks=[])
-    conditions = [result_table.c.case_id == case_id]
+    themselves regressions; only the runs ``runs`` when given. Two queries, one when it has no
+    launch (a suite of new shapes asks this of every case: the four it took were 3 ms of a case
+    on one core here)."""
+    conditions = [case_table.c.key == key]
     if not regressions:
         conditions.append(result_table.c.verdict != "regression")
     if runs is not None:
@@ -86,41 +82,51 @@ def case_history(
         )
 
     bad_flag = func.sum(func.cast(launch_table.c.kinds != "", Integer_()))
-    per_process = of_results(
+    # per process and GPU: the processes, and the distinct runs, GPUs and ranks, from one query
+    per_device = of_results(
         select(
             result_table.c.run_id,
             launch_table.c.host,
             launch_table.c.pid,
             launch_table.c.rank,
+            launch_table.c.device_uuid,
             func.count(launch_table.c.id),
             bad_flag,
             func.max(launch_table.c.wrong),
             func.max(func.coalesce(launch_table.c.wrong_tiles, 0)),
         )
-    ).group_by(result_table.c.run_id, launch_table.c.host, launch_table.c.pid, launch_table.c.rank)
-    facts = of_results(
+    ).group_by(
+        result_table.c.run_id, launch_table.c.host, launch_table.c.pid, launch_table.c.rank, launch_table.c.device_uuid
+    )
+    # the failure kinds of its results, and their stacks (the kinds of results without launches too)
+    kinds_and_stacks = of_results(
         select(
-            func.count(func.distinct(result_table.c.run_id)),
-            func.count(func.distinct(launch_table.c.device_uuid)),
-            func.count(func.distinct(launch_table.c.rank)),
-        )
-    )
-    kinds_query = of_results(select(result_table.c.kinds), launches=False).distinct()
-    stacks_query = (
-        of_results(select(stack_table.c["gpu_name", "gpu_arch", "torch"]), launches=False)
-        .where(result_table.c.stack_id.is_not(None))
-        .distinct()
-    )
+            result_table.c.kinds, result_table.c.stack_id.is_not(None), *stack_table.c["gpu_name", "gpu_arch", "torch"]
+        ),
+        launches=False,
+    ).distinct()
     with engine.connect() as connection:
-        processes = [
-            ProcessHistory(run_id, host, pid, int(launches), int(bad or 0), int(worst or 0), int(tiles or 0), rank)
-            for run_id, host, pid, rank, launches, bad, worst, tiles in connection.execute(per_process)
-        ]
-        runs, gpus, ranks = connection.execute(facts).one()
-        kinds = {kind for (text_,) in connection.execute(kinds_query) for kind in (text_ or "").split(",") if kind}
-        stacks = [tuple(row) for row in connection.execute(stacks_query)]
+        rows = connection.execute(per_device).all()
+        found = connection.execute(kinds_and_stacks).all() if rows else []
+    processes: dict[tuple, ProcessHistory] = {}
+    for run_id, host, pid, rank, _, launches, bad, worst, tiles in rows:
+        process = processes.get((run_id, host, pid, rank))
+        if process is None:
+            processes[run_id, host, pid, rank] = ProcessHistory(
+                run_id, host, pid, int(launches), int(bad or 0), int(worst or 0), int(tiles or 0), rank
+            )
+        else:  # the same process on another GPU
+            process.launches += int(launches)
+            process.bad_launches += int(bad or 0)
+            process.worst_wrong = max(process.worst_wrong, int(worst or 0))
+            process.worst_tiles = max(process.worst_tiles, int(tiles or 0))
     return CaseHistory(
-        processes=processes, runs=int(runs or 0), gpus=int(gpus or 0), kinds=kinds, stacks=stacks, ranks=int(ranks or 0)
+        processes=list(processes.values()),
+        runs=len({row[0] for row in rows}),
+        gpus=len({row[4] for row in rows if row[4] is not None}),
+        kinds={kind for row in found for kind in (row[0] or "").split(",") if kind},
+        stacks=sorted({tuple(row[2:]) for row in found if row[1]}, key=repr),
+        ranks=len({row[3] for row in rows if row[3] is not None}),
     )
 
 
