@@ -10,6 +10,7 @@ database refuses never takes the others with it.
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import os
 import socket
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Iterable
 
-from sqlalchemy import func, insert, select, update
+from sqlalchemy import bindparam, func, insert, select, update
 from sqlalchemy.engine import Engine
 
 from ..environment.stack import process_start_time, split
@@ -64,21 +65,42 @@ def _insert_ignoring_duplicates(connection, table, rows: list[dict], unique: str
         return {}
     column = table.c[unique]
     dialect = connection.dialect.name
-    if dialect == "postgresql":
-        from sqlalchemy.dialects.postgresql import insert as dialect_insert
-    elif dialect == "sqlite":
-        from sqlalchemy.dialects.sqlite import insert as dialect_insert
-    else:
+    if dialect not in ("postgresql", "sqlite"):
         existing = set(connection.scalars(select(column).where(column.in_([r[unique] for r in rows]))))
         rows = [r for r in rows if r[unique] not in existing]
         if rows:
             connection.execute(insert(table), rows)
         return {}
-    statement = dialect_insert(table).on_conflict_do_nothing(index_elements=[unique])
     if len(rows) > 1:  # RETURNING with many rows is an executemany SQLite answers row by row
-        connection.execute(statement, rows)
+        connection.execute(_ignoring_duplicates(dialect, table, unique, returning=False), rows)
         return {}
-    return dict(connection.execute(statement.returning(column, table.c.id), rows).all())
+    return dict(connection.execute(_ignoring_duplicates(dialect, table, unique, returning=True), rows).all())
+
+
+@functools.lru_cache(maxsize=16)
+def _ignoring_duplicates(dialect: str, table, unique: str, returning: bool):
+    """The dialect's INSERT ... ON CONFLICT DO NOTHING of ``table``, built once (a statement
+    built for every flush cost more than it took to run)."""
+    if dialect == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert as dialect_insert
+    else:
+        from sqlalchemy.dialects.sqlite import insert as dialect_insert
+    statement = dialect_insert(table).on_conflict_do_nothing(index_elements=[unique])
+    return statement.returning(table.c[unique], table.c.id) if returning else statement
+
+
+@functools.lru_cache(maxsize=1)
+def _result_statements():
+    """What a flush runs every time, built once: the result's insert returning its id, the
+    launches' insert, and the run's update (its heartbeat; its stack too the first time)."""
+    run = run_table.c
+    heartbeat = update(run_table).where(run.id == bindparam("run")).values(heartbeat_at=bindparam("beat"))
+    return (
+        insert(result_table).returning(result_table.c.id, sort_by_parameter_order=True),
+        insert(launch_table),
+        heartbeat,
+        heartbeat.values(stack_id=func.coalesce(run.stack_id, bindparam("stack"))),
+    )
 
 
 def _ids_by(connection, table, unique: str, values: Iterable[str]) -> dict[str, int]:
@@ -252,23 +274,23 @@ class HistoryStore:
             _result_row(run_id, case_ids[r.key], stacks.get((r.stack or {}).get("fingerprint")), r, uid)
             for r, uid in zip(results, uids)
         ]
-        result_ids = connection.scalars(
-            insert(result_table).returning(result_table.c.id, sort_by_parameter_order=True), result_rows
-        ).all()
+        insert_results, insert_launches, heartbeat, heartbeat_and_stack = _result_statements()
+        result_ids = connection.scalars(insert_results, result_rows).all()
         launch_rows = [
             _launch_row(result_id, launch)
             for result_id, result in zip(result_ids, results)
             for launch in result.launches
         ]
         for start in range(0, len(launch_rows), 5000):
-            connection.execute(insert(launch_table), launch_rows[start : start + 5000])
-        run_update = update(run_table).where(run_table.c.id == run_id)
+            connection.execute(insert_launches, launch_rows[start : start + 5000])
+        values = {"run": run_id, "beat": utcnow()}
         first_stack = next((stacks[r.stack["fingerprint"]] for r in results if r.stack), None)
         if first_stack is not None and run_id not in self._run_stack:
             # an xdist controller has no GPU: the workers' stack is the run's, set by the first
-            run_update = run_update.values(stack_id=func.coalesce(run_table.c.stack_id, first_stack))
+            connection.execute(heartbeat_and_stack, {**values, "stack": first_stack})
             self._run_stack.add(run_id)
-        connection.execute(run_update.values(heartbeat_at=utcnow()))
+        else:
+            connection.execute(heartbeat, values)
 
     def add_each(self, run_id: int, results: list[tuple[str, CaseResult]]) -> dict[str, str]:
         """Store (uid, result) pairs: in one transaction, else (that failing) one result per
