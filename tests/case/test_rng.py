@@ -188,3 +188,17 @@ def test_same_seed_same_bits_and_every_key_matters():
     for other in (rng.bell((4096,), 6, "a"), rng.bell((4096,), 5, "b")):
         assert (base != other).double().mean().item() > 0.99
     assert len(set(rng.stream_keys(5, "a"))) == 3
+
+
+def test_a_streams_kept_first_values_give_every_shape_its_own_bits(monkeypatch):
+    monkeypatch.setattr(rng, "_prefixes", {})
+    monkeypatch.setattr(rng, "PREFIX_STREAMS", 2)
+    keys = [rng.stream_keys(seed, "a") for seed in range(3)]
+    # growing past a chunk, shrinking, another stream pushing the first out, then beyond the limit
+    for numel, stream in [(7, 0), (rng.CHUNK + 5, 0), (3, 0), (100, 1), (50, 2), (2 * rng.CHUNK + 1, 0), (9, 1)]:
+        values = rng.bell((numel,), stream, "a").numpy()
+        assert np.array_equal(values, rng.bell_numpy(numel, keys[stream]))
+        values[:] = 0  # a tensor handed out is its own: the kept values stay as they were
+    assert len(rng._prefixes) == 2
+    big = rng.PREFIX_ELEMENTS + 1
+    assert np.array_equal(rng.bell((big,), 0, "a").numpy(), rng.bell_numpy(big, keys[0]))
