@@ -57,24 +57,29 @@ def _fits(row: dict, table: str) -> dict:
     return row
 
 
-def _insert_ignoring_duplicates(connection, table, rows: list[dict], unique: str) -> dict[str, int]:
-    """INSERT ... ON CONFLICT DO NOTHING on the backends that have it (two sessions may add
-    the same case at once), a plain insert of the missing rows elsewhere; the ids of the rows it
-    inserted, by their ``unique`` value (on SQLite and PostgreSQL in the same statement)."""
+def _ids_adding_missing(connection, table, rows: list[dict], unique: str) -> dict[str, int]:
+    """The ids of ``rows`` by their ``unique`` value, the missing ones inserted first: INSERT ...
+    ON CONFLICT DO NOTHING on the backends that have it (two sessions may add the same case at
+    once; one row's id comes back from the insert itself), a plain insert of the missing rows
+    elsewhere; the ids the insert did not give, looked up."""
     if not rows:
         return {}
     column = table.c[unique]
+    wanted = {row[unique] for row in rows}
+    ids: dict[str, int] = {}
     dialect = connection.dialect.name
     if dialect not in ("postgresql", "sqlite"):
-        existing = set(connection.scalars(select(column).where(column.in_([r[unique] for r in rows]))))
-        rows = [r for r in rows if r[unique] not in existing]
-        if rows:
-            connection.execute(insert(table), rows)
-        return {}
-    if len(rows) > 1:  # RETURNING with many rows is an executemany SQLite answers row by row
+        existing = set(connection.scalars(select(column).where(column.in_(list(wanted)))))
+        missing = [r for r in rows if r[unique] not in existing]
+        if missing:
+            connection.execute(insert(table), missing)
+    elif len(rows) > 1:  # RETURNING with many rows is an executemany SQLite answers row by row
         connection.execute(_ignoring_duplicates(dialect, table, unique, returning=False), rows)
-        return {}
-    return dict(connection.execute(_ignoring_duplicates(dialect, table, unique, returning=True), rows).all())
+    else:
+        ids.update(connection.execute(_ignoring_duplicates(dialect, table, unique, returning=True), rows).all())
+    if len(ids) < len(wanted):
+        ids.update(_ids_by(connection, table, unique, wanted - ids.keys()))
+    return ids
 
 
 @functools.lru_cache(maxsize=16)
@@ -266,10 +271,7 @@ class HistoryStore:
 
     def _add_results(self, connection, run_id: int, results: list[CaseResult], uids: list) -> None:
         stacks = self._stack_ids(connection, [r.stack for r in results if r.stack])
-        keys = {r.key for r in results}
-        case_ids = _insert_ignoring_duplicates(connection, case_table, [_case_row(r) for r in results], "key")
-        if len(case_ids) < len(keys):
-            case_ids.update(_ids_by(connection, case_table, "key", keys - case_ids.keys()))
+        case_ids = _ids_adding_missing(connection, case_table, [_case_row(r) for r in results], "key")
         result_rows = [
             _result_row(run_id, case_ids[r.key], stacks.get((r.stack or {}).get("fingerprint")), r, uid)
             for r, uid in zip(results, uids)
@@ -332,11 +334,7 @@ class HistoryStore:
             if fingerprint not in self._stack_id:
                 columns, extra = split(info)
                 rows.append({"fingerprint": fingerprint, **columns, "extra": extra, "created_at": utcnow()})
-        if rows:
-            self._stack_id.update(_insert_ignoring_duplicates(connection, stack_table, rows, "fingerprint"))
-            missing = [fingerprint for fingerprint in unique if fingerprint not in self._stack_id]
-            if missing:
-                self._stack_id.update(_ids_by(connection, stack_table, "fingerprint", missing))
+        self._stack_id.update(_ids_adding_missing(connection, stack_table, rows, "fingerprint"))
         return {fingerprint: self._stack_id[fingerprint] for fingerprint in unique}
 
     # --- reads --------------------------------------------------------------------------
