@@ -41,8 +41,9 @@ class CaseHistory:
     ranks: int = 0  # distinct ranks of a collective case's launches; 0 outside one
 
 
-def _not_this_run(token: str | None):
-    """Results of other runs than the one whose token is ``token`` (all when None)."""
+def _not_this_run(token):
+    """Results of other runs than the one whose token is ``token`` (a value or a bound
+    parameter; all when None)."""
     if token is None:
         return None
     return or_(run_table.c.token.is_(None), run_table.c.token != token)
@@ -58,7 +59,7 @@ def _history_statements(scope: str, regressions: bool, runs: bool, token: bool, 
     if runs:
         conditions.append(result_table.c.run_id.in_(bindparam("runs", expanding=True)))
     if token:
-        conditions.append(or_(run_table.c.token.is_(None), run_table.c.token != bindparam("token")))
+        conditions.append(_not_this_run(bindparam("token")))
     if scope == "arch":
         conditions.append(
             stack_table.c.gpu_arch == bindparam("gpu_arch") if gpu_arch else stack_table.c.gpu_arch.is_(None)
