@@ -290,14 +290,10 @@ class Case:
 
     def _kept_inputs(self) -> KeptInputs:
         key = self._inputs_key()
-        made = []  # inputs made just now need no proof (on a GPU a read of each and a wait)
-
-        def keep() -> KeptInputs:
-            made.append(True)
-            return self._keep_inputs()
-
-        kept = self._kept if self._kept is not None else self.context.inputs_cache.get(key, keep)
-        if not made and kept.changed() and not kept.restore(self._make_inputs):  # reshaped in place: made anew
+        # inputs made just now need no proof (on a GPU a read of each and a wait)
+        made_now = self._kept is None and key not in self.context.inputs_cache
+        kept = self._kept if self._kept is not None else self.context.inputs_cache.get(key, self._keep_inputs)
+        if not made_now and kept.changed() and not kept.restore(self._make_inputs):  # reshaped in place: made anew
             self.context.inputs_cache.discard(lambda cached: cached == key)
             kept = self.context.inputs_cache.get(key, self._keep_inputs)
         self._kept = kept
