@@ -74,8 +74,8 @@ def gpu_ring_fits(launches: int, free_bytes: int, out_bytes: int) -> int:
     """Output buffers for a run of ``launches`` on a GPU with ``free_bytes`` free: up to
     GPU_RING, within RING_BYTES and an eighth of what is free, and no more than the run's
     launches (rounded up to even): a run of 12 on a new shape made 16, whose making was 1.8-2.4
-    ms of the host's at 256^3-1024^3 on an H100, most of what the run paid before its first
-    launch."""
+    ms of the host's at 256^3-1024^3 on an H100, the largest piece of what the run paid before
+    its first launch."""
     by_memory = min(RING_BYTES, free_bytes // 8) // max(1, out_bytes)
     return max(2, min(GPU_RING, launches + launches % 2, by_memory))
 
