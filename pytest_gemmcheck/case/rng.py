@@ -118,10 +118,10 @@ def bell_numpy(numel: int, keys: tuple[int, int, int], first: int = 0) -> np.nda
     return out
 
 
-def words_numpy(numel: int, keys: tuple[int, int, int]) -> np.ndarray:
-    """The stream's first hashed word (w1) of each counter, uint32, on the CPU."""
+def words_numpy(numel: int, keys: tuple[int, int, int], first: int = 0) -> np.ndarray:
+    """The stream's first hashed word (w1) of counters first..first+numel-1, uint32, on the CPU."""
     out = np.empty(numel, np.uint32)
-    for start, w1, _ in _hashed(numel, keys, False, 0):
+    for start, w1, _ in _hashed(numel, keys, False, first):
         out[start : start + len(w1)] = w1
     return out
 
@@ -154,26 +154,33 @@ def bell(shape: tuple[int, ...], seed: int, name: str, device: torch.device | st
 # is a prefix of one sequence: a session of small cases of new shapes (a suite sweeping 64 to 256)
 # keeps each stream's first values and copies from them, 2 us where hashing 8192 values took 0.13
 # ms a tensor on one core here. Up to PREFIX_ELEMENTS values (1 MiB) of the PREFIX_STREAMS streams
-# used last.
+# used last, bell values and hashed words (a row's gains) alike.
 PREFIX_ELEMENTS = 1 << 18
 PREFIX_STREAMS = 8
-_prefixes: dict[tuple[int, int, int], np.ndarray] = {}
+_prefixes: dict[tuple, np.ndarray] = {}
 
 
 def _bell_prefix(numel: int, keys: tuple[int, int, int]) -> np.ndarray:
     """bell_numpy(numel, keys), a fresh array: from the stream's kept first values where it fits."""
+    return _kept_prefix(bell_numpy, numel, keys).copy()
+
+
+def _kept_prefix(make, numel: int, keys: tuple[int, int, int]) -> np.ndarray:
+    """``make(numel, keys)`` (bell_numpy or words_numpy), read only: from the first values of the
+    stream kept where it fits."""
     if numel > PREFIX_ELEMENTS:
-        return bell_numpy(numel, keys)
-    kept = _prefixes.pop(keys, None)
+        return make(numel, keys)
+    key = (make.__name__, keys)
+    kept = _prefixes.pop(key, None)
     if kept is None or len(kept) < numel:
         start = 0 if kept is None else len(kept)  # a multiple of CHUNK: whole chunks are kept
-        more = bell_numpy(-(-numel // CHUNK) * CHUNK - start, keys, first=start)
+        more = make(-(-numel // CHUNK) * CHUNK - start, keys, first=start)
         kept = more if kept is None else np.concatenate([kept, more])
         kept.flags.writeable = False
-    _prefixes[keys] = kept  # the latest used last
+    _prefixes[key] = kept  # the latest used last
     while len(_prefixes) > PREFIX_STREAMS:
         del _prefixes[next(iter(_prefixes))]
-    return kept[:numel].copy()
+    return kept[:numel]
 
 
 def power_of_two_gains(count: int, seed: int, name: str, span: int, device: torch.device | str = "cpu") -> torch.Tensor:
@@ -183,7 +190,7 @@ def power_of_two_gains(count: int, seed: int, name: str, span: int, device: torc
     and per-block scales exist for that, so the operands should have it too. Made on the CPU
     (a few per row or block) and copied.
     """
-    words = words_numpy(count, stream_keys(seed, name))
+    words = _kept_prefix(words_numpy, count, stream_keys(seed, name))
     exponents = (words % np.uint32(2 * span + 1)).astype(np.int32) - span
     return torch.from_numpy(((exponents + 127) << 23).view(np.float32)).to(device)  # exp2_exact's bits
 

@@ -190,6 +190,18 @@ def test_same_seed_same_bits_and_every_key_matters():
     assert len(set(rng.stream_keys(5, "a"))) == 3
 
 
+def test_gains_from_kept_words_are_those_hashed_for_every_count(monkeypatch):
+    monkeypatch.setattr(rng, "_prefixes", {})
+    keys = rng.stream_keys(4, "a.rowgain")
+    for count in (3, 300, rng.CHUNK + 7, 5, rng.PREFIX_ELEMENTS + 1):
+        words = rng.words_numpy(count, keys)
+        expected = np.ldexp(np.float32(1), (words % np.uint32(5)).astype(np.int32) - 2).astype(np.float32)
+        gains = rng.power_of_two_gains(count, 4, "a.rowgain", 2)
+        assert np.array_equal(gains.numpy(), expected)
+        gains.mul_(3)  # the gains handed out are their own: the kept words stay as they were
+    assert list(rng._prefixes) == [("words_numpy", keys)]
+
+
 def test_a_streams_kept_first_values_give_every_shape_its_own_bits(monkeypatch):
     monkeypatch.setattr(rng, "_prefixes", {})
     monkeypatch.setattr(rng, "PREFIX_STREAMS", 2)
