@@ -28,17 +28,12 @@ from ..launch.loop import LaunchLoop
 from ..launch.rank_group import current_ranks, harness_for
 from ..launch.rank_sync import RankSync
 from ..launch.stopping import StoppingRule
-from ..records.result import CaseResult
+from ..records.result import ALL_GATHER, ALL_REDUCE, COLLECTIVES, REDUCE_SCATTER, CaseResult, rank_output_shape
 from .case import Case, CaseContext
 from .quant import Inputs, quant_mode
 from .rank_results import merge_ranks
 from .reference import CHUNK_ELEMENTS, tf32_off
 from .reference_identity import reference_name
-
-ALL_REDUCE = "all_reduce"
-REDUCE_SCATTER = "reduce_scatter"
-ALL_GATHER = "all_gather"
-COLLECTIVES = (ALL_REDUCE, REDUCE_SCATTER, ALL_GATHER)
 
 
 def shard_shape(collective: str, m: int, n: int, k: int, world_size: int) -> tuple[int, int, int]:
@@ -46,15 +41,6 @@ def shard_shape(collective: str, m: int, n: int, k: int, world_size: int) -> tup
     if collective == ALL_GATHER:
         return m // world_size, n // world_size, k
     return m, n, k // world_size
-
-
-def output_shape(collective: str, m: int, n: int, world_size: int) -> tuple[int, int]:
-    """A rank's output, [rows, columns]."""
-    if collective == REDUCE_SCATTER:
-        return m // world_size, n
-    if collective == ALL_GATHER:
-        return m, n // world_size
-    return m, n
 
 
 def shard_seed(seed: int, rank: int) -> int:
@@ -173,7 +159,7 @@ class CollectiveCase(Case):
     # --- identity -------------------------------------------------------------------------
     @property
     def out_shape(self) -> tuple[int, int]:
-        return output_shape(self.collective, self.m, self.n, self.world_size)
+        return rank_output_shape(self.collective, self.m, self.n, self.world_size)
 
     @property
     def identity(self) -> dict[str, Any]:

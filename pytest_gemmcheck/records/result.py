@@ -40,6 +40,7 @@ RESULT_KINDS = (HAZARD, *KINDS)
 
 
 ALL_REDUCE, REDUCE_SCATTER, ALL_GATHER = "all_reduce", "reduce_scatter", "all_gather"
+COLLECTIVES = (ALL_REDUCE, REDUCE_SCATTER, ALL_GATHER)  # what case(collective=...) takes
 
 
 def collective_words(collective: str, world_size: int) -> str:
