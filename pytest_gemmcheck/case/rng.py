@@ -162,12 +162,13 @@ _prefixes: dict[tuple, np.ndarray] = {}
 
 def _bell_prefix(numel: int, keys: tuple[int, int, int]) -> np.ndarray:
     """bell_numpy(numel, keys), a fresh array: from the stream's kept first values where it fits."""
-    return _kept_prefix(bell_numpy, numel, keys).copy()
+    values = _kept_prefix(bell_numpy, numel, keys)
+    return values if values.flags.writeable else values.copy()  # made just now: no copy of it
 
 
 def _kept_prefix(make, numel: int, keys: tuple[int, int, int]) -> np.ndarray:
-    """``make(numel, keys)`` (bell_numpy or words_numpy), read only: from the first values of the
-    stream kept where it fits."""
+    """``make(numel, keys)`` (bell_numpy or words_numpy): from the first values of the stream
+    kept where it fits (read only), else made (a fresh array)."""
     if numel > PREFIX_ELEMENTS:
         return make(numel, keys)
     key = (make.__name__, keys)
