@@ -30,16 +30,13 @@ from __future__ import annotations
 import argparse
 import json
 import platform
-import subprocess
 import sys
 import threading
 import time
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
-from gemmcheck_dev.results import merge_json, print_header
-
-ROOT = Path(__file__).resolve().parent.parent
+from gemmcheck_dev.results import commit, merge_json, print_header
 
 STRESS_KINDS = ("none", "copy", "compute")
 
@@ -145,12 +142,7 @@ def part_environment(args) -> dict:
             info[name] = getattr(module, "__version__", "?")
         except ImportError:
             info[name] = None
-    try:
-        info["revision"] = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, timeout=10
-        ).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        info["revision"] = None
+    info["revision"] = commit()  # GEMMCHECK_COMMIT on a copied tree, whose own git state is not the tree's
     info["gpus"] = [gpus.gpu_identity(index) for index in range(torch.cuda.device_count())]
     for key, value in info.items():
         print(f"{key:>10}: {value}")
