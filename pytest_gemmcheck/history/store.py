@@ -58,25 +58,25 @@ def _fits(row: dict, table: str) -> dict:
 
 
 def _ids_adding_missing(connection, table, rows: list[dict], unique: str) -> dict[str, int]:
-    """The ids of ``rows`` by their ``unique`` value, the missing ones inserted first: INSERT ...
-    ON CONFLICT DO NOTHING on the backends that have it (two sessions may add the same case at
-    once; one row's id comes back from the insert itself), a plain insert of the missing rows
-    elsewhere; the ids the insert did not give, looked up."""
+    """The ids of ``rows`` by their ``unique`` value, the missing ones inserted: looked up first
+    (a suite run again finds its cases stored: one statement a flush), then the rest inserted
+    with ON CONFLICT DO NOTHING on the backends that have it (two sessions may add the same case
+    at once; one row's id comes back from the insert itself), a plain insert elsewhere; the ids
+    the insert did not give, looked up."""
     if not rows:
         return {}
-    column = table.c[unique]
     wanted = {row[unique] for row in rows}
-    ids: dict[str, int] = {}
+    ids = _ids_by(connection, table, unique, wanted)
+    missing = list({row[unique]: row for row in rows if row[unique] not in ids}.values())
+    if not missing:
+        return ids
     dialect = connection.dialect.name
     if dialect not in ("postgresql", "sqlite"):
-        existing = set(connection.scalars(select(column).where(column.in_(list(wanted)))))
-        missing = [r for r in rows if r[unique] not in existing]
-        if missing:
-            connection.execute(insert(table), missing)
-    elif len(rows) > 1:  # RETURNING with many rows is an executemany SQLite answers row by row
-        connection.execute(_ignoring_duplicates(dialect, table, unique, returning=False), rows)
+        connection.execute(insert(table), missing)
+    elif len(missing) > 1:  # RETURNING with many rows is an executemany SQLite answers row by row
+        connection.execute(_ignoring_duplicates(dialect, table, unique, returning=False), missing)
     else:
-        ids.update(connection.execute(_ignoring_duplicates(dialect, table, unique, returning=True), rows).all())
+        ids.update(connection.execute(_ignoring_duplicates(dialect, table, unique, returning=True), missing).all())
     if len(ids) < len(wanted):
         ids.update(_ids_by(connection, table, unique, wanted - ids.keys()))
     return ids
@@ -109,13 +109,20 @@ def _result_statements():
 
 
 def _ids_by(connection, table, unique: str, values: Iterable[str]) -> dict[str, int]:
-    column = table.c[unique]
     values = list(set(values))
     found: dict[str, int] = {}
     for start in range(0, len(values), 500):  # bounded IN lists
-        chunk = values[start : start + 500]
-        found.update(connection.execute(select(column, table.c.id).where(column.in_(chunk))).all())
+        found.update(connection.execute(_lookup(table, unique), {"values": values[start : start + 500]}).all())
     return found
+
+
+@functools.lru_cache(maxsize=16)
+def _lookup(table, unique: str):
+    """SELECT unique, id WHERE unique IN (:values), built once: a case already stored (every
+    flush of a suite run again) is looked up at each flush, and building the statement each
+    time took longer than running it."""
+    column = table.c[unique]
+    return select(column, table.c.id).where(column.in_(bindparam("values", expanding=True)))
 
 
 @dataclass

@@ -459,3 +459,26 @@ def test_an_unusable_database_stops_the_session_at_its_first_case_before_any_lau
     refused(result, "--gemmcheck-db: cannot use *broken.db: file is not a database")
     result.stdout.fnmatch_lines(["*test_order.py .*"])  # the plain test ran and passed
     assert not launched.exists()
+
+
+def test_rows_are_looked_up_first_and_only_the_missing_ones_inserted_once(db_url):
+    from sqlalchemy import func, select
+    from sqlalchemy.engine import make_url
+
+    from pytest_gemmcheck.history.engine import create, write_transaction
+    from pytest_gemmcheck.history.schema import stack_table
+    from pytest_gemmcheck.history.store import _ids_adding_missing
+
+    engine = create(make_url(db_url))
+    try:
+        with write_transaction(engine) as connection:  # two new, one of them twice in the list
+            first = _ids_adding_missing(connection, stack_table, [{"fingerprint": f} for f in "aba"], "fingerprint")
+        with write_transaction(engine) as connection:  # one stored, one new; then one stored alone
+            second = _ids_adding_missing(connection, stack_table, [{"fingerprint": f} for f in "bc"], "fingerprint")
+            third = _ids_adding_missing(connection, stack_table, [{"fingerprint": "c"}], "fingerprint")
+        with engine.connect() as connection:
+            rows = connection.execute(select(func.count()).select_from(stack_table)).scalar()
+    finally:
+        engine.dispose()
+    assert set(first) == {"a", "b"} and second["b"] == first["b"] and third == {"c": second["c"]}
+    assert len({*first.values(), second["c"]}) == 3 and rows == 3
