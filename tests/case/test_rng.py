@@ -190,6 +190,12 @@ def test_same_seed_same_bits_and_every_key_matters():
     assert len(set(rng.stream_keys(5, "a"))) == 3
 
 
+def test_a_stream_too_long_to_keep_is_handed_out_as_made(monkeypatch):
+    made = np.zeros(rng.PREFIX_ELEMENTS + 1, np.float32)
+    monkeypatch.setattr(rng, "bell_numpy", lambda numel, keys, first=0: made)
+    assert rng._bell_prefix(len(made), (1, 2, 3)) is made  # no copy of tens of MB kept or made
+
+
 def test_gains_from_kept_words_are_those_hashed_for_every_count(monkeypatch):
     monkeypatch.setattr(rng, "_prefixes", {})
     keys = rng.stream_keys(4, "a.rowgain")
