@@ -327,12 +327,8 @@ class HistoryStore:
     @on_fresh_connection
     def stored_uids(self, uids: list[str]) -> set[str]:
         """Those of ``uids`` whose result is in the database."""
-        found: set[str] = set()
         with self.engine.connect() as connection:
-            for start in range(0, len(uids), 500):  # bounded IN lists
-                chunk = uids[start : start + 500]
-                found.update(connection.scalars(select(result_table.c.uid).where(result_table.c.uid.in_(chunk))))
-        return found
+            return set(_ids_by(connection, result_table, "uid", uids))
 
     def _stack_ids(self, connection, stacks: list[dict]) -> dict[str, int]:
         unique = {s["fingerprint"]: s for s in stacks if s}
