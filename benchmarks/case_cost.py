@@ -1,7 +1,8 @@
 """What a whole case pays beside its launches, piece by piece.
 
     python -m benchmarks.case_cost pieces [--device cpu|cuda] [--shapes 64,256] [--repeat 12] [--cases 10] [--record]
-    python -m benchmarks.case_cost profile [--device cpu|cuda] [--shapes 256] [--repeat 12] [--cases 10] [--rows 40]
+    python -m benchmarks.case_cost profile [--device cpu|cuda] [--shapes 256] [--repeat 12] [--cases 10]
+        [--rows 40] [--dump PREFIX]
     python -m benchmarks.case_cost inputs [--device cpu|cuda] [--sizes 64,256,1024] [--calls 5]
 
 Views:
@@ -18,7 +19,7 @@ Views:
            run once on zeros before it, torch's own per-shape set-up), in one session
            (gc.session); the mean of --cases cases, in ms (on the CPU by the thread's CPU clock).
   profile  cProfile's functions by their own (--sort tottime) or inclusive time over --cases such
-           cases (seconds for all).
+           cases (seconds for all); --dump PREFIX writes each shape's stats for pstats to read.
   inputs   ns an element of the seeded inputs: rng.bell's one stream, and each quant mode's
            make_inputs (both operands and their scales), square shapes.
 
@@ -241,6 +242,8 @@ def profile_view(args) -> int:
             for index in range(args.cases):
                 one_case(session, quant, m, n + step * (index + 1), k, device, args.repeat, None, args.record)
             profiler.disable()
+            if args.dump:
+                profiler.dump_stats(f"{args.dump}-{quant}-{m}x{n}x{k}.pstats")
             text = io.StringIO()
             stats = pstats.Stats(profiler, stream=text)
             stats.sort_stats(args.sort).print_stats(args.rows)
@@ -306,6 +309,7 @@ def parser() -> argparse.ArgumentParser:
             view.add_argument(
                 "--sort", choices=["tottime", "cumulative"], default="tottime", help="own or inclusive time"
             )
+            view.add_argument("--dump", default="", help="also write each shape's stats to DUMP-SHAPE.pstats")
     inputs = views.add_parser("inputs", help="ns an element of the seeded inputs")
     inputs.add_argument("--device", choices=["cpu", "cuda"], default="cuda" if torch.cuda.is_available() else "cpu")
     inputs.add_argument("--sizes", default="64,256,1024", help="square shapes, comma-separated (default %(default)s)")

@@ -7,6 +7,8 @@ accumulates on the tensors' device and the host reads a handful of scalars at th
 
 from __future__ import annotations
 
+import weakref
+
 import torch
 
 from .rule import SAMPLE, AccuracyStats, DiffStats, Locations, Tolerance
@@ -106,32 +108,67 @@ def _accuracy_terms(out_rows: torch.Tensor, ref_rows: torch.Tensor, rmax: torch.
     return finite, err, rel
 
 
+class _ReferenceTerms:
+    """What the clean way needs of a reference alone (its fp32 values, each element's scale, the
+    sum of its squares), worked out once for every launch checked against it. Held for the
+    reference object itself (a weak reference: a new tensor at a freed one's address is not it)
+    and its version counter, so that a reference changed in place by torch is worked out again;
+    the harness's own reference is never handed out, and is proved unchanged by its bytes."""
+
+    def __init__(self, ref: torch.Tensor, rowmax: torch.Tensor, floor: float):
+        self.key = (weakref.ref(ref), weakref.ref(rowmax), ref._version, rowmax._version, floor)
+        self.r = ref.float()
+        floor_scale = floor * rowmax[:, None]
+        self.scale = torch.maximum(self.r.abs(), floor_scale)
+        # every scale positive: the division alone; else 0 where a whole row of ref is 0 (or the
+        # floor is 0), where any error is infinitely relative
+        self.positive = None if bool((floor_scale > 0).all()) else self.scale > 0
+        self.ref_sq = float((self.r.double() ** 2).sum())
+
+    def serves(self, ref: torch.Tensor, rowmax: torch.Tensor, floor: float) -> bool:
+        held_ref, held_rowmax, ref_version, rowmax_version, held_floor = self.key
+        return (
+            held_ref() is ref
+            and held_rowmax() is rowmax
+            and ref._version == ref_version
+            and rowmax._version == rowmax_version
+            and held_floor == floor
+        )
+
+
+_held_terms: _ReferenceTerms | None = None  # the latest reference's: a case checks against one
+
+
+def _reference_terms(ref: torch.Tensor, rowmax: torch.Tensor, floor: float) -> _ReferenceTerms:
+    global _held_terms
+    if _held_terms is None or not _held_terms.serves(ref, rowmax, floor):
+        _held_terms = _ReferenceTerms(ref, rowmax, floor)
+    return _held_terms
+
+
 def _clean_in_one_chunk(
     out: torch.Tensor, ref: torch.Tensor, rowmax: torch.Tensor, tol: Tolerance
 ) -> AccuracyStats | None:
     """check_launch's numbers for an output of one chunk with no wrong element, by fewer ops (no
-    accumulators, no per-row counts, and one division where every row's scale is positive); None
-    when an element is wrong, which check_launch then counts and locates. The same numbers: every
-    maximum and sum is the one the accumulators would add to zero."""
-    o = out.float()
-    r = ref.float()
-    finite = torch.isfinite(o)
-    err = torch.where(finite, (o - r).abs(), 0.0)
-    floor_scale = tol.floor * rowmax[:, None]
-    scale = torch.maximum(r.abs(), floor_scale)
-    if bool((floor_scale > 0).all()):  # every scale is positive: the division alone
-        rel = err / scale
+    accumulators, no per-row counts, the reference's own terms worked out once); None when an
+    element is wrong, which check_launch then counts and locates. The same numbers: every
+    maximum and sum is the one the accumulators would add to zero. A non-finite element makes
+    its relative error NaN or infinite, which no ``<= rtol`` admits. 25 us a check at 64x64 and
+    146 us at 256x256 on one thread, where working everything out each time took 88 and 1096 us."""
+    terms = _reference_terms(ref, rowmax, tol.floor)
+    err = (out.float() - terms.r).abs_()
+    if terms.positive is None:
+        rel = err / terms.scale
     else:
-        rel = torch.where(scale > 0, err / scale, torch.where(err > 0, torch.inf, 0.0))
-    finite_count = finite.sum()
-    if int(torch.gt(rel, tol.rtol).logical_or_(finite.logical_not_()).sum()):
+        rel = torch.where(terms.positive, err / terms.scale, torch.where(err > 0, torch.inf, 0.0))
+    if not bool((rel <= tol.rtol).all()):
         return None
     return AccuracyStats(
         Locations(elements=0, tiles=None),
-        out.numel() - int(finite_count),
+        0,
         float(err.max()),
         float(rel.max()),
-        _rel_l2(float((err.double() ** 2).sum()), float((r.double() ** 2).sum())),
+        _rel_l2(float((err.double() ** 2).sum()), terms.ref_sq),
     )
 
 

@@ -52,3 +52,22 @@ def test_an_output_with_a_wrong_element_goes_the_general_way(monkeypatch):
         assert torch_backend._clean_in_one_chunk(out, ref, torch_backend.row_max(ref), Tolerance()) is None
         accuracy, _ = torch_backend.check_launch(out, ref, torch_backend.row_max(ref), Tolerance(), (4, 4))
         assert accuracy.wrong.elements == 1 and accuracy.wrong.row_ids == [3] and accuracy.wrong.tile_ids == [(0, 1)]
+
+
+def test_a_reference_changed_in_place_is_worked_out_again():
+    """The reference's own terms are held for that tensor as it is: an output equal to the
+    reference as it was is wrong once the reference is changed in place, or against another
+    reference of the same shape (made where the first one was freed)."""
+    g = torch.Generator().manual_seed(5)
+    ref = torch.randn(16, 24, generator=g).to(torch.bfloat16)
+    out = ref.clone()
+    rowmax = torch_backend.row_max(ref)
+    assert torch_backend.check_launch(out, ref, rowmax, Tolerance())[0].wrong.elements == 0
+    ref.mul_(2)
+    assert torch_backend.check_launch(out, ref, rowmax, Tolerance())[0].wrong.elements > out.numel() // 2
+    rowmax.mul_(0.5)  # a rowmax changed alone: its floor scales change, and so does the rule's number
+    assert torch_backend.check_launch(ref.clone(), ref, rowmax, Tolerance())[0].wrong.elements == 0
+    del ref
+    other = out.mul(3)
+    accuracy = torch_backend.check_launch(out, other, torch_backend.row_max(other), Tolerance())[0]
+    assert accuracy.wrong.elements > out.numel() // 2
