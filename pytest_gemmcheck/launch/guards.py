@@ -67,8 +67,19 @@ class GuardedBuffer:
         self.canary = _signed(_CANARY[dtype], 8 * self.block.element_size())
         self._laid = _laid_canary(self.canary, self.bits.dtype, self.block.device)
         self.lay()
-        # both regions against the laid canary, by memcmp on the CPU (count_now runs every launch)
-        self._compare = [_comparison(region, laid) for region, laid in zip(self._guards, self._laid)]
+        self._intact = self._comparison()
+
+    def _comparison(self):
+        """Both regions against the laid canary as a function of no arguments (count_now runs it
+        every launch): on the CPU two memcmps of addresses worked out here, where a comparison
+        of each region's view took 35 us a buffer to set up, a third of a 64x64 ring's making."""
+        if _MEMCMP is None or self.block.device.type != "cpu":
+            regions = list(zip(self._guards, self._laid))
+            return lambda: all(same_bits(region, laid) for region, laid in regions)
+        length = GUARD_ELEMENTS * self.block.element_size()
+        block, laid = self.block.data_ptr(), self._laid.data_ptr()
+        after = block + self.after_offset * self.block.element_size()
+        return lambda: _MEMCMP(block, laid, length) == 0 and _MEMCMP(after, laid + length, length) == 0
 
     def lay(self) -> None:
         """The canary into both guard regions."""
@@ -80,7 +91,7 @@ class GuardedBuffer:
 
     def count_now(self) -> tuple[int, int]:
         """Elements changed before and after ``out``, read now (a comparison of bytes when none did)."""
-        if all(same() for same in self._compare):
+        if self._intact():
             return 0, 0
         before, after = torch.sum(self._guards != self.canary, dim=1).tolist()
         return before, after
