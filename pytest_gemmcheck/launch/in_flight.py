@@ -129,13 +129,14 @@ class LaunchTimer:
     launch's own time, not the poison fill's queued before it, nor the host's), else the
     host's clock."""
 
-    def __init__(self, device: torch.device):
+    def __init__(self, stream):
+        """``stream``: the current stream on a GPU (named once for a ring's timers: Event.record()
+        without one looks it up through torch.cuda.is_available(), which took 0.25 ms per call
+        beside a busy H200), else None."""
         self._events = None
-        if device.type == "cuda":
+        if stream is not None:
             self._events = (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
-            # named once: Event.record() without a stream looks the current one up through
-            # torch.cuda.is_available(), which took 0.25 ms per call beside a busy H200
-            self._stream = torch.cuda.current_stream(device)
+            self._stream = stream
         self._started = self._stopped = 0.0
 
     def start(self) -> None:
@@ -180,7 +181,8 @@ class Ring:
         self.host = host if host is not None else self.rows
         self.host_row = list(host) if host is not None else self.row
         self.done = [torch.cuda.Event() for _ in range(positions)] if self.on_gpu else [None] * positions
-        self.timers = [LaunchTimer(device) for _ in range(positions)]
+        stream = torch.cuda.current_stream(device) if self.on_gpu else None
+        self.timers = [LaunchTimer(stream) for _ in range(positions)]
         self.occupant: list[Queued | None] = [None] * positions
         self.graphs: dict[int, object] = {}
         self.keep: dict[int, object] = {}  # per position, what its captured work's scratch belongs to

@@ -302,14 +302,14 @@ def queue_checksum_and_fill(
     element, on out's device) and nothing copied to the host or waited for: for a caller that
     captures its own graph of a launch's work and reads many launches' results at once. Returns
     the pass's kept entry, which owns its scratch (None for an empty output)."""
-    from .repeat import checksum_fill_for
+    from .repeat import queued_pass_for
 
     _validate_pass(out, fill)
     if out.numel() == 0:
         into.zero_()
         return None
     _require_device(out)
-    entry = checksum_fill_for(out, fill, config)
+    entry = queued_pass_for(out, fill, config)
     entry.queue_into(out, fill, into)
     return entry
 

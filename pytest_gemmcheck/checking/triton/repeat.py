@@ -14,7 +14,8 @@ Each (output, buffer to poison) pair keeps its scratch and, from its second pass
 graph of the kernel, the partial sums' reduction and the copy of the 8-byte result to pinned
 host memory, as :mod:`.replay` keeps for the full check; or (:meth:`ChecksumFill.queue_into`,
 what case.run uses) its checksum goes into a tensor of the caller's, which captures the pass in
-a graph of its own with the launch's guards and reads the result back with other launches'.
+a graph of its own with the launch's guards and reads the result back with other launches'
+(op by op, one entry serves every pair of the same layout on a stream).
 """
 
 from __future__ import annotations
@@ -30,8 +31,9 @@ from .plan import LaunchConfig, main_plan
 from .runtime import RUNTIME
 from .target import target_of
 
-# pairs kept per process, the oldest dropped first: case.run uses one per ring position (up to 8)
-# and, through fused_check.checksum, one for its reference and one per output it proves again
+# entries kept per process, the oldest dropped first: case.run's passes queued op by op use one
+# per shape, its ring's graphs one per position (up to 16), and fused_check.checksum one for its
+# reference and one per output it proves again
 _KEPT = 48
 # The pass reads one tensor and writes another, and prefers taller blocks than the full check:
 # 32 rows x 256 bytes took 0.137 ms (82% of copy bandwidth) against 0.156 ms for the full
@@ -160,7 +162,8 @@ def _checksum_fill_kernel(
 class ChecksumFill:
     """The pass for one output and one buffer to poison (or none): :meth:`enqueue` queues it on
     the current stream with the copy of its result to the host, :meth:`read` waits for that
-    copy alone. Entries are kept per (tensors, stream) in ``RUNTIME.repeats``."""
+    copy alone. Entries are kept per (tensors, stream) in ``RUNTIME.repeats`` (:func:`checksum_fill_for`),
+    or for passes queued op by op per (layout, stream) (:func:`queued_pass_for`)."""
 
     def __init__(self, out: torch.Tensor, fill: torch.Tensor | None, config: LaunchConfig):
         m, n = out.shape
@@ -239,10 +242,41 @@ def pass_config(out: torch.Tensor) -> LaunchConfig:
     return LaunchConfig() if target_of(out.device).interpreted else GPU_CONFIG
 
 
+def _current_stream(device: torch.device):
+    """The current stream's handle on ``device`` (None off a GPU), by torch's C call: through
+    torch.cuda.current_stream a lookup took 20 us under a profile on an H200, a dozen a case."""
+    if device.type != "cuda":
+        return None
+    return torch._C._cuda_getCurrentRawStream(device.index if device.index is not None else torch.cuda.current_device())
+
+
 def checksum_fill_for(out: torch.Tensor, fill: torch.Tensor | None, config: LaunchConfig | None = None) -> ChecksumFill:
-    """The kept pass of this output and buffer, made at its first use."""
+    """The kept pass of this output and buffer, made at its first use (its graph, from its
+    second use on, is of these tensors: they are in its key)."""
     config = config or pass_config(out)
     key = tuple(
         (t.data_ptr(), tuple(t.shape), tuple(t.stride()), t.dtype) for t in (out, *(() if fill is None else (fill,)))
-    ) + (fill is None, config, torch.cuda.current_stream(out.device).cuda_stream if out.device.type == "cuda" else None)
+    ) + (fill is None, config, _current_stream(out.device))
+    return RUNTIME.kept(RUNTIME.repeats, key, lambda: ChecksumFill(out, fill, config), _KEPT)
+
+
+def queued_pass_for(out: torch.Tensor, fill: torch.Tensor | None, config: LaunchConfig | None = None) -> ChecksumFill:
+    """A kept pass for :meth:`ChecksumFill.queue_into` (op by op: no graph of its own), one per
+    layout of the output and buffer and per stream: the addresses are not in its key, so that
+    a run's ring of new buffers (a new shape's) makes one where it made one per buffer (13 a
+    case at 1024^3, 58 us each under a profile on an H200). Passes queued one after another on
+    one stream share its scratch safely: each one's sum reads it before the next pass writes
+    it. Being captured into a graph, a pass takes :func:`checksum_fill_for`'s entry of its own
+    tensors, whose scratch no other graph shares."""
+    config = config or pass_config(out)
+    if out.device.type == "cuda" and torch.cuda.is_current_stream_capturing():
+        return checksum_fill_for(out, fill, config)
+    key = (
+        "queued",
+        *((tuple(t.shape), tuple(t.stride()), t.dtype) for t in (out, *(() if fill is None else (fill,)))),
+        fill is None,
+        config,
+        out.device,
+        _current_stream(out.device),
+    )
     return RUNTIME.kept(RUNTIME.repeats, key, lambda: ChecksumFill(out, fill, config), _KEPT)
