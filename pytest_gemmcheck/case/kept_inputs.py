@@ -51,6 +51,12 @@ class KeptInputs:
         self._pristine = {name: t.clone() for name, t in self._tensors.items()} if checksums is None else None
         self._sums = None if checksums is None else checksums(list(self._tensors.values()))
 
+    @property
+    def pristine(self) -> dict[str, torch.Tensor]:
+        """The pristine copies by field name (the CPU's way; empty where checksums prove them):
+        never written, so that the launch loop's guards may read them as their own."""
+        return self._pristine or {}
+
     def nbytes(self) -> int:
         return self.inputs.nbytes() * (1 if self._pristine is None else 2)
 

@@ -158,16 +158,36 @@ class InputGuard:
     """The inputs of a case as they were before its first launch, and the comparison of the
     live tensors with them after each launch."""
 
-    def __init__(self, inputs):  # a case's Inputs
+    def __init__(self, inputs, pristine: dict[str, torch.Tensor] | None = None):
+        """``inputs``: a case's Inputs; ``pristine``: copies of them as they are now, kept
+        elsewhere and never written (the case's own on the CPU), else each is copied here."""
         self.live = {
             name: getattr(inputs, name) for name in INPUT_NAMES if isinstance(getattr(inputs, name, None), torch.Tensor)
         }
-        self.pristine = {name: tensor.detach().clone() for name, tensor in self.live.items()}
-        # (live, pristine) flat views, compared after every launch by torch ops
-        self.pairs = [(_words(self.live[name]), _words(self.pristine[name])) for name in self.live]
-        # the live inputs as the guard kernel reads them, for their checksums
-        self.words = [word_view(self.live[name]) for name in self.live]
-        self._compare = [(name, _comparison(self.live[name], self.pristine[name])) for name in self.live]
+        kept = pristine or {}
+        self.pristine = {
+            name: kept[name] if name in kept else tensor.detach().clone() for name, tensor in self.live.items()
+        }
+        # each way of watching them made at its first use: one way serves a run (the CPU's
+        # comparisons; a GPU's guard kernel, or its torch ops), and the views of the others
+        # were a third of a 64^3 case's torch ops on the CPU
+        self._pairs: list | None = None
+        self._words: list | None = None
+        self._compare: list | None = None
+
+    @property
+    def pairs(self) -> list[tuple[torch.Tensor, torch.Tensor]]:
+        """(live, pristine) flat views, compared after every launch by torch ops."""
+        if self._pairs is None:
+            self._pairs = [(_words(self.live[name]), _words(self.pristine[name])) for name in self.live]
+        return self._pairs
+
+    @property
+    def words(self) -> list[torch.Tensor]:
+        """The live inputs as the guard kernel reads them, for their checksums."""
+        if self._words is None:
+            self._words = [word_view(self.live[name]) for name in self.live]
+        return self._words
 
     def __len__(self) -> int:
         return len(self.live)
@@ -179,6 +199,8 @@ class InputGuard:
 
     def changed_now(self) -> list[str]:
         """The inputs that differ from their pristine copies, read now."""
+        if self._compare is None:
+            self._compare = [(name, _comparison(self.live[name], self.pristine[name])) for name in self.live]
         return [name for name, same in self._compare if not same()]
 
     def names(self) -> list[str]:
@@ -193,9 +215,7 @@ class InputGuard:
 
     def release(self) -> None:
         self.pristine.clear()
-        self.pairs.clear()
-        self.words.clear()
-        self._compare.clear()
+        self._pairs, self._words, self._compare = [], [], []
 
 
 def _worked_out(queue: Callable[[torch.Tensor], None], device: torch.device) -> list[int]:

@@ -92,7 +92,7 @@ class LaunchLoop:
         self.rowmax = self.protected.rowmax()
         self.checker: Checker = select_checker(self.settings.check_backend, self.ref)
         result.check_backend = self.checker.name
-        self.inputs = InputGuard(inputs)
+        self.inputs = InputGuard(inputs, case.pristine_inputs())
         self.fused = self.checker.name == "triton"
         rows, cols = case.out_shape
         self.pipeline = in_flight.pipeline_for(
@@ -108,7 +108,7 @@ class LaunchLoop:
             case.out_dtype,
             str(self.device),
             self.checker.name,
-            tuple((t.data_ptr(), t.numel(), t.dtype) for t in self.inputs.words),
+            tuple((t.data_ptr(), t.numel(), t.dtype) for t in self.inputs.live.values()),
             torch.cuda.current_stream(self.device).cuda_stream if self.device.type == "cuda" else None,
         )
         self.ring = in_flight.ring_for(key, rows, cols, case.out_dtype, self.device, self.pipeline.ring)

@@ -71,3 +71,20 @@ def test_a_reference_changed_in_place_is_worked_out_again():
     other = out.mul(3)
     accuracy = torch_backend.check_launch(out, other, torch_backend.row_max(other), Tolerance())[0]
     assert accuracy.wrong.elements > out.numel() // 2
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.float32])
+def test_row_max_of_one_chunk_is_the_chunked_ones(monkeypatch, dtype):
+    """The row maxima of a reference of one chunk, by its three ops, equal the chunked way's bit
+    for bit, a row holding a NaN or an inf included (each is that row's maximum)."""
+    g = torch.Generator().manual_seed(7)
+    ref = (torch.randn(9, 33, generator=g) * 100).to(dtype)
+    ref[2, 5] = float("nan")
+    ref[4, 0] = float("-inf")
+    ref[6] = 0
+    one = torch_backend.row_max(ref)
+    monkeypatch.setattr(torch_backend, "CHUNK_ELEMENTS", 32)  # a few rows a chunk
+    chunked = torch_backend.row_max(ref)
+    assert one.dtype == chunked.dtype == torch.float32
+    assert torch.equal(one.view(torch.int32), chunked.view(torch.int32))
+    assert one[2].isnan() and one[4] == float("inf") and one[6] == 0
