@@ -71,8 +71,8 @@ class GuardedBuffer:
 
     def _comparison(self):
         """Both regions against the laid canary as a function of no arguments (count_now runs it
-        every launch): on the CPU two memcmps of addresses worked out here, where a comparison
-        of each region's view took 35 us a buffer to set up, a third of a 64x64 ring's making."""
+        every launch): on the CPU two memcmps of addresses worked out here, with no view of each
+        region to set up (a 64x64 ring of two buffers, 0.111-0.117 ms before, 0.101-0.110 after)."""
         if _MEMCMP is None or self.block.device.type != "cpu":
             regions = list(zip(self._guards, self._laid))
             return lambda: all(same_bits(region, laid) for region, laid in regions)
@@ -169,8 +169,8 @@ class InputGuard:
             name: kept[name] if name in kept else tensor.detach().clone() for name, tensor in self.live.items()
         }
         # each way of watching them made at its first use: one way serves a run (the CPU's
-        # comparisons; a GPU's guard kernel, or its torch ops), and the views of the others
-        # were a third of a 64^3 case's torch ops on the CPU
+        # comparisons; a GPU's guard kernel, or its torch ops); the views of the others and the
+        # second copy were 36 of a 64^3 case's 149 torch ops on the CPU
         self._pairs: list | None = None
         self._words: list | None = None
         self._compare: list | None = None
