@@ -114,13 +114,11 @@ def _accuracy_terms(out_rows: torch.Tensor, ref_rows: torch.Tensor, rmax: torch.
 
 class _ReferenceTerms:
     """What the clean way needs of a reference alone (its fp32 values, each element's scale, the
-    sum of its squares), worked out once for every launch checked against it. Held for the
-    reference object itself (a weak reference: a new tensor at a freed one's address is not it)
-    and its version counter, so that a reference changed in place by torch is worked out again;
-    the harness's own reference is never handed out, and is proved unchanged by its bytes."""
+    sum of its squares), worked out once for every launch checked against it (see
+    :func:`_reference_terms`)."""
 
-    def __init__(self, ref: torch.Tensor, rowmax: torch.Tensor, floor: float):
-        self.key = (weakref.ref(ref), weakref.ref(rowmax), ref._version, rowmax._version, floor)
+    def __init__(self, ref: torch.Tensor, rowmax: torch.Tensor, floor: float, key: tuple | None):
+        self.key = key
         self.r = ref.float()
         floor_scale = floor * rowmax[:, None]
         self.scale = torch.maximum(self.r.abs(), floor_scale)
@@ -144,9 +142,17 @@ _held_terms: _ReferenceTerms | None = None  # the latest reference's: a case che
 
 
 def _reference_terms(ref: torch.Tensor, rowmax: torch.Tensor, floor: float) -> _ReferenceTerms:
+    """The terms of ``ref``, held for the reference object itself (a weak reference: a new
+    tensor at a freed one's address is not it) and its version counter, so that a reference
+    changed in place by torch is worked out again; the harness's own reference is never handed
+    out, and is proved unchanged by its bytes. A tensor made under torch.inference_mode has no
+    version counter: its terms are worked out at each check."""
     global _held_terms
+    if ref.is_inference() or rowmax.is_inference():
+        return _ReferenceTerms(ref, rowmax, floor, None)
     if _held_terms is None or not _held_terms.serves(ref, rowmax, floor):
-        _held_terms = _ReferenceTerms(ref, rowmax, floor)
+        key = (weakref.ref(ref), weakref.ref(rowmax), ref._version, rowmax._version, floor)
+        _held_terms = _ReferenceTerms(ref, rowmax, floor, key)
     return _held_terms
 
 

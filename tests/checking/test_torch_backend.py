@@ -88,3 +88,28 @@ def test_row_max_of_one_chunk_is_the_chunked_ones(monkeypatch, dtype):
     assert one.dtype == chunked.dtype == torch.float32
     assert torch.equal(one.view(torch.int32), chunked.view(torch.int32))
     assert one[2].isnan() and one[4] == float("inf") and one[6] == 0
+
+
+def test_a_reference_made_under_inference_mode_is_checked_and_changed_in_place_seen():
+    """A tensor made under torch.inference_mode has no version counter: its terms are worked out
+    at each check, so an output equal to it as it was is wrong once it is changed in place."""
+    with torch.inference_mode():
+        ref = (torch.randn(12, 20, generator=torch.Generator().manual_seed(9)) * 3).to(torch.bfloat16)
+        rowmax = torch_backend.row_max(ref)
+        out = ref.clone()
+        assert torch_backend.check_launch(out, ref, rowmax, Tolerance())[0].wrong.elements == 0
+        ref.mul_(2)
+        assert torch_backend.check_launch(out, ref, rowmax, Tolerance())[0].wrong.elements > out.numel() // 2
+
+
+def test_a_case_run_under_inference_mode_passes(make_case):
+    """Its reference and row maxima are made under the mode (inference tensors): a correct kernel
+    passes, a wrong one fails."""
+    with torch.inference_mode():
+        case = make_case("inference", m=24, n=40, k=16, device="cpu")
+        x = case.inputs()
+        assert case.run(lambda out: torch.matmul(x.a, x.b.t(), out=out), repeat=4).verdict == "pass"
+        wrong = make_case("inference", m=24, n=40, k=16, device="cpu")
+        y = wrong.inputs()
+        result = wrong.run(lambda out: torch.matmul(y.a, y.b.t(), out=out).mul_(2), repeat=4, check=False)
+        assert result.verdict == "regression" and len(result.bad_launches) == 4
