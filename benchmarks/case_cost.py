@@ -2,7 +2,7 @@
 
     python -m benchmarks.case_cost pieces [--device cpu|cuda] [--shapes 64,256] [--repeat 12] [--cases 10] [--record]
     python -m benchmarks.case_cost profile [--device cpu|cuda] [--shapes 256] [--repeat 12] [--cases 10]
-        [--rows 40] [--dump PREFIX]
+        [--rows 40] [--dump PREFIX] [--torch-ops]
     python -m benchmarks.case_cost inputs [--device cpu|cuda] [--sizes 64,256,1024] [--calls 5]
 
 Views:
@@ -17,9 +17,11 @@ Views:
            (as pytest writes each test's). A piece's time excludes the pieces timed inside it.
            Every case is a new shape (n grows by one each case, by 8 on a GPU; the shape's GEMM
            run once on zeros before it, torch's own per-shape set-up), in one session
-           (gc.session); the mean of --cases cases, in ms (on the CPU by the thread's CPU clock).
+           (gc.session), after one untimed case of the first shape (the check's kernels compiled);
+           the mean of --cases cases, in ms (on the CPU by the thread's CPU clock).
   profile  cProfile's functions by their own (--sort tottime) or inclusive time over --cases such
-           cases (seconds for all); --dump PREFIX writes each shape's stats for pstats to read.
+           cases (seconds for all); --dump PREFIX writes each shape's stats for pstats to read;
+           --torch-ops: torch.profiler's table of torch ops (and GPU kernels) instead.
   inputs   ns an element of the seeded inputs: rng.bell's one stream, and each quant mode's
            make_inputs (both operands and their scales), square shapes.
 
@@ -195,6 +197,13 @@ def a_session(record: bool):
             yield session
 
 
+def warm_up(session, quant, m, n, k, device, args) -> None:
+    """One case of the shape itself at the same repeat, untimed: the check's kernels for its
+    specialisations compiled (a suite pays that once, not per case), so that the timed cases,
+    each of a new shape, show what every case pays."""
+    one_case(session, quant, m, n, k, device, args.repeat, None, args.record)
+
+
 def pieces_view(args) -> int:
     device = args.device
     shapes = pick(CPU_SHAPES if device == "cpu" else GPU_SHAPES, args.shapes)
@@ -207,8 +216,7 @@ def pieces_view(args) -> int:
         one_case(session, "bf16", 32, 32, 32, device, 3, None, args.record)  # the check's kernels, the database
         for quant, m, n, k in shapes:
             step = hand_loop.shape_step(quant, device)
-            if quant == "ptpc" and device != "cpu":
-                one_case(session, quant, 256, 256, 256, device, 3, None, args.record)
+            warm_up(session, quant, m, n, k, device, args)
             timer = PieceTimer(clock_of(device))
             whole = 0.0
             with timing(timer):
@@ -237,6 +245,10 @@ def profile_view(args) -> int:
         one_case(session, "bf16", 32, 32, 32, device, 3, None, args.record)
         for quant, m, n, k in shapes:
             step = hand_loop.shape_step(quant, device)
+            warm_up(session, quant, m, n, k, device, args)
+            if args.torch_ops:
+                torch_ops_profile(session, quant, m, n, k, step, device, args)
+                continue
             profiler = cProfile.Profile()
             profiler.enable()
             for index in range(args.cases):
@@ -253,6 +265,22 @@ def profile_view(args) -> int:
             )
             print("\n".join(line for line in text.getvalue().splitlines()[4:] if line.strip()))
     return 0
+
+
+def torch_ops_profile(session, quant, m, n, k, step, device, args) -> None:
+    """torch.profiler over --cases cases: each torch op's calls and the host's time in it (and
+    on a GPU each kernel's time on the device), by the host's own time."""
+    from torch.profiler import ProfilerActivity, profile
+
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device == "cuda" else [])
+    with profile(activities=activities) as prof:
+        for index in range(args.cases):
+            one_case(session, quant, m, n + step * (index + 1), k, device, args.repeat, None, args.record)
+    print(
+        f"\n{quant} {m}x{n}x{k}, repeat {args.repeat}: torch.profiler over {args.cases} cases, by the host's own "
+        f"time (calls and times for all {args.cases})"
+    )
+    print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=args.rows, max_name_column_width=48))
 
 
 def inputs_view(args) -> int:
@@ -310,6 +338,9 @@ def parser() -> argparse.ArgumentParser:
                 "--sort", choices=["tottime", "cumulative"], default="tottime", help="own or inclusive time"
             )
             view.add_argument("--dump", default="", help="also write each shape's stats to DUMP-SHAPE.pstats")
+            view.add_argument(
+                "--torch-ops", action="store_true", help="torch.profiler's ops (and kernels) instead of cProfile"
+            )
     inputs = views.add_parser("inputs", help="ns an element of the seeded inputs")
     inputs.add_argument("--device", choices=["cpu", "cuda"], default="cuda" if torch.cuda.is_available() else "cpu")
     inputs.add_argument("--sizes", default="64,256,1024", help="square shapes, comma-separated (default %(default)s)")
