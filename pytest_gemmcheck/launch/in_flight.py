@@ -23,6 +23,14 @@ from .buffers import OutputBuffers
 from .guards import ROW_WIDTH, GuardedBuffer
 
 GPU_RING = 16  # output buffers on a GPU, where they fit: two batches of 8
+# A launch's work is captured as graphs (loop.py) only while the run has this many launches still
+# to come: a fresh ring's graphs (16 positions at about 165 us a capture, each capture first
+# waiting for what is queued) cost a few ms once, and save the host about 0.1 ms a launch, so
+# that a run of --gemmcheck-repeat=12 on a new shape never repays them.
+GRAPHS_REPAID_AFTER = 32
+# A run too short for graphs takes no batches: its ring only sets how far launches run ahead of
+# their reading, and this many outputs keep three launches queued behind the one being read.
+SHORT_RUN_RING = 4
 RING_BYTES = 2 << 30  # at most this much of the GPU's memory for them, and an eighth of what is free
 # a ring of at most this share of the GPU's memory is kept for the next run of the same shape,
 # its graphs too (2.2 GB of an H200's: every ring the bf16 shapes up to 8192^3 and ptpc make)
@@ -73,11 +81,12 @@ def pipeline_for(device: torch.device, by_checksum: bool, rule, out_bytes: int, 
 def gpu_ring_fits(launches: int, free_bytes: int, out_bytes: int) -> int:
     """Output buffers for a run of ``launches`` on a GPU with ``free_bytes`` free: up to
     GPU_RING, within RING_BYTES and an eighth of what is free, and no more than the run's
-    launches (rounded up to even): a run of 12 on a new shape made 16, whose making was 1.8-2.4
-    ms of the host's at 256^3-1024^3 on an H100, the largest piece of what the run paid before
-    its first launch."""
+    launches (rounded up to even); SHORT_RUN_RING for a run too short to take graphs and
+    batches. A run of 12 on a new shape made 16, whose making was 1.8-2.4 ms of the host's at
+    256^3-1024^3 on an H100, the largest piece of what the run paid before its first launch."""
     by_memory = min(RING_BYTES, free_bytes // 8) // max(1, out_bytes)
-    return max(2, min(GPU_RING, launches + launches % 2, by_memory))
+    wanted = launches + launches % 2 if launches > GRAPHS_REPAID_AFTER else SHORT_RUN_RING
+    return max(2, min(GPU_RING, wanted, launches + launches % 2, by_memory))
 
 
 def gpu_pipeline(fits: int) -> Pipeline:

@@ -57,11 +57,7 @@ REFERENCE = "reference"  # a copy of the reference a launch changed, named as a 
 # launch, not the first alone: the first finds the GPU idle, and its time includes the host's
 # submitting it (bf16 4096^3, 0.17 ms a launch, then read as longer).
 GRAPHS_BELOW_S = 300e-6
-# ... and only when the run has this many launches still to come: a fresh ring's graphs (16
-# positions at about 165 us a capture, each capture first waiting for what is queued) cost a few
-# ms once, and save the host about 0.1 ms a launch, so that a run of --gemmcheck-repeat=12 on a
-# new shape never repays them.
-GRAPHS_REPAID_AFTER = 32
+# ... and only while the run has in_flight.GRAPHS_REPAID_AFTER launches still to come.
 
 
 class LaunchLoop:
@@ -502,7 +498,7 @@ class LaunchLoop:
             if (
                 not self.graphs_pay
                 and entry.record.elapsed_s < GRAPHS_BELOW_S
-                and self.rule.limit - entry.record.index >= GRAPHS_REPAID_AFTER
+                and self.rule.limit - entry.record.index >= in_flight.GRAPHS_REPAID_AFTER
             ):
                 self.graphs_pay = True
             if not guards_only and entry is self.queued[0] and self._clean_repeat(entry):

@@ -3,7 +3,16 @@ no more buffers than a run has launches or memory holds."""
 
 import pytest
 
-from pytest_gemmcheck.launch.in_flight import GPU_RING, RING_BYTES, Pipeline, gpu_pipeline, gpu_ring_fits
+from pytest_gemmcheck.launch import in_flight
+from pytest_gemmcheck.launch.in_flight import (
+    GPU_RING,
+    GRAPHS_REPAID_AFTER,
+    RING_BYTES,
+    SHORT_RUN_RING,
+    Pipeline,
+    gpu_pipeline,
+    gpu_ring_fits,
+)
 
 
 @pytest.mark.parametrize("fits", range(2, GPU_RING + 1))
@@ -23,10 +32,29 @@ def test_a_ring_that_is_not_two_batches_is_refused():
 
 
 @pytest.mark.parametrize(
-    ("launches", "ring"), [(1, 2), (2, 2), (3, 4), (12, 12), (13, 14), (16, 16), (100, GPU_RING), (10**6, GPU_RING)]
+    ("launches", "ring"),
+    [
+        (1, 2),
+        (2, 2),
+        (3, 4),
+        (12, SHORT_RUN_RING),
+        (GRAPHS_REPAID_AFTER, SHORT_RUN_RING),
+        (GRAPHS_REPAID_AFTER + 1, GPU_RING),
+        (100, GPU_RING),
+        (10**6, GPU_RING),
+    ],
 )
 def test_a_ring_has_no_more_buffers_than_the_run_has_launches(launches, ring):
     assert gpu_ring_fits(launches, free_bytes=80 << 30, out_bytes=256 * 256 * 2) == ring
+
+
+def test_a_run_too_short_for_graphs_takes_a_short_ring_and_a_longer_run_room_for_batches(monkeypatch):
+    # a run with launches left for graphs after its first read: both halves of a ring of 16
+    assert gpu_pipeline(gpu_ring_fits(GRAPHS_REPAID_AFTER + 1, 80 << 30, 512)) == Pipeline(16, 15, 15, 8)
+    # one without: three launches queued behind the one read
+    assert gpu_pipeline(gpu_ring_fits(GRAPHS_REPAID_AFTER, 80 << 30, 512)) == Pipeline(4, 3, 3, 2)
+    monkeypatch.setattr(in_flight, "GRAPHS_REPAID_AFTER", 8)
+    assert gpu_ring_fits(12, 80 << 30, 512) == 12
 
 
 def test_a_ring_fits_in_its_share_of_memory():

@@ -129,7 +129,7 @@ SCENARIOS = {
 
 def run(make_case, backend, scenario, *, repeat_check, pipeline, monkeypatch, deterministic=None):
     monkeypatch.setattr(in_flight, "FORCED", pipeline)
-    monkeypatch.setattr(loop, "GRAPHS_REPAID_AFTER", 0)  # on a GPU, graphs and batches in a run of 9 too
+    monkeypatch.setattr(in_flight, "GRAPHS_REPAID_AFTER", 0)  # on a GPU, graphs and batches in a run of 9 too
     results = []
     case = make_case(
         f"pipeline_{backend}",
@@ -271,7 +271,7 @@ def test_launches_queued_after_a_changed_input_run_again(make_case, fused_anywhe
 def queued_ahead_case(make_case, monkeypatch, results):
     """The case of :func:`run` on the fused check queued ahead, for several runs into ``results``."""
     monkeypatch.setattr(in_flight, "FORCED", AHEAD)
-    monkeypatch.setattr(loop, "GRAPHS_REPAID_AFTER", 0)
+    monkeypatch.setattr(in_flight, "GRAPHS_REPAID_AFTER", 0)
     return make_case(
         "pipeline_triton",
         m=40,
