@@ -60,7 +60,8 @@
 #                 (benchmarks.hand_loop gpu), its numbers in gpu_results.json
 #   case-cost     a whole case at repeat 12, piece by piece, at 256^3 and 1024^3 (benchmarks.case_cost
 #                 pieces), then case-profile: a cProfile of ten such cases at 256^3, by inclusive time,
-#                 and case-ops: torch.profiler's ops and kernels of five such cases at 256^3 and 1024^3
+#                 case-ops: torch.profiler's ops and kernels of five such cases at 256^3 and 1024^3, and
+#                 case-hot: a cProfile of twenty at 1024^3 by each function's own time
 #   collective-tests  a collective case's ranks sharing the one GPU over gloo (tests/collective/test_gpu_ranks.py)
 #   hang          last, as it takes its process's GPU with it: a kernel that never ends, failed
 #                 as hung by --gemmcheck-launch-timeout=5, the GPU's next case skipped, the
@@ -243,6 +244,7 @@ run_part hand-loop 150 "$PY" -m benchmarks.hand_loop gpu --budget-s 120 --json "
 run_part case-cost 120 "$PY" -m benchmarks.case_cost pieces --shapes 256,1024 --cases 5
 run_part case-profile 120 "$PY" -m benchmarks.case_cost profile --shapes 256 --cases 10 --sort cumulative --rows 90
 run_part case-ops 90 "$PY" -m benchmarks.case_cost profile --shapes 256,1024 --cases 5 --torch-ops --rows 60
+run_part case-hot 90 "$PY" -m benchmarks.case_cost profile --shapes 1024 --cases 20 --rows 70
 run_part collective-tests 120 "$PY" -m pytest tests/collective/test_gpu_ranks.py -q -p no:cacheprovider -rs
 
 run_part hang 60 env GEMMCHECK_EXAMPLE_HANG=1 "$PY" -X faulthandler -m pytest examples/gpu/test_gpu_guards.py \
