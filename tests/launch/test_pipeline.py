@@ -18,7 +18,7 @@ from kernels import FaultInjector, tiled_gemm
 
 from pytest_gemmcheck.config.table import Settings
 from pytest_gemmcheck.errors import GemmcheckFailure, LaunchError
-from pytest_gemmcheck.launch import in_flight, loop
+from pytest_gemmcheck.launch import in_flight
 
 AHEAD = in_flight.Pipeline(ring=4, guard_depth=3, check_depth=3)
 # launches 5 to 8 of 9 in two batches of two (launch 1 is checked in full first, and 9 ends the run)
