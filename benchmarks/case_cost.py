@@ -17,8 +17,8 @@ Views:
            (as pytest writes each test's). A piece's time excludes the pieces timed inside it.
            Every case is a new shape (n grows by one each case, by 8 on a GPU; the shape's GEMM
            run once on zeros before it, torch's own per-shape set-up), in one session
-           (gc.session), after one untimed case of the first shape (the check's kernels compiled);
-           the mean of --cases cases, in ms (on the CPU by the thread's CPU clock).
+           (gc.session), after one untimed case of the shape itself (the check's kernels compiled,
+           the database made); the mean of --cases cases, in ms (on the CPU by the thread's CPU clock).
   profile  cProfile's functions by their own (--sort tottime) or inclusive time over --cases such
            cases (seconds for all); --dump PREFIX writes each shape's stats for pstats to read;
            --torch-ops: torch.profiler's table of torch ops (and GPU kernels) instead.
@@ -199,8 +199,8 @@ def a_session(record: bool):
 
 def warm_up(session, quant, m, n, k, device, args) -> None:
     """One case of the shape itself at the same repeat, untimed: the check's kernels for its
-    specialisations compiled (a suite pays that once, not per case), so that the timed cases,
-    each of a new shape, show what every case pays."""
+    specialisations compiled and the database made (a suite pays those once, not per case), so
+    that the timed cases, each of a new shape, show what every case pays."""
     one_case(session, quant, m, n, k, device, args.repeat, None, args.record)
 
 
@@ -213,7 +213,6 @@ def pieces_view(args) -> int:
         f"new shape, ms a case by {'the thread CPU clock' if device == 'cpu' else 'the wall clock'}:"
     )
     with a_session(args.record) as session:
-        one_case(session, "bf16", 32, 32, 32, device, 3, None, args.record)  # the check's kernels, the database
         for quant, m, n, k in shapes:
             step = hand_loop.shape_step(quant, device)
             warm_up(session, quant, m, n, k, device, args)
@@ -242,17 +241,14 @@ def profile_view(args) -> int:
     device = args.device
     shapes = pick(CPU_SHAPES if device == "cpu" else GPU_SHAPES, args.shapes)
     with a_session(args.record) as session:
-        one_case(session, "bf16", 32, 32, 32, device, 3, None, args.record)
         for quant, m, n, k in shapes:
-            step = hand_loop.shape_step(quant, device)
             warm_up(session, quant, m, n, k, device, args)
             if args.torch_ops:
-                torch_ops_profile(session, quant, m, n, k, step, device, args)
+                torch_ops_profile(session, quant, m, n, k, device, args)
                 continue
             profiler = cProfile.Profile()
             profiler.enable()
-            for index in range(args.cases):
-                one_case(session, quant, m, n + step * (index + 1), k, device, args.repeat, None, args.record)
+            new_shape_cases(session, quant, m, n, k, device, args)
             profiler.disable()
             if args.dump:
                 profiler.dump_stats(f"{args.dump}-{quant}-{m}x{n}x{k}.pstats")
@@ -267,15 +263,21 @@ def profile_view(args) -> int:
     return 0
 
 
-def torch_ops_profile(session, quant, m, n, k, step, device, args) -> None:
+def new_shape_cases(session, quant, m, n, k, device, args) -> None:
+    """--cases cases of the shape, each a new one (n a step further each time), untimed."""
+    step = hand_loop.shape_step(quant, device)
+    for index in range(args.cases):
+        one_case(session, quant, m, n + step * (index + 1), k, device, args.repeat, None, args.record)
+
+
+def torch_ops_profile(session, quant, m, n, k, device, args) -> None:
     """torch.profiler over --cases cases: each torch op's calls and the host's time in it (and
     on a GPU each kernel's time on the device), by the host's own time."""
     from torch.profiler import ProfilerActivity, profile
 
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device == "cuda" else [])
     with profile(activities=activities) as prof:
-        for index in range(args.cases):
-            one_case(session, quant, m, n + step * (index + 1), k, device, args.repeat, None, args.record)
+        new_shape_cases(session, quant, m, n, k, device, args)
     print(
         f"\n{quant} {m}x{n}x{k}, repeat {args.repeat}: torch.profiler over {args.cases} cases, by the host's own "
         f"time (calls and times for all {args.cases})"

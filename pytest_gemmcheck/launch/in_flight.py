@@ -24,9 +24,9 @@ from .guards import ROW_WIDTH, GuardedBuffer
 
 GPU_RING = 16  # output buffers on a GPU, where they fit: two batches of 8
 # A launch's work is captured as graphs (loop.py) only while the run has this many launches still
-# to come: a fresh ring's graphs (16 positions at about 165 us a capture, each capture first
-# waiting for what is queued) cost a few ms once, and save the host about 0.1 ms a launch, so
-# that a run of --gemmcheck-repeat=12 on a new shape never repays them.
+# to come (graphs_may_repay): a fresh ring's graphs (16 positions at about 165 us a capture, each
+# capture first waiting for what is queued) cost a few ms once, and save the host about 0.1 ms a
+# launch, so that a run of --gemmcheck-repeat=12 on a new shape never repays them.
 GRAPHS_REPAID_AFTER = 32
 # A run too short for graphs takes no batches: its ring only sets how far launches run ahead of
 # their reading, and this many outputs keep three launches queued behind the one being read.
@@ -85,8 +85,14 @@ def gpu_ring_fits(launches: int, free_bytes: int, out_bytes: int) -> int:
     batches. A run of 12 on a new shape made 16, whose making was 1.8-2.4 ms of the host's at
     256^3-1024^3 on an H100, the largest piece of what the run paid before its first launch."""
     by_memory = min(RING_BYTES, free_bytes // 8) // max(1, out_bytes)
-    wanted = launches + launches % 2 if launches > GRAPHS_REPAID_AFTER else SHORT_RUN_RING
-    return max(2, min(GPU_RING, wanted, launches + launches % 2, by_memory))
+    # graphs come after a launch was read: the first, at the soonest
+    wanted = GPU_RING if graphs_may_repay(launches - 1) else SHORT_RUN_RING
+    return max(2, min(wanted, launches + launches % 2, by_memory))
+
+
+def graphs_may_repay(launches_to_come: int) -> bool:
+    """Whether a run with this many launches still to come repays its ring's graphs."""
+    return launches_to_come >= GRAPHS_REPAID_AFTER
 
 
 def gpu_pipeline(fits: int) -> Pipeline:

@@ -57,7 +57,7 @@ REFERENCE = "reference"  # a copy of the reference a launch changed, named as a 
 # launch, not the first alone: the first finds the GPU idle, and its time includes the host's
 # submitting it (bf16 4096^3, 0.17 ms a launch, then read as longer).
 GRAPHS_BELOW_S = 300e-6
-# ... and only while the run has in_flight.GRAPHS_REPAID_AFTER launches still to come.
+# ... and only while the run has enough launches still to come (in_flight.graphs_may_repay).
 
 
 class LaunchLoop:
@@ -498,7 +498,7 @@ class LaunchLoop:
             if (
                 not self.graphs_pay
                 and entry.record.elapsed_s < GRAPHS_BELOW_S
-                and self.rule.limit - entry.record.index >= in_flight.GRAPHS_REPAID_AFTER
+                and in_flight.graphs_may_repay(self.rule.limit - entry.record.index)
             ):
                 self.graphs_pay = True
             if not guards_only and entry is self.queued[0] and self._clean_repeat(entry):
