@@ -305,6 +305,13 @@ class Case:
         with, where a copy of their own cost each run two more copies."""
         return self._kept.pristine if self._kept is not None else {}
 
+    def pristine_input_sums(self) -> dict[str, int]:
+        """The checksums of the inputs :meth:`inputs` last handed out, as they were made, by name
+        (a GPU's, which proved them at that hand-out; empty on the CPU): the launch loop's guard
+        kernel compares the live inputs' with them, where it took them again before the first
+        launch."""
+        return self._kept.checksums if self._kept is not None else {}
+
     def _keep_inputs(self) -> KeptInputs:
         """Inputs made, kept with their proof: pristine copies on the CPU (a memcmp), checksums on
         a GPU (by the guard kernel where the check is fused)."""

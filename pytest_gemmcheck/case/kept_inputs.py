@@ -57,6 +57,12 @@ class KeptInputs:
         never written, so that the launch loop's guards may read them as their own."""
         return self._pristine or {}
 
+    @property
+    def checksums(self) -> dict[str, int]:
+        """The checksums they were made with, by field name (a GPU's way; empty where pristine
+        copies prove them)."""
+        return dict(zip(self._tensors, self._sums)) if self._sums is not None else {}
+
     def nbytes(self) -> int:
         return self.inputs.nbytes() * (1 if self._pristine is None else 2)
 

@@ -13,11 +13,9 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Callable
 
 import torch
 
-from ..checking.graphs import GraphAtSecondUse
 from ..records.result import LaunchRecord
 from .buffers import OutputBuffers
 from .guards import ROW_WIDTH, GuardedBuffer
@@ -203,10 +201,6 @@ class Ring:
         self.keep: dict[int, object] = {}  # per position, what its captured work's scratch belongs to
         # kinds of a launch's work queued op by op so far (their kernels are loaded: no wait again)
         self.eager_variants: set[tuple] = set()
-        # the inputs' checksums before a run's first launch: a row, and its work as a graph
-        self.start_row = torch.zeros(ROW_WIDTH, dtype=torch.int64, device=device)
-        self._start: GraphAtSecondUse | None = None
-        self._queue_start: Callable[[torch.Tensor], None] | None = None
         # the batches' work (loop.py): per position its watch, per half its preparation and its
         # rows' close, captured once every kind of it ran op by op
         self.batch_graphs: dict[tuple, object] = {}
@@ -214,19 +208,6 @@ class Ring:
         self.batch_refused = False  # CUDA refused to capture it (a debugger, a profiler)
         if self.on_gpu:
             self.batch_done = [torch.cuda.Event(), torch.cuda.Event()]
-
-    def sums_at_start(self, queue: Callable[[torch.Tensor], None]) -> list[int]:
-        """The row that ``queue(row)`` fills (the guard kernel over the inputs, before the first
-        launch), worked out into this ring's own row: on a GPU one graph replay from the ring's
-        second run on (the ring's key names the inputs, so the graph reads the same tensors)."""
-        self._queue_start = queue  # this run's: an earlier run's inputs are released
-        if not self.on_gpu:
-            queue(self.start_row)
-        else:
-            if self._start is None:
-                self._start = GraphAtSecondUse(lambda: self._queue_start(self.start_row), self.start_row.device)
-            self._start.run()
-        return self.start_row.tolist()
 
     @property
     def bytes(self) -> int:

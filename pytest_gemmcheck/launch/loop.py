@@ -123,7 +123,7 @@ class LaunchLoop:
         if ranks is not None:
             self.where["rank"] = ranks.rank
         self.deadline = Deadline(self.settings.launch_timeout, self.device)
-        self.watch = LaunchWatch(self.inputs, self.device, fused=self.fused, sums_at_start=self.ring.sums_at_start)
+        self.watch = LaunchWatch(self.inputs, self.device, fused=self.fused, pristine_sums=case.pristine_input_sums())
         self.references = ReferenceCopies(case, self.ref)
         self.device_lost = False  # a launch hung on the GPU: nothing more may wait for it
         self.queued: deque[Queued] = deque()
