@@ -142,19 +142,9 @@ GPUS=$("$PY" -c "import torch; print(torch.cuda.device_count() if torch.cuda.is_
 GPUS=${GPUS:-0}
 log "visible GPUs: $GPUS"
 
-# The plugin's entry point: a checkout is not installed, so a dist-info naming it goes on
-# PYTHONPATH, and every pytest started here (pytester's subprocesses included) loads it.
-if ! "$PY" -c "
-import sys
-from importlib import metadata
-sys.exit(0 if any(e.name == 'gemmcheck' for e in metadata.entry_points(group='pytest11')) else 1)" 2>>"$LOG"; then
-    INFO="$WORK/site/pytest_gemmcheck_checkout-0.dist-info"
-    mkdir -p "$INFO"
-    printf 'Metadata-Version: 2.1\nName: pytest-gemmcheck-checkout\nVersion: 0\n' > "$INFO/METADATA"
-    printf '[pytest11]\ngemmcheck = pytest_gemmcheck.plugin\n\n[console_scripts]\ngemmcheck = pytest_gemmcheck.cli:main\n' > "$INFO/entry_points.txt"
-    chmod a+rx "$WORK" "$WORK/site"  # the tests run some sessions as an unprivileged user
-    export PYTHONPATH="$WORK/site:$PYTHONPATH"
-fi
+# The plugin's entry point, where no installed copy registers it (entry_point.sh)
+. benchmarks/entry_point.sh
+plugin_entry_point "$PY" "$WORK" 2>>"$LOG"
 COMMON=(-p no:cacheprovider -rA -q --gemmcheck-no-record)
 
 run_part environment 40 "${MEASURE[@]}" environment
