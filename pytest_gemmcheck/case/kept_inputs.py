@@ -20,7 +20,7 @@ from typing import Callable
 import torch
 
 from ..checking.checksum import word_view, words_checksum
-from ..launch.guards import ROW_WIDTH, layout, same_bits
+from ..launch.guards import guard_kernel_sums, layout, same_bits
 from .quant import Inputs
 
 
@@ -30,11 +30,7 @@ def input_checksums(tensors: list[torch.Tensor], fused: bool) -> list[int]:
     words = [word_view(t) for t in tensors]
     if not fused:
         return [words_checksum(w) for w in words]
-    from ..checking.triton.guard_pass import RESULT_WIDTH, queue_guards
-
-    row = torch.zeros(ROW_WIDTH, dtype=torch.int64, device=words[0].device)
-    queue_guards(words, row, 0, 0, 0, row[:RESULT_WIDTH])  # no canary region: the row itself, empty
-    return row.tolist()[2 : 2 + len(words)]
+    return guard_kernel_sums(words)
 
 
 class KeptInputs:
