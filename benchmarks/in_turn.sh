@@ -13,10 +13,11 @@
 set -u
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
-if [ $# -lt 3 ] || [ "$1" = "--" ]; then
+usage() {
     echo "usage: bash benchmarks/in_turn.sh OLD [NEW] -- COMMAND..." >&2
     exit 2
-fi
+}
+{ [ $# -ge 3 ] && [ "$1" != "--" ]; } || usage
 OLD=$1
 shift
 NEW=
@@ -24,10 +25,7 @@ if [ "$1" != "--" ]; then
     NEW=$1
     shift
 fi
-if [ "${1:-}" != "--" ] || [ $# -lt 2 ]; then
-    echo "usage: bash benchmarks/in_turn.sh OLD [NEW] -- COMMAND..." >&2
-    exit 2
-fi
+{ [ "${1:-}" = "--" ] && [ $# -ge 2 ]; } || usage
 shift
 if [[ "$1" == */* && "$1" != /* ]]; then  # a program named from the root (.venv/bin/python): runs from each tree
     set -- "$ROOT/$1" "${@:2}"
