@@ -363,6 +363,8 @@ def suite_view(args) -> dict:
                     f"{done.stdout.strip().splitlines()[-1]}",
                     flush=True,
                 )
+    if args.profile_rows:
+        profile_suite(commands, work_env=env, shapes=shapes, device=device, repeat=repeat, rows=args.profile_rows)
     for clock, key in (("wall", "s"), ("CPU", "cpu_s")):
         hand, plugin, unrecorded = (min(report[f"{name}_{key}"]) for name in ("hand", "plugin", "unrecorded"))
         report[f"ratio_{key}"], report[f"unrecorded_ratio_{key}"] = plugin / hand, unrecorded / hand
@@ -372,6 +374,36 @@ def suite_view(args) -> dict:
             f"case, session start-up included); recording nothing {unrecorded:.2f} s, {unrecorded / hand:.2f}x"
         )
     return report
+
+
+def profile_suite(commands: dict, *, work_env: dict, shapes, device: str, repeat: int, rows: int) -> None:
+    """Each plugin arm once more under cProfile (a fresh database for the recording one): the
+    functions with the most time of their own, then the plugin's by inclusive time."""
+    import io
+    import pstats
+
+    with tempfile.TemporaryDirectory() as folder:
+        work = Path(folder)
+        (work / "test_plugin_suite.py").write_text(PLUGIN_SUITE.format(device=device, shapes=shapes))
+        for name in ("plugin", "unrecorded"):
+            dump = work / f"{name}.pstats"
+            options = [
+                f"--gemmcheck-db={work / 'history.db'}" if arg.startswith("--gemmcheck-db=") else arg
+                for arg in commands[name][3:]
+            ]  # after "python -m pytest"
+            command = [sys.executable, "-m", "cProfile", "-o", str(dump), "-m", "pytest", *options]
+            done = subprocess.run(command, cwd=work, env=work_env, capture_output=True, text=True)
+            if done.returncode != 0 or not dump.exists():
+                print(
+                    f"{name} suite under cProfile failed (rc {done.returncode}):\n{(done.stdout + done.stderr)[-2000:]}"
+                )
+                continue
+            for sort, restriction in (("tottime", ()), ("cumulative", ("pytest_gemmcheck",))):
+                text = io.StringIO()
+                stats = pstats.Stats(str(dump), stream=text)
+                stats.sort_stats(sort).print_stats(*restriction, rows)
+                print(f"\n{name} suite of {len(shapes)} under cProfile, by {sort} time:")
+                print("\n".join(line for line in text.getvalue().splitlines()[6:] if line.strip()))
 
 
 def children_cpu_s() -> float:
@@ -423,6 +455,9 @@ def parser() -> argparse.ArgumentParser:
     suite.add_argument("--count", type=int, default=200)
     suite.add_argument("--repeat", default="12")
     suite.add_argument("--rounds", type=int, default=None, help="default 3")
+    suite.add_argument(
+        "--profile-rows", type=int, default=0, help="then each plugin arm once under cProfile: this many rows"
+    )
     gpu = views.add_parser("gpu", help="cases, the suite and case_cost's pieces on the current GPU, within --budget-s")
     gpu.add_argument("--budget-s", type=float, default=230.0)
     gpu.add_argument("--count", type=int, default=200)
