@@ -58,8 +58,8 @@
 #                 device given as "cuda", "cuda:0" or left out (tests/case/test_case.py)
 #   hand-loop     a whole case and a suite of distinct shapes against the protocol written by hand
 #                 (benchmarks.hand_loop gpu), its numbers in gpu_results.json
-#   suite-profile the suite of 200 once more, then each plugin arm under cProfile: where a suite's
-#                 time goes beside the cases' launches
+#   suite-profile the suite of 200 again, then each plugin arm under cProfile: where a suite's
+#                 time goes beside the cases' launches (their stats kept in $OUT, for pstats)
 #   case-cost     a whole case at repeat 12, piece by piece, at 256^3 and 1024^3 (benchmarks.case_cost
 #                 pieces), then case-profile: a cProfile of ten such cases at 256^3, by inclusive time,
 #                 case-ops: torch.profiler's ops and kernels of five such cases at 256^3 and 1024^3, and
@@ -233,7 +233,8 @@ fi
 
 run_part case-tests 90 "$PY" -m pytest tests/case/test_rng.py tests/case/test_case.py -q -p no:cacheprovider -rs
 run_part hand-loop 150 "$PY" -m benchmarks.hand_loop gpu --budget-s 120 --json "$JSON"
-run_part suite-profile 150 "$PY" -m benchmarks.hand_loop suite --count 200 --rounds 1 --profile-rows 40
+run_part suite-profile 200 "$PY" -m benchmarks.hand_loop suite --count 200 --rounds 3 --profile-rows 40 \
+    --profile-dump "$OUT"
 run_part case-cost 120 "$PY" -m benchmarks.case_cost pieces --shapes 256,1024 --cases 5
 run_part case-profile 120 "$PY" -m benchmarks.case_cost profile --shapes 256 --cases 10 --sort cumulative --rows 90
 run_part case-ops 90 "$PY" -m benchmarks.case_cost profile --shapes 256,1024 --cases 5 --torch-ops --rows 60

@@ -364,7 +364,9 @@ def suite_view(args) -> dict:
                     flush=True,
                 )
     if args.profile_rows:
-        profile_suite(commands, work_env=env, shapes=shapes, device=device, repeat=repeat, rows=args.profile_rows)
+        profile_suite(
+            commands, work_env=env, shapes=shapes, device=device, rows=args.profile_rows, dump_to=args.profile_dump
+        )
     for clock, key in (("wall", "s"), ("CPU", "cpu_s")):
         hand, plugin, unrecorded = (min(report[f"{name}_{key}"]) for name in ("hand", "plugin", "unrecorded"))
         report[f"ratio_{key}"], report[f"unrecorded_ratio_{key}"] = plugin / hand, unrecorded / hand
@@ -376,11 +378,13 @@ def suite_view(args) -> dict:
     return report
 
 
-def profile_suite(commands: dict, *, work_env: dict, shapes, device: str, repeat: int, rows: int) -> None:
+def profile_suite(commands: dict, *, work_env: dict, shapes, device: str, rows: int, dump_to: Path | None) -> None:
     """Each plugin arm once more under cProfile (a fresh database for the recording one): the
-    functions with the most time of their own, then the plugin's by inclusive time."""
+    functions with the most time of their own, then the plugin's by inclusive time; each arm's
+    stats also written into ``dump_to`` (NAME-suite.pstats), for pstats to read."""
     import io
     import pstats
+    import shutil
 
     with tempfile.TemporaryDirectory() as folder:
         work = Path(folder)
@@ -404,6 +408,9 @@ def profile_suite(commands: dict, *, work_env: dict, shapes, device: str, repeat
                 stats.sort_stats(sort).print_stats(*restriction, rows)
                 print(f"\n{name} suite of {len(shapes)} under cProfile, by {sort} time:")
                 print("\n".join(line for line in text.getvalue().splitlines()[6:] if line.strip()))
+            if dump_to is not None:
+                dump_to.mkdir(parents=True, exist_ok=True)
+                shutil.copy(dump, dump_to / f"{name}-suite.pstats")
 
 
 def children_cpu_s() -> float:
@@ -458,6 +465,7 @@ def parser() -> argparse.ArgumentParser:
     suite.add_argument(
         "--profile-rows", type=int, default=0, help="then each plugin arm once under cProfile: this many rows"
     )
+    suite.add_argument("--profile-dump", type=Path, help="and its stats into this folder, for pstats")
     gpu = views.add_parser("gpu", help="cases, the suite and case_cost's pieces on the current GPU, within --budget-s")
     gpu.add_argument("--budget-s", type=float, default=230.0)
     gpu.add_argument("--count", type=int, default=200)
