@@ -7,7 +7,7 @@ import pytest
 
 from .config import pytest_adapter
 from .config.table import TestOverrides
-from .pytest_session.state import REPORT_ATTR, GemmcheckSession, carried
+from .pytest_session.state import GemmcheckSession
 
 SESSION_KEY = pytest.StashKey[GemmcheckSession]()
 RESULTS_KEY = pytest.StashKey[list]()
@@ -43,6 +43,7 @@ def _overrides(config: pytest.Config, node: pytest.Item) -> TestOverrides:
 
 
 def _results_sink(item: pytest.Item) -> list:
+    """The test's results (CaseResult), as its cases record them."""
     return item.stash.setdefault(RESULTS_KEY, [])
 
 
@@ -91,11 +92,11 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function):
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call):
-    payload = item.stash.get(RESULTS_KEY, None) if call.when == "call" else None
-    if payload:  # JUnit XML properties, pytest's way: the item's reports (an xdist worker's too) carry them
+    results = item.stash.get(RESULTS_KEY, None) if call.when == "call" else None
+    if results:  # JUnit XML properties, pytest's way: the item's reports (an xdist worker's too) carry them
         from .reporting.ci_output import junit_properties
 
-        item.user_properties.extend(junit_properties(payload))
+        item.user_properties.extend(junit_properties(results))
     outcome = yield
-    if payload:  # rides on the report: under xdist it reaches the controller with it
-        setattr(outcome.get_result(), REPORT_ATTR, carried(payload))
+    if results:  # on to the session with the report (under xdist, to the controller on it)
+        _session(item.config).carry(outcome.get_result(), results)

@@ -10,9 +10,10 @@ to this session's writer thread, which writes them at once, a batch in one trans
 the next test runs (a result's write took 2-3 ms of the host, on the critical path, where a
 suite's case of 12 launches costs 30-40 ms on an H100). A batch is retried result by result
 when it fails: one result the database refuses never takes the others with it, and after any
-failure the next results are tried again. What cannot be written goes at once, with why, to the fallback file (fallback.py), which
-``gemmcheck db import`` loads. The run ends ``complete``, ``interrupted``, or ``unrecorded``
-(some of its results are only in the fallback file).
+failure the next results are tried again. What cannot be written goes at once, with why, to
+the fallback file (fallback.py), which ``gemmcheck db import`` loads. The run ends
+``complete``, ``interrupted``, or ``unrecorded`` (some of its results are only in the fallback
+file).
 
 A SQLite file deleted or replaced while the session runs (``git clean -xfd``, a test that
 removes ``.gemmcheck/``) would take every result written into it so far: SQLite goes on writing

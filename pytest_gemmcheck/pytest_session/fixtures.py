@@ -48,7 +48,7 @@ class GemmcheckFixture:
         if self._context.judge:  # a --gemmcheck-processes child's part is not a result yet: its parent's is
             self._session.config.hook.pytest_gemmcheck_result(result=result)
         self.results.append(result)
-        self._sink.append(result.to_dict())
+        self._sink.append(result)
 
     def _sanitize(self, case: Case) -> list:
         from .processes import sanitize_in_child

@@ -297,7 +297,7 @@ def run_in_processes(session, item, overrides, sink: list) -> bool:
             )
         conclusion = conclude(result, settings, session.history.baseline_for)
         config.hook.pytest_gemmcheck_result(result=result)
-        sink.append(result.to_dict())
+        sink.append(result)
         if conclusion.failure is not None:
             failures.append(conclusion.failure)
     if failures:

@@ -259,7 +259,7 @@ def run_in_ranks(session, item, overrides, sink: list) -> bool:
         result.nodeid = item.nodeid
         conclusion = conclude(result, settings, session.history.baseline_for)
         config.hook.pytest_gemmcheck_result(result=result)
-        sink.append(result.to_dict())
+        sink.append(result)
         if conclusion.failure is not None:
             failures.append(conclusion.failure)
     test_failures = _test_failures(exits)

@@ -122,9 +122,8 @@ def case_properties(result: CaseResult) -> list[tuple[str, str]]:
     return fields
 
 
-def junit_properties(payload: list[dict]) -> list[tuple[str, str]]:
-    """The properties of a test whose cases gave ``payload`` (their ``to_dict()``)."""
-    results = [CaseResult.from_dict(data) for data in payload]
+def junit_properties(results: list[CaseResult]) -> list[tuple[str, str]]:
+    """The properties of a test whose cases gave ``results``."""
     properties = [(PROPERTY_PREFIX + "cases", str(len(results)))]
     for index, result in enumerate(results, 1):
         properties += [(f"{PROPERTY_PREFIX}{index}.{name}", value) for name, value in case_properties(result)]
