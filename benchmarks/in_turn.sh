@@ -4,9 +4,15 @@
 #
 #     bash benchmarks/in_turn.sh OLD [NEW] -- python -m benchmarks.hand_loop cases --shapes 256 --repeat 12
 #
-# OLD and NEW are commits (NEW left out: the working tree as it is). Each commit's
-# pytest_gemmcheck, benchmarks and gemmcheck_dev are taken out (git archive) into a folder of
-# their own, and the command runs there with that folder first on PYTHONPATH: old, new, old,
+# OLD and NEW are commits (NEW left out: the working tree as it is), or folders holding such a
+# tree already taken out, named by their file COMMIT where they have one (for a copy of the
+# checkout whose .git lacks the commit, as a GPU machine's may):
+#
+#     mkdir -p .bench/old && git archive REV pytest_gemmcheck benchmarks gemmcheck_dev | tar -x -C .bench/old
+#     git rev-parse --short REV > .bench/old/COMMIT
+#
+# Each commit's pytest_gemmcheck, benchmarks and gemmcheck_dev are taken out (git archive) into a
+# folder of their own, and the command runs there with that folder first on PYTHONPATH: old, new, old,
 # new, ... IN_TURN_ROUNDS times each (default 3). Everything goes to stdout, each run after a
 # line "=== old|new REV, round N". The rounds are separate processes: a benchmark's own rounds
 # within each run and its minimum still apply.
@@ -35,18 +41,29 @@ WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 
 tree_of() {  # REV FOLDER: the commit's modules taken out into FOLDER
+    if [ -d "$1/pytest_gemmcheck" ]; then  # taken out already
+        ln -s "$(cd "$1" && pwd)" "$2"
+        return
+    fi
     mkdir -p "$2"
     git -C "$ROOT" archive "$1" pytest_gemmcheck benchmarks gemmcheck_dev | tar -x -C "$2" || {
         echo "in_turn.sh: cannot take $1 out of $ROOT (git archive)" >&2
         exit 2
     }
 }
+name_of() {  # REV: its short commit, or a folder's COMMIT file (else the folder)
+    if [ -d "$1/pytest_gemmcheck" ]; then
+        cat "$1/COMMIT" 2>/dev/null || echo "$1"
+    else
+        git -C "$ROOT" rev-parse --short "$1"
+    fi
+}
 tree_of "$OLD" "$WORK/old"
-OLD=$(git -C "$ROOT" rev-parse --short "$OLD")
+OLD=$(name_of "$OLD")
 if [ -n "$NEW" ]; then
     tree_of "$NEW" "$WORK/new"
     NEW_DIR=$WORK/new
-    NEW=$(git -C "$ROOT" rev-parse --short "$NEW")
+    NEW=$(name_of "$NEW")
     NEW_NAMED=$NEW
 else
     NEW_DIR=$ROOT

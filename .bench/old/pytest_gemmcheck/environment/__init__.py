@@ -1,0 +1,1 @@
+"""Where a case runs: the stack fingerprint, GPU identity, the git revision, and background load (stressors)."""

@@ -1,0 +1,1 @@
+"""Reading the history back: the gemmcheck command and the terminal summary."""
