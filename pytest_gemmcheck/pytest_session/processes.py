@@ -260,16 +260,17 @@ def run_in_processes(session, item, overrides, sink: list) -> bool:
     aggregate here, as case.run would have (a test of --gemmcheck-world-size=W runs as its W
     ranks instead: rank_processes.py). False when the test runs here as usual."""
     __tracebackhide__ = True  # a failure points at the test, not at the plugin's spawning
-    from ..errors import GemmcheckFailure, LaunchError
-    from ..judging.conclude import conclude
     from .rank_processes import run_in_ranks
-    from .search_in_test import calls_search
 
     if run_in_ranks(session, item, overrides, sink):  # --gemmcheck-world-size: the test's ranks run it
         return True
     settings = overrides.settings
     if settings.processes <= 1 or is_child() or "gemmcheck" not in item.fixturenames:
-        return False
+        return False  # before the imports below: a plain session imports no search or judging here
+    from ..errors import GemmcheckFailure, LaunchError
+    from ..judging.conclude import conclude
+    from .search_in_test import calls_search
+
     if calls_search(getattr(item, "function", None)):  # runs here, and spreads each of its probes itself
         return False
     devices = child_devices(settings)

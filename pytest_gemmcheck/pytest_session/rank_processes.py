@@ -238,14 +238,14 @@ def run_in_ranks(session, item, overrides, sink: list) -> bool:
     """--gemmcheck-world-size=W for one test: run it as W ranks, then judge and record each case's
     merged result here, as case.run would have. False when the test runs here as usual."""
     __tracebackhide__ = True  # a failure points at the test, not at the plugin's spawning
+    settings = overrides.settings
+    if not spawns_ranks(settings, item):
+        return False
     from ..errors import CaseError, GemmcheckFailure, LaunchError
     from ..judging.conclude import conclude
     from ..launch.rank_group import harness_timeout_s
     from .processes import child_command
 
-    settings = overrides.settings
-    if not spawns_ranks(settings, item):
-        return False
     config = session.config
     exits = run_ranks(settings, command=child_command(config, item.nodeid), invocation_dir=config.invocation_params.dir)
     flag = f"{BY_NAME['world-size'].flag}={settings.world_size}"
