@@ -2,6 +2,7 @@
 
     python -m benchmarks.hand_loop cases [--device cpu|cuda] [--repeat 12,100] [--shapes 64,256] [--rounds N]
     python -m benchmarks.hand_loop suite [--device cpu|cuda] [--count 200] [--repeat 12] [--rounds N]
+        [--profile-rows 40] [--profile-dump DIR]
     python -m benchmarks.hand_loop gpu [--budget-s 230]
 
 The hand loop is the background's protocol as its authors wrote it: inputs from torch.randn (fp8
@@ -22,7 +23,10 @@ Views:
   suite   a pytest suite of COUNT distinct shapes at --gemmcheck-repeat=REPEAT recording into
           SQLite and recording nothing, against the same suite of hand loops, as pytest sessions
           (wall time from start to exit, and the sessions' CPU time; interleaved rounds, the
-          minimum of each).
+          minimum of each). --profile-rows N: then each plugin arm once more under cProfile, its
+          N functions with the most time of their own and the plugin's N by inclusive time (a
+          session's threads are in neither: cProfile follows the main thread); --profile-dump
+          DIR keeps their stats for pstats.
   gpu     all on the current GPU, sized to end within --budget-s (default 230 s): cases at
           repeat 12 and 100 over bf16 256^3, 1024^3, 4096^3 and ptpc 4096x7168x256 and
           16384x7168x2048, the suite of 200 shapes, then python -m benchmarks.case_cost pieces
