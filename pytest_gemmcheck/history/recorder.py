@@ -8,7 +8,7 @@ runs, and a session killed in its first case still leaves its run. An xdist cont
 when a worker starts its first case. Each test's results are handed, when its report arrives,
 to this session's writer thread, which writes them at once, a batch in one transaction, while
 the next test runs (a result's write took 2-3 ms of the host, on the critical path, where a
-suite's case of 12 launches costs 30-40 ms on an H100). A batch is retried result by result
+suite's test of 12 launches takes 40-50 ms of a session on an H100). A batch is retried result by result
 when it fails: one result the database refuses never takes the others with it, and after any
 failure the next results are tried again. What cannot be written goes at once, with why, to
 the fallback file (fallback.py), which ``gemmcheck db import`` loads. The run ends
