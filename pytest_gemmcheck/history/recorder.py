@@ -5,15 +5,12 @@ The session opens the database when its first gemmcheck case starts (:meth:`Reco
 it is checked (SQLite's quick check, the schema, a write that is rolled back) and the run row is
 written, so that a database that cannot be used is a one-line usage error before any kernel
 runs, and a session killed in its first case still leaves its run. An xdist controller opens it
-when a worker starts its first case. Each test's results are handed, when its report arrives,
-to this session's writer thread, which writes them at once, a batch in one transaction, while
-the next test runs (a result's write took 2-3 ms of the host, on the critical path, where a
-suite's test of 12 launches takes 40-50 ms of a session on an H100). A batch is retried result by result
-when it fails: one result the database refuses never takes the others with it, and after any
-failure the next results are tried again. What cannot be written goes at once, with why, to
-the fallback file (fallback.py), which ``gemmcheck db import`` loads. The run ends
-``complete``, ``interrupted``, or ``unrecorded`` (some of its results are only in the fallback
-file).
+when a worker starts its first case. Each test's results are written when its report arrives,
+a batch in one transaction, retried result by result when it fails: one result the database
+refuses never takes the others with it, and after any failure the next results are tried
+again. What cannot be written goes at once, with why, to the fallback file (fallback.py), which
+``gemmcheck db import`` loads. The run ends ``complete``, ``interrupted``, or ``unrecorded``
+(some of its results are only in the fallback file).
 
 A SQLite file deleted or replaced while the session runs (``git clean -xfd``, a test that
 removes ``.gemmcheck/``) would take every result written into it so far: SQLite goes on writing
@@ -26,8 +23,6 @@ summary says why in its one line.
 from __future__ import annotations
 
 import os
-import queue
-import threading
 import uuid
 from datetime import datetime, timezone
 from pathlib import Path
@@ -81,8 +76,6 @@ class Recorder:
         self._file: tuple[Path, tuple[int, int]] | None = None  # a SQLite file's path and (device, inode)
         self.written: list[tuple[str, CaseResult]] = []  # what went into that file, for when it is gone
         self.lost: str | None = None  # why the database written into is no longer there
-        self._opening = threading.Lock()  # open() from the session's thread and the writer's
-        self._writer: _Writer | None = None
 
     @property
     def where(self) -> str:
@@ -104,10 +97,6 @@ class Recorder:
     def open(self) -> None:
         """Open the database (creating and migrating the embedded SQLite default), check it can
         be written, and write the run row; a database that cannot be used raises DatabaseError."""
-        with self._opening:
-            self._open()
-
-    def _open(self) -> None:
         if self.run_id is not None:
             return
         from .engine import DatabaseError
@@ -169,26 +158,10 @@ class Recorder:
             self.flush()
 
     def flush(self) -> None:
-        """Hand what is pending to the writer thread (started by the first), which writes it at
-        once; what the database refuses goes to the fallback file. :meth:`finish` waits for it."""
+        """Write what is pending; what the database refuses goes to the fallback file."""
         if not self.pending:
             return
         batch, self.pending = self.pending, []
-        if self._writer is None:
-            self._writer = _Writer(self._write_or_keep)
-        self._writer.put(batch)
-
-    def _write_or_keep(self, batch: list[tuple[str, CaseResult]]) -> None:
-        """On the writer thread: the batch written, and whatever a fault of ours stopped from
-        being written kept in the fallback file (a uid written twice is imported once)."""
-        try:
-            self._write(batch)
-        except Exception as exc:
-            for uid, result in batch:
-                if uid not in self.unrecorded:
-                    self._keep(uid, f"not written: {one_line(exc)}", result)
-
-    def _write(self, batch: list[tuple[str, CaseResult]]) -> None:
         self._check_file()
         try:
             self.open()
@@ -221,9 +194,6 @@ class Recorder:
         """Write what is pending and the run's end; the exit status the session should end with
         (a passing one turned into 4 under --gemmcheck-require-record when recording failed)."""
         self.flush()
-        if self._writer is not None:
-            self._writer.stop()  # every batch handed to it is written (or kept) by now
-            self._writer = None
         ended = "interrupted" if interrupted else "complete"
         if self.require and self.unrecorded and exit_status == 0:
             exit_status = RECORDING_FAILED  # as the run's row records it
@@ -262,29 +232,6 @@ class Recorder:
         elif self._fallback is not None:
             text += f"; and they could not be saved anywhere: {self._fallback.error}"
         return text
-
-
-class _Writer:
-    """One daemon thread writing batches in the order they were handed over. A daemon: a
-    session that never reaches its end (killed, or ended by os._exit) is not kept alive by it."""
-
-    def __init__(self, write):
-        self._write = write
-        self._batches: queue.SimpleQueue = queue.SimpleQueue()
-        self._thread = threading.Thread(target=self._run, name="gemmcheck-recorder", daemon=True)
-        self._thread.start()
-
-    def put(self, batch) -> None:
-        self._batches.put(batch)
-
-    def stop(self) -> None:
-        """Once every batch handed over is written."""
-        self._batches.put(None)
-        self._thread.join()
-
-    def _run(self) -> None:
-        while (batch := self._batches.get()) is not None:
-            self._write(batch)
 
 
 def _file_identity(url) -> tuple[Path, tuple[int, int]] | None:
