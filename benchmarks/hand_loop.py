@@ -25,8 +25,8 @@ Views:
           (wall time from start to exit, and the sessions' CPU time; interleaved rounds, the
           minimum of each). --profile-rows N: then each plugin arm once more under cProfile, its
           N functions with the most time of their own and the plugin's N by inclusive time (the
-          session's other threads, the recorder's writer and the contention snapshot, show among
-          them on Python 3.12, and blur inclusive times); --profile-dump DIR keeps their stats.
+          session's other threads, the contention snapshot's, show among them on Python 3.12,
+          and blur inclusive times); --profile-dump DIR keeps their stats.
   gpu     all on the current GPU, sized to end within --budget-s (default 230 s): cases at
           repeat 12 and 100 over bf16 256^3, 1024^3, 4096^3 and ptpc 4096x7168x256 and
           16384x7168x2048, the suite of 200 shapes, then python -m benchmarks.case_cost pieces
