@@ -1,1 +1,0 @@
-"""Compiled kernels, checked without running them: static metrics, FlyDSL compile-only ISA, and the LDS-race lint."""

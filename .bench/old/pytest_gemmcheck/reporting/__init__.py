@@ -1,1 +1,0 @@
-"""Reading the history back: the gemmcheck command and the terminal summary."""
