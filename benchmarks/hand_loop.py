@@ -1,6 +1,7 @@
 """The protocol written by hand, in plain torch, against the plugin for the same shapes.
 
     python -m benchmarks.hand_loop cases [--device cpu|cuda] [--repeat 12,100] [--shapes 64,256] [--rounds N]
+        [--new-seeds]
     python -m benchmarks.hand_loop suite [--device cpu|cuda] [--count 200] [--repeat 12] [--rounds N]
         [--profile-rows 40] [--profile-dump DIR]
     python -m benchmarks.hand_loop gpu [--budget-s 230]
@@ -19,7 +20,9 @@ Views:
           each test). Each round takes a new shape (n one step more, one less, two more, ...),
           launches it bare once (the per-shape set-up inside torch, which both ways pay alike) and
           times every arm on it in turn, the order rotated; the minimum of the rounds for each arm
-          (wall time, and this thread's CPU time), and their ratio.
+          (wall time, and this thread's CPU time), and their ratio. --new-seeds: each plugin case
+          a seed of its own, as a suite parametrized over seeds has (the hand loop's torch.randn
+          has none to change).
   suite   a pytest suite of COUNT distinct shapes at --gemmcheck-repeat=REPEAT recording into
           SQLite and recording nothing, against the same suite of hand loops, as pytest sessions
           (wall time from start to exit, and the sessions' CPU time; interleaved rounds, the
@@ -38,6 +41,7 @@ A benchmark, not a test: nothing is asserted about time. docs/checking.md quotes
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import subprocess
 import sys
@@ -110,10 +114,13 @@ def plugin_launch(quant: str, x):
     return lambda out: torch._scaled_mm(x.a, x.b.t(), scale_a=scale_a, scale_b=scale_b, out_dtype=out.dtype, out=out)
 
 
-def plugin_case(session, quant: str, m: int, n: int, k: int, repeat: int, device: str, flush: bool) -> int:
+def plugin_case(
+    session, quant: str, m: int, n: int, k: int, repeat: int, device: str, flush: bool, seed: int | None = None
+) -> int:
     """One whole case through the plugin: the case, its inputs, its checked launches, the verdict
-    (and with ``flush`` the result written to the session's database, as pytest writes each test's)."""
-    case = session.case("hand_loop_bench", m=m, n=n, k=k, quant=quant, device=device)
+    (and with ``flush`` the result written to the session's database, as pytest writes each test's;
+    ``seed``: the case's own, else the session's)."""
+    case = session.case("hand_loop_bench", m=m, n=n, k=k, quant=quant, device=device, seed=seed)
     x = case.inputs()
     result = case.run(plugin_launch(quant, x), repeat=repeat)
     if flush:
@@ -180,7 +187,8 @@ def cases_view(args) -> dict:
     report = {"device": device, "threads": torch.get_num_threads(), "rounds": rounds, "rows": []}
     print(
         f"{device} (torch {torch.__version__}, {torch.get_num_threads()} thread(s)); whole case, a new shape each "
-        f"round (n +- steps), the minimum of {rounds} interleaved rounds, ms:"
+        f"round (n +- steps){', a seed of its own each case' if args.new_seeds else ''}, the minimum of {rounds} "
+        "interleaved rounds, ms:"
     )
     with (
         tempfile.TemporaryDirectory() as folder,
@@ -201,7 +209,9 @@ def cases_view(args) -> dict:
                 if quant == "ptpc" and why_not_ptpc:
                     print(f"{quant} {m}x{n}x{k}: skipped, {why_not_ptpc}")
                     continue
-                row = one_shape(quant, m, n, k, repeat, rounds, device, plain, recording, args.budget_end)
+                row = one_shape(
+                    quant, m, n, k, repeat, rounds, device, plain, recording, args.budget_end, args.new_seeds
+                )
                 if row is None:
                     print(f"{quant} {m}x{n}x{k} repeat {repeat}: skipped, out of time")
                     continue
@@ -219,12 +229,13 @@ def cases_view(args) -> dict:
     return report
 
 
-def one_shape(quant, m, n, k, repeat, rounds, device, plain, recording, budget_end) -> dict | None:
+def one_shape(quant, m, n, k, repeat, rounds, device, plain, recording, budget_end, new_seeds=False) -> dict | None:
     step = shape_step(quant, device)
+    seeds = itertools.count(1_000_003) if new_seeds else itertools.repeat(None)
     arms = {
         "hand": lambda shape: hand_case(quant, *shape, repeat, device),
-        "plugin": lambda shape: plugin_case(plain, quant, *shape, repeat, device, flush=False),
-        "recording": lambda shape: plugin_case(recording, quant, *shape, repeat, device, flush=True),
+        "plugin": lambda shape: plugin_case(plain, quant, *shape, repeat, device, False, next(seeds)),
+        "recording": lambda shape: plugin_case(recording, quant, *shape, repeat, device, True, next(seeds)),
     }
     names = list(arms)
     times: dict[str, list[tuple[float, float]]] = {name: [] for name in names}
@@ -438,7 +449,7 @@ def gpu_view(args) -> dict:
     args.device = "cuda"
     started = time.monotonic()
     args.budget_end = started + args.budget_s * 0.45  # the cases first, within their share
-    args.shapes, args.rounds = "", 3
+    args.shapes, args.rounds, args.new_seeds = "", 3, False
     args.repeat = "12,100"
     report = {"cases": cases_view(args)}
     args.budget_end = started + args.budget_s * 0.85
@@ -461,6 +472,9 @@ def parser() -> argparse.ArgumentParser:
     cases.add_argument("--repeat", default="12,100", help="launches a case, comma-separated (default %(default)s)")
     cases.add_argument("--shapes", default="", help="e.g. 256 or ptpc: only these")
     cases.add_argument("--rounds", type=int, default=None, help="default 15 on the CPU, 3 on a GPU")
+    cases.add_argument(
+        "--new-seeds", action="store_true", help="each plugin case a seed of its own (default: the session's)"
+    )
     suite = views.add_parser("suite", help="a pytest suite of distinct shapes, the plugin's against hand loops")
     suite.add_argument("--device", choices=["cpu", "cuda"], default=default_device)
     suite.add_argument("--count", type=int, default=200)

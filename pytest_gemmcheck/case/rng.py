@@ -73,12 +73,13 @@ def _hashed(
     numel: int, keys: tuple[int, int, int], second: bool, first: int
 ) -> Iterator[tuple[int, np.ndarray, np.ndarray | None]]:
     """(offset, w1, w2 or None) for each chunk of the counters first..first+numel-1 (``first`` a
-    multiple of CHUNK), offset counted from ``first``. The arrays are reused from chunk to chunk:
-    read them before taking the next."""
-    if first % CHUNK:
-        raise ValueError(f"first counter {first} is no multiple of {CHUNK}")
+    multiple of the chunk: CHUNK, or the power of two at or above ``numel`` where that is less),
+    offset counted from ``first``. The arrays are reused from chunk to chunk: read them before
+    taking the next."""
     k1, k2, k3 = keys
     chunk = min(CHUNK, 1 << max(0, numel - 1).bit_length())  # a power of two: no chunk crosses 2**32
+    if first % chunk:
+        raise ValueError(f"first counter {first} is no multiple of {chunk}, the chunk of {numel} counters")
     counters = _counters()
     w1, w2, scratch = (np.empty(chunk, np.uint32) for _ in range(3))
     for offset in range(0, numel, chunk):
@@ -154,7 +155,10 @@ def bell(shape: tuple[int, ...], seed: int, name: str, device: torch.device | st
 # is a prefix of one sequence: a session of small cases of new shapes (a suite sweeping 64 to 256)
 # keeps each stream's first values and copies from them, 2 us where hashing 8192 values took 0.13
 # ms a tensor on one core here. Up to PREFIX_ELEMENTS values (1 MiB) of the PREFIX_STREAMS streams
-# used last, bell values and hashed words (a row's gains) alike.
+# used last, bell values and hashed words (a row's gains) alike. A kept prefix grows to the power
+# of two at or above what is asked (whole chunks beyond CHUNK), doubling: a new seed's 64x64
+# tensor hashes 4096 values, where rounding up to a chunk hashed 65536 (a case at 64^3 of a seed
+# of its own, 3.2 ms where one of the session's seed took 1.5 ms, one thread here).
 PREFIX_ELEMENTS = 1 << 18
 PREFIX_STREAMS = 8
 _prefixes: dict[tuple, np.ndarray] = {}
@@ -174,14 +178,26 @@ def _kept_prefix(make, numel: int, keys: tuple[int, int, int]) -> np.ndarray:
     key = (make.__name__, keys)
     kept = _prefixes.pop(key, None)
     if kept is None or len(kept) < numel:
-        start = 0 if kept is None else len(kept)  # a multiple of CHUNK: whole chunks are kept
-        more = make(-(-numel // CHUNK) * CHUNK - start, keys, first=start)
-        kept = more if kept is None else np.concatenate([kept, more])
+        kept = _grown(make, kept, numel, keys)
         kept.flags.writeable = False
     _prefixes[key] = kept  # the latest used last
     while len(_prefixes) > PREFIX_STREAMS:
         del _prefixes[next(iter(_prefixes))]
     return kept[:numel]
+
+
+def _grown(make, kept: np.ndarray | None, numel: int, keys: tuple[int, int, int]) -> np.ndarray:
+    """A stream's kept first values grown to hold ``numel``: to the power of two at or above it,
+    whole chunks beyond CHUNK. Every length kept is one of those, so each piece added starts on a
+    multiple of its own chunk, as _hashed needs: the length so far, doubled below CHUNK."""
+    target = 1 << max(0, numel - 1).bit_length() if numel <= CHUNK else -(-numel // CHUNK) * CHUNK
+    pieces = [make(target, keys)] if kept is None else [kept]
+    length = len(pieces[0])
+    while length < target:
+        more = length if length < CHUNK else target - length
+        pieces.append(make(more, keys, first=length))
+        length += more
+    return pieces[0] if len(pieces) == 1 else np.concatenate(pieces)
 
 
 def power_of_two_gains(count: int, seed: int, name: str, span: int, device: torch.device | str = "cpu") -> torch.Tensor:

@@ -208,6 +208,25 @@ def test_gains_from_kept_words_are_those_hashed_for_every_count(monkeypatch):
     assert list(rng._prefixes) == [("words_numpy", keys)]
 
 
+def test_a_kept_stream_grows_to_the_power_of_two_asked_for_and_keeps_its_bits(monkeypatch):
+    monkeypatch.setattr(rng, "_prefixes", {})
+    keys = rng.stream_keys(7, "a")
+    hashed = []
+    made = rng.bell_numpy
+
+    def bell_numpy(numel, keys, first=0):  # the kept stream's name is the function's
+        hashed.append(numel)
+        return made(numel, keys, first)
+
+    monkeypatch.setattr(rng, "bell_numpy", bell_numpy)
+    # a 64x64 tensor of a new seed hashes 4096 values, not a chunk; growing doubles, then adds chunks
+    for numel, kept in [(4096, 4096), (3, 4096), (4097, 8192), (20000, 32768), (rng.CHUNK + 1, 2 * rng.CHUNK)]:
+        values = rng.bell((numel,), 7, "a").numpy()
+        assert np.array_equal(values, made(numel, keys))
+        assert len(rng._prefixes[("bell_numpy", keys)]) == kept
+    assert hashed == [4096, 4096, 8192, 16384, 32768, rng.CHUNK]
+
+
 def test_a_streams_kept_first_values_give_every_shape_its_own_bits(monkeypatch):
     monkeypatch.setattr(rng, "_prefixes", {})
     monkeypatch.setattr(rng, "PREFIX_STREAMS", 2)
