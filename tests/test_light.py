@@ -176,3 +176,34 @@ def test_under_xdist_a_worker_judges_without_this_runs_own_results(pytester, exa
         assert connection.execute("SELECT count(*) FROM run").fetchone()[0] == 1
         baselines = connection.execute("SELECT baseline_source FROM result ORDER BY id").fetchall()
     assert baselines == [("clean",), ("clean",)]
+
+
+def test_a_plain_case_imports_no_search_or_sanitizer_machinery(pytester):
+    """A case that neither searches nor sanitizes loads none of their modules (tens of
+    milliseconds of imports where bytecode is not kept)."""
+    unused = (
+        "pytest_gemmcheck.sanitize.tool_launch",
+        "pytest_gemmcheck.searching.search",
+        "pytest_gemmcheck.pytest_session.search_in_test",
+    )
+    pytester.makeconftest(
+        textwrap.dedent(f"""
+            import sys
+
+            def pytest_sessionfinish(session):
+                print("UNUSED", sorted(m for m in {unused!r} if m in sys.modules))
+        """)
+    )
+    pytester.makepyfile(
+        test_one=textwrap.dedent("""
+            import torch
+
+            def test_gemm(gemmcheck):
+                case = gemmcheck.case("plain", m=32, n=32, k=32, device="cpu")
+                x = case.inputs()
+                case.run(lambda out: torch.matmul(x.a, x.b.t(), out=out), repeat=2)
+        """)
+    )
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-s", "--gemmcheck-no-record")
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    result.stdout.fnmatch_lines(["*UNUSED []*"])

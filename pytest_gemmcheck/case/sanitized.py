@@ -24,7 +24,6 @@ import torch
 
 from ..config.table import Settings
 from ..records.sanitize import SanitizedLaunch
-from ..sanitize.tool_launch import LAUNCH_MARKER, run_tools
 
 TARGET_CASE = "GEMMCHECK_SANITIZE_CASE"  # the key of the case a sanitizer child launches
 # racecheck reports both the hazards (block, thread, address, memory space) and its race analysis
@@ -59,6 +58,7 @@ def sanitize(
     the case named in its environment (the child takes the smaller shape the test or the case
     names itself). Every tool is skipped, with the reason, where it cannot run."""
     from ..records.sanitize import SKIPPED
+    from ..sanitize.tool_launch import run_tools  # a sanitized session's: 28 ms of imports without bytecode
 
     tools = settings.sanitize
     if not tools:
@@ -127,6 +127,8 @@ def child_case(
 
 def launch_once(case, launch: Callable[[torch.Tensor], Any]) -> None:
     """The target case's one launch under the sanitizer (see the module's docstring)."""
+    from ..sanitize.tool_launch import LAUNCH_MARKER
+
     out = torch.empty((case.m, case.n), dtype=case.out_dtype, device=case.device)
     out.copy_(torch.full((case.m, case.n), float("nan"), dtype=case.out_dtype))
     if case.device.type == "cuda":
