@@ -3,7 +3,7 @@
     python -m benchmarks.hand_loop cases [--device cpu|cuda] [--repeat 12,100] [--shapes 64,256] [--rounds N]
         [--new-seeds]
     python -m benchmarks.hand_loop suite [--device cpu|cuda] [--count 200] [--repeat 12] [--rounds N]
-        [--profile-rows 40] [--profile-dump DIR]
+        [--profile-rows 40] [--profile-dump DIR] [--no-bytecode]
     python -m benchmarks.hand_loop gpu [--budget-s 230]
 
 The hand loop is the background's protocol as its authors wrote it: inputs from torch.randn (fp8
@@ -26,10 +26,15 @@ Views:
   suite   a pytest suite of COUNT distinct shapes at --gemmcheck-repeat=REPEAT recording into
           SQLite and recording nothing, against the same suite of hand loops, as pytest sessions
           (wall time from start to exit, and the sessions' CPU time; interleaved rounds, the
-          minimum of each). --profile-rows N: then each plugin arm once more under cProfile, its
-          N functions with the most time of their own and the plugin's N by inclusive time (the
-          session's other threads, the contention snapshot's, show among them on Python 3.12,
-          and blur inclusive times); --profile-dump DIR keeps their stats.
+          minimum of each). Its sessions keep their bytecode, as Python does by default: where
+          the environment says not to (PYTHONDONTWRITEBYTECODE, as on these benchmark machines),
+          the plugin's own modules and everything pytest rewrites were compiled again in every
+          session, which a user's machine does once; one untimed session of each arm over one
+          shape writes it first. --no-bytecode: as the environment says. --profile-rows N: then
+          each plugin arm once more under cProfile, its N functions with the most time of their
+          own and the plugin's N by inclusive time (the session's other threads, the contention
+          snapshot's, show among them on Python 3.12, and blur inclusive times); --profile-dump
+          DIR keeps their stats.
   gpu     all on the current GPU, sized to end within --budget-s (default 230 s): cases at
           repeat 12 and 100 over bf16 256^3, 1024^3, 4096^3 and ptpc 4096x7168x256 and
           16384x7168x2048, the suite of 200 shapes, then python -m benchmarks.case_cost pieces
@@ -340,6 +345,8 @@ def suite_view(args) -> dict:
         "unrecorded_cpu_s": [],
     }
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    if not args.no_bytecode:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
     plugin_option = [] if plugin_registered() else ["-p", "pytest_gemmcheck.plugin"]
     with tempfile.TemporaryDirectory() as folder:
         work = Path(folder)
@@ -360,6 +367,14 @@ def suite_view(args) -> dict:
             f"session, s:"
         )
         names = list(commands)
+        if not args.no_bytecode:  # every module each arm imports compiled once, as a machine that ran it before has it
+            (work / "test_plugin_warm.py").write_text(PLUGIN_SUITE.format(device=device, shapes=shapes[:1]))
+            (work / "test_hand_warm.py").write_text(HAND_SUITE.format(device=device, shapes=shapes[:1], repeat=repeat))
+            for name in names:
+                warm = [("test_hand_warm.py" if part == "test_hand_suite.py" else part) for part in commands[name]]
+                warm = [("test_plugin_warm.py" if part == "test_plugin_suite.py" else part) for part in warm]
+                subprocess.run(warm, cwd=work, env=env, capture_output=True, text=True)
+            print("  bytecode kept: written by one untimed session of each arm over one shape")
         for round_index in range(rounds):
             if args.budget_end is not None and time.monotonic() > args.budget_end and round_index:
                 print("out of time: no more rounds")
@@ -453,7 +468,7 @@ def gpu_view(args) -> dict:
     args.repeat = "12,100"
     report = {"cases": cases_view(args)}
     args.budget_end = started + args.budget_s * 0.85
-    args.repeat, args.count, args.rounds = "12", args.count or 200, 2
+    args.repeat, args.count, args.rounds, args.no_bytecode = "12", args.count or 200, 2, False
     print()
     report["suite"] = suite_view(args)
     if time.monotonic() - started < args.budget_s * 0.85:  # what a case pays beside its launches, piece by piece
@@ -484,6 +499,9 @@ def parser() -> argparse.ArgumentParser:
         "--profile-rows", type=int, default=0, help="then each plugin arm once under cProfile: this many rows"
     )
     suite.add_argument("--profile-dump", type=Path, help="and its stats into this folder, for pstats")
+    suite.add_argument(
+        "--no-bytecode", action="store_true", help="sessions compile what they import as the environment says"
+    )
     gpu = views.add_parser("gpu", help="cases, the suite and case_cost's pieces on the current GPU, within --budget-s")
     gpu.add_argument("--budget-s", type=float, default=230.0)
     gpu.add_argument("--count", type=int, default=200)
