@@ -370,9 +370,9 @@ def suite_view(args) -> dict:
         if not args.no_bytecode:  # every module each arm imports compiled once, as a machine that ran it before has it
             (work / "test_plugin_warm.py").write_text(PLUGIN_SUITE.format(device=device, shapes=shapes[:1]))
             (work / "test_hand_warm.py").write_text(HAND_SUITE.format(device=device, shapes=shapes[:1], repeat=repeat))
+            warm_files = {"test_hand_suite.py": "test_hand_warm.py", "test_plugin_suite.py": "test_plugin_warm.py"}
             for name in names:
-                warm = [("test_hand_warm.py" if part == "test_hand_suite.py" else part) for part in commands[name]]
-                warm = [("test_plugin_warm.py" if part == "test_plugin_suite.py" else part) for part in warm]
+                warm = [warm_files.get(part, part) for part in commands[name]]
                 subprocess.run(warm, cwd=work, env=env, capture_output=True, text=True)
             print("  bytecode kept: written by one untimed session of each arm over one shape")
         for round_index in range(rounds):
