@@ -89,9 +89,9 @@ def pieces_of_a_case():
     from pytest_gemmcheck.case import case, kept_inputs, reference
     from pytest_gemmcheck.checking import graphs
     from pytest_gemmcheck.environment import contention
-    from pytest_gemmcheck.launch import guards, in_flight, launch_numbers, loop
+    from pytest_gemmcheck.launch import batch_work, buffers, guards, in_flight, launch_numbers, loop
 
-    return [
+    pieces = [
         ("case made (key, checks)", case.Case, "__init__"),
         ("inputs made", case.Case, "_make_inputs"),
         ("inputs kept (pristine copy / checksums)", kept_inputs.KeptInputs, "__init__"),
@@ -106,11 +106,37 @@ def pieces_of_a_case():
         ("watch: inputs' sums at start", guards.LaunchWatch, "__init__"),
         ("contention snapshot, start", contention, "start"),
         ("contention snapshot, finish", contention.Watch, "finish"),
-        ("launches (the loop)", loop.LaunchLoop, "_launches"),
-        ("graph captures", graphs.GraphAtSecondUse, "capture_now"),
+        ("launches (the loop, rest)", loop.LaunchLoop, "_launches"),
+        ("  kernel called", loop.LaunchLoop, "_call"),
+        ("  output poisoned (one launch)", buffers.OutputBuffers, "poison"),
+        ("  launch's work queued (guards, checksum)", loop.LaunchLoop, "_work"),
+        ("  batch work (poison, rows' copy)", batch_work.BatchWork, "close"),
+        ("  waits for the GPU (each launch's deadline)", loop.LaunchLoop, "_wait_until"),
+        ("  launch read (rows, guards)", loop.LaunchLoop, "_read"),
+        ("  launch numbers onto the record", launch_numbers.LaunchNumbers, "finish"),
+        ("  ring graphs made", loop.LaunchLoop, "_capture_ring"),
+        ("  graph captures", graphs.GraphAtSecondUse, "capture_now"),
+        ("  graph replays", graphs.GraphAtSecondUse, "run"),
         ("consistency at the end", launch_numbers.LaunchNumbers, "fill_consistency"),
         ("verdict (rest)", case, "conclude"),
         ("case.run (rest)", case.Case, "run"),
+    ]
+    try:  # the GPU's own pieces, where Triton is installed
+        from triton import compiler as triton_compiler
+        from triton.runtime import jit as triton_jit
+
+        from pytest_gemmcheck.checking.triton import fused_check
+    except ImportError:
+        return pieces
+    at = next(index for index, piece in enumerate(pieces) if piece[0] == "  batch work (poison, rows' copy)")
+    pieces[at:at] = [
+        ("  full check prepared", fused_check, "prepare_check"),
+        ("  full check started", fused_check.PendingCheck, "start"),
+        ("  full check's result read", fused_check.PendingCheck, "result"),
+    ]
+    return pieces + [
+        ("  Triton kernels compiled or loaded from its cache", triton_jit.JITFunction, "_do_compile"),
+        ("  Triton modules loaded onto the GPU", triton_compiler.CompiledKernel, "_init_handles"),
     ]
 
 
@@ -229,11 +255,11 @@ def pieces_view(args) -> int:
             for label in labels:
                 if timer.calls.get(label):
                     print(
-                        f"  {label:<42}{timer.totals[label] / count * 1e3:9.3f}   ({timer.calls[label] / count:.1f} "
+                        f"  {label:<46}{timer.totals[label] / count * 1e3:9.3f}   ({timer.calls[label] / count:.1f} "
                         f"calls a case)"
                     )
             covered = sum(timer.totals.values())
-            print(f"  {'outside the pieces (test code, session)':<42}{(whole - covered) / count * 1e3:9.3f}")
+            print(f"  {'outside the pieces (test code, session)':<46}{(whole - covered) / count * 1e3:9.3f}")
     return 0
 
 
