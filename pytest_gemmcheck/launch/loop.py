@@ -150,12 +150,13 @@ class LaunchLoop:
         self.graphs_pay = bool(self.ring.graphs)
         self.full_checks: dict[int, int] = {}  # full checks begun per buffer (by id): the first two settle first
         self.full_check_queued = False  # a launch's full check was queued behind it
+        self.contention_watch: contention.Watch | None = None  # who else is on the GPU: from run()'s start
 
     # --- the loop -----------------------------------------------------------------------
     def run(self) -> BaseException | None:
         raised = None
         # before the load and the first launch: waits for an idle GPU when asked, notes who else is on it
-        watch = contention.start(
+        self.contention_watch = watch = contention.start(
             self.device,
             self.case.context.device_identity(self.device),
             wait_s=self.settings.wait_idle,
@@ -184,6 +185,7 @@ class LaunchLoop:
             while True:
                 index = self.next_index
                 if index > rule.limit:
+                    self.contention_watch.end_soon()  # every launch called: who else is on the GPU now
                     self._drain()  # a launch read now may send the loop back: those after it run again
                     if self.next_index <= rule.limit:
                         continue

@@ -189,6 +189,31 @@ def test_in_a_pid_namespace_one_listed_process_is_taken_to_be_this_one():
     )
 
 
+def test_an_end_snapshot_begun_early_is_the_one_finish_records_and_the_latest_wins():
+    monitor = FakeMonitor(([], 0), ([OTHER], 0), ([], 0))  # start, first end_soon, second end_soon
+    begun = watch(monitor)
+    begun.end_soon()
+    begun.end_soon()  # more launches ran after the first: the later snapshot is the end
+    record = begun.finish()
+    assert monitor.samples == 3  # finish took no snapshot of its own
+    assert record["end"] == {"processes": [], "utilization": 0}
+    assert record["contended"] is False
+
+
+def test_an_end_snapshot_begun_early_counts_who_was_there():
+    begun = watch(FakeMonitor(([], 0), ([OTHER], 7)))
+    begun.end_soon()
+    record = begun.finish()
+    assert record["end"] == {"processes": [OTHER], "utilization": 7}
+    assert record["contended"] is True
+
+
+def test_a_cpu_watch_begins_no_end_snapshot():
+    begun = contention.start("cpu", {})
+    begun.end_soon()
+    assert begun.finish()["end"] == {"unknown": "cpu is not a GPU"}
+
+
 def test_a_monitor_that_fails_on_one_snapshot_leaves_that_one_unknown():
     class FailingAtTheEnd(FakeMonitor):
         def processes(self, gpu):
