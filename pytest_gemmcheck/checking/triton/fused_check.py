@@ -262,9 +262,9 @@ def checksum(t: torch.Tensor) -> int:
     if t.dtype not in (torch.bfloat16, torch.float16, torch.float32) or t.numel() == 0 or view is None:
         return checksums.checksum(t)
     _require_device(t)
-    # the repeat pass without a fill: the same checksum from one read, and its scratch and CUDA
-    # graph kept per tensor, so that proving a kept tensor unchanged again (case.run's reference
-    # before and after its launches) costs a replay rather than a check's launches
+    # the repeat pass without a fill: the same checksum from one read, op by op. A graph captured
+    # at a tensor's second proof repays its capture (which waits for the device) only over many
+    # more, where a suite of new shapes proves each reference twice (before and after its run).
     return start_checksum_and_fill(view).result()
 
 
@@ -320,12 +320,12 @@ def start_checksum_and_fill(
     """:func:`pytest_gemmcheck.checking.checksum.checksum` of a 2-D ``out`` queued on the current
     stream and, with ``fill`` (a tensor of out's shape and dtype), NaN written into every
     element of ``fill`` in the same pass: a repeated launch's whole check when its output has
-    a checksum already checked in full (:mod:`.repeat`). Replayed as a CUDA graph per pair of
-    tensors from its second use."""
-    from .repeat import checksum_fill_for
+    a checksum already checked in full (:mod:`.repeat`). Queued op by op, its scratch kept per
+    layout."""
+    from .repeat import queued_pass_for
 
     _validate_pass(out, fill)
     if out.numel() == 0:
         return PendingChecksum(0)
     _require_device(out)
-    return PendingChecksum(checksum_fill_for(out, fill, config).enqueue(out, fill))
+    return PendingChecksum(queued_pass_for(out, fill, config).enqueue(out, fill))

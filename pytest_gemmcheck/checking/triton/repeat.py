@@ -24,16 +24,14 @@ import torch
 import triton
 import triton.language as tl
 
-from ..graphs import GraphAtSecondUse
 from .kernels import CHECKSUM_GROUP, INTERPRETED, _checksum_fold, _checksum_lanes, _group_weight
 from .launch import diagnose, launch
 from .plan import LaunchConfig, main_plan
 from .runtime import RUNTIME
 from .target import target_of
 
-# entries kept per process, the oldest dropped first: case.run's passes queued op by op use one
-# per shape, its ring's graphs one per position (up to 16), and fused_check.checksum one for its
-# reference and one per output it proves again
+# entries kept per process, the oldest dropped first: passes queued op by op (case.run's, and
+# fused_check.checksum's proofs) use one per layout, its ring's graphs one per position (up to 16)
 _KEPT = 48
 # The pass reads one tensor and writes another, and prefers taller blocks than the full check:
 # 32 rows x 256 bytes took 0.137 ms (82% of copy bandwidth) against 0.156 ms for the full
@@ -162,8 +160,9 @@ def _checksum_fill_kernel(
 class ChecksumFill:
     """The pass for one output and one buffer to poison (or none): :meth:`enqueue` queues it on
     the current stream with the copy of its result to the host, :meth:`read` waits for that
-    copy alone. Entries are kept per (tensors, stream) in ``RUNTIME.repeats`` (:func:`checksum_fill_for`),
-    or for passes queued op by op per (layout, stream) (:func:`queued_pass_for`)."""
+    copy alone. Entries are kept in ``RUNTIME.repeats``: per (layout, stream) for passes queued op
+    by op (:func:`queued_pass_for`), per (tensors, stream) for a pass captured in a caller's graph
+    (:func:`checksum_fill_for`)."""
 
     def __init__(self, out: torch.Tensor, fill: torch.Tensor | None, config: LaunchConfig):
         m, n = out.shape
@@ -171,7 +170,6 @@ class ChecksumFill:
         self.partial = RUNTIME.allocate(self.plan.programs, torch.int64, out.device)
         self.result = RUNTIME.allocate(1, torch.int64, out.device)
         self.on_gpu = out.device.type == "cuda" and not INTERPRETED
-        self.recorded = GraphAtSecondUse(self._kernels, out.device, RUNTIME.capture_graph)
         # the tensors are lent only while the pass is launched: an entry keeps no output alive
         self._lent: tuple = (None, None)
 
@@ -220,14 +218,12 @@ class ChecksumFill:
             self._lent = (None, None)
 
     def enqueue(self, out: torch.Tensor, fill: torch.Tensor | None):
-        """The pass over these tensors (the entry's) and the copy of its result, on the current
-        stream; what :meth:`read` takes."""
+        """The pass over these tensors and the copy of its result, on the current stream, op by
+        op; what :meth:`read` takes. Each pass's result is copied to a host buffer of its own
+        before the next pass on the stream writes the shared scratch."""
         self._lent = (out, fill)
         try:
-            if self.on_gpu:
-                self.recorded.run()
-            else:
-                self._kernels()
+            self._kernels()
         finally:
             self._lent = (None, None)
         return RUNTIME.copy_to_host(self.result) if self.on_gpu else int(self.result[0])
@@ -251,8 +247,8 @@ def _current_stream(device: torch.device):
 
 
 def checksum_fill_for(out: torch.Tensor, fill: torch.Tensor | None, config: LaunchConfig | None = None) -> ChecksumFill:
-    """The kept pass of this output and buffer, made at its first use (its graph, from its
-    second use on, is of these tensors: they are in its key)."""
+    """The kept pass of this output and buffer, made at its first use, for capture in a graph of
+    these tensors (they are in its key: its scratch is that graph's alone)."""
     config = config or pass_config(out)
     key = tuple(
         (t.data_ptr(), tuple(t.shape), tuple(t.stride()), t.dtype) for t in (out, *(() if fill is None else (fill,)))
