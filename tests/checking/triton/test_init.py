@@ -2,7 +2,6 @@
 thread of its own, once a process, and never under the interpreter; a session starts it at its
 first case only on a machine with a GPU."""
 
-import importlib.util
 import subprocess
 import sys
 import textwrap
@@ -10,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_gemmcheck.checking import triton as gpu  # imports no triton
+from pytest_gemmcheck.checking import triton as gpu
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -30,9 +29,7 @@ def run_python(code: str, **env) -> str:
     return done.stdout.strip()
 
 
-# found, not imported: Triton imported here before a test sets TRITON_INTERPRET would define the
-# kernels of this process's later tests for a GPU
-@pytest.mark.skipif(importlib.util.find_spec("triton") is None, reason="needs triton installed")
+@pytest.mark.skipif(not gpu.triton_importable(), reason="needs triton installed")
 def test_the_key_is_worked_out_by_one_thread_once_a_process():
     printed = run_python(
         """
