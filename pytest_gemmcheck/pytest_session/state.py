@@ -90,7 +90,6 @@ class GemmcheckSession:
             pytest.fail(self._unusable, pytrace=False)
         if self._started:
             return
-        self._warm_up_gpu_compiler()
         if not is_child():  # a child neither judges nor records
             try:
                 self.history.prepare()
@@ -105,17 +104,6 @@ class GemmcheckSession:
         self._started = True
         self._select_device()
         self._register_quant_modes()
-
-    @staticmethod
-    def _warm_up_gpu_compiler() -> None:
-        """On a machine with a GPU, Triton's cache key worked out beside the history's opening
-        and the GPU's (checking/triton: warm_up_key), for the first kernel's compile."""
-        import torch
-
-        from ..checking.triton import warm_up_key
-
-        if torch.cuda.is_available():
-            warm_up_key()
 
     def _select_device(self) -> None:
         """This process's GPU (an xdist worker takes its own, round-robin over

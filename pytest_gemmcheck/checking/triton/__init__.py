@@ -9,7 +9,6 @@ from __future__ import annotations
 import functools
 import importlib
 import os
-import threading
 
 
 def interpreting() -> bool:
@@ -44,29 +43,3 @@ def available(tensor=None) -> bool:
         return torch.cuda.is_available()
     device = getattr(tensor, "device", None)
     return getattr(device, "type", None) == "cuda"
-
-
-_key_thread: threading.Thread | None = None
-
-
-def warm_up_key() -> threading.Thread | None:
-    """Triton's cache key worked out by a thread of its own, at most once a process: the key
-    of every kernel's first compile in a process, ``triton_key()`` (a sha256 of Triton's
-    library and sources: 0.29 s on one core here, 0.33 s on an H100 host, hashed with the GIL
-    released), then ready by the first launch rather than worked out in front of it. A
-    session starts it as its first GPU case opens the history and the GPU. The thread, or
-    None where it was not started (the interpreter needs no key)."""
-    global _key_thread
-    if _key_thread is None and not interpreting():
-        _key_thread = threading.Thread(target=_work_out_key, name="gemmcheck-triton-key", daemon=True)
-        _key_thread.start()
-    return _key_thread
-
-
-def _work_out_key() -> None:
-    try:
-        from triton.runtime.cache import triton_key
-
-        triton_key()  # kept by its own cache for the process's first compile
-    except Exception:  # noqa: S110 - not installed, or another Triton: the first compile works it out, and says why not
-        pass
