@@ -128,13 +128,21 @@ def pieces_of_a_case():
         from pytest_gemmcheck.checking.triton import fused_check
     except ImportError:
         return pieces
+    from pytest_gemmcheck.checking.triton import guard_pass, repeat, runtime
+
     at = next(index for index, piece in enumerate(pieces) if piece[0] == "  batch work (poison, rows' copy)")
     pieces[at:at] = [
         ("  full check prepared", fused_check, "prepare_check"),
         ("  full check started", fused_check.PendingCheck, "start"),
         ("  full check's result read", fused_check.PendingCheck, "result"),
+        ("    checksum pass: checks, its entry", fused_check, "queue_checksum_and_fill"),
+        ("    checksum pass: kernel and sum queued", repeat.ChecksumFill, "queue_into"),
+        ("    guard kernel queued", guard_pass, "queue_guards"),
+        ("  a proof's checksum pass queued", fused_check, "start_checksum_and_fill"),
+        ("  results waited for and read (pinned copies)", runtime.Runtime, "read_host"),
     ]
     return pieces + [
+        ("  Triton's own launch path (kernel[grid])", triton_jit.JITFunction, "run"),
         ("  Triton kernels compiled or loaded from its cache", triton_jit.JITFunction, "_do_compile"),
         ("  Triton modules loaded onto the GPU", triton_compiler.CompiledKernel, "_init_handles"),
     ]
