@@ -12,9 +12,13 @@ Views:
            kept_inputs.py), each proof of them, the reference computed, protected (its checksum,
            its pristine copy) and proved, its row maxima, the launch loop's set-up (the guards'
            copies of the inputs, the output ring, the watch), the contention snapshots, the
-           launches themselves, graph captures (GPU), the consistency at the end, the verdict
-           (the baseline read), and with --record the result written into SQLite after the case
-           (as pytest writes each test's). A piece's time excludes the pieces timed inside it.
+           launch loop and its own pieces (each kernel call, poison, launch's work queued, wait
+           and read; on a GPU the first launch's full check, the checksum pass and the guard
+           kernel, a proof's pass, the pinned results' reads, graph captures and replays, and
+           Triton's own launch path, compiles and module loads), the consistency at the end, the
+           verdict (the baseline read), and with --record the result written into SQLite after
+           the case (as pytest writes each test's). A piece's time excludes the pieces timed
+           inside it, and includes its timer's own (a microsecond or two a call).
            Every case is a new shape (n grows by one each case, by 8 on a GPU; the shape's GEMM
            run once on zeros before it, torch's own per-shape set-up), in one session
            (gc.session), after one untimed case of the shape itself (the check's kernels compiled,

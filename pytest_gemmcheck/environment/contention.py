@@ -2,13 +2,15 @@
 wait for an idle GPU (``--gemmcheck-wait-idle``).
 
 Launch times are the kernel's own only on a quiet GPU. Each case on a GPU notes, as its first
-launches begin (taken by a thread beside them) and after its last (its background load
-stopped), the other processes that hold the GPU, and its result says whether it was
-**contended** (``result.contention``; the history's ``result.contended``, which timing
-comparisons keep only when False). Usage::
+launches begin and once its last launch is called (both taken by a thread beside the case, the
+second while the launches in flight are read), the other processes that hold the GPU, and its
+result says whether it was **contended** (``result.contention``; the history's
+``result.contended``, which timing comparisons keep only when False). Usage::
 
     watch = contention.start(device, identity, wait_s=60)  # waits for idle, then the start snapshot
     ...                                                     # the case's load and launches
+    watch.end_soon()                                        # the last launch called: the end snapshot begun
+    ...                                                     # the launches in flight read
     result.contention = watch.finish(stress="copy")         # the kind of load that ran, or None
 
 **The monitor** is chosen at first use, never at plugin start-up: NVML through ``pynvml`` (the
@@ -371,9 +373,10 @@ class Watch:
 
     def end_soon(self) -> None:
         """The end snapshot begun now, by the thread that takes start snapshots, once the case's
-        last launch was called: the driver's answer (0.26 ms a case on an H100) then comes
-        while the host reads the launches in flight. Called again after more launches, it
-        begins another, and :meth:`finish` takes the latest."""
+        last launch was called: the driver's answer, 0.26 ms in front of a case's end on an H100,
+        then comes while the host reads the launches in flight (0.13-0.19 ms of it still waited
+        for at 256^3-1024^3 on an H100, where that reading is short). Called again after more
+        launches, it begins another, and :meth:`finish` takes the latest."""
         if self.monitor is not None:
             self._at_end = _snapshots().submit(self._snapshot)
 
