@@ -156,7 +156,7 @@ class LaunchLoop:
     def run(self) -> BaseException | None:
         raised = None
         # before the load and the first launch: waits for an idle GPU when asked, notes who else is on it
-        self.contention_watch = watch = contention.start(
+        self.contention_watch = contention.start(
             self.device,
             self.case.context.device_identity(self.device),
             wait_s=self.settings.wait_idle,
@@ -174,7 +174,9 @@ class LaunchLoop:
                     self.consensus.release()
                 self.inputs.release()
         self.result.stress = background.describe()
-        self.result.contention = watch.finish(stress=self.settings.stress if background.active else None)
+        self.result.contention = self.contention_watch.finish(
+            stress=self.settings.stress if background.active else None
+        )
         self.result.stopped = rule.words(len(self.result.launches), len(self.result.bad_launches))
         if any(CHANGED_INPUT in launch.kinds for launch in self.result.launches):
             self.case.forget_inputs()  # restored after each launch; rebuilt for later tests all the same
